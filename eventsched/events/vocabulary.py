@@ -1,0 +1,49 @@
+"""The closed vocabulary of event kinds, and what each one's `data` holds.
+
+The store refuses a kind not listed here, so a typo cannot invent a new
+kind that no view, projection or replay understands. README.md ("The event
+log") documents the same table for people writing SQL.
+"""
+
+from __future__ import annotations
+
+#: Inputs: what the scheduler saw or read. Replay rebuilds its view from these.
+INPUT_KINDS: dict[str, str] = {
+    "node_observed": "a node as seen (node.to_record()); identical repeats are not written",
+    "node_removed": "a node deleted from the cluster; data: {uid}",
+    "pod_observed": "a pod as seen (pod.to_record()); identical repeats are not written",
+    "pod_removed": "a pod deleted from the cluster; data: {nodeName}",
+    "input_recorded": "an outside value a plugin read; plugin column set; data: {key, value}",
+    "config_loaded": "a profile put in force; scheduler column = profile; data: {digest, profile}",
+}
+
+#: Decisions: what the scheduler did, each tied to an attempt where there is one.
+DECISION_KINDS: dict[str, str] = {
+    "queued": "pod entered the scheduling queue; data: {queue, event}",
+    "attempt_started": "a scheduling cycle began; data: {attempts, startIndex, seed, configDigest, nodes}",
+    "prefiltered": "PreFilter ran; data: {status{code,reasons,plugin}, nodeNames|null, skipped[]}",
+    "filtered": "Filter ran; data: {numAllNodes, numNodesToFind, startIndex, evaluated, feasible, "
+    "rejections[{node, plugin, code, reasons[]}], absent?{count, code, reasons[]}}",
+    "post_filtered": "PostFilter ran after no node fit; data: {status, nominatedNodeName}",
+    "scored": "Score ran; data: {nodes, plugins[{name, weight}], top[{node, total}], "
+    "scores[{node, plugin, raw, normalized, weighted}] for the top K nodes, summary{max,min,mean}}",
+    "selected": "a node was chosen; node column set; data: {score, seed, reason, ties[], tieCount}",
+    "reserved": "Reserve succeeded and the pod is assumed on the node; node column set",
+    "unreserved": "a reservation was undone; node column set; data: {reason}",
+    "permitted": "Permit's verdict; data: {decision: approve|wait|deny|timeout, status, waits}",
+    "prebound": "PreBind succeeded; node column set",
+    "bound": "the API accepted the Binding; node column set; data: {identity, code}",
+    "bind_failed": "the Binding (or PreBind) failed; node column set; data: {code, reason, final}",
+    "unschedulable": "the attempt found no node; data: {message, plugins[], attempts, backoffSeconds}",
+    "requeued": "pod moved between queues; data: {from, to, event, backoffUntil?}",
+    "maintenance": "an explicit, logged maintenance action (snapshot, prune, sticky forget); data: {action, ...}",
+}
+
+KINDS: frozenset[str] = frozenset(INPUT_KINDS) | frozenset(DECISION_KINDS)
+
+
+def check_kind(kind: str) -> None:
+    if kind not in KINDS:
+        raise ValueError(
+            f"unknown event kind {kind!r}; the vocabulary is: {', '.join(sorted(KINDS))}"
+        )

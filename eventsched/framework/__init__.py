@@ -1,0 +1,125 @@
+"""The scheduling framework: extension points, statuses, the runtime of one profile.
+
+Public names only; plugins import from here, never from the modules below.
+"""
+
+from eventsched.framework.adapters import default_normalize_score
+from eventsched.framework.algorithm import (
+    Diagnosis,
+    FitError,
+    ScheduleResult,
+    SchedulingError,
+    num_feasible_nodes_to_find,
+    schedule_pod,
+)
+from eventsched.framework.cycle_state import CycleState
+from eventsched.framework.handle import Handle
+from eventsched.framework.interface import (
+    EXTENSION_POINTS,
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    BatchFilterPlugin,
+    BatchScorePlugin,
+    BindPlugin,
+    EnqueueExtensions,
+    FilterPlugin,
+    PermitPlugin,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScoreExtensions,
+    ScorePlugin,
+)
+from eventsched.framework.profile import PluginRef, Profile
+from eventsched.framework.registry import (
+    PluginArgsError,
+    PluginFactory,
+    Registry,
+    UnknownPluginError,
+)
+from eventsched.framework.runtime import Framework, ProfileError, Rejection, ScoreTable
+from eventsched.framework.sink import Decision, DecisionSink, ListSink
+from eventsched.framework.status import SUCCESS, Code, Status
+from eventsched.framework.types import (
+    ASSIGNED_POD_ADD,
+    ASSIGNED_POD_DELETE,
+    ASSIGNED_POD_UPDATE,
+    NODE_ADD,
+    NODE_DELETE,
+    NODE_UPDATE,
+    WILDCARD_EVENT,
+    BatchFilterResult,
+    ClusterEvent,
+    NodeInfo,
+    PostFilterResult,
+    PreFilterResult,
+    QueuedPodInfo,
+)
+from eventsched.framework.waiting import WaitingPod, WaitingPods
+
+__all__ = [
+    "ASSIGNED_POD_ADD",
+    "ASSIGNED_POD_DELETE",
+    "ASSIGNED_POD_UPDATE",
+    "EXTENSION_POINTS",
+    "MAX_NODE_SCORE",
+    "MIN_NODE_SCORE",
+    "NODE_ADD",
+    "NODE_DELETE",
+    "NODE_UPDATE",
+    "SUCCESS",
+    "WILDCARD_EVENT",
+    "BatchFilterPlugin",
+    "BatchFilterResult",
+    "BatchScorePlugin",
+    "BindPlugin",
+    "ClusterEvent",
+    "Code",
+    "CycleState",
+    "Decision",
+    "DecisionSink",
+    "Diagnosis",
+    "EnqueueExtensions",
+    "FilterPlugin",
+    "FitError",
+    "Framework",
+    "Handle",
+    "ListSink",
+    "NodeInfo",
+    "PermitPlugin",
+    "PluginArgsError",
+    "PluginFactory",
+    "PluginRef",
+    "PostBindPlugin",
+    "PostFilterPlugin",
+    "PostFilterResult",
+    "PreBindPlugin",
+    "PreEnqueuePlugin",
+    "PreFilterPlugin",
+    "PreFilterResult",
+    "PreScorePlugin",
+    "Profile",
+    "ProfileError",
+    "QueueSortPlugin",
+    "QueuedPodInfo",
+    "Registry",
+    "Rejection",
+    "ReservePlugin",
+    "ScheduleResult",
+    "SchedulingError",
+    "ScoreExtensions",
+    "ScorePlugin",
+    "ScoreTable",
+    "Status",
+    "UnknownPluginError",
+    "WaitingPod",
+    "WaitingPods",
+    "default_normalize_score",
+    "num_feasible_nodes_to_find",
+    "schedule_pod",
+]

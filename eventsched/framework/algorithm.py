@@ -1,0 +1,325 @@
+"""One scheduling decision over a snapshot: kube-scheduler's `schedulePod`.
+
+Pure given (profile plugins, pod, NodeTable, start index, seed), so the
+scheduler runs it live and `eventsched replay` runs it again on a rebuilt
+snapshot and must get the same answer. Each stage records its decision.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from eventsched.framework.cycle_state import CycleState
+from eventsched.framework.runtime import Framework, Rejection, ScoreTable
+from eventsched.framework.sink import DecisionSink
+from eventsched.framework.status import Code, Status
+from eventsched.model import Indexes, NodeTable, Pod
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
+#: Nodes evaluated per filter pass before checking whether enough are feasible.
+FILTER_CHUNK = 512
+
+
+def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
+    """kube-scheduler's adaptive percentageOfNodesToScore (50% minus 1% per 125 nodes, at least 5%)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    pct = percentage or 0
+    if pct <= 0:
+        pct = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    pct = min(pct, 100)
+    num = num_all_nodes * pct // 100
+    return max(num, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+@dataclass(slots=True)
+class Diagnosis:
+    num_all_nodes: int
+    rejections: list[Rejection] = field(default_factory=list)
+    #: Status of nodes a PreFilter result left out, and how many there were.
+    absent_status: Status | None = None
+    absent_count: int = 0
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+    unschedulable_plugins: set[str] = field(default_factory=set)
+
+    def reason_histogram(self) -> Counter[str]:
+        counts: Counter[str] = Counter()
+        for rejection in self.rejections:
+            for reason in rejection.status.reasons:
+                counts[reason] += 1
+        if self.absent_status is not None and self.absent_count:
+            for reason in self.absent_status.reasons:
+                counts[reason] += self.absent_count
+        return counts
+
+    def message(self) -> str:
+        """`FitError.Error()`, character for character."""
+        msg = NO_NODE_AVAILABLE_MSG.format(self.num_all_nodes) + ":"
+        if self.pre_filter_msg:
+            msg += f" {self.pre_filter_msg}."
+        else:
+            histogram = sorted(f"{n} {reason}" for reason, n in self.reason_histogram().items())
+            if histogram:
+                msg += f" {', '.join(histogram)}."
+        if self.post_filter_msg:
+            msg += f" {self.post_filter_msg}."
+        return msg
+
+
+class FitError(Exception):
+    def __init__(self, pod: Pod, diagnosis: Diagnosis) -> None:
+        self.pod = pod
+        self.diagnosis = diagnosis
+        super().__init__(diagnosis.message())
+
+
+class SchedulingError(Exception):
+    """A plugin or the runtime failed: the scheduler's fault, not the pod's."""
+
+    def __init__(self, status: Status) -> None:
+        self.status = status
+        super().__init__(status.message)
+
+
+@dataclass(slots=True)
+class ScheduleResult:
+    node: str
+    evaluated: int
+    feasible: int
+    next_start_index: int
+
+
+@dataclass(slots=True)
+class _Feasible:
+    rows: Indexes
+    diagnosis: Diagnosis
+    processed: int
+    num_to_find: int
+
+
+def schedule_pod(
+    fw: Framework,
+    state: CycleState,
+    pod: Pod,
+    table: NodeTable,
+    start_index: int,
+    sink: DecisionSink,
+) -> ScheduleResult:
+    """Filter, score and select a node, or raise FitError / SchedulingError.
+
+    `start_index` is where the previous attempt stopped looking; the result
+    carries the next one (FitError and SchedulingError carry it as
+    `next_start_index` too), as `sched.nextStartNodeIndex` rotates upstream.
+    """
+    num_all = len(table)
+    if num_all == 0:
+        error = SchedulingError(Status.as_error("no nodes available to schedule pods"))
+        error.next_start_index = start_index  # type: ignore[attr-defined]
+        raise error
+    found = _find_nodes_that_fit(fw, state, pod, table, start_index % num_all, sink)
+    next_start = (start_index + found.processed) % num_all
+    diagnosis = found.diagnosis
+    feasible = found.rows
+    evaluated = len(feasible) + len(diagnosis.rejections)
+    if len(feasible) == 0:
+        error_fit = FitError(pod, diagnosis)
+        error_fit.next_start_index = next_start  # type: ignore[attr-defined]
+        raise error_fit
+    if len(feasible) == 1:
+        row = int(feasible[0])
+        sink.record(
+            "selected",
+            {"score": None, "seed": state.seed, "reason": "only one feasible node", "ties": []},
+            node=table.names[row],
+        )
+        return ScheduleResult(table.names[row], evaluated, 1, next_start)
+    status = fw.run_pre_score(state, pod, table, feasible)
+    if not status.is_success:
+        _raise_error(status, next_start)
+    scores, status = fw.run_score(state, pod, table, feasible)
+    if scores is None or not status.is_success:
+        _raise_error(status, next_start)
+    assert scores is not None
+    _record_scores(sink, table, scores, fw.profile.score_breakdown_top_k)
+    row, tied = _select_host(scores, state.seed)
+    reason = "highest score" if len(tied) == 1 else f"tie between {len(tied)} nodes broken by seed"
+    sink.record(
+        "selected",
+        {
+            "score": int(scores.totals[list(scores.rows).index(row)]),
+            "seed": state.seed,
+            "reason": reason,
+            "ties": [table.names[r] for r in tied[: fw.profile.score_breakdown_top_k]],
+            "tieCount": len(tied),
+        },
+        node=table.names[row],
+    )
+    return ScheduleResult(table.names[row], evaluated, len(feasible), next_start)
+
+
+def _raise_error(status: Status, next_start: int) -> None:
+    error = SchedulingError(status)
+    error.next_start_index = next_start  # type: ignore[attr-defined]
+    raise error
+
+
+def _find_nodes_that_fit(
+    fw: Framework, state: CycleState, pod: Pod, table: NodeTable, start: int, sink: DecisionSink
+) -> _Feasible:
+    num_all = len(table)
+    diagnosis = Diagnosis(num_all_nodes=num_all)
+    pre_result, status, plugins = fw.run_pre_filter(state, pod, table)
+    diagnosis.unschedulable_plugins = set(plugins) if not status.is_success else set()
+    if fw.plugins_at("preFilter"):
+        sink.record(
+            "prefiltered",
+            {
+                "status": status.to_record(),
+                "nodeNames": sorted(pre_result.node_names)
+                if pre_result is not None and pre_result.node_names is not None
+                else None,
+                "skipped": sorted(state.skip_filter),
+            },
+            plugin=status.plugin or None,
+        )
+    if not status.is_success:
+        if not status.is_rejected:
+            _raise_error(status, start)
+        diagnosis.pre_filter_msg = status.message
+        diagnosis.absent_status = status
+        diagnosis.absent_count = num_all
+        _record_filtered(sink, table, diagnosis, start, 0, 0, 0)
+        return _Feasible(np.zeros(0, dtype=np.intp), diagnosis, 0, 0)
+
+    if pre_result is not None and pre_result.node_names is not None:
+        candidates = np.array(
+            sorted(r for n in pre_result.node_names if (r := table.row_of(n)) is not None),
+            dtype=np.intp,
+        )
+        diagnosis.absent_status = Status.unresolvable(
+            f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]"
+        )
+        diagnosis.absent_count = num_all - len(candidates)
+        order_start = 0
+    else:
+        candidates = np.arange(num_all, dtype=np.intp)
+        order_start = start
+    n = len(candidates)
+    num_to_find = num_feasible_nodes_to_find(fw.profile.percentage_of_nodes_to_score, n)
+    if not fw.has_score_plugins():
+        num_to_find = 1
+    order = np.roll(candidates, -order_start) if n else candidates
+
+    feasible_parts: list[Indexes] = []
+    found = 0
+    processed = 0
+    while processed < n and found < num_to_find:
+        chunk = order[processed : processed + max(FILTER_CHUNK, num_to_find)]
+        passed, rejections, status = fw.run_filter(state, pod, table, chunk)
+        if not status.is_success:
+            _raise_error(status, start + processed)
+        need = num_to_find - found
+        if len(passed) > need:
+            # Stop exactly where the need-th feasible node sits, as upstream stops looking.
+            last = int(passed[need - 1])
+            cut = int(np.flatnonzero(chunk == last)[0]) + 1
+            kept = set(chunk[:cut].tolist())
+            passed = passed[:need]
+            rejections = [r for r in rejections if r.row in kept]
+            chunk = chunk[:cut]
+        feasible_parts.append(passed)
+        diagnosis.rejections.extend(rejections)
+        found += len(passed)
+        processed += len(chunk)
+    feasible = np.concatenate(feasible_parts) if feasible_parts else np.zeros(0, dtype=np.intp)
+    for rejection in diagnosis.rejections:
+        diagnosis.unschedulable_plugins.add(rejection.status.plugin)
+    _record_filtered(sink, table, diagnosis, order_start, num_to_find, processed, len(feasible))
+    return _Feasible(feasible, diagnosis, processed, num_to_find)
+
+
+def _record_filtered(
+    sink: DecisionSink,
+    table: NodeTable,
+    diagnosis: Diagnosis,
+    start: int,
+    num_to_find: int,
+    processed: int,
+    feasible: int,
+) -> None:
+    data: dict[str, Any] = {
+        "numAllNodes": diagnosis.num_all_nodes,
+        "numNodesToFind": num_to_find,
+        "startIndex": start,
+        "evaluated": processed,
+        "feasible": feasible,
+        "rejections": [
+            {
+                "node": table.names[r.row],
+                "plugin": r.status.plugin,
+                "code": r.status.code.label,
+                "reasons": list(r.status.reasons),
+            }
+            for r in diagnosis.rejections
+        ],
+    }
+    if diagnosis.absent_status is not None and diagnosis.absent_count:
+        data["absent"] = {"count": diagnosis.absent_count, **diagnosis.absent_status.to_record()}
+    sink.record("filtered", data)
+
+
+def _record_scores(sink: DecisionSink, table: NodeTable, scores: ScoreTable, top_k: int) -> None:
+    order = np.argsort(-scores.totals, kind="stable")
+    top = order[:top_k]
+    weighted = scores.weighted()
+    totals = scores.totals
+    sink.record(
+        "scored",
+        {
+            "nodes": len(scores.rows),
+            "plugins": [
+                {"name": name, "weight": weight}
+                for name, weight in zip(scores.plugins, scores.weights, strict=True)
+            ],
+            "top": [
+                {"node": table.names[int(scores.rows[i])], "total": int(totals[i])} for i in top
+            ],
+            "scores": [
+                {
+                    "node": table.names[int(scores.rows[i])],
+                    "plugin": name,
+                    "raw": int(scores.raw[p, i]),
+                    "normalized": int(scores.normalized[p, i]),
+                    "weighted": int(weighted[p, i]),
+                }
+                for i in top
+                for p, name in enumerate(scores.plugins)
+            ],
+            "summary": {
+                "max": int(totals.max()),
+                "min": int(totals.min()),
+                "mean": round(float(totals.mean()), 3),
+            },
+        },
+    )
+
+
+def _select_host(scores: ScoreTable, seed: int) -> tuple[int, list[int]]:
+    """Highest total wins; ties are broken by the attempt's recorded seed (upstream: reservoir sampling)."""
+    best = scores.totals.max()
+    tied = [int(r) for r in scores.rows[scores.totals == best]]
+    if len(tied) == 1:
+        return tied[0], tied
+    pick = int(np.random.default_rng(seed).integers(len(tied)))
+    return tied[pick], tied
+
+
+def is_unresolvable(status: Status) -> bool:
+    return status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE

@@ -1,0 +1,156 @@
+"""The extension points, one protocol each, with kube-scheduler's meaning.
+
+A plugin is any object with a `name` and the methods of the points it
+implements; the runtime finds them with isinstance on these runtime-checkable
+protocols. Filter and Score come in two forms: per node (simple to write) and
+batch over the NodeTable (fast); the runtime adapts the first to the second.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from eventsched.framework.cycle_state import CycleState
+from eventsched.framework.status import Status
+from eventsched.framework.types import (
+    BatchFilterResult,
+    ClusterEvent,
+    NodeInfo,
+    PostFilterResult,
+    PreFilterResult,
+    QueuedPodInfo,
+)
+from eventsched.model import Indexes, IntArray, NodeTable, Pod
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+
+
+@runtime_checkable
+class Plugin(Protocol):
+    name: str
+
+
+@runtime_checkable
+class QueueSortPlugin(Plugin, Protocol):
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool: ...
+
+
+@runtime_checkable
+class PreEnqueuePlugin(Plugin, Protocol):
+    def pre_enqueue(self, pod: Pod) -> Status | None: ...
+
+
+@runtime_checkable
+class EnqueueExtensions(Plugin, Protocol):
+    def events_to_register(self) -> Sequence[ClusterEvent]: ...
+
+
+@runtime_checkable
+class PreFilterPlugin(Plugin, Protocol):
+    def pre_filter(
+        self, state: CycleState, pod: Pod, table: NodeTable
+    ) -> tuple[PreFilterResult | None, Status | None]: ...
+
+
+@runtime_checkable
+class FilterPlugin(Plugin, Protocol):
+    def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status | None: ...
+
+
+@runtime_checkable
+class BatchFilterPlugin(Plugin, Protocol):
+    def filter_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
+    ) -> BatchFilterResult: ...
+
+
+@runtime_checkable
+class PostFilterPlugin(Plugin, Protocol):
+    def post_filter(
+        self, state: CycleState, pod: Pod, statuses: Mapping[str, Status]
+    ) -> tuple[PostFilterResult | None, Status | None]: ...
+
+
+@runtime_checkable
+class PreScorePlugin(Plugin, Protocol):
+    def pre_score(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
+    ) -> Status | None: ...
+
+
+@runtime_checkable
+class ScorePlugin(Plugin, Protocol):
+    def score(self, state: CycleState, pod: Pod, node: NodeInfo) -> int: ...
+
+
+@runtime_checkable
+class BatchScorePlugin(Plugin, Protocol):
+    def score_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
+    ) -> IntArray: ...
+
+
+@runtime_checkable
+class ScoreExtensions(Plugin, Protocol):
+    """NormalizeScore: rescale a plugin's raw scores (in place or returned) to 0..100."""
+
+    def normalize_score(
+        self, state: CycleState, pod: Pod, scores: IntArray, rows: Indexes
+    ) -> IntArray: ...
+
+
+@runtime_checkable
+class ReservePlugin(Plugin, Protocol):
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
+
+
+@runtime_checkable
+class PermitPlugin(Plugin, Protocol):
+    def permit(
+        self, state: CycleState, pod: Pod, node_name: str
+    ) -> tuple[Status | None, float]: ...
+
+
+@runtime_checkable
+class PreBindPlugin(Plugin, Protocol):
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
+
+
+@runtime_checkable
+class BindPlugin(Plugin, Protocol):
+    def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
+
+
+@runtime_checkable
+class PostBindPlugin(Plugin, Protocol):
+    def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
+
+
+EXTENSION_POINTS: dict[str, type[Any]] = {
+    "queueSort": QueueSortPlugin,
+    "preEnqueue": PreEnqueuePlugin,
+    "preFilter": PreFilterPlugin,
+    "filter": FilterPlugin,
+    "postFilter": PostFilterPlugin,
+    "preScore": PreScorePlugin,
+    "score": ScorePlugin,
+    "reserve": ReservePlugin,
+    "permit": PermitPlugin,
+    "preBind": PreBindPlugin,
+    "bind": BindPlugin,
+    "postBind": PostBindPlugin,
+}
+"""Extension point name as in KubeSchedulerConfiguration to the protocol that implements it."""
+
+
+def implements(plugin: object, point: str) -> bool:
+    """Whether `plugin` can serve at `point`; Filter and Score accept either form."""
+    if point == "filter":
+        return isinstance(plugin, FilterPlugin | BatchFilterPlugin)
+    if point == "score":
+        return isinstance(plugin, ScorePlugin | BatchScorePlugin)
+    return isinstance(plugin, EXTENSION_POINTS[point])

@@ -1,0 +1,59 @@
+"""Plugin name to factory, the way kube-scheduler's `frameworkruntime.Registry` maps them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from eventsched.framework.handle import Handle
+
+PluginFactory = Callable[[Mapping[str, Any], "Handle"], Any]
+"""Builds a plugin from its args (already defaulted) and the framework handle."""
+
+
+class PluginArgsError(ValueError):
+    """A plugin's args are wrong; `field` is the path inside args, for config errors."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        self.field = field
+        self.problem = problem
+        super().__init__(f"{field}: {problem}" if field else problem)
+
+
+class UnknownPluginError(KeyError):
+    def __init__(self, name: str, known: list[str]) -> None:
+        self.name = name
+        self.known = known
+        super().__init__(f"unknown plugin {name!r}; known plugins: {', '.join(sorted(known))}")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class Registry:
+    def __init__(self, factories: Mapping[str, PluginFactory] | None = None) -> None:
+        self._factories: dict[str, PluginFactory] = dict(factories or {})
+
+    def register(self, name: str, factory: PluginFactory) -> None:
+        if name in self._factories:
+            raise ValueError(f"a plugin named {name!r} is already registered")
+        self._factories[name] = factory
+
+    def merge(self, other: Registry) -> Registry:
+        merged = Registry(self._factories)
+        for name in other:
+            merged.register(name, other.factory(name))
+        return merged
+
+    def factory(self, name: str) -> PluginFactory:
+        try:
+            return self._factories[name]
+        except KeyError:
+            raise UnknownPluginError(name, list(self._factories)) from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._factories
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._factories)

@@ -1,0 +1,100 @@
+"""Status codes with kube-scheduler's names and meaning."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+
+class Code(IntEnum):
+    SUCCESS = 0
+    ERROR = 1
+    UNSCHEDULABLE = 2
+    UNSCHEDULABLE_AND_UNRESOLVABLE = 3
+    WAIT = 4
+    SKIP = 5
+    PENDING = 6
+
+    @property
+    def label(self) -> str:
+        """The name kube-scheduler prints (and we log): "UnschedulableAndUnresolvable"."""
+        return _LABELS[self]
+
+    @classmethod
+    def from_label(cls, label: str) -> Code:
+        return _BY_LABEL[label]
+
+
+_LABELS = {
+    Code.SUCCESS: "Success",
+    Code.ERROR: "Error",
+    Code.UNSCHEDULABLE: "Unschedulable",
+    Code.UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable",
+    Code.WAIT: "Wait",
+    Code.SKIP: "Skip",
+    Code.PENDING: "Pending",
+}
+_BY_LABEL = {v: k for k, v in _LABELS.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """The result of one plugin at one extension point. `None` stands for Success in returns."""
+
+    code: Code = Code.SUCCESS
+    reasons: tuple[str, ...] = ()
+    plugin: str = ""
+    error: BaseException | None = field(default=None, compare=False)
+
+    @classmethod
+    def unschedulable(cls, *reasons: str, plugin: str = "") -> Status:
+        return cls(Code.UNSCHEDULABLE, reasons, plugin)
+
+    @classmethod
+    def unresolvable(cls, *reasons: str, plugin: str = "") -> Status:
+        return cls(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reasons, plugin)
+
+    @classmethod
+    def as_error(cls, error: BaseException | str, plugin: str = "") -> Status:
+        if isinstance(error, str):
+            return cls(Code.ERROR, (error,), plugin, RuntimeError(error))
+        return cls(Code.ERROR, (str(error),), plugin, error)
+
+    @property
+    def is_success(self) -> bool:
+        return self.code == Code.SUCCESS
+
+    @property
+    def is_skip(self) -> bool:
+        return self.code == Code.SKIP
+
+    @property
+    def is_wait(self) -> bool:
+        return self.code == Code.WAIT
+
+    @property
+    def is_rejected(self) -> bool:
+        """Unschedulable, UnschedulableAndUnresolvable or Pending: the pod, not the scheduler, is at fault."""
+        return self.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING)
+
+    @property
+    def message(self) -> str:
+        return ", ".join(self.reasons)
+
+    def with_plugin(self, plugin: str) -> Status:
+        if self.plugin == plugin:
+            return self
+        return Status(self.code, self.reasons, plugin, self.error)
+
+    def to_record(self) -> dict[str, object]:
+        record: dict[str, object] = {"code": self.code.label, "reasons": list(self.reasons)}
+        if self.plugin:
+            record["plugin"] = self.plugin
+        return record
+
+
+SUCCESS = Status()
+
+
+def ok(status: Status | None) -> bool:
+    return status is None or status.is_success

@@ -1,0 +1,25 @@
+"""Pods, nodes, quantities and the columnar NodeTable: plain data, no I/O."""
+
+from eventsched.model.errors import ManifestError
+from eventsched.model.node import Node
+from eventsched.model.nodetable import BoolArray, Indexes, IntArray, NodeTable
+from eventsched.model.pod import DEFAULT_SCHEDULER_NAME, OwnerRef, Pod
+from eventsched.model.quantity import QuantityError, parse_milli, parse_quantity
+from eventsched.model.taints import Taint, Toleration
+
+__all__ = [
+    "DEFAULT_SCHEDULER_NAME",
+    "BoolArray",
+    "Indexes",
+    "IntArray",
+    "ManifestError",
+    "Node",
+    "NodeTable",
+    "OwnerRef",
+    "Pod",
+    "QuantityError",
+    "Taint",
+    "Toleration",
+    "parse_milli",
+    "parse_quantity",
+]

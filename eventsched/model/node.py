@@ -1,0 +1,81 @@
+"""The scheduling-relevant part of a Kubernetes Node."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from eventsched.model.errors import ManifestError
+from eventsched.model.quantity import QuantityError
+from eventsched.model.resources import Resources, parse_resource_list
+from eventsched.model.taints import EFFECTS, Taint
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    name: str
+    allocatable: Resources = field(default_factory=dict)
+    labels: Mapping[str, str] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False
+    uid: str = ""
+
+    @classmethod
+    def from_manifest(cls, obj: Mapping[str, Any], where: str = "Node") -> Node:
+        """Read a Node object (API JSON or YAML manifest), naming the field that is wrong."""
+        meta = obj.get("metadata") or {}
+        name = meta.get("name")
+        if not name or not isinstance(name, str):
+            raise ManifestError(where, "metadata.name", "is required (a DNS-1123 name)")
+        where = f"Node {name}"
+        spec = obj.get("spec") or {}
+        status = obj.get("status") or {}
+        raw_alloc = status.get("allocatable") or status.get("capacity") or {}
+        if not isinstance(raw_alloc, Mapping):
+            raise ManifestError(
+                where, "status.allocatable", "must be a map of resource to quantity"
+            )
+        try:
+            allocatable = parse_resource_list(raw_alloc)
+        except QuantityError as exc:
+            raise ManifestError(where, "status.allocatable", str(exc)) from exc
+        taints = []
+        for i, raw in enumerate(spec.get("taints") or []):
+            taint = Taint.from_dict(raw)
+            if taint.effect not in EFFECTS:
+                raise ManifestError(
+                    where, f"spec.taints[{i}].effect", f"must be one of {', '.join(EFFECTS)}"
+                )
+            taints.append(taint)
+        labels = meta.get("labels") or {}
+        return cls(
+            name=name,
+            allocatable=allocatable,
+            labels={str(k): str(v) for k, v in labels.items()},
+            taints=tuple(taints),
+            unschedulable=bool(spec.get("unschedulable", False)),
+            uid=str(meta.get("uid") or ""),
+        )
+
+    def to_record(self) -> dict[str, Any]:
+        """What a `node_observed` event keeps: enough to rebuild this object exactly."""
+        return {
+            "name": self.name,
+            "uid": self.uid,
+            "allocatable": dict(self.allocatable),
+            "labels": dict(self.labels),
+            "taints": [t.to_dict() for t in self.taints],
+            "unschedulable": self.unschedulable,
+        }
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Node:
+        return cls(
+            name=record["name"],
+            uid=record.get("uid", ""),
+            allocatable=dict(record.get("allocatable", {})),
+            labels=dict(record.get("labels", {})),
+            taints=tuple(Taint.from_dict(t) for t in record.get("taints", [])),
+            unschedulable=bool(record.get("unschedulable", False)),
+        )

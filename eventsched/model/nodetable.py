@@ -1,0 +1,197 @@
+"""A columnar view of every node and what is placed on it.
+
+Filter and Score plugins run over all nodes at once as numpy arrays; a
+per-node Python loop over 5,000 nodes costs tens of milliseconds, an array
+operation tens of microseconds. The table is mutated only between
+scheduling cycles, so during a cycle it is the cycle's snapshot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import numpy as np
+import numpy.typing as npt
+
+from eventsched.model.node import Node
+from eventsched.model.pod import Pod
+from eventsched.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+
+BASE_RESOURCES = (CPU, MEMORY, PODS, EPHEMERAL_STORAGE)
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+Indexes = npt.NDArray[np.intp]
+
+
+class NodeTable:
+    """Nodes as rows, resources as columns; pods are kept per row for plugins that need them."""
+
+    def __init__(self, nodes: Iterable[Node] = ()) -> None:
+        self.resource_names: list[str] = list(BASE_RESOURCES)
+        self._column: dict[str, int] = {r: i for i, r in enumerate(self.resource_names)}
+        self.names: list[str] = []
+        self.index: dict[str, int] = {}
+        self.nodes: list[Node] = []
+        self.pods: list[dict[str, Pod]] = []
+        self._capacity = 0
+        self._n = 0
+        self._alloc = np.zeros((0, len(self.resource_names)), dtype=np.int64)
+        self._req = np.zeros((0, len(self.resource_names)), dtype=np.int64)
+        self._non_zero = np.zeros((0, 2), dtype=np.int64)
+        self._unschedulable = np.zeros(0, dtype=np.bool_)
+        self._tainted = np.zeros(0, dtype=np.bool_)
+        #: Bumped on every change, so plugins may cache what they derive from the table.
+        self.generation = 0
+        for node in nodes:
+            self.upsert_node(node)
+
+    # -- columns ----------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return self._n
+
+    @property
+    def allocatable(self) -> IntArray:
+        return self._alloc[: self._n]
+
+    @property
+    def requested(self) -> IntArray:
+        return self._req[: self._n]
+
+    @property
+    def non_zero_requested(self) -> IntArray:
+        """CPU and memory as scoring counts them (columns 0 and 1)."""
+        return self._non_zero[: self._n]
+
+    @property
+    def unschedulable(self) -> BoolArray:
+        return self._unschedulable[: self._n]
+
+    @property
+    def tainted(self) -> BoolArray:
+        """Rows whose node has any taint: the only rows taint checks must visit."""
+        return self._tainted[: self._n]
+
+    def column(self, resource: str) -> int | None:
+        return self._column.get(resource)
+
+    def ensure_column(self, resource: str) -> int:
+        col = self._column.get(resource)
+        if col is not None:
+            return col
+        self.resource_names.append(resource)
+        col = len(self.resource_names) - 1
+        self._column[resource] = col
+        extra = np.zeros((self._alloc.shape[0], 1), dtype=np.int64)
+        self._alloc = np.hstack([self._alloc, extra])
+        self._req = np.hstack([self._req, extra.copy()])
+        return col
+
+    # -- nodes --------------------------------------------------------------------
+
+    def node(self, row: int) -> Node:
+        return self.nodes[row]
+
+    def row_of(self, name: str) -> int | None:
+        return self.index.get(name)
+
+    def __iter__(self) -> Iterator[Node]:
+        return iter(self.nodes)
+
+    def upsert_node(self, node: Node) -> int:
+        for resource in node.allocatable:
+            self.ensure_column(resource)
+        row = self.index.get(node.name)
+        if row is None:
+            row = self._append_row(node)
+        else:
+            self.nodes[row] = node
+        alloc = self._alloc[row]
+        alloc[:] = 0
+        for resource, amount in node.allocatable.items():
+            alloc[self._column[resource]] = amount
+        self._unschedulable[row] = node.unschedulable
+        self._tainted[row] = bool(node.taints)
+        self.generation += 1
+        return row
+
+    def remove_node(self, name: str) -> list[Pod]:
+        """Drop a node's row; returns the pods that were on it. Later rows shift up by one."""
+        row = self.index.pop(name, None)
+        if row is None:
+            return []
+        pods = list(self.pods[row].values())
+        n = self._n
+        for arr in (self._alloc, self._req, self._non_zero, self._unschedulable, self._tainted):
+            arr[row : n - 1] = arr[row + 1 : n]
+        del self.names[row]
+        del self.nodes[row]
+        del self.pods[row]
+        self._n -= 1
+        for later in range(row, self._n):
+            self.index[self.names[later]] = later
+        self.generation += 1
+        return pods
+
+    def _append_row(self, node: Node) -> int:
+        if self._n == self._capacity:
+            self._grow(max(16, self._capacity * 2))
+        row = self._n
+        self._n += 1
+        self.names.append(node.name)
+        self.index[node.name] = row
+        self.nodes.append(node)
+        self.pods.append({})
+        self._req[row] = 0
+        self._non_zero[row] = 0
+        return row
+
+    def _grow(self, capacity: int) -> None:
+        def grown(arr: np.ndarray) -> np.ndarray:
+            new = np.zeros((capacity, *arr.shape[1:]), dtype=arr.dtype)
+            new[: self._n] = arr[: self._n]
+            return new
+
+        self._alloc = grown(self._alloc)
+        self._req = grown(self._req)
+        self._non_zero = grown(self._non_zero)
+        self._unschedulable = grown(self._unschedulable)
+        self._tainted = grown(self._tainted)
+        self._capacity = capacity
+
+    # -- pods ---------------------------------------------------------------------
+
+    def add_pod(self, pod: Pod, node_name: str) -> bool:
+        """Count a pod's requests on a node; False when the node is unknown."""
+        row = self.index.get(node_name)
+        if row is None:
+            return False
+        if pod.uid in self.pods[row]:
+            self._subtract(row, self.pods[row][pod.uid])
+        self.pods[row][pod.uid] = pod
+        self._add(row, pod, 1)
+        self.generation += 1
+        return True
+
+    def remove_pod(self, pod_uid: str, node_name: str) -> Pod | None:
+        row = self.index.get(node_name)
+        if row is None:
+            return None
+        pod = self.pods[row].pop(pod_uid, None)
+        if pod is not None:
+            self._subtract(row, pod)
+            self.generation += 1
+        return pod
+
+    def _subtract(self, row: int, pod: Pod) -> None:
+        self._add(row, pod, -1)
+
+    def _add(self, row: int, pod: Pod, sign: int) -> None:
+        columns = [self.ensure_column(resource) for resource in pod.requests]
+        req = self._req[row]
+        for col, amount in zip(columns, pod.requests.values(), strict=True):
+            req[col] += sign * amount
+        req[self._column[PODS]] += sign
+        self._non_zero[row, 0] += sign * pod.non_zero[0]
+        self._non_zero[row, 1] += sign * pod.non_zero[1]

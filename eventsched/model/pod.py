@@ -1,0 +1,204 @@
+"""The scheduling-relevant part of a Kubernetes Pod.
+
+Only fields a scheduling decision can depend on are kept, so that an
+observation of a pod is small enough to log every time it changes and exact
+enough to replay the decision from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from eventsched.model.errors import ManifestError
+from eventsched.model.quantity import QuantityError
+from eventsched.model.resources import (
+    Resources,
+    non_zero_requests,
+    parse_resource_list,
+    pod_requests,
+)
+from eventsched.model.taints import Toleration
+
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerRef:
+    kind: str
+    name: str
+    uid: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Pod:
+    uid: str
+    namespace: str
+    name: str
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME
+    node_name: str = ""
+    priority: int = 0
+    requests: Resources = field(default_factory=dict)
+    #: CPU millicores and memory bytes as scored (containers without requests count defaults).
+    non_zero: tuple[int, int] = (0, 0)
+    labels: Mapping[str, str] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    tolerations: tuple[Toleration, ...] = ()
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    affinity: Mapping[str, Any] = field(default_factory=dict)
+    scheduling_gates: tuple[str, ...] = ()
+    owner: OwnerRef | None = None
+    created: str = ""
+    phase: str = "Pending"
+    deleting: bool = False
+    nominated_node_name: str = ""
+
+    @property
+    def key(self) -> str:
+        """`namespace/name`, the way kubectl and kube-scheduler's logs name a pod."""
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def is_assigned(self) -> bool:
+        return bool(self.node_name)
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.phase in ("Succeeded", "Failed")
+
+    def with_node(self, node_name: str) -> Pod:
+        return replace(self, node_name=node_name)
+
+    @classmethod
+    def from_manifest(cls, obj: Mapping[str, Any], where: str = "Pod") -> Pod:
+        """Read a Pod object (API JSON or YAML manifest), naming the field that is wrong."""
+        meta = obj.get("metadata") or {}
+        name = meta.get("name")
+        if not name or not isinstance(name, str):
+            raise ManifestError(where, "metadata.name", "is required (a DNS-1123 name)")
+        namespace = str(meta.get("namespace") or "default")
+        where = f"Pod {namespace}/{name}"
+        spec = obj.get("spec") or {}
+        status = obj.get("status") or {}
+        containers = spec.get("containers")
+        if not isinstance(containers, list) or not containers:
+            raise ManifestError(where, "spec.containers", "must list at least one container")
+        regular = [
+            _container_requests(c, f"spec.containers[{i}]", where) for i, c in enumerate(containers)
+        ]
+        init = [
+            (
+                _container_requests(c, f"spec.initContainers[{i}]", where),
+                c.get("restartPolicy") == "Always",
+            )
+            for i, c in enumerate(spec.get("initContainers") or [])
+        ]
+        try:
+            overhead = parse_resource_list(spec.get("overhead"))
+        except QuantityError as exc:
+            raise ManifestError(where, "spec.overhead", str(exc)) from exc
+        priority = spec.get("priority", 0) or 0
+        if not isinstance(priority, int):
+            raise ManifestError(where, "spec.priority", f"must be an integer (got {priority!r})")
+        owner = None
+        for ref in meta.get("ownerReferences") or []:
+            if ref.get("controller"):
+                owner = OwnerRef(
+                    str(ref.get("kind", "")), str(ref.get("name", "")), str(ref.get("uid", ""))
+                )
+        return cls(
+            uid=str(meta.get("uid") or ""),
+            namespace=namespace,
+            name=name,
+            scheduler_name=str(spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME),
+            node_name=str(spec.get("nodeName") or ""),
+            priority=priority,
+            requests=pod_requests(regular, init, overhead),
+            non_zero=non_zero_requests(regular, overhead),
+            labels={str(k): str(v) for k, v in (meta.get("labels") or {}).items()},
+            annotations={str(k): str(v) for k, v in (meta.get("annotations") or {}).items()},
+            tolerations=tuple(Toleration.from_dict(t) for t in spec.get("tolerations") or []),
+            node_selector={str(k): str(v) for k, v in (spec.get("nodeSelector") or {}).items()},
+            affinity=dict(spec.get("affinity") or {}),
+            scheduling_gates=tuple(
+                str(g.get("name", "")) for g in spec.get("schedulingGates") or []
+            ),
+            owner=owner,
+            created=str(meta.get("creationTimestamp") or ""),
+            phase=str(status.get("phase") or "Pending"),
+            deleting=bool(meta.get("deletionTimestamp")),
+            nominated_node_name=str(status.get("nominatedNodeName") or ""),
+        )
+
+    def to_record(self) -> dict[str, Any]:
+        """What a `pod_observed` event keeps: enough to rebuild this object exactly."""
+        record: dict[str, Any] = {
+            "uid": self.uid,
+            "namespace": self.namespace,
+            "name": self.name,
+            "schedulerName": self.scheduler_name,
+            "nodeName": self.node_name,
+            "priority": self.priority,
+            "requests": dict(self.requests),
+            "nonZero": list(self.non_zero),
+            "labels": dict(self.labels),
+            "annotations": dict(self.annotations),
+            "tolerations": [t.to_dict() for t in self.tolerations],
+            "nodeSelector": dict(self.node_selector),
+            "affinity": dict(self.affinity),
+            "schedulingGates": list(self.scheduling_gates),
+            "created": self.created,
+            "phase": self.phase,
+            "deleting": self.deleting,
+            "nominatedNodeName": self.nominated_node_name,
+        }
+        if self.owner is not None:
+            record["owner"] = {
+                "kind": self.owner.kind,
+                "name": self.owner.name,
+                "uid": self.owner.uid,
+            }
+        return record
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Pod:
+        owner = record.get("owner")
+        non_zero = record.get("nonZero", [0, 0])
+        return cls(
+            uid=record["uid"],
+            namespace=record["namespace"],
+            name=record["name"],
+            scheduler_name=record.get("schedulerName", DEFAULT_SCHEDULER_NAME),
+            node_name=record.get("nodeName", ""),
+            priority=int(record.get("priority", 0)),
+            requests=dict(record.get("requests", {})),
+            non_zero=(int(non_zero[0]), int(non_zero[1])),
+            labels=dict(record.get("labels", {})),
+            annotations=dict(record.get("annotations", {})),
+            tolerations=tuple(Toleration.from_dict(t) for t in record.get("tolerations", [])),
+            node_selector=dict(record.get("nodeSelector", {})),
+            affinity=dict(record.get("affinity", {})),
+            scheduling_gates=tuple(record.get("schedulingGates", [])),
+            owner=OwnerRef(**owner) if owner else None,
+            created=record.get("created", ""),
+            phase=record.get("phase", "Pending"),
+            deleting=bool(record.get("deleting", False)),
+            nominated_node_name=record.get("nominatedNodeName", ""),
+        )
+
+
+def _container_requests(container: Mapping[str, Any], path: str, where: str) -> Resources:
+    resources = container.get("resources") or {}
+    requests = resources.get("requests")
+    if requests is None:
+        # The API server defaults requests to limits when only limits are set.
+        requests = resources.get("limits")
+    if requests is not None and not isinstance(requests, Mapping):
+        raise ManifestError(
+            where, f"{path}.resources.requests", "must be a map of resource to quantity"
+        )
+    try:
+        return parse_resource_list(requests)
+    except QuantityError as exc:
+        raise ManifestError(where, f"{path}.resources.requests", str(exc)) from exc

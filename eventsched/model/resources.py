@@ -1,0 +1,87 @@
+"""Resource names and the request arithmetic kube-scheduler applies to a pod."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from eventsched.model.quantity import parse_milli, parse_quantity
+
+CPU = "cpu"
+MEMORY = "memory"
+EPHEMERAL_STORAGE = "ephemeral-storage"
+PODS = "pods"
+
+#: What kube-scheduler assumes a container uses when it requests nothing, for
+#: scoring only (`schedutil.DefaultMilliCPURequest` / `DefaultMemoryRequest`).
+DEFAULT_MILLI_CPU_REQUEST = 100
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+
+Resources = dict[str, int]
+"""Resource name to amount: CPU in millicores, everything else in base units."""
+
+
+def parse_resource_list(values: Mapping[str, object] | None) -> Resources:
+    """Turn a manifest's `resources.requests` (or a node's allocatable) into integers."""
+    parsed: Resources = {}
+    for name, raw in (values or {}).items():
+        if name == CPU:
+            parsed[name] = parse_milli(raw)  # type: ignore[arg-type]
+        else:
+            parsed[name] = parse_quantity(raw)  # type: ignore[arg-type]
+    return parsed
+
+
+def add_into(total: Resources, more: Mapping[str, int]) -> None:
+    for name, amount in more.items():
+        total[name] = total.get(name, 0) + amount
+
+
+def max_into(total: Resources, other: Mapping[str, int]) -> None:
+    for name, amount in other.items():
+        if amount > total.get(name, 0):
+            total[name] = amount
+
+
+def pod_requests(
+    containers: Iterable[Mapping[str, int]],
+    init_containers: Iterable[tuple[Mapping[str, int], bool]] = (),
+    overhead: Mapping[str, int] | None = None,
+) -> Resources:
+    """Effective requests: the containers' sum, at least any init container's, plus overhead.
+
+    Sidecar init containers (restartPolicy Always) keep running, so they add to
+    the sum like regular containers and raise the floor for later init containers,
+    as `resourcehelper.PodRequests` does.
+    """
+    total: Resources = {}
+    for requests in containers:
+        add_into(total, requests)
+    floor: Resources = {}
+    sidecars: Resources = {}
+    for requests, is_sidecar in init_containers:
+        if is_sidecar:
+            add_into(sidecars, requests)
+            candidate = dict(sidecars)
+        else:
+            candidate = dict(requests)
+            add_into(candidate, sidecars)
+        max_into(floor, candidate)
+    add_into(total, sidecars)
+    max_into(total, floor)
+    if overhead:
+        add_into(total, overhead)
+    return total
+
+
+def non_zero_requests(
+    containers: Iterable[Mapping[str, int]], overhead: Mapping[str, int] | None = None
+) -> tuple[int, int]:
+    """CPU and memory for scoring: a container that asks for none counts the defaults."""
+    cpu = memory = 0
+    for requests in containers:
+        cpu += requests.get(CPU, DEFAULT_MILLI_CPU_REQUEST) or DEFAULT_MILLI_CPU_REQUEST
+        memory += requests.get(MEMORY, DEFAULT_MEMORY_REQUEST) or DEFAULT_MEMORY_REQUEST
+    if overhead:
+        cpu += overhead.get(CPU, 0)
+        memory += overhead.get(MEMORY, 0)
+    return cpu, memory

@@ -1,0 +1,56 @@
+"""What the scheduler needs from a cluster, as a protocol.
+
+`eventsched.cluster.kube` and `eventsched.cluster.sim` implement it
+structurally; the scheduler never imports them (ARCHITECTURE.md layers),
+the CLI wires one in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from eventsched.model import Node, Pod
+
+ChangeType = Literal["ADDED", "MODIFIED", "DELETED"]
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterChange:
+    """One object as the cluster now has it (for DELETED: as it was last seen)."""
+
+    type: ChangeType
+    obj: Node | Pod
+
+
+@dataclass(frozen=True, slots=True)
+class BindOutcome:
+    """The API's answer to a Binding. `code` is the HTTP status (201 on success)."""
+
+    ok: bool
+    code: int = 201
+    reason: str = ""
+    #: True when retrying cannot help (404: the pod is gone; 409: bound elsewhere).
+    final: bool = False
+
+
+class Cluster(Protocol):
+    def start(self, on_change: Callable[[ClusterChange], None]) -> None:
+        """Begin list+watch; deliver every current object as ADDED, then changes, from any thread."""
+
+    def wait_synced(self, timeout: float | None = None) -> bool:
+        """True once the initial list of nodes and pods has been delivered."""
+
+    def bind(self, pod: Pod, node_name: str) -> BindOutcome:
+        """POST the pods/binding subresource (or its simulation). Must be thread-safe."""
+
+    def emit_event(
+        self, pod: Pod, event_type: str, reason: str, action: str, message: str
+    ) -> None:
+        """Write a core Event about the pod (Scheduled, FailedScheduling) as kube-scheduler does."""
+
+    def set_unschedulable(self, pod: Pod, message: str, nominated_node: str = "") -> None:
+        """Set the PodScheduled=False condition with reason Unschedulable and the message."""
+
+    def stop(self) -> None: ...

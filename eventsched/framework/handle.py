@@ -7,8 +7,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from eventsched.framework.sink import DecisionSink
+from eventsched.framework.status import Status
 from eventsched.framework.waiting import WaitingPods
-from eventsched.model import NodeTable
+from eventsched.model import NodeTable, Pod
 
 
 class Handle:
@@ -29,6 +30,8 @@ class Handle:
         self.clock = clock
         self.monotonic = monotonic
         self.sink: DecisionSink | None = None
+        #: Posts a Binding; set by the scheduler to its cluster adapter, used by DefaultBinder.
+        self.bind: Callable[[Pod, str], Status] | None = None
 
     def record_input(self, plugin: str, key: str, value: Mapping[str, Any]) -> None:
         if self.sink is not None:

@@ -45,9 +45,7 @@ class Cluster(Protocol):
     def bind(self, pod: Pod, node_name: str) -> BindOutcome:
         """POST the pods/binding subresource (or its simulation). Must be thread-safe."""
 
-    def emit_event(
-        self, pod: Pod, event_type: str, reason: str, action: str, message: str
-    ) -> None:
+    def emit_event(self, pod: Pod, event_type: str, reason: str, action: str, message: str) -> None:
         """Write a core Event about the pod (Scheduled, FailedScheduling) as kube-scheduler does."""
 
     def set_unschedulable(self, pod: Pod, message: str, nominated_node: str = "") -> None:

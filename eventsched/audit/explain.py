@@ -1,0 +1,201 @@
+"""Why a pod landed where it did (or nowhere), from the log alone.
+
+No live scheduler or cluster is consulted: everything shown is what the
+events of that pod's attempts recorded, so the answer is the same tomorrow
+as today, and the same on any machine holding the log.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from eventsched.events import EventStore, StoredEvent
+
+
+@dataclass(slots=True)
+class Rejected:
+    node: str
+    plugin: str
+    code: str
+    reasons: list[str]
+
+
+@dataclass(slots=True)
+class NodeScore:
+    node: str
+    total: int
+    plugins: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class AttemptExplanation:
+    attempt: str
+    pod_uid: str
+    profile: str
+    started_at: str
+    started_position: int
+    config_digest: str = ""
+    attempts: int = 0
+    num_nodes: int = 0
+    evaluated: int = 0
+    feasible: int = 0
+    num_nodes_to_find: int = 0
+    start_index: int = 0
+    prefilter: dict[str, Any] | None = None
+    rejections: list[Rejected] = field(default_factory=list)
+    absent: dict[str, Any] | None = None
+    score_plugins: list[dict[str, Any]] = field(default_factory=list)
+    scored_nodes: int = 0
+    top: list[NodeScore] = field(default_factory=list)
+    selected: str | None = None
+    selection: dict[str, Any] | None = None
+    outcome: str = "in progress"
+    message: str = ""
+    steps: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class PodExplanation:
+    namespace: str
+    name: str
+    observed: int
+    attempts: list[AttemptExplanation]
+    final_node: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class PodNotFound(LookupError):
+    pass
+
+
+def explain_pod(store: EventStore, namespace: str, name: str) -> PodExplanation:
+    events = list(store.read_pod(namespace, name))
+    if not events:
+        raise PodNotFound(
+            f"the event log has no event for pod {namespace}/{name}; "
+            "check the name (NAMESPACE/NAME) and --db"
+        )
+    return explain_events(namespace, name, events)
+
+
+def explain_events(namespace: str, name: str, events: Iterable[StoredEvent]) -> PodExplanation:
+    by_attempt: dict[str, list[StoredEvent]] = defaultdict(list)
+    observed = 0
+    final_node: str | None = None
+    order: list[str] = []
+    for event in events:
+        if event.kind == "pod_observed":
+            observed += 1
+        if event.kind == "bound":
+            final_node = event.node
+        if event.attempt is None:
+            continue
+        if event.attempt not in by_attempt:
+            order.append(event.attempt)
+        by_attempt[event.attempt].append(event)
+    attempts = [_explain_attempt(by_attempt[a]) for a in order]
+    return PodExplanation(namespace, name, observed, [a for a in attempts if a is not None], final_node)
+
+
+def _explain_attempt(events: list[StoredEvent]) -> AttemptExplanation | None:
+    first = events[0]
+    result = AttemptExplanation(
+        attempt=first.attempt or "",
+        pod_uid=first.uid or "",
+        profile=first.scheduler,
+        started_at=first.recorded_at.isoformat(),
+        started_position=first.position,
+    )
+    for event in events:
+        _HANDLERS.get(event.kind, _step)(result, event)
+    return result
+
+
+def _started(result: AttemptExplanation, event: StoredEvent) -> None:
+    data = event.data
+    result.config_digest = data.get("configDigest", "")
+    result.attempts = int(data.get("attempts", 0))
+    result.num_nodes = int(data.get("nodes", 0))
+
+
+def _prefiltered(result: AttemptExplanation, event: StoredEvent) -> None:
+    result.prefilter = dict(event.data)
+
+
+def _filtered(result: AttemptExplanation, event: StoredEvent) -> None:
+    data = event.data
+    result.num_nodes = int(data.get("numAllNodes", result.num_nodes))
+    result.evaluated = int(data.get("evaluated", 0))
+    result.feasible = int(data.get("feasible", 0))
+    result.num_nodes_to_find = int(data.get("numNodesToFind", 0))
+    result.start_index = int(data.get("startIndex", 0))
+    result.rejections = [
+        Rejected(r["node"], r["plugin"], r["code"], list(r["reasons"])) for r in data.get("rejections", [])
+    ]
+    result.absent = data.get("absent")
+
+
+def _scored(result: AttemptExplanation, event: StoredEvent) -> None:
+    data = event.data
+    result.score_plugins = list(data.get("plugins", []))
+    result.scored_nodes = int(data.get("nodes", 0))
+    tops = {t["node"]: NodeScore(t["node"], int(t["total"])) for t in data.get("top", [])}
+    for entry in data.get("scores", []):
+        node = tops.get(entry["node"])
+        if node is not None:
+            node.plugins[entry["plugin"]] = {
+                "raw": int(entry["raw"]),
+                "normalized": int(entry["normalized"]),
+                "weighted": int(entry["weighted"]),
+            }
+    result.top = list(tops.values())
+
+
+def _selected(result: AttemptExplanation, event: StoredEvent) -> None:
+    result.selected = event.node
+    result.selection = dict(event.data)
+
+
+def _bound(result: AttemptExplanation, event: StoredEvent) -> None:
+    result.outcome = "bound"
+    result.steps.append({"kind": "bound", "node": event.node, **dict(event.data)})
+
+
+def _unschedulable(result: AttemptExplanation, event: StoredEvent) -> None:
+    data = event.data
+    result.outcome = "error" if data.get("code") == "Error" else "unschedulable"
+    result.message = str(data.get("message", ""))
+    result.steps.append({"kind": "unschedulable", **dict(data)})
+
+
+def _bind_failed(result: AttemptExplanation, event: StoredEvent) -> None:
+    result.outcome = "bind failed"
+    result.message = str(event.data.get("reason", ""))
+    result.steps.append({"kind": "bind_failed", "node": event.node, **dict(event.data)})
+
+
+def _step(result: AttemptExplanation, event: StoredEvent) -> None:
+    step: dict[str, Any] = {"kind": event.kind}
+    if event.node:
+        step["node"] = event.node
+    if event.plugin:
+        step["plugin"] = event.plugin
+    step.update(event.data)
+    result.steps.append(step)
+
+
+_HANDLERS = {
+    "attempt_started": _started,
+    "prefiltered": _prefiltered,
+    "filtered": _filtered,
+    "scored": _scored,
+    "selected": _selected,
+    "bound": _bound,
+    "unschedulable": _unschedulable,
+    "bind_failed": _bind_failed,
+}

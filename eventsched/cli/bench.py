@@ -1,0 +1,58 @@
+"""`eventsched bench`: run the scheduling benchmark under benchmarks/."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import tempfile
+from pathlib import Path
+from types import ModuleType
+
+from eventsched.cli.database import resolve_url
+from eventsched.cli.progress import progress_bar
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "bench",
+        help="measure scheduling throughput (pods/s) on a generated cluster",
+        description="Prints '<N> pods/s' plus events/s and log bytes per pod. Without --db "
+        "(or EVENTSCHED_DATABASE_URL) a fresh SQLite file in a temporary directory is used.",
+    )
+    p.add_argument("--nodes", type=int, default=1000)
+    p.add_argument("--pods", type=int, default=5000)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=run)
+
+
+def load_benchmark(name: str = "scheduling") -> ModuleType:
+    """benchmarks/ of a checkout, else the copy shipped inside the wheel."""
+    package = Path(__file__).resolve().parent.parent
+    for folder in (package / "_benchmarks", package.parent / "benchmarks"):
+        path = folder / f"{name}.py"
+        if path.is_file():
+            spec = importlib.util.spec_from_file_location(f"eventsched_bench_{name}", path)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            return module
+    raise FileNotFoundError(f"benchmarks/{name}.py")
+
+
+def run(args: argparse.Namespace) -> int:
+    benchmark = load_benchmark()
+    with tempfile.TemporaryDirectory(prefix="eventsched-bench-") as tmp:
+        given = args.db or os.environ.get("EVENTSCHED_DATABASE_URL")
+        url = resolve_url(given) if given else f"sqlite:///{tmp}/bench.db"
+        with progress_bar(args.pods, "bench") as bar:
+
+            def progress(done: int) -> None:
+                bar.n = done
+                bar.refresh()
+
+            result = benchmark.run(args.nodes, args.pods, url, seed=args.seed, on_progress=progress)
+    print(json.dumps(result.to_dict()) if args.json else result.line())
+    return 0

@@ -1,0 +1,32 @@
+"""Which event log to use, and opening it with errors a person can act on."""
+
+from __future__ import annotations
+
+import os
+
+from eventsched.events import EventStore, check_schema
+
+DEFAULT_DATABASE_URL = "sqlite:///eventsched.db"
+
+
+def resolve_url(url: str | None) -> str:
+    """--db, else EVENTSCHED_DATABASE_URL, else a SQLite file in the working directory.
+
+    `postgresql://` is taken to mean psycopg 3, the driver eventsched ships with.
+    """
+    url = url or os.environ.get("EVENTSCHED_DATABASE_URL") or DEFAULT_DATABASE_URL
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    return url
+
+
+def open_store(url: str | None, *, require_schema: bool = True) -> EventStore:
+    store = EventStore.connect(resolve_url(url))
+    if require_schema:
+        try:
+            check_schema(store.engine)
+        except Exception:
+            store.close()
+            raise
+    return store

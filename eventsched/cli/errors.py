@@ -1,0 +1,28 @@
+"""Turn the errors a user can fix into one line that says what and how."""
+
+from __future__ import annotations
+
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+
+from eventsched.audit import PodNotFound
+from eventsched.events import EventStoreError, SchemaOutdatedError
+from eventsched.framework import PluginArgsError, ProfileError, UnknownPluginError
+from eventsched.model import ManifestError
+
+
+def friendly_error(exc: BaseException) -> str | None:
+    """The message to print for an error the user can act on; None for a bug."""
+    if isinstance(exc, ManifestError | SchemaOutdatedError | EventStoreError | PodNotFound):
+        return str(exc)
+    if isinstance(exc, ProfileError | PluginArgsError | UnknownPluginError):
+        return str(exc)
+    if isinstance(exc, ArgumentError | NoSuchModuleError):
+        return (
+            f"bad database URL: {exc}; use e.g. sqlite:///eventsched.db or "
+            "postgresql://USER@HOST:5432/DB (--db or EVENTSCHED_DATABASE_URL)"
+        )
+    if isinstance(exc, OperationalError):
+        return f"database error: {exc.orig}; check --db / EVENTSCHED_DATABASE_URL and that the database is running"
+    if isinstance(exc, FileNotFoundError):
+        return f"{exc.filename}: no such file or directory"
+    return None

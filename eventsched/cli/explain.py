@@ -1,0 +1,120 @@
+"""`eventsched explain NAMESPACE/NAME`: the pod's attempts, as the log recorded them."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+
+from eventsched.audit import AttemptExplanation, PodExplanation, explain_pod
+from eventsched.cli.database import open_store
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "explain",
+        help="why a pod landed where it did (or nowhere), from the event log alone",
+    )
+    p.add_argument("pod", metavar="NAMESPACE/NAME", help="the pod; NAME alone means namespace default")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--max-rejections", type=int, default=20, help="nodes listed per plugin and reason")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    namespace, _, name = args.pod.rpartition("/")
+    store = open_store(args.db)
+    try:
+        explanation = explain_pod(store, namespace or "default", name)
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps(explanation.to_dict(), indent=2, default=str))
+    else:
+        print(render(explanation, args.max_rejections))
+    return 0
+
+
+def render(explanation: PodExplanation, max_rejections: int = 20) -> str:
+    lines = [f"Pod {explanation.namespace}/{explanation.name}"]
+    lines.append(
+        f"  {len(explanation.attempts)} scheduling attempt(s); "
+        + (f"bound to {explanation.final_node}" if explanation.final_node else "not bound")
+    )
+    for number, attempt in enumerate(explanation.attempts, 1):
+        lines.append("")
+        lines.extend(_render_attempt(number, attempt, max_rejections))
+    return "\n".join(lines)
+
+
+def _render_attempt(number: int, a: AttemptExplanation, max_rejections: int) -> list[str]:
+    out = [
+        f"Attempt {number} (attempt {a.attempt}, pod uid {a.pod_uid}) at {a.started_at}",
+        f"  profile {a.profile}, configuration {a.config_digest}, log position {a.started_position}",
+    ]
+    if a.prefilter and a.prefilter.get("status", {}).get("code") not in (None, "Success"):
+        status = a.prefilter["status"]
+        out.append(f"  PreFilter: {status.get('plugin', '')} {status['code']}: {', '.join(status['reasons'])}")
+    out.append(
+        f"  Filter: {a.num_nodes} nodes, evaluated {a.evaluated} from index {a.start_index} "
+        f"(looking for {a.num_nodes_to_find}), {a.feasible} feasible"
+    )
+    grouped: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for r in a.rejections:
+        grouped[(r.plugin, ", ".join(r.reasons))].append(r.node)
+    for (plugin, reason), nodes in sorted(grouped.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        shown = ", ".join(nodes[:max_rejections])
+        more = f" and {len(nodes) - max_rejections} more" if len(nodes) > max_rejections else ""
+        out.append(f"    {plugin} rejected {len(nodes)} node(s) ({reason}): {shown}{more}")
+    if a.absent:
+        out.append(f"    {a.absent['count']} node(s) left out by PreFilter: {', '.join(a.absent['reasons'])}")
+    if a.top:
+        weights = ", ".join(f"{p['name']}×{p['weight']}" for p in a.score_plugins)
+        out.append(f"  Score: {a.scored_nodes} feasible nodes scored ({weights}); top {len(a.top)}:")
+        plugins = [p["name"] for p in a.score_plugins]
+        header = ["NODE", "TOTAL", *plugins]
+        rows = [header]
+        for node in a.top:
+            cells = [node.node, str(node.total)]
+            for plugin in plugins:
+                s = node.plugins.get(plugin)
+                cells.append(f"{s['weighted']} (raw {s['raw']} → {s['normalized']})" if s else "-")
+            rows.append(cells)
+        widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+        for r in rows:
+            out.append("    " + "  ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip())
+    if a.selected:
+        sel = a.selection or {}
+        why = sel.get("reason", "")
+        if sel.get("tieCount", 1) > 1:
+            why += f" (seed {sel.get('seed')}; tied: {', '.join(sel.get('ties', []))})"
+        score = f" with score {sel['score']}" if sel.get("score") is not None else ""
+        out.append(f"  Selected {a.selected}{score}: {why}")
+    for step in a.steps:
+        out.append("  " + _render_step(step))
+    if a.outcome == "in progress":
+        out.append("  (no outcome recorded yet)")
+    return out
+
+
+def _render_step(step: dict) -> str:
+    kind = step["kind"]
+    node = step.get("node")
+    if kind == "reserved":
+        return f"Reserved {node}"
+    if kind == "permitted":
+        return f"Permit: {step.get('decision')}" + (f" (waiting: {step['waits']})" if step.get("waits") else "")
+    if kind == "bound":
+        return f"Bound to {node}" + (" (reconciled on start)" if step.get("reconciled") else "")
+    if kind == "bind_failed":
+        return f"Binding to {node} failed ({step.get('code')}): {step.get('reason')}"
+    if kind == "unreserved":
+        return f"Unreserved {node}: {step.get('reason')}"
+    if kind == "unschedulable":
+        return f"Unschedulable ({step.get('code')}): {step.get('message')} → {step.get('queue')} queue, backoff {step.get('backoffSeconds')}s"
+    if kind == "post_filtered":
+        status = step.get("status", {})
+        return f"PostFilter: {status.get('code')} {', '.join(status.get('reasons', []))}"
+    if kind == "input_recorded":
+        return f"Input from {step.get('plugin')}: {step.get('key')}"
+    return f"{kind}: " + json.dumps({k: v for k, v in step.items() if k != 'kind'}, default=str)

@@ -1,0 +1,33 @@
+"""kube-scheduler's v1 default profile, restricted to the plugins eventsched has so far.
+
+Order and weights follow `pkg/scheduler/apis/config/v1/default_plugins.go`;
+plugins we have not written yet are left out rather than faked (README lists them).
+"""
+
+from __future__ import annotations
+
+from eventsched.framework import PluginRef, Profile
+
+DEFAULT_SCHEDULER_NAME = "eventsched"
+
+
+def default_profile(scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> Profile:
+    return Profile(
+        scheduler_name=scheduler_name,
+        plugins={
+            "queueSort": (PluginRef("PrioritySort"),),
+            "preFilter": (PluginRef("NodeResourcesFit"),),
+            "filter": (
+                PluginRef("NodeUnschedulable"),
+                PluginRef("NodeName"),
+                PluginRef("TaintToleration"),
+                PluginRef("NodeResourcesFit"),
+            ),
+            "preScore": (PluginRef("TaintToleration"),),
+            "score": (
+                PluginRef("TaintToleration", 3),
+                PluginRef("NodeResourcesFit", 1),
+            ),
+            "bind": (PluginRef("DefaultBinder"),),
+        },
+    )

@@ -1,0 +1,103 @@
+"""The binding cycle, run on a binder thread: WaitOnPermit, PreBind, Bind.
+
+It touches neither cache nor queue: it returns a `BindingDone` that the
+scheduling loop appends to the log and applies, so state changes happen in
+log order. PostBind and the `Scheduled` event run after `bound` is durable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import structlog
+
+from eventsched.framework import Code, CycleState, Framework, QueuedPodInfo, Status
+from eventsched.scheduler.batch import AttemptSink, Batch
+from eventsched.scheduler.ports import BindOutcome
+
+log = structlog.get_logger(__name__)
+
+
+class BindError(Exception):
+    """Carries the API's answer through a Bind plugin's Error status."""
+
+    def __init__(self, outcome: BindOutcome) -> None:
+        self.outcome = outcome
+        super().__init__(outcome.reason)
+
+
+def bind_status(outcome: BindOutcome) -> Status:
+    if outcome.ok:
+        return Status()
+    return Status(Code.ERROR, (outcome.reason,), error=BindError(outcome))
+
+
+@dataclass(slots=True)
+class BindingDone:
+    fw: Framework
+    state: CycleState
+    info: QueuedPodInfo
+    node: str
+    attempt: str
+    ok: bool
+    #: Retrying cannot help (the pod is gone, or was bound elsewhere).
+    final: bool
+    batch: Batch
+    message: str = ""
+
+
+def run_binding_cycle(
+    fw: Framework,
+    state: CycleState,
+    info: QueuedPodInfo,
+    node: str,
+    attempt: str,
+    waited: bool,
+    instance: str,
+) -> BindingDone:
+    pod = info.pod
+    batch = Batch(instance)
+    sink = AttemptSink(batch, pod, fw.name, attempt)
+    try:
+        status = Status()
+        if waited:
+            status = fw.wait_on_permit(pod)
+            decision = "approve" if status.is_success else _refusal(status)
+            sink.record(
+                "permitted",
+                {"decision": decision, "status": status.to_record(), "afterWait": True},
+                node=node,
+                plugin=status.plugin or None,
+            )
+        if status.is_success:
+            status = fw.run_pre_bind(state, pod, node)
+            if status.is_success and fw.plugins_at("preBind"):
+                sink.record("prebound", {}, node=node)
+        if status.is_success:
+            status = fw.run_bind(state, pod, node)
+    except Exception as exc:  # never lose a binding cycle's outcome
+        log.exception("binding cycle failed", pod=pod.key, node=node)
+        status = Status.as_error(exc)
+    if status.is_success:
+        sink.record("bound", {"identity": pod.key, "code": 201}, node=node)
+        return BindingDone(fw, state, info, node, attempt, True, False, batch)
+    outcome = status.error.outcome if isinstance(status.error, BindError) else None
+    final = outcome.final if outcome else False
+    sink.record(
+        "bind_failed",
+        {
+            "code": outcome.code if outcome else None,
+            "reason": status.message,
+            "final": final,
+            "status": status.to_record(),
+        },
+        node=node,
+        plugin=status.plugin or None,
+    )
+    fw.run_unreserve(state, pod, node)
+    sink.record("unreserved", {"reason": f"binding cycle failed: {status.message}"}, node=node)
+    return BindingDone(fw, state, info, node, attempt, False, final, batch, status.message)
+
+
+def _refusal(status: Status) -> str:
+    return "timeout" if "rejected due to timeout" in status.message else "deny"

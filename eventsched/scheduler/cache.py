@@ -1,0 +1,108 @@
+"""The scheduler's view of nodes and of pods placed on them, assumed pods included.
+
+An assumed pod is one the scheduler reserved a node for but whose Binding the
+API has not confirmed; it counts toward the node's usage so the next cycle
+does not hand out the same room twice (kube-scheduler's `cache.AssumePod`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import structlog
+
+from eventsched.model import Node, NodeTable, Pod
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(slots=True)
+class _Placed:
+    pod: Pod
+    node: str
+    assumed: bool
+    binding_finished: bool = False
+
+
+class Cache:
+    def __init__(self) -> None:
+        self.table = NodeTable()
+        self._pods: dict[str, _Placed] = {}
+
+    # -- nodes ------------------------------------------------------------------
+
+    def upsert_node(self, node: Node) -> bool:
+        """Returns True for a node not seen before."""
+        new = self.table.row_of(node.name) is None
+        self.table.upsert_node(node)
+        if new:
+            # Pods observed on this node before the node itself now count.
+            for placed in self._pods.values():
+                if placed.node == node.name:
+                    self.table.add_pod(placed.pod, node.name)
+        return new
+
+    def remove_node(self, name: str) -> None:
+        self.table.remove_node(name)
+
+    def node_names(self) -> list[str]:
+        return list(self.table.names)
+
+    # -- pods -------------------------------------------------------------------
+
+    def is_assumed(self, uid: str) -> bool:
+        placed = self._pods.get(uid)
+        return placed is not None and placed.assumed
+
+    def assumed_node(self, uid: str) -> str | None:
+        placed = self._pods.get(uid)
+        return placed.node if placed is not None and placed.assumed else None
+
+    def node_of(self, uid: str) -> str | None:
+        placed = self._pods.get(uid)
+        return placed.node if placed is not None else None
+
+    def assume(self, pod: Pod, node: str) -> None:
+        if pod.uid in self._pods:
+            raise ValueError(f"pod {pod.key} ({pod.uid}) is already in the cache")
+        assumed = pod.with_node(node)
+        self._pods[pod.uid] = _Placed(assumed, node, assumed=True)
+        self.table.add_pod(assumed, node)
+
+    def finish_binding(self, uid: str) -> None:
+        placed = self._pods.get(uid)
+        if placed is not None and placed.assumed:
+            placed.binding_finished = True
+
+    def forget(self, uid: str) -> None:
+        """Undo an assumption after a failed Reserve, Permit or Binding."""
+        placed = self._pods.get(uid)
+        if placed is None or not placed.assumed:
+            return
+        del self._pods[uid]
+        self.table.remove_pod(uid, placed.node)
+
+    def add_or_update_pod(self, pod: Pod) -> None:
+        """An assigned pod as the cluster reports it; confirms an assumption if there was one."""
+        placed = self._pods.get(pod.uid)
+        if placed is not None:
+            if placed.node != pod.node_name:
+                log.warning(
+                    "pod placed on another node than assumed",
+                    pod=pod.key,
+                    assumed=placed.node,
+                    actual=pod.node_name,
+                )
+            self.table.remove_pod(pod.uid, placed.node)
+        self._pods[pod.uid] = _Placed(pod, pod.node_name, assumed=False)
+        self.table.add_pod(pod, pod.node_name)
+
+    def remove_pod(self, uid: str) -> Pod | None:
+        placed = self._pods.pop(uid, None)
+        if placed is None:
+            return None
+        self.table.remove_pod(uid, placed.node)
+        return placed.pod
+
+    def __len__(self) -> int:
+        return len(self._pods)

@@ -1,0 +1,277 @@
+"""The scheduling queue: activeQ, backoffQ and unschedulable pods, as in kube-scheduler.
+
+- activeQ is ordered by the profile's QueueSort plugin.
+- A pod rejected by plugins waits in the unschedulable pool until a cluster
+  event that one of its rejecting plugins registered for, or 5 minutes.
+- A pod that failed for an error, or was moved while still backing off,
+  waits in backoffQ: 1 s doubled per attempt, at most 10 s by default.
+
+Time is wall-clock seconds so backoff expiries can be logged and survive a
+restart. The queue is used from the scheduling loop's thread only.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from eventsched.framework import WILDCARD_EVENT, ClusterEvent, QueuedPodInfo, Status
+from eventsched.model import Pod
+
+QueueName = Literal["active", "backoff", "unschedulable", "gated"]
+
+DEFAULT_INITIAL_BACKOFF = 1.0
+DEFAULT_MAX_BACKOFF = 10.0
+#: `podMaxInUnschedulablePodsDuration`.
+DEFAULT_MAX_UNSCHEDULABLE = 300.0
+
+
+@dataclass(slots=True)
+class Move:
+    """A pod moved between queues, for the `requeued` event."""
+
+    info: QueuedPodInfo
+    source: QueueName
+    to: QueueName
+    event: str
+    backoff_until: float | None = None
+
+
+class _ActiveItem:
+    __slots__ = ("info", "less")
+
+    def __init__(self, info: QueuedPodInfo, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]):
+        self.info = info
+        self.less = less
+
+    def __lt__(self, other: _ActiveItem) -> bool:
+        return self.less(self.info, other.info)
+
+
+class SchedulingQueue:
+    def __init__(
+        self,
+        less: Callable[[QueuedPodInfo, QueuedPodInfo], bool],
+        *,
+        pre_enqueue: Callable[[Pod], Status] | None = None,
+        clock: Callable[[], float] = time.time,
+        initial_backoff: float = DEFAULT_INITIAL_BACKOFF,
+        max_backoff: float = DEFAULT_MAX_BACKOFF,
+        max_unschedulable: float = DEFAULT_MAX_UNSCHEDULABLE,
+    ) -> None:
+        self._less = less
+        self._pre_enqueue = pre_enqueue
+        self._clock = clock
+        self.initial_backoff = initial_backoff
+        self.max_backoff = max_backoff
+        self.max_unschedulable = max_unschedulable
+        self._sequence = itertools.count()
+        self._active: list[_ActiveItem] = []
+        self._backoff: list[tuple[float, int, str]] = []
+        #: uid -> (info, queue); the one source of truth, the heaps may hold stale entries.
+        self._where: dict[str, tuple[QueuedPodInfo, QueueName]] = {}
+        self._in_flight: set[str] = set()
+        self._move_requested_during: set[str] = set()
+
+    # -- adding -----------------------------------------------------------------
+
+    def add(self, pod: Pod) -> QueueName | None:
+        """A new pending pod. Returns the queue it entered, None if it was already queued."""
+        if pod.uid in self._where or pod.uid in self._in_flight:
+            return None
+        now = self._clock()
+        info = QueuedPodInfo(pod, now, next(self._sequence))
+        return self._place_new(info)
+
+    def restore(self, pod: Pod, attempts: int, backoff_until: float) -> QueueName:
+        """Re-enter a pod whose backoff state the log kept across a restart."""
+        now = self._clock()
+        info = QueuedPodInfo(pod, now, next(self._sequence), attempts=attempts)
+        if self._gated(info):
+            return "gated"
+        if backoff_until > now:
+            self._push_backoff(info, backoff_until)
+            return "backoff"
+        self._push_active(info)
+        return "active"
+
+    def _place_new(self, info: QueuedPodInfo) -> QueueName:
+        if self._gated(info):
+            return "gated"
+        self._push_active(info)
+        return "active"
+
+    def _gated(self, info: QueuedPodInfo) -> bool:
+        if self._pre_enqueue is None:
+            return False
+        if self._pre_enqueue(info.pod).is_success:
+            return False
+        self._where[info.pod.uid] = (info, "gated")
+        return True
+
+    def update(self, pod: Pod) -> QueueName | None:
+        """A pending pod changed: keep its place, but a gated pod may now enter activeQ."""
+        entry = self._where.get(pod.uid)
+        if entry is None:
+            return self.add(pod) if pod.uid not in self._in_flight else None
+        info, queue = entry
+        info.pod = pod
+        if queue == "gated":
+            del self._where[pod.uid]
+            return self._place_new(info)
+        if queue == "unschedulable":
+            # An update to the pod itself may make it schedulable (kube: PodUpdate event).
+            return self._move(info, "unschedulable", "PodUpdate").to
+        return None
+
+    def delete(self, uid: str) -> QueueName | None:
+        entry = self._where.pop(uid, None)
+        self._in_flight.discard(uid)
+        return entry[1] if entry else None
+
+    def __contains__(self, uid: str) -> bool:
+        return uid in self._where or uid in self._in_flight
+
+    # -- popping ----------------------------------------------------------------
+
+    def pop(self) -> QueuedPodInfo | None:
+        """The next pod to schedule, or None. The pod is in flight until done() or requeued."""
+        while self._active:
+            item = heapq.heappop(self._active)
+            uid = item.info.pod.uid
+            entry = self._where.get(uid)
+            if entry is None or entry[1] != "active" or entry[0] is not item.info:
+                continue
+            del self._where[uid]
+            self._in_flight.add(uid)
+            info = item.info
+            info.attempts += 1
+            if info.initial_attempt_timestamp is None:
+                info.initial_attempt_timestamp = self._clock()
+            return info
+        return None
+
+    def done(self, uid: str) -> None:
+        """The pod's scheduling cycle ended with a reservation: it leaves the queue."""
+        self._in_flight.discard(uid)
+        self._move_requested_during.discard(uid)
+
+    # -- failures ---------------------------------------------------------------
+
+    def backoff_duration(self, attempts: int) -> float:
+        duration = self.initial_backoff * (2 ** max(attempts - 1, 0))
+        return min(duration, self.max_backoff)
+
+    def add_unschedulable(self, info: QueuedPodInfo, plugins: Iterable[str]) -> Move:
+        """After a failed attempt: unschedulable pool, or backoffQ if it errored or a
+        move request arrived while it was being scheduled (it may fit now)."""
+        uid = info.pod.uid
+        self._in_flight.discard(uid)
+        info.unschedulable_plugins = set(plugins)
+        info.timestamp = self._clock()
+        moved = uid in self._move_requested_during
+        self._move_requested_during.discard(uid)
+        if info.errored or moved or not info.unschedulable_plugins:
+            until = info.timestamp + self.backoff_duration(info.attempts)
+            self._push_backoff(info, until)
+            return Move(info, "active", "backoff", "ScheduleAttemptFailure", until)
+        self._where[uid] = (info, "unschedulable")
+        return Move(info, "active", "unschedulable", "ScheduleAttemptFailure")
+
+    def requeue_after_binding_failure(self, info: QueuedPodInfo) -> Move:
+        info.errored = True
+        return self.add_unschedulable(info, ())
+
+    # -- moving -----------------------------------------------------------------
+
+    def move_on_event(
+        self, event: ClusterEvent, plugin_events: dict[str, list[ClusterEvent]], label: str
+    ) -> list[Move]:
+        """`MoveAllToActiveOrBackoffQueue`: wake unschedulable pods whose rejecting
+        plugins care about this event. Pods in flight remember it (see add_unschedulable)."""
+        self._move_requested_during |= self._in_flight
+        moves = []
+        for uid, (info, queue) in list(self._where.items()):
+            if queue != "unschedulable":
+                continue
+            if self._interested(info.unschedulable_plugins, event, plugin_events):
+                moves.append(self._move(info, "unschedulable", label))
+        return moves
+
+    @staticmethod
+    def _interested(
+        plugins: set[str], event: ClusterEvent, plugin_events: dict[str, list[ClusterEvent]]
+    ) -> bool:
+        if not plugins:
+            return True
+        for plugin in plugins:
+            for registered in plugin_events.get(plugin, [WILDCARD_EVENT]):
+                if registered.matches(event):
+                    return True
+        return False
+
+    def _move(self, info: QueuedPodInfo, source: QueueName, label: str) -> Move:
+        until = info.timestamp + self.backoff_duration(info.attempts)
+        if until > self._clock():
+            self._push_backoff(info, until)
+            return Move(info, source, "backoff", label, until)
+        self._push_active(info)
+        return Move(info, source, "active", label)
+
+    def flush(self) -> list[Move]:
+        """Backoff expiries to activeQ; pods unschedulable for too long to activeQ/backoffQ."""
+        now = self._clock()
+        moves: list[Move] = []
+        while self._backoff and self._backoff[0][0] <= now:
+            _, _, uid = heapq.heappop(self._backoff)
+            entry = self._where.get(uid)
+            if entry is None or entry[1] != "backoff":
+                continue
+            self._push_active(entry[0])
+            moves.append(Move(entry[0], "backoff", "active", "BackoffComplete"))
+        for _uid, (info, queue) in list(self._where.items()):
+            if queue == "unschedulable" and now - info.timestamp >= self.max_unschedulable:
+                moves.append(self._move(info, "unschedulable", "UnschedulableTimeout"))
+        return moves
+
+    def next_wakeup(self) -> float | None:
+        """When flush() next has work: the earliest backoff expiry or unschedulable timeout."""
+        times = [
+            t for t, _, uid in self._backoff if self._where.get(uid, (None, ""))[1] == "backoff"
+        ]
+        for info, queue in self._where.values():
+            if queue == "unschedulable":
+                times.append(info.timestamp + self.max_unschedulable)
+        return min(times) if times else None
+
+    # -- internals --------------------------------------------------------------
+
+    def _push_active(self, info: QueuedPodInfo) -> None:
+        self._where[info.pod.uid] = (info, "active")
+        heapq.heappush(self._active, _ActiveItem(info, self._less))
+
+    def _push_backoff(self, info: QueuedPodInfo, until: float) -> None:
+        self._where[info.pod.uid] = (info, "backoff")
+        heapq.heappush(self._backoff, (until, next(self._sequence), info.pod.uid))
+
+    def counts(self) -> dict[QueueName, int]:
+        counts: dict[QueueName, int] = {"active": 0, "backoff": 0, "unschedulable": 0, "gated": 0}
+        for _, queue in self._where.values():
+            counts[queue] += 1
+        return counts
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._in_flight)
+
+    def has_work(self) -> bool:
+        """Anything that can still be scheduled without a cluster change."""
+        counts = self.counts()
+        return bool(counts["active"] or counts["backoff"] or self._in_flight)
+
+    def unschedulable_infos(self) -> list[QueuedPodInfo]:
+        return [info for info, queue in self._where.values() if queue == "unschedulable"]

@@ -1,0 +1,653 @@
+"""The scheduling loop: one scheduling cycle at a time, binding cycles in a pool.
+
+Every state change goes through the log first. The loop thread owns the
+cache and the queue; cluster watchers and binder threads only put messages
+in the inbox. Each drain of the inbox becomes one append, each scheduling
+attempt another, and nothing reaches the cluster before its batch is durable.
+"""
+
+from __future__ import annotations
+
+import os
+import queue as stdqueue
+import random
+import secrets
+import socket
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import structlog
+
+from eventsched.config import profile_digest
+from eventsched.events import (
+    EventStore,
+    EventStoreError,
+    Projections,
+    StoredEvent,
+    digest,
+    rebuild,
+    save_snapshot,
+)
+from eventsched.framework import (
+    ASSIGNED_POD_ADD,
+    ASSIGNED_POD_DELETE,
+    ASSIGNED_POD_UPDATE,
+    NODE_ADD,
+    NODE_DELETE,
+    NODE_UPDATE,
+    ClusterEvent,
+    CycleState,
+    FitError,
+    Framework,
+    Handle,
+    Profile,
+    QueuedPodInfo,
+    Registry,
+    SchedulingError,
+    Status,
+    schedule_pod,
+)
+from eventsched.model import Node, Pod
+from eventsched.scheduler.batch import AttemptSink, Batch
+from eventsched.scheduler.binding import BindingDone, bind_status, run_binding_cycle
+from eventsched.scheduler.cache import Cache
+from eventsched.scheduler.ports import Cluster, ClusterChange
+from eventsched.scheduler.queue import Move, SchedulingQueue
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(slots=True)
+class SchedulerOptions:
+    instance: str = field(default_factory=lambda: f"{socket.gethostname()}-{os.getpid()}")
+    binder_workers: int = 16
+    initial_backoff: float = 1.0
+    max_backoff: float = 10.0
+    max_unschedulable: float = 300.0
+    #: Write a projection snapshot after this many events, so a restart folds few.
+    snapshot_every: int = 20_000
+    #: Longest the loop sleeps when idle before re-checking queues.
+    idle_wait: float = 0.5
+    #: Retry delay (doubled up to 30 s) while the log cannot be written.
+    log_retry: float = 0.5
+
+
+@dataclass(slots=True)
+class Stats:
+    attempts: int = 0
+    bound: int = 0
+    unschedulable: int = 0
+    errors: int = 0
+    bind_failures: int = 0
+    events: int = 0
+
+
+class Scheduler:
+    def __init__(
+        self,
+        store: EventStore,
+        cluster: Cluster,
+        profiles: Sequence[Profile],
+        registry: Registry,
+        options: SchedulerOptions | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if not profiles:
+            raise ValueError("at least one profile is needed")
+        self.store = store
+        self.cluster = cluster
+        self.options = options or SchedulerOptions()
+        self.clock = clock
+        self.cache = Cache()
+        self.handle = Handle(self.cache.table, clock=clock)
+        self.handle.bind = self._bind_via_cluster
+        self.frameworks = {p.scheduler_name: Framework(p, registry, self.handle) for p in profiles}
+        self.digests = {name: profile_digest(fw.profile) for name, fw in self.frameworks.items()}
+        first = next(iter(self.frameworks.values()))
+        sorts = {fw.profile.at("queueSort") for fw in self.frameworks.values()}
+        if len(sorts) > 1:
+            raise ValueError(
+                "all profiles must use the same queueSort plugin (as kube-scheduler requires)"
+            )
+        self.queue = SchedulingQueue(
+            first.queue_less,
+            pre_enqueue=self._pre_enqueue,
+            clock=clock,
+            initial_backoff=self.options.initial_backoff,
+            max_backoff=self.options.max_backoff,
+            max_unschedulable=self.options.max_unschedulable,
+        )
+        self._plugin_events: dict[str, list[ClusterEvent]] = {}
+        for fw in self.frameworks.values():
+            self._plugin_events.update(fw.events_to_register())
+        self.inbox: stdqueue.SimpleQueue[ClusterChange | BindingDone] = stdqueue.SimpleQueue()
+        self.projections = Projections()
+        self.next_start_index = 0
+        self.stats = Stats()
+        self._rng = random.Random(secrets.randbits(64))
+        self._binder = ThreadPoolExecutor(self.options.binder_workers, thread_name_prefix="binder")
+        self._bindings = 0
+        self._pending = Batch(self.options.instance)
+        self._post_append: list[Callable[[], None]] = []
+        self._since_snapshot = 0
+        self._attempt_mark = 0
+        self._ready = False
+        self.on_progress: Callable[[Stats], None] | None = None
+        #: Pods whose latest attempt failed, with the message their FailedScheduling carries.
+        self.last_failure: dict[str, tuple[Pod, str]] = {}
+
+    # -- lifecycle --------------------------------------------------------------
+
+    @property
+    def ready(self) -> bool:
+        return self._ready
+
+    def start(self) -> None:
+        """Rebuild state from the log, record the configuration, sync with the cluster."""
+        started = time.monotonic()
+        self.projections = rebuild(self.store)
+        log.info(
+            "state rebuilt from the log",
+            position=self.projections.position,
+            first_placements=len(self.projections.first_placements),
+            open_reservations=len(self.projections.open_reservations),
+            backoff=len(self.projections.backoff),
+            seconds=round(time.monotonic() - started, 3),
+        )
+        self._record_config()
+        self.cluster.start(self.inbox.put)
+        self.cluster.wait_synced()
+        self._drain_inbox()
+        self._reconcile_reservations()
+        self._flush_until_durable()
+        self._ready = True
+
+    def stop(self) -> None:
+        """Stop taking pods; let binding cycles finish and log them; snapshot."""
+        self._ready = False
+        self.cluster.stop()
+        for waiting in list(self.handle.waiting_pods):
+            waiting.reject("", "scheduler is shutting down")
+        self._binder.shutdown(wait=True)
+        self._drain_inbox()
+        self._flush_until_durable()
+        try:
+            save_snapshot(self.store, self.projections)
+        except EventStoreError as exc:
+            log.warning("could not save a snapshot on shutdown", error=str(exc))
+
+    def run(self, stop: threading.Event | None = None, until_idle: bool = False) -> None:
+        """The loop. `until_idle` returns once nothing can be scheduled without a cluster change."""
+        stop = stop or threading.Event()
+        while not stop.is_set():
+            self._drain_inbox()
+            self._record_moves(self.queue.flush())
+            if not self._flush():
+                stop.wait(self._retry_delay())
+                continue
+            if self.schedule_one():
+                continue
+            if until_idle and self._idle():
+                return
+            self._wait_for_inbox()
+
+    def _idle(self) -> bool:
+        counts = self.queue.counts()
+        return (
+            not counts["active"]
+            and not counts["backoff"]
+            and self._bindings == 0
+            and self.inbox.empty()
+            and not self._pending
+        )
+
+    def _wait_for_inbox(self) -> None:
+        timeout = self.options.idle_wait
+        wake = self.queue.next_wakeup()
+        if wake is not None:
+            timeout = max(0.0, min(timeout, wake - self.clock()))
+        try:
+            item = self.inbox.get(timeout=timeout)
+        except stdqueue.Empty:
+            return
+        self._handle(item)
+
+    # -- the log ----------------------------------------------------------------
+
+    def _flush(self) -> bool:
+        """Append what is pending; True when it is durable (or there was nothing)."""
+        if not self._pending:
+            return True
+        records = self._pending.records
+        try:
+            stored = self.store.append_stored(records)
+        except EventStoreError as exc:
+            self._ready = False
+            log.error("cannot write the event log; scheduling paused", error=str(exc))
+            return False
+        self._pending = Batch(self.options.instance)
+        self._log_retry = self.options.log_retry
+        self._apply(stored)
+        actions, self._post_append = self._post_append, []
+        for action in actions:
+            try:
+                action()
+            except Exception:
+                log.exception("action after append failed")
+        return True
+
+    _log_retry = 0.5
+
+    def _retry_delay(self) -> float:
+        delay = self._log_retry
+        self._log_retry = min(self._log_retry * 2, 30.0)
+        return delay
+
+    def _flush_until_durable(self) -> None:
+        while not self._flush():
+            time.sleep(self._retry_delay())
+
+    def _apply(self, stored: Sequence[StoredEvent]) -> None:
+        self.projections.apply_all(stored)
+        self.stats.events += len(stored)
+        self._since_snapshot += len(stored)
+        if self._since_snapshot >= self.options.snapshot_every:
+            self._since_snapshot = 0
+            try:
+                save_snapshot(self.store, self.projections)
+            except EventStoreError as exc:
+                log.warning("snapshot failed; will try again later", error=str(exc))
+
+    def _record_config(self) -> None:
+        last: dict[str, str] = {}
+        for event in self.store.read(kinds=["config_loaded"]):
+            last[event.scheduler] = event.data.get("digest", "")
+        for name, fw in self.frameworks.items():
+            if last.get(name) != self.digests[name]:
+                self._pending.add(
+                    "config_loaded",
+                    {"digest": self.digests[name], "profile": fw.profile.to_record()},
+                    scheduler=name,
+                )
+        self._flush_until_durable()
+
+    # -- inbox ------------------------------------------------------------------
+
+    def _drain_inbox(self) -> None:
+        while True:
+            try:
+                item = self.inbox.get_nowait()
+            except stdqueue.Empty:
+                return
+            self._handle(item)
+
+    def _handle(self, item: ClusterChange | BindingDone) -> None:
+        if isinstance(item, BindingDone):
+            self._binding_done(item)
+        elif isinstance(item.obj, Node):
+            self._node_changed(item)
+        else:
+            self._pod_changed(item)
+
+    def _observe(self, kind: str, key: str, record: dict, **where: object) -> bool:
+        """Log an observation unless it is identical to the last one for that object."""
+        if self.projections.observed.get(key) == digest(record):
+            return False
+        self._pending.add(kind, record, **where)  # type: ignore[arg-type]
+        return True
+
+    def _node_changed(self, change: ClusterChange) -> None:
+        node = change.obj
+        assert isinstance(node, Node)
+        if change.type == "DELETED":
+            self._pending.add("node_removed", {"uid": node.uid}, node=node.name)
+            self.cache.remove_node(node.name)
+            self._move(NODE_DELETE, "NodeDelete")
+            return
+        known = self.cache.table.row_of(node.name) is not None
+        changed = self._observe("node_observed", f"node/{node.name}", node.to_record(), node=node.name)
+        if known and not changed:
+            return
+        new = self.cache.upsert_node(node)
+        self._move(NODE_ADD if new else NODE_UPDATE, "NodeAdd" if new else "NodeUpdate")
+
+    def _pod_changed(self, change: ClusterChange) -> None:
+        pod = change.obj
+        assert isinstance(pod, Pod)
+        if change.type == "DELETED":
+            self.last_failure.pop(pod.uid, None)
+            self._pod_deleted(pod)
+            return
+        self._observe(
+            "pod_observed", f"pod/{pod.uid}", pod.to_record(), pod=pod, node=pod.node_name or None
+        )
+        if pod.node_name:
+            self.queue.delete(pod.uid)
+            was_assumed = self.cache.is_assumed(pod.uid)
+            known = self.cache.node_of(pod.uid) is not None
+            self.cache.add_or_update_pod(pod)
+            if not was_assumed:
+                self._move(ASSIGNED_POD_UPDATE if known else ASSIGNED_POD_ADD, "AssignedPodAdd")
+            return
+        if pod.scheduler_name not in self.frameworks or pod.is_terminal or pod.deleting:
+            return
+        if self.cache.is_assumed(pod.uid):
+            return  # its binding is in flight; the bound pod will be observed
+        if pod.uid in self.queue:
+            where = self.queue.update(pod)
+            return
+        backoff = self.projections.backoff.get(pod.uid)
+        if backoff is not None:
+            where = self.queue.restore(pod, backoff.attempts, backoff.backoff_until)
+        else:
+            where = self.queue.add(pod)
+        if where is not None:
+            self._pending.add(
+                "queued", {"queue": where, "event": "PodAdd"}, pod=pod, scheduler=pod.scheduler_name
+            )
+
+    def _pod_deleted(self, pod: Pod) -> None:
+        known = f"pod/{pod.uid}" in self.projections.observed or pod.uid in self.queue
+        waiting = self.handle.waiting_pods.get(pod.uid)
+        if waiting is not None:
+            waiting.reject("", "pod was deleted while waiting at Permit")
+        self.queue.delete(pod.uid)
+        removed = self.cache.remove_pod(pod.uid) if not self.cache.is_assumed(pod.uid) else None
+        if known or removed is not None:
+            self._pending.add(
+                "pod_removed", {"nodeName": pod.node_name}, pod=pod, node=pod.node_name or None
+            )
+        if removed is not None:
+            self._move(ASSIGNED_POD_DELETE, "AssignedPodDelete")
+
+    def _move(self, event: ClusterEvent, label: str) -> None:
+        self._record_moves(self.queue.move_on_event(event, self._plugin_events, label))
+
+    def _record_moves(self, moves: Sequence[Move]) -> None:
+        for move in moves:
+            data: dict[str, object] = {"from": move.source, "to": move.to, "event": move.event}
+            if move.backoff_until is not None:
+                data["backoffUntil"] = move.backoff_until
+            self._pending.add(
+                "requeued", data, pod=move.info.pod, scheduler=move.info.pod.scheduler_name
+            )
+
+    def _pre_enqueue(self, pod: Pod) -> Status:
+        fw = self.frameworks.get(pod.scheduler_name)
+        if fw is None:
+            return Status()
+        return fw.run_pre_enqueue(pod)
+
+    # -- scheduling cycle -------------------------------------------------------
+
+    def schedule_one(self) -> bool:
+        """One scheduling cycle. False when activeQ is empty."""
+        info = self.queue.pop()
+        if info is None:
+            return False
+        pod = info.pod
+        fw = self.frameworks[pod.scheduler_name]
+        attempt = secrets.token_hex(8)
+        seed = self._rng.getrandbits(63)
+        sink = AttemptSink(self._pending, pod, fw.name, attempt)
+        self.handle.sink = sink
+        self._attempt_mark = len(self._pending.records)
+        self.stats.attempts += 1
+        sink.record(
+            "attempt_started",
+            {
+                "attempts": info.attempts,
+                "startIndex": self.next_start_index,
+                "seed": seed,
+                "configDigest": self.digests[fw.name],
+                "nodes": len(self.cache.table),
+            },
+        )
+        state = CycleState(attempt, seed)
+        try:
+            result = schedule_pod(fw, state, pod, self.cache.table, self.next_start_index, sink)
+        except FitError as err:
+            self.next_start_index = err.next_start_index  # type: ignore[attr-defined]
+            self._unschedulable(fw, state, info, sink, err)
+            return True
+        except SchedulingError as err:
+            self.next_start_index = getattr(err, "next_start_index", self.next_start_index)
+            self._failed(fw, info, sink, err.status, err.status.message, ())
+            return True
+        self.next_start_index = result.next_start_index
+        self._reserve_and_permit(fw, state, info, sink, result.node)
+        return True
+
+    def _reserve_and_permit(
+        self, fw: Framework, state: CycleState, info: QueuedPodInfo, sink: AttemptSink, node: str
+    ) -> None:
+        pod = info.pod
+        self.cache.assume(pod, node)
+        status = fw.run_reserve(state, pod, node)
+        if not status.is_success:
+            fw.run_unreserve(state, pod, node)
+            self.cache.forget(pod.uid)
+            sink.record(
+                "unreserved",
+                {"reason": f"Reserve failed: {status.message}", "status": status.to_record()},
+                node=node,
+            )
+            self._failed(
+                fw,
+                info,
+                sink,
+                status,
+                status.message,
+                (status.plugin,) if status.is_rejected else (),
+            )
+            return
+        sink.record("reserved", {"plugins": [p.name for p in fw.plugins_at("reserve")]}, node=node)  # type: ignore[attr-defined]
+        status, waits = fw.run_permit(state, pod, node)
+        if not (status.is_success or status.is_wait):
+            sink.record(
+                "permitted",
+                {"decision": "deny", "status": status.to_record()},
+                node=node,
+                plugin=status.plugin or None,
+            )
+            fw.run_unreserve(state, pod, node)
+            self.cache.forget(pod.uid)
+            sink.record("unreserved", {"reason": f"Permit refused: {status.message}"}, node=node)
+            self._failed(
+                fw,
+                info,
+                sink,
+                status,
+                status.message,
+                (status.plugin,) if status.is_rejected else (),
+            )
+            return
+        sink.record(
+            "permitted",
+            {
+                "decision": "wait" if waits else "approve",
+                "waits": waits,
+                "status": status.to_record(),
+            },
+            node=node,
+        )
+        # The decision must be durable before anything acts on it.
+        if not self._flush():
+            self._undo_unlogged(fw, state, info, node)
+            return
+        self.queue.done(pod.uid)
+        self._bindings += 1
+        self._binder.submit(self._binding_cycle, fw, state, info, node, sink.attempt, bool(waits))
+
+    def _undo_unlogged(
+        self, fw: Framework, state: CycleState, info: QueuedPodInfo, node: str
+    ) -> None:
+        """The attempt could not be logged: act as if it never happened, try again later."""
+        pod = info.pod
+        waiting = self.handle.waiting_pods.get(pod.uid)
+        if waiting is not None:
+            waiting.reject("", "decision could not be written to the event log")
+            self.handle.waiting_pods.remove(pod.uid)
+        fw.run_unreserve(state, pod, node)
+        self.cache.forget(pod.uid)
+        # Keep what was pending before the attempt (observations); drop only the attempt.
+        del self._pending.records[self._attempt_mark :]
+        self.queue.requeue_after_binding_failure(info)
+
+    def _binding_cycle(
+        self,
+        fw: Framework,
+        state: CycleState,
+        info: QueuedPodInfo,
+        node: str,
+        attempt: str,
+        waited: bool,
+    ) -> None:
+        self.inbox.put(
+            run_binding_cycle(fw, state, info, node, attempt, waited, self.options.instance)
+        )
+
+    def _binding_done(self, done: BindingDone) -> None:
+        self._bindings -= 1
+        self._pending.extend(done.batch)
+        pod = done.info.pod
+        if done.ok:
+            self.cache.finish_binding(pod.uid)
+            self.last_failure.pop(pod.uid, None)
+            self.stats.bound += 1
+
+            def after() -> None:
+                done.fw.run_post_bind(done.state, pod, done.node)
+                self.cluster.emit_event(
+                    pod,
+                    "Normal",
+                    "Scheduled",
+                    "Binding",
+                    f"Successfully assigned {pod.key} to {done.node}",
+                )
+                self._progress()
+
+            self._post_append.append(after)
+            return
+        self.stats.bind_failures += 1
+        self.cache.forget(pod.uid)
+        self._move(ASSIGNED_POD_DELETE, "AssignedPodDelete")
+        if done.final:
+            log.info(
+                "binding refused for good; waiting for the cluster to say why",
+                pod=pod.key,
+                reason=done.message,
+            )
+            return
+        move = self.queue.requeue_after_binding_failure(done.info)
+        self._record_moves([move])
+        message = f"Binding rejected: {done.message}"
+        self._post_append.append(lambda: self._report_failure(pod, message))
+
+    def _bind_via_cluster(self, pod: Pod, node: str) -> Status:
+        return bind_status(self.cluster.bind(pod, node))
+
+    # -- failures ---------------------------------------------------------------
+
+    def _unschedulable(
+        self,
+        fw: Framework,
+        state: CycleState,
+        info: QueuedPodInfo,
+        sink: AttemptSink,
+        err: FitError,
+    ) -> None:
+        diagnosis = err.diagnosis
+        if fw.plugins_at("postFilter"):
+            statuses = {self.cache.table.names[r.row]: r.status for r in diagnosis.rejections}
+            result, status = fw.run_post_filter(state, info.pod, statuses)
+            sink.record(
+                "post_filtered",
+                {
+                    "status": status.to_record(),
+                    "nominatedNodeName": result.nominated_node_name if result else "",
+                },
+                plugin=status.plugin or None,
+            )
+            if not status.is_success and status.message:
+                diagnosis.post_filter_msg = status.message
+        self.stats.unschedulable += 1
+        self._failed(
+            fw,
+            info,
+            sink,
+            None,
+            diagnosis.message(),
+            tuple(sorted(diagnosis.unschedulable_plugins)),
+        )
+
+    def _failed(
+        self,
+        fw: Framework,
+        info: QueuedPodInfo,
+        sink: AttemptSink,
+        status: Status | None,
+        message: str,
+        plugins: Sequence[str],
+    ) -> None:
+        """Record the failure, requeue, and only then tell the cluster (FailedScheduling)."""
+        error = status is not None and not status.is_rejected
+        if error:
+            self.stats.errors += 1
+            log.error("scheduling attempt failed", pod=info.pod.key, error=message)
+        info.errored = error
+        move = self.queue.add_unschedulable(info, plugins)
+        sink.record(
+            "unschedulable",
+            {
+                "message": message,
+                "plugins": list(plugins),
+                "attempts": info.attempts,
+                "backoffSeconds": self.queue.backoff_duration(info.attempts),
+                "queue": move.to,
+                "code": status.code.label if status is not None else "Unschedulable",
+            },
+        )
+        pod = info.pod
+        self.last_failure[pod.uid] = (pod, message)
+        self._post_append.append(lambda: self._report_failure(pod, message))
+        self._flush()
+
+    def _report_failure(self, pod: Pod, message: str) -> None:
+        self.cluster.emit_event(pod, "Warning", "FailedScheduling", "Scheduling", message)
+        self.cluster.set_unschedulable(pod, message)
+        self._progress()
+
+    def _progress(self) -> None:
+        if self.on_progress is not None:
+            self.on_progress(self.stats)
+
+    # -- restart ----------------------------------------------------------------
+
+    def _reconcile_reservations(self) -> None:
+        """Close reservations a previous process left open, from what the cluster shows now."""
+        for uid, reservation in list(self.projections.open_reservations.items()):
+            node = self.cache.node_of(uid)
+            where = {
+                "scheduler": reservation.scheduler,
+                "attempt": reservation.attempt,
+                "node": reservation.node,
+            }
+            pod = Pod(uid=uid, namespace=reservation.namespace or "", name=reservation.name or "")
+            if node == reservation.node and not self.cache.is_assumed(uid):
+                self._pending.add(
+                    "bound", {"identity": pod.key, "reconciled": True}, pod=pod, **where
+                )  # type: ignore[arg-type]
+            else:
+                self._pending.add(
+                    "unreserved",
+                    {
+                        "reason": "reconciled on start: no binding to this node was confirmed",
+                        "reconciled": True,
+                    },
+                    pod=pod,
+                    **where,  # type: ignore[arg-type]
+                )

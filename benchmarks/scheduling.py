@@ -74,13 +74,11 @@ def run(
     seed: int = 0,
     on_progress: Callable[[int], None] | None = None,
 ) -> BenchResult:
-    store = EventStore.connect(database_url)
+    store = EventStore.connect(database_url, require_schema=False)
     upgrade(store.engine)
     cluster = generate_cluster(nodes, pods, seed=seed)
     sim = SimulatedCluster(cluster.nodes, cluster.pods)
-    scheduler = Scheduler(
-        store, sim, [default_profile()], in_tree_registry(), SchedulerOptions()
-    )
+    scheduler = Scheduler(store, sim, [default_profile()], in_tree_registry(), SchedulerOptions())
     if on_progress is not None:
         scheduler.on_progress = lambda stats: on_progress(stats.bound + stats.unschedulable)
     t0 = time.perf_counter()

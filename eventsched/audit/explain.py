@@ -99,7 +99,9 @@ def explain_events(namespace: str, name: str, events: Iterable[StoredEvent]) -> 
             order.append(event.attempt)
         by_attempt[event.attempt].append(event)
     attempts = [_explain_attempt(by_attempt[a]) for a in order]
-    return PodExplanation(namespace, name, observed, [a for a in attempts if a is not None], final_node)
+    return PodExplanation(
+        namespace, name, observed, [a for a in attempts if a is not None], final_node
+    )
 
 
 def _explain_attempt(events: list[StoredEvent]) -> AttemptExplanation | None:
@@ -135,7 +137,8 @@ def _filtered(result: AttemptExplanation, event: StoredEvent) -> None:
     result.num_nodes_to_find = int(data.get("numNodesToFind", 0))
     result.start_index = int(data.get("startIndex", 0))
     result.rejections = [
-        Rejected(r["node"], r["plugin"], r["code"], list(r["reasons"])) for r in data.get("rejections", [])
+        Rejected(r["node"], r["plugin"], r["code"], list(r["reasons"]))
+        for r in data.get("rejections", [])
     ]
     result.absent = data.get("absent")
 

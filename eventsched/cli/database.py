@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from eventsched.events import EventStore, check_schema
+from eventsched.events import EventStore
 
 DEFAULT_DATABASE_URL = "sqlite:///eventsched.db"
 
@@ -22,11 +22,5 @@ def resolve_url(url: str | None) -> str:
 
 
 def open_store(url: str | None, *, require_schema: bool = True) -> EventStore:
-    store = EventStore.connect(resolve_url(url))
-    if require_schema:
-        try:
-            check_schema(store.engine)
-        except Exception:
-            store.close()
-            raise
-    return store
+    """Refuses an outdated schema, naming `eventsched db upgrade`, unless told not to."""
+    return EventStore.connect(resolve_url(url), require_schema=require_schema)

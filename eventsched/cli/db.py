@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from eventsched.cli.database import resolve_url
-from eventsched.events import EventStore, head_revision, upgrade
+from eventsched.cli.database import open_store
+from eventsched.events import head_revision, upgrade
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -16,8 +16,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_upgrade(args: argparse.Namespace) -> int:
-    url = resolve_url(args.db)
-    store = EventStore.connect(url)
+    store = open_store(args.db, require_schema=False)
     try:
         upgrade(store.engine)
         print(f"event log schema at {store.url} is at revision {head_revision()}")

@@ -15,9 +15,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "explain",
         help="why a pod landed where it did (or nowhere), from the event log alone",
     )
-    p.add_argument("pod", metavar="NAMESPACE/NAME", help="the pod; NAME alone means namespace default")
+    p.add_argument(
+        "pod", metavar="NAMESPACE/NAME", help="the pod; NAME alone means namespace default"
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--max-rejections", type=int, default=20, help="nodes listed per plugin and reason")
+    p.add_argument(
+        "--max-rejections", type=int, default=20, help="nodes listed per plugin and reason"
+    )
     p.set_defaults(func=run)
 
 
@@ -54,7 +58,9 @@ def _render_attempt(number: int, a: AttemptExplanation, max_rejections: int) -> 
     ]
     if a.prefilter and a.prefilter.get("status", {}).get("code") not in (None, "Success"):
         status = a.prefilter["status"]
-        out.append(f"  PreFilter: {status.get('plugin', '')} {status['code']}: {', '.join(status['reasons'])}")
+        out.append(
+            f"  PreFilter: {status.get('plugin', '')} {status['code']}: {', '.join(status['reasons'])}"
+        )
     out.append(
         f"  Filter: {a.num_nodes} nodes, evaluated {a.evaluated} from index {a.start_index} "
         f"(looking for {a.num_nodes_to_find}), {a.feasible} feasible"
@@ -67,10 +73,14 @@ def _render_attempt(number: int, a: AttemptExplanation, max_rejections: int) -> 
         more = f" and {len(nodes) - max_rejections} more" if len(nodes) > max_rejections else ""
         out.append(f"    {plugin} rejected {len(nodes)} node(s) ({reason}): {shown}{more}")
     if a.absent:
-        out.append(f"    {a.absent['count']} node(s) left out by PreFilter: {', '.join(a.absent['reasons'])}")
+        out.append(
+            f"    {a.absent['count']} node(s) left out by PreFilter: {', '.join(a.absent['reasons'])}"
+        )
     if a.top:
         weights = ", ".join(f"{p['name']}×{p['weight']}" for p in a.score_plugins)
-        out.append(f"  Score: {a.scored_nodes} feasible nodes scored ({weights}); top {len(a.top)}:")
+        out.append(
+            f"  Score: {a.scored_nodes} feasible nodes scored ({weights}); top {len(a.top)}:"
+        )
         plugins = [p["name"] for p in a.score_plugins]
         header = ["NODE", "TOTAL", *plugins]
         rows = [header]
@@ -103,7 +113,9 @@ def _render_step(step: dict) -> str:
     if kind == "reserved":
         return f"Reserved {node}"
     if kind == "permitted":
-        return f"Permit: {step.get('decision')}" + (f" (waiting: {step['waits']})" if step.get("waits") else "")
+        return f"Permit: {step.get('decision')}" + (
+            f" (waiting: {step['waits']})" if step.get("waits") else ""
+        )
     if kind == "bound":
         return f"Bound to {node}" + (" (reconciled on start)" if step.get("reconciled") else "")
     if kind == "bind_failed":
@@ -117,4 +129,4 @@ def _render_step(step: dict) -> str:
         return f"PostFilter: {status.get('code')} {', '.join(status.get('reasons', []))}"
     if kind == "input_recorded":
         return f"Input from {step.get('plugin')}: {step.get('key')}"
-    return f"{kind}: " + json.dumps({k: v for k, v in step.items() if k != 'kind'}, default=str)
+    return f"{kind}: " + json.dumps({k: v for k, v in step.items() if k != "kind"}, default=str)

@@ -36,4 +36,6 @@ def configure_logging(fmt: LogFormat = "auto", level: str = "info") -> None:
         cache_logger_on_first_use=False,
     )
     # Libraries that use the standard logging module (alembic, sqlalchemy) stay quiet below it.
-    logging.basicConfig(level=max(numeric, logging.WARNING), stream=sys.stderr, format="%(message)s")
+    logging.basicConfig(
+        level=max(numeric, logging.WARNING), stream=sys.stderr, format="%(message)s"
+    )

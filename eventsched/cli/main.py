@@ -26,10 +26,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="event log database (default: $EVENTSCHED_DATABASE_URL, else sqlite:///eventsched.db)",
     )
     parser.add_argument(
-        "--log-format", choices=["auto", "console", "json"], default="auto",
+        "--log-format",
+        choices=["auto", "console", "json"],
+        default="auto",
         help="console on a terminal, JSON otherwise (default auto)",
     )
-    parser.add_argument("--log-level", default="warning", help="debug, info, warning (default), error")
+    parser.add_argument(
+        "--log-level", default="warning", help="debug, info, warning (default), error"
+    )
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in (simulate, explain, db, bench):

@@ -26,7 +26,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "profile, and print where they went.",
     )
     p.add_argument("paths", nargs="*", help="manifest files or directories")
-    p.add_argument("--nodes", type=int, help="generate this many nodes instead of reading manifests")
+    p.add_argument(
+        "--nodes", type=int, help="generate this many nodes instead of reading manifests"
+    )
     p.add_argument("--pods", type=int, help="with --nodes: generate this many pending pods")
     p.add_argument("--seed", type=int, default=0, help="seed of the generated cluster (default 0)")
     p.add_argument("--binder-workers", type=int, default=16, help="concurrent binding cycles")
@@ -66,7 +68,9 @@ def run(args: argparse.Namespace) -> int:
         in_tree_registry(),
         SchedulerOptions(binder_workers=args.binder_workers),
     )
-    ours = [p for p in loaded.pods if not p.node_name and p.scheduler_name == profile.scheduler_name]
+    ours = [
+        p for p in loaded.pods if not p.node_name and p.scheduler_name == profile.scheduler_name
+    ]
     before = scheduler.store.last_position()
     with progress_bar(len(ours), "scheduling") as bar:
 
@@ -153,4 +157,6 @@ def _print_summary(outcome: Outcome, table: NodeTable, url: str) -> None:
     for r in shown:
         print("  " + "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(r)).rstrip())
     if len(body) > MAX_NODE_ROWS:
-        print(f"  ... and {len(body) - MAX_NODE_ROWS} more nodes (query the placements view for all)")
+        print(
+            f"  ... and {len(body) - MAX_NODE_ROWS} more nodes (query the placements view for all)"
+        )

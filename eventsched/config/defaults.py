@@ -16,16 +16,18 @@ def default_profile(scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> Profile:
         scheduler_name=scheduler_name,
         plugins={
             "queueSort": (PluginRef("PrioritySort"),),
-            "preFilter": (PluginRef("NodeResourcesFit"),),
+            "preFilter": (PluginRef("NodeAffinity"), PluginRef("NodeResourcesFit")),
             "filter": (
                 PluginRef("NodeUnschedulable"),
                 PluginRef("NodeName"),
                 PluginRef("TaintToleration"),
+                PluginRef("NodeAffinity"),
                 PluginRef("NodeResourcesFit"),
             ),
-            "preScore": (PluginRef("TaintToleration"),),
+            "preScore": (PluginRef("TaintToleration"), PluginRef("NodeAffinity")),
             "score": (
                 PluginRef("TaintToleration", 3),
+                PluginRef("NodeAffinity", 2),
                 PluginRef("NodeResourcesFit", 1),
             ),
             "bind": (PluginRef("DefaultBinder"),),

@@ -43,6 +43,9 @@ class NodeTable:
         self._tainted = np.zeros(0, dtype=np.bool_)
         #: Bumped on every change, so plugins may cache what they derive from the table.
         self.generation = 0
+        #: Bumped only when nodes change (not pods), for caches of node labels.
+        self.node_generation = 0
+        self._label_columns: dict[str, npt.NDArray[np.object_]] = {}
         for node in nodes:
             self.upsert_node(node)
 
@@ -113,8 +116,24 @@ class NodeTable:
             alloc[self._column[resource]] = amount
         self._unschedulable[row] = node.unschedulable
         self._tainted[row] = bool(node.taints)
-        self.generation += 1
+        self._nodes_changed()
         return row
+
+    def _nodes_changed(self) -> None:
+        self.generation += 1
+        self.node_generation += 1
+        self._label_columns.clear()
+
+    def label_values(self, key: str) -> npt.NDArray[np.object_]:
+        """Every node's value of label `key` (None where absent), cached until nodes change.
+
+        Selector matching then runs as array comparisons instead of a dict lookup per node.
+        """
+        column = self._label_columns.get(key)
+        if column is None:
+            column = np.array([n.labels.get(key) for n in self.nodes], dtype=object)
+            self._label_columns[key] = column
+        return column
 
     def remove_node(self, name: str) -> list[Pod]:
         """Drop a node's row; returns the pods that were on it. Later rows shift up by one."""
@@ -131,7 +150,7 @@ class NodeTable:
         self._n -= 1
         for later in range(row, self._n):
             self.index[self.names[later]] = later
-        self.generation += 1
+        self._nodes_changed()
         return pods
 
     def _append_row(self, node: Node) -> int:

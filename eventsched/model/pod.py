@@ -190,14 +190,15 @@ class Pod:
 
 def _container_requests(container: Mapping[str, Any], path: str, where: str) -> Resources:
     resources = container.get("resources") or {}
-    requests = resources.get("requests")
-    if requests is None:
-        # The API server defaults requests to limits when only limits are set.
-        requests = resources.get("limits")
-    if requests is not None and not isinstance(requests, Mapping):
-        raise ManifestError(
-            where, f"{path}.resources.requests", "must be a map of resource to quantity"
-        )
+    requests = resources.get("requests") or {}
+    limits = resources.get("limits") or {}
+    for field_name, value in (("requests", requests), ("limits", limits)):
+        if not isinstance(value, Mapping):
+            raise ManifestError(
+                where, f"{path}.resources.{field_name}", "must be a map of resource to quantity"
+            )
+    # The API server defaults each request that is missing to its limit, resource by resource.
+    requests = {**limits, **requests}
     try:
         return parse_resource_list(requests)
     except QuantityError as exc:

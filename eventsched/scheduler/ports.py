@@ -8,31 +8,12 @@ the CLI wires one in.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Protocol
 
-from eventsched.model import Node, Pod
+from eventsched.model import Pod
+from eventsched.model.changes import BindOutcome, ChangeType, ClusterChange
 
-ChangeType = Literal["ADDED", "MODIFIED", "DELETED"]
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterChange:
-    """One object as the cluster now has it (for DELETED: as it was last seen)."""
-
-    type: ChangeType
-    obj: Node | Pod
-
-
-@dataclass(frozen=True, slots=True)
-class BindOutcome:
-    """The API's answer to a Binding. `code` is the HTTP status (201 on success)."""
-
-    ok: bool
-    code: int = 201
-    reason: str = ""
-    #: True when retrying cannot help (404: the pod is gone; 409: bound elsewhere).
-    final: bool = False
+__all__ = ["BindOutcome", "ChangeType", "Cluster", "ClusterChange"]
 
 
 class Cluster(Protocol):

@@ -308,7 +308,9 @@ class Scheduler:
             self._move(NODE_DELETE, "NodeDelete")
             return
         known = self.cache.table.row_of(node.name) is not None
-        changed = self._observe("node_observed", f"node/{node.name}", node.to_record(), node=node.name)
+        changed = self._observe(
+            "node_observed", f"node/{node.name}", node.to_record(), node=node.name
+        )
         if known and not changed:
             return
         new = self.cache.upsert_node(node)

@@ -72,10 +72,14 @@ class ScoreByIndex:
         self.reverse = bool(args.get("reverse", False))
         self.out_of_range = bool(args.get("outOfRange", False))
 
-    def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: np.ndarray) -> np.ndarray:
+    def score_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: np.ndarray
+    ) -> np.ndarray:
         return rows.astype(np.int64) * 10
 
-    def normalize_score(self, state: CycleState, pod: Pod, scores: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    def normalize_score(
+        self, state: CycleState, pod: Pod, scores: np.ndarray, rows: np.ndarray
+    ) -> np.ndarray:
         if self.out_of_range:
             return scores + 1000
         return default_normalize_score(100, self.reverse, scores)
@@ -182,7 +186,13 @@ def test_highest_weighted_total_wins_and_breakdown_is_recorded() -> None:
     # raw 30 normalized to 100, weight 2 -> 200, plus Constant 50 x 1 -> 250
     assert top == {"node": "n3", "total": 250}
     entry = next(s for s in scored["scores"] if s["node"] == "n3" and s["plugin"] == "ScoreByIndex")
-    assert entry == {"node": "n3", "plugin": "ScoreByIndex", "raw": 30, "normalized": 100, "weighted": 200}
+    assert entry == {
+        "node": "n3",
+        "plugin": "ScoreByIndex",
+        "raw": 30,
+        "normalized": 100,
+        "weighted": 200,
+    }
     assert sink.kinds() == ["filtered", "scored", "selected"]
 
 
@@ -204,7 +214,10 @@ def test_score_outside_range_after_normalize_is_an_error() -> None:
 def test_ties_are_broken_by_the_recorded_seed_reproducibly() -> None:
     table = table_of(6)
     fw = framework(table, scores=(("Constant", 1),))
-    picks = {schedule_pod(fw, CycleState("a", seed), pod(), table, 0, ListSink()).node for seed in range(40)}
+    picks = {
+        schedule_pod(fw, CycleState("a", seed), pod(), table, 0, ListSink()).node
+        for seed in range(40)
+    }
     assert len(picks) > 1, "different seeds should pick different tied nodes"
     for seed in (3, 11):
         sink = ListSink()

@@ -1,0 +1,335 @@
+"""Read a simulated cluster from ordinary Kubernetes manifests.
+
+The files are the ones people already have (`kubectl get nodes -o yaml`
+output, Deployment YAML from a repository), so the simulation can start
+from a copy of a real cluster. Every error names the file, the document,
+the object and the field, because a manifest that fails to load is the
+first thing a newcomer meets.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from uuid import uuid4
+
+import structlog
+import yaml
+
+from eventsched.cluster.controllers import WORKLOAD_KINDS, UidFactory, expand_workload
+from eventsched.cluster.naming import check_name, rfc3339, stable_token
+from eventsched.cluster.priorities import PriorityClasses
+from eventsched.cluster.types import LoadedCluster
+from eventsched.model import ManifestError, Node, Pod
+from eventsched.model.resources import PODS
+
+log = structlog.get_logger(__name__)
+
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+
+#: What the kubelet reports as `pods` when `maxPods` is not configured. Hand-written
+#: Node manifests often leave it out, and a node without it would fit no pod at all.
+KUBELET_DEFAULT_MAX_PODS = 110
+
+#: Workloads that make pods but are not expanded; worth a warning, not an error.
+_NOT_EXPANDED = ("DaemonSet", "Job", "CronJob", "ReplicationController")
+
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@dataclass(frozen=True, slots=True)
+class _Document:
+    """One object of one file; `location` says where, e.g. `a.yaml (document 2, items[0])`."""
+
+    location: str
+    obj: Mapping[str, Any]
+
+
+def load_manifests(
+    paths: Sequence[str | Path] | str | Path, *, now: datetime | None = None
+) -> LoadedCluster:
+    """Nodes and pods from files and directories (searched recursively, in sorted order).
+
+    Pods without `metadata.uid` get a fresh uid and those without
+    `creationTimestamp` get `now` (default: the current time), as the API
+    server would. Raises `ManifestError` for content that cannot be read and
+    `FileNotFoundError` for a path that does not exist or holds no manifests.
+    """
+    files = _manifest_files(paths)
+    documents = [doc for path in files for doc in _read_documents(path)]
+    loaded = _build(documents, rfc3339(now or datetime.now(UTC)), lambda _: str(uuid4()))
+    log.info(
+        "manifests loaded",
+        files=len(files),
+        documents=len(documents),
+        nodes=len(loaded.nodes),
+        pods=len(loaded.pods),
+    )
+    return loaded
+
+
+def _build(documents: Sequence[_Document], created: str, new_uid: UidFactory) -> LoadedCluster:
+    """Turn located objects into nodes and pods, refusing duplicates."""
+    priorities = PriorityClasses.from_objects(
+        (doc.location, doc.obj) for doc in documents if doc.obj.get("kind") == "PriorityClass"
+    )
+    loaded = LoadedCluster()
+    node_sources: dict[str, str] = {}
+    pod_sources: dict[str, str] = {}
+    for doc in documents:
+        kind = doc.obj.get("kind")
+        if not isinstance(kind, str) or not kind:
+            raise ManifestError(doc.location, "kind", "is required (e.g. Node, Pod, Deployment)")
+        try:
+            if kind == "Node":
+                node = _read_node(doc.obj, new_uid)
+                _register(node_sources, node.name, doc.location, f"Node {node.name}", "Node")
+                loaded.nodes.append(node)
+            elif kind == "Pod":
+                pod = _read_pod(doc.obj, doc.location, created, new_uid, priorities)
+                _register(pod_sources, pod.key, doc.location, f"Pod {pod.key}", "Pod")
+                loaded.pods.append(pod)
+            elif kind in WORKLOAD_KINDS:
+                expansion = expand_workload(doc.obj, new_uid, priorities)
+                for manifest in expansion.pods:
+                    pod = _read_expanded_pod(manifest, expansion.where, created, new_uid)
+                    label = f"{expansion.where} (pod {pod.name})"
+                    _register(pod_sources, pod.key, doc.location, label, "Pod")
+                    loaded.pods.append(pod)
+            elif kind in _NOT_EXPANDED:
+                log.warning(
+                    "workload not expanded into pods; the simulation ignores it",
+                    kind=kind,
+                    location=doc.location,
+                )
+            elif kind != "PriorityClass":
+                log.debug("object ignored", kind=kind, location=doc.location)
+        except ManifestError as exc:
+            raise ManifestError(f"{doc.location}: {exc.where}", exc.field, exc.problem) from exc
+        except (AttributeError, TypeError, ValueError) as exc:
+            # The model assumes the shapes the API server guarantees; a hand-written
+            # manifest can break them (a string where a list belongs).
+            raise ManifestError(
+                f"{doc.location}: {kind} {_name_of(doc.obj)}".rstrip(),
+                "(structure)",
+                f"a field has an unexpected shape ({exc})",
+            ) from exc
+    return loaded
+
+
+def _register(sources: dict[str, str], key: str, location: str, label: str, kind: str) -> None:
+    """Remember where `key` was defined; a second definition is an error naming both."""
+    source = f"{location}: {label}"
+    first = sources.setdefault(key, source)
+    if first != source:
+        raise ManifestError(
+            label, "metadata.name", f"duplicate: {kind} {key} is also defined at {first}"
+        )
+
+
+def _name_of(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata")
+    return str(meta.get("name") or "") if isinstance(meta, Mapping) else ""
+
+
+def _require_mappings(obj: Mapping[str, Any], where: str, *fields: str) -> None:
+    for name in fields:
+        value = obj.get(name)
+        if value is not None and not isinstance(value, Mapping):
+            raise ManifestError(where, name, f"must be a mapping (got {type(value).__name__})")
+
+
+def _read_node(obj: Mapping[str, Any], new_uid: UidFactory) -> Node:
+    _require_mappings(obj, "Node", "metadata", "spec", "status")
+    name = check_name("Node", "metadata.name", (obj.get("metadata") or {}).get("name"))
+    node = Node.from_manifest(obj)
+    if PODS not in node.allocatable:
+        log.debug("node without pods allocatable; using the kubelet default", node=name)
+        node = replace(node, allocatable={**node.allocatable, PODS: KUBELET_DEFAULT_MAX_PODS})
+    if not node.uid:
+        node = replace(node, uid=new_uid(f"Node/{name}"))
+    return node
+
+
+def _read_pod(
+    obj: Mapping[str, Any],
+    location: str,
+    created: str,
+    new_uid: UidFactory,
+    priorities: PriorityClasses,
+) -> Pod:
+    _require_mappings(obj, "Pod", "metadata", "spec", "status")
+    meta = dict(obj.get("metadata") or {})
+    if not meta.get("name") and isinstance(meta.get("generateName"), str):
+        # As the API server completes generateName, but from the location, not at random.
+        meta["name"] = f"{meta['generateName']}{stable_token(location)}"
+    name = check_name("Pod", "metadata.name", meta.get("name"))
+    namespace = check_name(
+        f"Pod {name}", "metadata.namespace", meta.get("namespace") or "default", label=True
+    )
+    spec = obj.get("spec") or {}
+    spec = priorities.resolve(spec, f"Pod {namespace}/{name}")
+    return Pod.from_manifest(_stamped({**obj, "metadata": meta, "spec": spec}, created, new_uid))
+
+
+def _read_expanded_pod(
+    manifest: dict[str, Any], controller: str, created: str, new_uid: UidFactory
+) -> Pod:
+    """A pod made from a template; its errors point into the controller's template."""
+    try:
+        return Pod.from_manifest(_stamped(manifest, created, new_uid))
+    except ManifestError as exc:
+        raise ManifestError(controller, f"spec.template.{exc.field}", exc.problem) from exc
+
+
+def _stamped(obj: dict[str, Any], created: str, new_uid: UidFactory) -> dict[str, Any]:
+    """What the API server adds on create: uid, creationTimestamp, requests from limits."""
+    meta = dict(obj.get("metadata") or {})
+    namespace = meta.get("namespace") or "default"
+    meta.setdefault("creationTimestamp", created)
+    if not meta.get("uid"):
+        meta["uid"] = new_uid(f"Pod/{namespace}/{meta.get('name')}")
+    spec = obj.get("spec")
+    if isinstance(spec, Mapping):
+        spec = {
+            **spec,
+            **{
+                key: [_requests_defaulted(c) for c in spec[key]]
+                for key in ("containers", "initContainers")
+                if isinstance(spec.get(key), list)
+            },
+        }
+    return {**obj, "metadata": meta, "spec": spec}
+
+
+def _requests_defaulted(container: Any) -> Any:
+    """A resource with a limit and no request requests the limit (API server defaulting).
+
+    This is how a GPU is usually asked for: `limits: {nvidia.com/gpu: 1}` alone.
+    """
+    if not isinstance(container, Mapping):
+        return container
+    resources = container.get("resources")
+    if not isinstance(resources, Mapping):
+        return container
+    limits, requests = resources.get("limits"), resources.get("requests")
+    if not isinstance(limits, Mapping) or not limits:
+        return container
+    if requests is not None and not isinstance(requests, Mapping):
+        return container
+    requests = requests or {}
+    merged = {**requests, **{name: value for name, value in limits.items() if name not in requests}}
+    return {**container, "resources": {**resources, "requests": merged}}
+
+
+# -- files and documents ---------------------------------------------------------------
+
+
+def _manifest_files(paths: Sequence[str | Path] | str | Path) -> list[Path]:
+    """Every manifest file once, in a deterministic order."""
+    if isinstance(paths, str | Path):
+        paths = [paths]
+    files: list[Path] = []
+    seen: set[Path] = set()
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = sorted(
+                (
+                    p
+                    for p in path.rglob("*")
+                    if p.is_file()
+                    and p.suffix.lower() in MANIFEST_SUFFIXES
+                    and not any(part.startswith(".") for part in p.relative_to(path).parts)
+                ),
+                key=lambda p: p.relative_to(path).as_posix(),
+            )
+            if not found:
+                raise FileNotFoundError(
+                    errno.ENOENT,
+                    f"no manifests ({', '.join('*' + s for s in MANIFEST_SUFFIXES)}) in directory",
+                    str(path),
+                )
+        elif path.is_file():
+            found = [path]
+        else:
+            raise FileNotFoundError(errno.ENOENT, "no such manifest file or directory", str(path))
+        for file in found:
+            if file.resolve() not in seen:
+                seen.add(file.resolve())
+                files.append(file)
+    return files
+
+
+def _read_documents(path: Path) -> Iterator[_Document]:
+    """The objects of one file: documents of a YAML stream, items of `kind: List`."""
+    for index, doc in enumerate(_parse(path), start=1):
+        if doc is None:
+            continue
+        if not isinstance(doc, Mapping):
+            raise ManifestError(
+                str(path),
+                f"document {index}",
+                f"is a {_type_name(doc)}, not a Kubernetes object "
+                "(a mapping with apiVersion, kind and metadata)",
+            )
+        kind = doc.get("kind")
+        if isinstance(kind, str) and kind.endswith("List") and "items" in doc:
+            yield from _list_items(doc, kind, f"{path} (document {index}")
+        else:
+            yield _Document(f"{path} (document {index})", doc)
+
+
+def _list_items(doc: Mapping[str, Any], kind: str, opened: str) -> Iterator[_Document]:
+    """`kind: List` (kubectl) or `NodeList`/`PodList` (the API, whose items carry no kind).
+
+    `opened` is the location of the list without its closing parenthesis.
+    """
+    items = doc.get("items")
+    if not isinstance(items, list):
+        raise ManifestError(f"{opened})", "items", f"must be a list (got {_type_name(items)})")
+    item_kind = kind[: -len("List")]
+    for position, item in enumerate(items):
+        where = f"{opened}, items[{position}])"
+        if not isinstance(item, Mapping):
+            raise ManifestError(where, "(item)", f"is a {_type_name(item)}, not an object")
+        if item_kind and not item.get("kind"):
+            item = {**item, "kind": item_kind}
+        yield _Document(where, item)
+
+
+def _parse(path: Path) -> list[Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ManifestError(str(path), f"byte {exc.start}", "is not UTF-8 text") from exc
+    if path.suffix.lower() == ".json":
+        try:
+            return [json.loads(text)]
+        except json.JSONDecodeError as exc:
+            raise ManifestError(
+                str(path), f"line {exc.lineno}, column {exc.colno}", f"not valid JSON: {exc.msg}"
+            ) from exc
+    documents: list[Any] = []
+    try:
+        for doc in yaml.load_all(text, Loader=_Loader):  # a safe loader: no arbitrary objects
+            documents.append(doc)
+    except yaml.YAMLError as exc:
+        at = f"document {len(documents) + 1}"
+        mark = getattr(exc, "problem_mark", None)
+        if mark is not None:
+            at += f", line {mark.line + 1}, column {mark.column + 1}"
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ManifestError(str(path), at, f"not valid YAML: {problem}") from exc
+    return documents
+
+
+def _type_name(value: object) -> str:
+    return {list: "list", str: "string", int: "number", float: "number", bool: "boolean"}.get(
+        type(value), type(value).__name__
+    )

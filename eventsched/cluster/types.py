@@ -1,0 +1,37 @@
+"""The values the cluster adapters hand to the scheduler and to their callers.
+
+`ClusterChange` and `BindOutcome` come from `eventsched.model`, shared with
+the scheduler's `Cluster` protocol, which `cluster` may not import.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from eventsched.model import Node, Pod
+from eventsched.model.changes import BindOutcome, ChangeType, ClusterChange
+
+__all__ = ["BindOutcome", "ChangeType", "ClusterChange", "LoadedCluster", "SimEvent"]
+
+
+@dataclass(frozen=True, slots=True)
+class SimEvent:
+    """A core Event as the simulated cluster stored it, for tests and the CLI summary."""
+
+    type: str
+    reason: str
+    action: str
+    message: str
+    pod_key: str
+    pod_uid: str = ""
+    reporting_controller: str = "eventsched"
+    time: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+
+@dataclass(slots=True)
+class LoadedCluster:
+    """Nodes and pods read from manifests or generated, ready for `SimulatedCluster`."""
+
+    nodes: list[Node] = field(default_factory=list)
+    pods: list[Pod] = field(default_factory=list)

@@ -1,0 +1,70 @@
+"""The event log: every input and decision of the scheduler, append-only, hash-chained.
+
+Import from here; the submodules are the implementation. This package may
+import only `eventsched.model` and third-party libraries (ARCHITECTURE.md,
+"Packages"), so everything above it can depend on it.
+"""
+
+from eventsched.events.canonical import canonical_json, digest, normalize
+from eventsched.events.chain import ChainReport
+from eventsched.events.engine import create_engine, display_url
+from eventsched.events.errors import (
+    DatabaseUnavailableError,
+    EventStoreError,
+    SchemaOutdatedError,
+)
+from eventsched.events.migrate import (
+    check_schema,
+    current_revision,
+    downgrade,
+    head_revision,
+    migrations_dir,
+    upgrade,
+)
+from eventsched.events.projections import (
+    SNAPSHOT_NAME,
+    Backoff,
+    Placement,
+    Projections,
+    Reservation,
+    identity_of,
+    rebuild,
+    save_snapshot,
+)
+from eventsched.events.record import EventRecord, StoredEvent
+from eventsched.events.store import PAGE_SIZE, EventStore
+from eventsched.events.vocabulary import DECISION_KINDS, INPUT_KINDS, KINDS, check_kind
+
+__all__ = [
+    "DECISION_KINDS",
+    "INPUT_KINDS",
+    "KINDS",
+    "PAGE_SIZE",
+    "SNAPSHOT_NAME",
+    "Backoff",
+    "ChainReport",
+    "DatabaseUnavailableError",
+    "EventRecord",
+    "EventStore",
+    "EventStoreError",
+    "Placement",
+    "Projections",
+    "Reservation",
+    "SchemaOutdatedError",
+    "StoredEvent",
+    "canonical_json",
+    "check_kind",
+    "check_schema",
+    "create_engine",
+    "current_revision",
+    "digest",
+    "display_url",
+    "downgrade",
+    "head_revision",
+    "identity_of",
+    "migrations_dir",
+    "normalize",
+    "rebuild",
+    "save_snapshot",
+    "upgrade",
+]

@@ -1,0 +1,80 @@
+"""The statements of the append path, per database, sent as driver SQL.
+
+An append is on the scheduler's hot path and its cost is paid while the
+append lock is held, so its statements skip SQLAlchemy's compilation and
+type processing (`exec_driver_sql`): `data` goes in as the canonical JSON
+text already computed for the hash (cast to JSONB on PostgreSQL, stored
+as is on SQLite) instead of being serialized a second time. Everything
+else in the store uses SQLAlchemy Core; SQLAlchemy still wraps errors and
+manages the pooled connection here.
+
+Columns and storage formats must stay exactly what `schema.py` reads back
+(a round-trip test checks it on both databases).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+_EVENT_COLUMNS = (
+    "position, recorded_at, scheduler, instance, attempt, kind, uid, namespace, name, node, "
+    "plugin, data"
+)
+_BATCH_COLUMNS = "batch, first_position, last_position, recorded_at, prev_hash, hash"
+
+#: The last batch is the head of the log: its last position and the hash to chain to.
+#: (An event inserted behind the store's back would collide on the primary key, loudly.)
+_HEAD = "SELECT batch, last_position, hash FROM event_batches ORDER BY batch DESC LIMIT 1"
+
+
+def _sqlite_timestamp(value: datetime) -> str:
+    """SQLAlchemy's SQLite DATETIME storage format, in UTC (what UTCDateTime reads)."""
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+
+
+def _same(value: datetime) -> datetime:
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class AppendSQL:
+    #: Taken first in every append transaction; None where BEGIN already took it.
+    lock: str | None
+    head: str
+    insert_events: str
+    insert_batch: str
+    timestamp: Callable[[datetime], Any]
+
+
+POSTGRESQL = AppendSQL(
+    # EXCLUSIVE conflicts with itself and with writes, not with plain reads.
+    lock="LOCK TABLE event_batches IN EXCLUSIVE MODE",
+    head=_HEAD,
+    insert_events=f"INSERT INTO events ({_EVENT_COLUMNS}) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, CAST(%s AS JSONB))",
+    insert_batch=f"INSERT INTO event_batches ({_BATCH_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s)",
+    timestamp=_same,
+)
+
+SQLITE = AppendSQL(
+    lock=None,  # BEGIN IMMEDIATE (engine.py) holds the database's write lock
+    head=_HEAD,
+    insert_events=f"INSERT INTO events ({_EVENT_COLUMNS}) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    insert_batch=f"INSERT INTO event_batches ({_BATCH_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
+    timestamp=_sqlite_timestamp,
+)
+
+
+def for_dialect(name: str) -> AppendSQL:
+    if name == "postgresql":
+        return POSTGRESQL
+    if name == "sqlite":
+        return SQLITE
+    raise ValueError(
+        f"the event log supports PostgreSQL and SQLite, not {name}; use a postgresql+psycopg:// "
+        "or sqlite:/// URL"
+    )

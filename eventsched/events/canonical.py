@@ -1,0 +1,93 @@
+"""One JSON spelling per value, whatever database the value went through.
+
+Hashes (the batch chain) and digests (skipping identical observations)
+are computed once from the Python value being appended and again from the
+value read back. PostgreSQL's JSONB does not give back what it was given:
+it stores numbers as `numeric`, so `1.0` may come back as `1` and `1e20`
+as `100000000000000000000`. Hashing `json.dumps` of the raw value would then
+break the chain on PostgreSQL but not on SQLite. `normalize` maps every
+value to the form that survives both databases, so the same history
+hashes the same on either (and a log copied from one to the other still
+verifies).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+_SCALARS = (str, int, bool, type(None))
+
+
+def normalize(value: Any) -> Any:
+    """The JSON value as any of our databases will give it back.
+
+    Integral floats become ints, spelled from their shortest decimal form
+    (what JSONB's `numeric` keeps), not from their binary value. Tuples
+    become lists. NaN, infinities and non-string keys are refused, because
+    JSON cannot carry them faithfully.
+
+    This runs for every appended event, before the append lock: exact
+    built-in types take a fast path, anything else the general one.
+    """
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is dict:
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                key = _check_key(key)
+            out[key] = item if type(item) in _SCALARS else normalize(item)
+        return out
+    if kind is list or kind is tuple:
+        return [item if type(item) in _SCALARS else normalize(item) for item in value]
+    return _normalize_other(value)
+
+
+def _normalize_other(value: Any) -> Any:
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        return int(value)  # IntEnum and friends: JSON keeps the number
+    if isinstance(value, str):
+        return str.__str__(value)  # the characters, not an Enum's "Cls.MEMBER"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{value!r} cannot be stored in JSON")
+        if value.is_integer():
+            return int(Decimal(repr(value)))
+        return float(value)
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            out[_check_key(key)] = normalize(item)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [normalize(item) for item in value]
+    raise TypeError(f"{type(value).__name__} is not JSON data: {value!r}")
+
+
+def _check_key(key: Any) -> str:
+    if not isinstance(key, str):
+        raise TypeError(f"JSON object keys must be strings, not {key!r}")
+    return str.__str__(key)
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, no spaces, normalized numbers: equal values give equal strings."""
+    return dumps_normalized(normalize(value))
+
+
+def dumps_normalized(value: Any) -> str:
+    """`canonical_json` of a value that `normalize` already returned."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def digest(data: Any) -> str:
+    """SHA-1 of the canonical JSON: cheap identity of an observation, not a security hash."""
+    return hashlib.sha1(canonical_json(data).encode()).hexdigest()

@@ -1,0 +1,35 @@
+"""Errors of the event log.
+
+Every failure of the log surfaces as an `EventStoreError`: the scheduler
+must stop deciding when it cannot record, so nothing here is swallowed or
+retried behind the caller's back. Messages name the database (password
+hidden) and the command or setting that fixes the problem, because they
+end up in front of an operator, not a developer.
+"""
+
+from __future__ import annotations
+
+
+class EventStoreError(Exception):
+    """The event log could not do what was asked; nothing was written."""
+
+
+class DatabaseUnavailableError(EventStoreError):
+    """The database did not answer: wrong URL, server down, network, credentials."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        self.url = url
+        self.reason = reason
+        super().__init__(
+            f"cannot reach the event log at {url}: {reason}; check the URL "
+            "(--db or EVENTSCHED_DATABASE_URL) and that the database is running"
+        )
+
+
+class SchemaOutdatedError(EventStoreError):
+    """The database's schema is not the one this eventsched was built for."""
+
+    def __init__(self, message: str, current: str | None, needed: str) -> None:
+        self.current = current
+        self.needed = needed
+        super().__init__(message)

@@ -1,0 +1,280 @@
+"""The scheduler's durable state, as pure folds over the log.
+
+Nothing the scheduler must remember across a restart is stored anywhere
+else (ARCHITECTURE.md, "The one rule", 3): a restart folds the log again,
+from the newest snapshot if there is one. Because the folds are pure,
+folding from a snapshot and folding from the start give equal state, and
+tests compare exactly that.
+
+Each fold reads only what is in the event (including `recorded_at`, never
+the clock), so a replay elsewhere or later agrees.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from eventsched.events.canonical import digest
+from eventsched.events.record import StoredEvent
+
+if TYPE_CHECKING:
+    from eventsched.events.store import EventStore
+
+log = structlog.get_logger(__name__)
+
+#: Snapshot name; bump the version when the state's shape or a fold's meaning changes,
+#: so old snapshots are ignored (and the state is rebuilt from the log) instead of misread.
+SNAPSHOT_NAME = "projections/v1"
+
+__all__ = [
+    "SNAPSHOT_NAME",
+    "Backoff",
+    "Placement",
+    "Projections",
+    "Reservation",
+    "digest",
+    "identity_of",
+    "rebuild",
+    "save_snapshot",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where a pod identity was first bound: sticky placement keeps it there."""
+
+    node: str | None
+    position: int
+    uid: str | None
+    namespace: str | None
+    name: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Reservation:
+    """A pod assumed on a node whose binding has not been confirmed or undone."""
+
+    attempt: str | None
+    node: str | None
+    position: int
+    namespace: str | None
+    name: str | None
+    scheduler: str
+
+
+@dataclass(frozen=True, slots=True)
+class Backoff:
+    """Where a pod stands in the queue's backoff; `backoff_until` is epoch seconds."""
+
+    namespace: str | None
+    name: str | None
+    attempts: int
+    backoff_until: float
+
+
+def identity_of(event: StoredEvent) -> str | None:
+    """A `bound` pod's identity: what the binder wrote, else namespace/name."""
+    identity = event.data.get("identity")
+    if isinstance(identity, str) and identity:
+        return identity
+    return event.pod_key
+
+
+@dataclass(eq=True)
+class Projections:
+    """All folds together, with the position of the last event applied."""
+
+    position: int = 0
+    first_placements: dict[str, Placement] = field(default_factory=dict)
+    open_reservations: dict[str, Reservation] = field(default_factory=dict)
+    backoff: dict[str, Backoff] = field(default_factory=dict)
+    observed: dict[str, str] = field(default_factory=dict)
+
+    # -- folding ----------------------------------------------------------------
+
+    def apply(self, event: StoredEvent) -> None:
+        """Fold one event. Events at or before `position` are skipped, so re-applying is harmless."""
+        if event.position <= self.position:
+            return
+        handler = _HANDLERS.get(event.kind)
+        if handler is not None:
+            handler(self, event)
+        self.position = event.position
+
+    def apply_all(self, events: Iterable[StoredEvent]) -> None:
+        for event in events:
+            self.apply(event)
+
+    def _bound(self, e: StoredEvent) -> None:
+        identity = identity_of(e)
+        if identity is not None and identity not in self.first_placements:
+            self.first_placements[identity] = Placement(
+                e.node, e.position, e.uid, e.namespace, e.name
+            )
+        if e.uid is not None:
+            self.open_reservations.pop(e.uid, None)
+            self.backoff.pop(e.uid, None)
+
+    def _maintenance(self, e: StoredEvent) -> None:
+        if e.data.get("action") == "sticky_forget":
+            identity = e.data.get("identity")
+            if isinstance(identity, str):
+                self.first_placements.pop(identity, None)
+
+    def _reserved(self, e: StoredEvent) -> None:
+        if e.uid is not None:
+            self.open_reservations[e.uid] = Reservation(
+                e.attempt, e.node, e.position, e.namespace, e.name, e.scheduler
+            )
+
+    def _unreserved(self, e: StoredEvent) -> None:
+        if e.uid is not None:
+            self.open_reservations.pop(e.uid, None)
+
+    def _backoff(self, e: StoredEvent) -> None:
+        """`unschedulable` always sets backoff; `bind_failed` only when it carries it."""
+        if e.uid is None:
+            return
+        if e.kind == "bind_failed" and "attempts" not in e.data and "backoffSeconds" not in e.data:
+            return
+        previous = self.backoff.get(e.uid)
+        attempts = e.data.get("attempts", previous.attempts if previous else 0)
+        seconds = float(e.data.get("backoffSeconds", 0) or 0)
+        self.backoff[e.uid] = Backoff(
+            e.namespace, e.name, int(attempts), e.recorded_at.timestamp() + seconds
+        )
+
+    def _pod_removed(self, e: StoredEvent) -> None:
+        if e.uid is not None:
+            self.backoff.pop(e.uid, None)
+            self.observed.pop(f"pod/{e.uid}", None)
+
+    def _node_observed(self, e: StoredEvent) -> None:
+        name = _node_name(e)
+        if name is not None:
+            self.observed[f"node/{name}"] = digest(e.data)
+
+    def _node_removed(self, e: StoredEvent) -> None:
+        name = _node_name(e)
+        if name is not None:
+            self.observed.pop(f"node/{name}", None)
+
+    def _pod_observed(self, e: StoredEvent) -> None:
+        uid = e.uid or e.data.get("uid")
+        if isinstance(uid, str) and uid:
+            self.observed[f"pod/{uid}"] = digest(e.data)
+
+    # -- (de)serialization ------------------------------------------------------
+
+    def to_state(self) -> dict[str, Any]:
+        """A JSON-ready dict (what a snapshot stores)."""
+        return {
+            "position": self.position,
+            "first_placements": {k: asdict(v) for k, v in self.first_placements.items()},
+            "open_reservations": {k: asdict(v) for k, v in self.open_reservations.items()},
+            "backoff": {k: asdict(v) for k, v in self.backoff.items()},
+            "observed": dict(self.observed),
+        }
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> Projections:
+        return cls(
+            position=int(state.get("position", 0)),
+            first_placements={
+                k: Placement(
+                    node=v["node"],
+                    position=int(v["position"]),
+                    uid=v["uid"],
+                    namespace=v["namespace"],
+                    name=v["name"],
+                )
+                for k, v in state.get("first_placements", {}).items()
+            },
+            open_reservations={
+                k: Reservation(
+                    attempt=v["attempt"],
+                    node=v["node"],
+                    position=int(v["position"]),
+                    namespace=v["namespace"],
+                    name=v["name"],
+                    scheduler=v["scheduler"],
+                )
+                for k, v in state.get("open_reservations", {}).items()
+            },
+            backoff={
+                k: Backoff(
+                    namespace=v["namespace"],
+                    name=v["name"],
+                    attempts=int(v["attempts"]),
+                    backoff_until=float(v["backoff_until"]),
+                )
+                for k, v in state.get("backoff", {}).items()
+            },
+            observed={str(k): str(v) for k, v in state.get("observed", {}).items()},
+        )
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_state(), sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str | bytes | Mapping[str, Any]) -> Projections:
+        """Accepts the JSON text of `to_json`, or the already-parsed dict."""
+        if isinstance(text, Mapping):
+            return cls.from_state(text)
+        return cls.from_state(json.loads(text))
+
+
+def _node_name(e: StoredEvent) -> str | None:
+    name = e.node or e.data.get("name")
+    return name if isinstance(name, str) and name else None
+
+
+_HANDLERS: dict[str, Callable[[Projections, StoredEvent], None]] = {
+    "bound": Projections._bound,
+    "maintenance": Projections._maintenance,
+    "reserved": Projections._reserved,
+    "unreserved": Projections._unreserved,
+    "unschedulable": Projections._backoff,
+    "bind_failed": Projections._backoff,
+    "pod_removed": Projections._pod_removed,
+    "node_observed": Projections._node_observed,
+    "node_removed": Projections._node_removed,
+    "pod_observed": Projections._pod_observed,
+}
+
+
+def rebuild(store: EventStore) -> Projections:
+    """The projections as of the log's end: newest snapshot, then the events after it."""
+    projections = Projections()
+    snapshot = store.latest_snapshot(SNAPSHOT_NAME)
+    if snapshot is not None:
+        position, state = snapshot
+        try:
+            projections = Projections.from_state(state)
+        except (KeyError, TypeError, ValueError) as exc:
+            log.warning("ignoring an unreadable snapshot", position=position, error=str(exc))
+            projections = Projections()
+        if projections.position != position:
+            log.warning(
+                "ignoring a snapshot whose state disagrees with its position",
+                position=position,
+                state_position=projections.position,
+            )
+            projections = Projections()
+    start = projections.position
+    folded = 0
+    for event in store.read(after=start):
+        projections.apply(event)
+        folded += 1
+    log.info("projections rebuilt", snapshot=start, position=projections.position, folded=folded)
+    return projections
+
+
+def save_snapshot(store: EventStore, projections: Projections) -> None:
+    """Store the projections so the next `rebuild` folds only newer events."""
+    store.write_snapshot(SNAPSHOT_NAME, projections.position, projections.to_state())

@@ -1,0 +1,124 @@
+"""The tables of the event log, as SQLAlchemy Core metadata.
+
+This describes the schema at the head migration. The migrations in
+`migrations/versions/` are what create it (they are frozen: a migration
+never imports this module), and a test checks that the two agree.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Column,
+    DateTime,
+    Dialect,
+    Index,
+    Integer,
+    MetaData,
+    Table,
+    Text,
+    TypeDecorator,
+)
+from sqlalchemy.dialects import postgresql
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timezone-aware UTC in and out, on both databases.
+
+    SQLite has no timestamp type: SQLAlchemy stores the wall-clock digits
+    and gives back a naive datetime. Storing UTC and re-attaching UTC on
+    read makes both databases return the same aware value (and the same
+    `isoformat()`, which the hash chain depends on).
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"naive datetime {value!r}: the event log keeps aware UTC times")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if isinstance(value, str):  # a raw SQLite value, e.g. from a view
+            value = datetime.fromisoformat(value)
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+#: JSONB on PostgreSQL (indexable, queryable with ->>), JSON text on SQLite.
+JSONData = JSON().with_variant(postgresql.JSONB(), "postgresql")
+
+#: 64-bit on PostgreSQL; on SQLite INTEGER, so the key is the rowid itself (also 64-bit).
+Position = BigInteger().with_variant(Integer(), "sqlite")
+
+metadata = MetaData()
+
+events = Table(
+    "events",
+    metadata,
+    Column("position", Position, primary_key=True, autoincrement=False),
+    Column("recorded_at", UTCDateTime(), nullable=False),
+    Column("scheduler", Text, nullable=False, server_default=""),
+    Column("instance", Text, nullable=False, server_default=""),
+    Column("attempt", Text, nullable=True),
+    Column("kind", Text, nullable=False),
+    Column("uid", Text, nullable=True),
+    Column("namespace", Text, nullable=True),
+    Column("name", Text, nullable=True),
+    Column("node", Text, nullable=True),
+    Column("plugin", Text, nullable=True),
+    Column("data", JSONData, nullable=False),
+    Index("ix_events_namespace_name", "namespace", "name"),
+    Index("ix_events_uid", "uid"),
+    Index("ix_events_attempt", "attempt"),
+    Index("ix_events_kind", "kind"),
+    Index("ix_events_recorded_at", "recorded_at"),
+)
+
+event_batches = Table(
+    "event_batches",
+    metadata,
+    Column("batch", Position, primary_key=True, autoincrement=False),
+    Column("first_position", BigInteger, nullable=False),
+    Column("last_position", BigInteger, nullable=False),
+    Column("recorded_at", UTCDateTime(), nullable=False),
+    Column("prev_hash", Text, nullable=False),
+    Column("hash", Text, nullable=False),
+)
+
+snapshots = Table(
+    "snapshots",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("projection", Text, nullable=False),
+    Column("position", BigInteger, nullable=False),
+    Column("state", JSONData, nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
+    Index("ix_snapshots_projection_position", "projection", "position"),
+)
+
+#: Columns of `events` in the order StoredEvent is built from.
+EVENT_COLUMNS = (
+    events.c.position,
+    events.c.recorded_at,
+    events.c.kind,
+    events.c.scheduler,
+    events.c.instance,
+    events.c.attempt,
+    events.c.uid,
+    events.c.namespace,
+    events.c.name,
+    events.c.node,
+    events.c.plugin,
+    events.c.data,
+)

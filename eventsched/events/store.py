@@ -1,0 +1,478 @@
+"""The event log: append batches atomically, read them back in order.
+
+Appends are on the scheduler's hot path, so one append is one transaction
+with a constant number of round trips whatever the batch size: lock,
+read the head, one executemany of the events, one batch row, commit.
+Everything that can fail without the database (kind, JSON, hashing input)
+is done before the lock is taken, so the lock is held only for I/O.
+
+Positions are gap-free in commit order: every append takes the same
+short lock (PostgreSQL: `LOCK TABLE event_batches IN EXCLUSIVE MODE`,
+which readers do not wait for; SQLite: the write lock `BEGIN IMMEDIATE`
+already holds) before reading the last position, and keeps it until
+commit. A reader that has seen position P therefore never later finds a
+new event below P, which is what lets `read` page by position.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any
+
+import structlog
+from sqlalchemy import ColumnElement, Engine, delete, func, select, text
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+
+from eventsched.events import appendsql
+from eventsched.events.canonical import dumps_normalized, normalize
+from eventsched.events.chain import (
+    GENESIS,
+    BatchRow,
+    ChainReport,
+    EventJSON,
+    batch_hash,
+    event_json_parts,
+    iso,
+    verify,
+)
+from eventsched.events.engine import connection, create_engine, display_url, translate
+from eventsched.events.errors import EventStoreError
+from eventsched.events.migrate import check_schema
+from eventsched.events.record import EventRecord, StoredEvent
+from eventsched.events.schema import EVENT_COLUMNS, event_batches, events, snapshots
+from eventsched.events.vocabulary import check_kind
+
+log = structlog.get_logger(__name__)
+
+#: Rows fetched per query when streaming: bounded memory for any log size.
+PAGE_SIZE = 5000
+
+_VERIFY_HEAD = text(
+    "SELECT (SELECT max(batch) FROM event_batches), (SELECT max(position) FROM events)"
+)
+
+
+_TEXT_COLUMNS = ("scheduler", "instance", "attempt", "uid", "namespace", "name", "node", "plugin")
+_NULLABLE = frozenset(_TEXT_COLUMNS) - {"scheduler", "instance"}
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """A record checked and serialized before the lock: what is left is formatting."""
+
+    record: EventRecord
+    data: Any
+    data_json: str
+    json: EventJSON
+
+
+class _StaleConnection(Exception):
+    """The pooled connection was dead before anything was written: safe to try once more."""
+
+
+class EventStore:
+    """The append-only log of every input and decision. Thread-safe; share one per process."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        #: The database URL with the password hidden, for messages.
+        self.url = display_url(engine)
+        try:
+            self._sql = appendsql.for_dialect(engine.dialect.name)
+        except ValueError as exc:
+            raise EventStoreError(str(exc)) from exc
+
+    @classmethod
+    def connect(cls, url: str, *, require_schema: bool = True) -> EventStore:
+        """Open the log at `url`, failing now (not at the first append) if it is unusable.
+
+        `require_schema` refuses a database whose schema is missing or at
+        another revision, with the `eventsched db upgrade` command to run.
+        """
+        engine = create_engine(url)
+        try:
+            store = cls(engine)
+            if require_schema:
+                check_schema(engine)
+            else:
+                with connection(engine, read_only=True):
+                    pass
+        except BaseException:
+            engine.dispose()
+            raise
+        log.info("event log opened", url=store.url, dialect=engine.dialect.name)
+        return store
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> EventStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"EventStore({self.url!r})"
+
+    # -- append -----------------------------------------------------------------
+
+    def append(self, records: Sequence[EventRecord]) -> list[int]:
+        """Append `records` as one batch, atomically; returns their positions.
+
+        Either every record is durable when this returns, or it raises
+        EventStoreError and none is. The one case it cannot tell is the
+        connection dying during COMMIT itself (DatabaseUnavailableError):
+        the batch may then be in the log; `read(after=...)` tells.
+        """
+        if not records:
+            return []
+        first, _ = self._append_prepared([self._prepare(r) for r in records])
+        return list(range(first, first + len(records)))
+
+    def append_stored(self, records: Sequence[EventRecord]) -> list[StoredEvent]:
+        """Like `append`, returning the events exactly as `read` will give them back.
+
+        The scheduler folds these into its projections without reading
+        them again (`backoff` needs `recorded_at`).
+        """
+        if not records:
+            return []
+        prepared = [self._prepare(r) for r in records]
+        first, recorded_at = self._append_prepared(prepared)
+        return [
+            StoredEvent(
+                position=first + i,
+                recorded_at=recorded_at,
+                kind=p.record.kind,
+                scheduler=p.record.scheduler,
+                instance=p.record.instance,
+                attempt=p.record.attempt,
+                uid=p.record.uid,
+                namespace=p.record.namespace,
+                name=p.record.name,
+                node=p.record.node,
+                plugin=p.record.plugin,
+                data=p.data,
+            )
+            for i, p in enumerate(prepared)
+        ]
+
+    def _prepare(self, record: EventRecord) -> _Prepared:
+        """Check and serialize one record; all of it happens before the append lock."""
+        try:
+            check_kind(record.kind)
+        except ValueError as exc:
+            raise EventStoreError(f"cannot append to the event log: {exc}") from exc
+        for column in _TEXT_COLUMNS:
+            value = getattr(record, column)
+            if type(value) is str or (value is None and column in _NULLABLE):
+                continue
+            if not isinstance(value, str):
+                raise EventStoreError(
+                    f"cannot append a {record.kind} event: {column} must be text, "
+                    f"not {type(value).__name__} ({value!r})"
+                )
+        if not isinstance(record.data, Mapping):
+            raise EventStoreError(
+                f"cannot append a {record.kind} event: data must be a JSON object, "
+                f"not {type(record.data).__name__}"
+            )
+        try:
+            data = normalize(record.data)
+            data_json = dumps_normalized(data)
+        except (TypeError, ValueError) as exc:
+            raise EventStoreError(
+                f"cannot append a {record.kind} event: its data is not JSON: {exc}"
+            ) from exc
+        parts = event_json_parts(
+            kind=record.kind,
+            scheduler=record.scheduler,
+            instance=record.instance,
+            attempt=record.attempt,
+            uid=record.uid,
+            namespace=record.namespace,
+            name=record.name,
+            node=record.node,
+            plugin=record.plugin,
+            data_json=data_json,
+        )
+        return _Prepared(record, data, data_json, parts)
+
+    def _append_prepared(self, prepared: list[_Prepared]) -> tuple[int, datetime]:
+        try:
+            return self._write(prepared)
+        except _StaleConnection:
+            # The pool handed out a connection the server had closed (restart,
+            # failover); the pool is now invalidated and nothing was written.
+            log.warning("event log connection was stale; retrying the append once", url=self.url)
+            try:
+                return self._write(prepared)
+            except _StaleConnection as exc:
+                raise translate(
+                    exc.__cause__ or exc, self.url, "appending to the event log"
+                ) from exc
+
+    def _write(self, prepared: list[_Prepared]) -> tuple[int, datetime]:
+        doing = f"appending {len(prepared)} events"
+        sql = self._sql
+        with connection(self.engine) as conn:
+            alive = False
+            try:
+                with conn.begin():  # SQLite: BEGIN IMMEDIATE, the write lock
+                    if sql.lock is not None:
+                        conn.exec_driver_sql(sql.lock)
+                    head = conn.exec_driver_sql(sql.head).first()
+                    alive = True
+                    last_batch, last_position, prev_hash = head if head else (0, 0, GENESIS)
+                    first = last_position + 1
+                    recorded_at = datetime.now(UTC)
+                    rows, jsons = _rows(prepared, first, recorded_at, sql.timestamp)
+                    conn.exec_driver_sql(sql.insert_events, rows)
+                    conn.exec_driver_sql(
+                        sql.insert_batch,
+                        (
+                            last_batch + 1,
+                            first,
+                            first + len(rows) - 1,
+                            sql.timestamp(recorded_at),
+                            prev_hash,
+                            batch_hash(prev_hash, jsons),
+                        ),
+                    )
+            except DBAPIError as exc:
+                if exc.connection_invalidated and not alive:
+                    raise _StaleConnection from exc
+                raise translate(exc, self.url, doing) from exc
+            except SQLAlchemyError as exc:
+                raise translate(exc, self.url, doing) from exc
+        return first, recorded_at
+
+    # -- read -------------------------------------------------------------------
+
+    def read(
+        self,
+        after: int = 0,
+        until: int | None = None,
+        kinds: Collection[str] | None = None,
+        limit: int | None = None,
+    ) -> Iterator[StoredEvent]:
+        """Events with `after < position <= until`, in order, fetched a page at a time.
+
+        Each page is its own short read, so an abandoned iterator holds no
+        connection and a long read never blocks writers.
+        """
+        conditions: list[ColumnElement[bool]] = []
+        if until is not None:
+            conditions.append(events.c.position <= until)
+        if kinds is not None:
+            wanted = sorted(set(kinds))
+            for kind in wanted:
+                try:
+                    check_kind(kind)
+                except ValueError as exc:
+                    raise EventStoreError(str(exc)) from exc
+            conditions.append(events.c.kind.in_(wanted))
+        return self._pages(after, conditions, limit)
+
+    def _pages(
+        self, after: int, conditions: list[ColumnElement[bool]], limit: int | None
+    ) -> Iterator[StoredEvent]:
+        remaining = limit
+        cursor = after
+        base = select(*EVENT_COLUMNS).where(*conditions).order_by(events.c.position)
+        while remaining is None or remaining > 0:
+            page = PAGE_SIZE if remaining is None else min(PAGE_SIZE, remaining)
+            rows = self._fetch(base.where(events.c.position > cursor).limit(page), "reading")
+            batch = [_to_event(row) for row in rows]
+            yield from batch
+            if len(batch) < page:
+                return
+            cursor = batch[-1].position
+            if remaining is not None:
+                remaining -= len(batch)
+
+    def read_pod(self, namespace: str, name: str) -> list[StoredEvent]:
+        """Every event of the pod(s) named namespace/name, across re-creations (uids)."""
+        where = (events.c.namespace == namespace) & (events.c.name == name)
+        return self._select_events(where, f"reading pod {namespace}/{name}")
+
+    def read_uid(self, uid: str) -> list[StoredEvent]:
+        return self._select_events(events.c.uid == uid, f"reading pod uid {uid}")
+
+    def read_attempt(self, attempt: str) -> list[StoredEvent]:
+        return self._select_events(events.c.attempt == attempt, f"reading attempt {attempt}")
+
+    def last_position(self) -> int:
+        """The position of the newest event; 0 for an empty log."""
+        rows = self._fetch(select(func.coalesce(func.max(events.c.position), 0)), "reading")
+        return int(rows[0][0])
+
+    def _select_events(self, where: ColumnElement[bool], doing: str) -> list[StoredEvent]:
+        stmt = select(*EVENT_COLUMNS).where(where).order_by(events.c.position)
+        return [_to_event(row) for row in self._fetch(stmt, doing)]
+
+    def _fetch(self, stmt: Any, doing: str) -> list[Sequence[Any]]:
+        with connection(self.engine, read_only=True) as conn:
+            try:
+                return list(conn.execute(stmt).all())
+            except SQLAlchemyError as exc:
+                raise translate(exc, self.url, doing) from exc
+
+    # -- the hash chain ---------------------------------------------------------
+
+    def verify_chain(self) -> ChainReport:
+        """Recompute every batch hash from the stored events.
+
+        Bounds are read once at the start in one statement, so batches
+        appended while verifying are neither half-seen nor reported as
+        broken.
+        """
+        head = self._fetch(_VERIFY_HEAD, "verifying the hash chain")[0]
+        last_batch, last_position = int(head[0] or 0), int(head[1] or 0)
+        report = verify(self._batches(last_batch), self.read(until=last_position))
+        if report.ok:
+            log.info("hash chain verified", batches=report.batches, events=report.events)
+        else:
+            log.warning(
+                "hash chain broken",
+                first_broken_batch=report.first_broken_batch,
+                detail=report.detail,
+            )
+        return report
+
+    def _batches(self, last_batch: int) -> Iterator[BatchRow]:
+        cursor = 0
+        t = event_batches.c
+        base = select(t.batch, t.first_position, t.last_position, t.prev_hash, t.hash).order_by(
+            t.batch
+        )
+        while cursor < last_batch:
+            stmt = base.where(t.batch > cursor, t.batch <= last_batch).limit(PAGE_SIZE)
+            rows = self._fetch(stmt, "verifying the hash chain")
+            for row in rows:
+                yield BatchRow(int(row[0]), int(row[1]), int(row[2]), row[3], row[4])
+            if len(rows) < PAGE_SIZE:
+                return
+            cursor = int(rows[-1][0])
+
+    # -- snapshots --------------------------------------------------------------
+
+    def write_snapshot(
+        self, projection: str, position: int, state: Mapping[str, Any], keep: int = 3
+    ) -> None:
+        """Store a projection's state as of `position`, keeping only the newest `keep`.
+
+        Snapshots are a cache, not history: they are not chained and may be
+        deleted at any time, and rebuilding without them gives the same state.
+        """
+        t = snapshots.c
+        newest = (
+            select(t.id)
+            .where(t.projection == projection)
+            .order_by(t.position.desc(), t.id.desc())
+            .limit(keep)
+        )
+        with connection(self.engine) as conn:
+            try:
+                with conn.begin():
+                    conn.execute(
+                        snapshots.insert(),
+                        {
+                            "projection": projection,
+                            "position": position,
+                            "state": dict(state),
+                            "created_at": datetime.now(UTC),
+                        },
+                    )
+                    conn.execute(
+                        delete(snapshots).where(t.projection == projection, t.id.not_in(newest))
+                    )
+            except SQLAlchemyError as exc:
+                raise translate(exc, self.url, "writing a snapshot") from exc
+
+    def latest_snapshot(self, projection: str) -> tuple[int, dict[str, Any]] | None:
+        """The newest snapshot of `projection` (position, state), if any."""
+        t = snapshots.c
+        stmt = (
+            select(t.position, t.state)
+            .where(t.projection == projection)
+            .order_by(t.position.desc(), t.id.desc())
+            .limit(1)
+        )
+        rows = self._fetch(stmt, "reading a snapshot")
+        if not rows:
+            return None
+        return int(rows[0][0]), dict(rows[0][1])
+
+
+def _rows(
+    prepared: list[_Prepared],
+    first: int,
+    recorded_at: datetime,
+    timestamp: Callable[[datetime], Any],
+) -> tuple[list[tuple[Any, ...]], list[str]]:
+    """Insert parameters (in appendsql's column order) and the hash input of each event."""
+    stamp = timestamp(recorded_at)
+    when = iso(recorded_at)
+    rows: list[tuple[Any, ...]] = []
+    jsons: list[str] = []
+    for position, p in enumerate(prepared, start=first):
+        r = p.record
+        rows.append(
+            (
+                position,
+                stamp,
+                r.scheduler,
+                r.instance,
+                r.attempt,
+                r.kind,
+                r.uid,
+                r.namespace,
+                r.name,
+                r.node,
+                r.plugin,
+                p.data_json,
+            )
+        )
+        jsons.append(p.json.render(position, when))
+    return rows, jsons
+
+
+def _to_event(row: Sequence[Any]) -> StoredEvent:
+    (
+        position,
+        recorded_at,
+        kind,
+        scheduler,
+        instance,
+        attempt,
+        uid,
+        namespace,
+        name,
+        node,
+        plugin,
+        data,
+    ) = row
+    return StoredEvent(
+        position=int(position),
+        recorded_at=recorded_at,
+        kind=kind,
+        scheduler=scheduler,
+        instance=instance,
+        attempt=attempt,
+        uid=uid,
+        namespace=namespace,
+        name=name,
+        node=node,
+        plugin=plugin,
+        data=data if data is not None else {},
+    )

@@ -1,0 +1,34 @@
+"""What a cluster adapter tells the scheduler: object changes and Binding answers.
+
+They live in `model` because both `cluster` (which produces them) and
+`scheduler` (which consumes them) may import `model` but not each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from eventsched.model.node import Node
+from eventsched.model.pod import Pod
+
+ChangeType = Literal["ADDED", "MODIFIED", "DELETED"]
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterChange:
+    """One object as the cluster now has it (for DELETED: as it was last seen)."""
+
+    type: ChangeType
+    obj: Node | Pod
+
+
+@dataclass(frozen=True, slots=True)
+class BindOutcome:
+    """The API's answer to a Binding. `code` is the HTTP status (201 on success)."""
+
+    ok: bool
+    code: int = 201
+    reason: str = ""
+    #: True when retrying cannot help (404: the pod is gone; 409: bound elsewhere).
+    final: bool = False

@@ -1,0 +1,23 @@
+"""DefaultBinder (Bind): posts the Binding through the scheduler's cluster adapter."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from eventsched.framework import CycleState, Handle, PluginArgsError, Status
+from eventsched.model import Pod
+
+
+class DefaultBinder:
+    name = "DefaultBinder"
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        if args:
+            raise PluginArgsError(sorted(args)[0], "unknown field; DefaultBinder takes no args")
+        self.handle = handle
+
+    def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        if self.handle.bind is None:
+            return Status.as_error("no binder configured on the framework handle")
+        return self.handle.bind(pod, node_name)

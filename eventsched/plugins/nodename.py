@@ -1,0 +1,42 @@
+"""NodeName (Filter): a pod that names its node (`spec.nodeName`) may only go there."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from eventsched.framework import (
+    NODE_ADD,
+    NODE_UPDATE,
+    BatchFilterResult,
+    ClusterEvent,
+    CycleState,
+    Handle,
+    PluginArgsError,
+    Status,
+)
+from eventsched.model import Indexes, NodeTable, Pod
+
+ERR_REASON = "node(s) didn't match the requested node name"
+
+
+class NodeName:
+    name = "NodeName"
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        if args:
+            raise PluginArgsError(sorted(args)[0], "unknown field; NodeName takes no args")
+
+    def events_to_register(self) -> Sequence[ClusterEvent]:
+        return (NODE_ADD, NODE_UPDATE)
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
+    ) -> BatchFilterResult:
+        if not pod.node_name:
+            return BatchFilterResult.passing(len(rows))
+        wanted = table.row_of(pod.node_name)
+        passed = rows == wanted if wanted is not None else np.zeros(len(rows), dtype=bool)
+        return BatchFilterResult.from_mask(passed, Status.unresolvable(ERR_REASON))

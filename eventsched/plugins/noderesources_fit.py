@@ -1,0 +1,243 @@
+"""NodeResourcesFit: does the node have room for the pod's requests, and how full is it?
+
+Filter compares the pod's requests with each node's free room as one array
+operation per resource; a node short of several resources carries all the
+reasons, in upstream's order (pods, cpu, memory, ephemeral-storage, extended).
+Score implements the three upstream strategies on the same arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from eventsched.framework import (
+    ASSIGNED_POD_DELETE,
+    NODE_ADD,
+    NODE_UPDATE,
+    BatchFilterResult,
+    ClusterEvent,
+    CycleState,
+    Handle,
+    PluginArgsError,
+    Status,
+)
+from eventsched.model import Indexes, IntArray, NodeTable, Pod
+from eventsched.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+
+NAME = "NodeResourcesFit"
+_STATE_KEY = "PreFilterNodeResourcesFit"
+STRATEGIES = ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")
+MAX_UTILIZATION = 100
+#: Shape scores are given 0..10 and scaled to the node score range, as upstream.
+MAX_CUSTOM_PRIORITY_SCORE = 10
+
+
+@dataclass(frozen=True, slots=True)
+class ScoringResource:
+    name: str
+    weight: int
+
+
+@dataclass(frozen=True, slots=True)
+class PodRequest:
+    requests: Mapping[str, int]
+    #: Resources checked by Filter, in upstream's order.
+    checked: tuple[str, ...]
+
+
+class NodeResourcesFit:
+    name = NAME
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        known = {"ignoredResources", "ignoredResourceGroups", "scoringStrategy"}
+        unknown = set(args) - known
+        if unknown:
+            raise PluginArgsError(
+                sorted(unknown)[0],
+                f"unknown field; NodeResourcesFit takes {', '.join(sorted(known))}",
+            )
+        self.ignored = frozenset(_strings(args, "ignoredResources"))
+        self.ignored_groups = frozenset(_strings(args, "ignoredResourceGroups"))
+        strategy = args.get("scoringStrategy") or {}
+        if not isinstance(strategy, Mapping):
+            raise PluginArgsError("scoringStrategy", "must be a map with type and resources")
+        self.strategy = str(strategy.get("type", "LeastAllocated"))
+        if self.strategy not in STRATEGIES:
+            raise PluginArgsError(
+                "scoringStrategy.type",
+                f"must be one of {', '.join(STRATEGIES)} (got {self.strategy!r})",
+            )
+        self.resources = _scoring_resources(strategy.get("resources"))
+        self.shape: list[tuple[int, int]] = []
+        if self.strategy == "RequestedToCapacityRatio":
+            self.shape = _shape(strategy.get("requestedToCapacityRatio") or {})
+
+    def events_to_register(self) -> Sequence[ClusterEvent]:
+        return (NODE_ADD, NODE_UPDATE, ASSIGNED_POD_DELETE)
+
+    # -- filter -----------------------------------------------------------------
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, table: NodeTable
+    ) -> tuple[None, Status | None]:
+        requests = {r: v for r, v in pod.requests.items() if v > 0}
+        extended = sorted(
+            r
+            for r in requests
+            if r not in (CPU, MEMORY, EPHEMERAL_STORAGE, PODS) and not self._ignored(r)
+        )
+        base = [r for r in (CPU, MEMORY, EPHEMERAL_STORAGE) if r in requests]
+        state.write(_STATE_KEY, PodRequest(requests, (*base, *extended)))
+        return None, None
+
+    def _ignored(self, resource: str) -> bool:
+        group = resource.split("/", 1)[0] if "/" in resource else ""
+        return resource in self.ignored or (bool(group) and group in self.ignored_groups)
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
+    ) -> BatchFilterResult:
+        request: PodRequest = state.get(_STATE_KEY) or PodRequest({}, ())
+        allocatable = table.allocatable[rows]
+        requested = table.requested[rows]
+        pods_col = table.column(PODS)
+        assert pods_col is not None
+        reasons = ["Too many pods"]
+        mask = (requested[:, pods_col] + 1 > allocatable[:, pods_col]).astype(np.int64)
+        for bit, resource in enumerate(request.checked, start=1):
+            reasons.append(f"Insufficient {resource}")
+            col = table.column(resource)
+            if col is None:
+                short = np.ones(len(rows), dtype=bool)
+            else:
+                short = allocatable[:, col] - requested[:, col] < request.requests[resource]
+            mask |= short.astype(np.int64) << bit
+        verdict = np.full(len(rows), -1, dtype=np.int64)
+        statuses: list[Status] = []
+        for value in np.unique(mask[mask != 0]):
+            which = tuple(reasons[b] for b in range(len(reasons)) if int(value) >> b & 1)
+            verdict[mask == value] = len(statuses)
+            statuses.append(Status.unschedulable(*which))
+        return BatchFilterResult(verdict, statuses)
+
+    # -- score ------------------------------------------------------------------
+
+    def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes) -> IntArray:
+        requested_cols: list[IntArray] = []
+        allocatable_cols: list[IntArray] = []
+        weights: list[int] = []
+        for resource in self.resources:
+            alloc, req = self._scoring_columns(resource.name, pod, table, rows)
+            allocatable_cols.append(alloc)
+            requested_cols.append(req)
+            weights.append(resource.weight)
+        if not weights:
+            return np.zeros(len(rows), dtype=np.int64)
+        allocatable = np.stack(allocatable_cols)
+        requested = np.stack(requested_cols)
+        w = np.asarray(weights, dtype=np.int64)[:, None]
+        counted = allocatable > 0
+        safe = np.where(counted, allocatable, 1)
+        if self.strategy == "LeastAllocated":
+            per = np.where(requested > allocatable, 0, (allocatable - requested) * 100 // safe)
+        elif self.strategy == "MostAllocated":
+            per = np.minimum(requested, allocatable) * 100 // safe
+        else:
+            utilization = np.where(
+                requested > allocatable, MAX_UTILIZATION, requested * MAX_UTILIZATION // safe
+            )
+            per = self._broken_linear(utilization)
+            counted = counted & (per > 0)
+            total = (np.where(counted, per, 0) * w).sum(axis=0)
+            weight_sum = (np.where(counted, 1, 0) * w).sum(axis=0)
+            return np.where(weight_sum > 0, np.round(total / np.maximum(weight_sum, 1)), 0).astype(
+                np.int64
+            )
+        total = (np.where(counted, per, 0) * w).sum(axis=0)
+        weight_sum = (np.where(counted, 1, 0) * w).sum(axis=0)
+        return np.where(weight_sum > 0, total // np.maximum(weight_sum, 1), 0).astype(np.int64)
+
+    def _scoring_columns(
+        self, resource: str, pod: Pod, table: NodeTable, rows: Indexes
+    ) -> tuple[IntArray, IntArray]:
+        """Allocatable and requested-with-this-pod; cpu and memory count non-zero defaults."""
+        col = table.column(resource)
+        if col is None:
+            zeros = np.zeros(len(rows), dtype=np.int64)
+            return zeros, zeros
+        allocatable = table.allocatable[rows, col]
+        if resource == CPU:
+            return allocatable, table.non_zero_requested[rows, 0] + pod.non_zero[0]
+        if resource == MEMORY:
+            return allocatable, table.non_zero_requested[rows, 1] + pod.non_zero[1]
+        return allocatable, table.requested[rows, col] + pod.requests.get(resource, 0)
+
+    def _broken_linear(self, utilization: IntArray) -> IntArray:
+        shape = self.shape
+        out = np.full(utilization.shape, shape[-1][1], dtype=np.int64)
+        assigned = np.zeros(utilization.shape, dtype=bool)
+        for i, (point, score) in enumerate(shape):
+            here = ~assigned & (utilization <= point)
+            if i == 0:
+                out[here] = score
+            else:
+                prev_point, prev_score = shape[i - 1]
+                out[here] = prev_score + (score - prev_score) * (
+                    utilization[here] - prev_point
+                ) // (point - prev_point)
+            assigned |= here
+        return out
+
+
+def _strings(args: Mapping[str, Any], key: str) -> list[str]:
+    value = args.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise PluginArgsError(key, "must be a list of resource names")
+    return value
+
+
+def _scoring_resources(raw: Any) -> tuple[ScoringResource, ...]:
+    if raw is None:
+        return (ScoringResource(CPU, 1), ScoringResource(MEMORY, 1))
+    if not isinstance(raw, list):
+        raise PluginArgsError("scoringStrategy.resources", "must be a list of {name, weight}")
+    out = []
+    for i, item in enumerate(raw):
+        name = item.get("name") if isinstance(item, Mapping) else None
+        weight = item.get("weight", 1) if isinstance(item, Mapping) else None
+        if not name:
+            raise PluginArgsError(f"scoringStrategy.resources[{i}].name", "is required")
+        if not isinstance(weight, int) or not 1 <= weight <= 100:
+            raise PluginArgsError(
+                f"scoringStrategy.resources[{i}].weight",
+                f"must be an integer from 1 to 100 (got {weight!r})",
+            )
+        out.append(ScoringResource(str(name), weight))
+    return tuple(out)
+
+
+def _shape(raw: Mapping[str, Any]) -> list[tuple[int, int]]:
+    points = raw.get("shape")
+    if not isinstance(points, list) or not points:
+        raise PluginArgsError(
+            "scoringStrategy.requestedToCapacityRatio.shape",
+            "must list at least one {utilization, score}",
+        )
+    shape: list[tuple[int, int]] = []
+    for i, point in enumerate(points):
+        where = f"scoringStrategy.requestedToCapacityRatio.shape[{i}]"
+        utilization, score = point.get("utilization"), point.get("score")
+        if not isinstance(utilization, int) or not 0 <= utilization <= MAX_UTILIZATION:
+            raise PluginArgsError(f"{where}.utilization", "must be an integer from 0 to 100")
+        if not isinstance(score, int) or not 0 <= score <= MAX_CUSTOM_PRIORITY_SCORE:
+            raise PluginArgsError(f"{where}.score", "must be an integer from 0 to 10")
+        if shape and utilization <= shape[-1][0]:
+            raise PluginArgsError(
+                f"{where}.utilization", "must be greater than the previous point's"
+            )
+        shape.append((utilization, score * (100 // MAX_CUSTOM_PRIORITY_SCORE)))
+    return shape

@@ -1,0 +1,40 @@
+"""NodeUnschedulable (Filter): cordoned nodes take only pods that tolerate the cordon."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from eventsched.framework import (
+    NODE_ADD,
+    NODE_UPDATE,
+    BatchFilterResult,
+    ClusterEvent,
+    CycleState,
+    Handle,
+    PluginArgsError,
+    Status,
+)
+from eventsched.model import Indexes, NodeTable, Pod, Taint
+
+ERR_REASON = "node(s) were unschedulable"
+UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
+
+
+class NodeUnschedulable:
+    name = "NodeUnschedulable"
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        if args:
+            raise PluginArgsError(sorted(args)[0], "unknown field; NodeUnschedulable takes no args")
+
+    def events_to_register(self) -> Sequence[ClusterEvent]:
+        return (NODE_ADD, NODE_UPDATE)
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
+    ) -> BatchFilterResult:
+        if any(t.tolerates(UNSCHEDULABLE_TAINT) for t in pod.tolerations):
+            return BatchFilterResult.passing(len(rows))
+        passed = ~table.unschedulable[rows]
+        return BatchFilterResult.from_mask(passed, Status.unresolvable(ERR_REASON))

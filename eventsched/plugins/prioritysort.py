@@ -1,0 +1,21 @@
+"""PrioritySort (QueueSort): higher priority first, then whoever waited longer."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from eventsched.framework import Handle, PluginArgsError, QueuedPodInfo
+
+
+class PrioritySort:
+    name = "PrioritySort"
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        if args:
+            raise PluginArgsError(sorted(args)[0], "unknown field; PrioritySort takes no args")
+
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        if a.pod.priority != b.pod.priority:
+            return a.pod.priority > b.pod.priority
+        return (a.timestamp, a.sequence) < (b.timestamp, b.sequence)

@@ -1,0 +1,84 @@
+"""TaintToleration: NoSchedule/NoExecute taints filter, PreferNoSchedule taints score.
+
+Only rows with taints are visited (the NodeTable keeps a `tainted` mask),
+so untainted clusters pay one array operation per pod.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from eventsched.framework import (
+    MAX_NODE_SCORE,
+    NODE_ADD,
+    NODE_UPDATE,
+    BatchFilterResult,
+    ClusterEvent,
+    CycleState,
+    Handle,
+    PluginArgsError,
+    Status,
+    default_normalize_score,
+)
+from eventsched.model import Indexes, IntArray, NodeTable, Pod, Toleration
+from eventsched.model.taints import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, find_untolerated
+
+_SCORE_KEY = "PreScoreTaintToleration"
+
+
+class TaintToleration:
+    name = "TaintToleration"
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        if args:
+            raise PluginArgsError(sorted(args)[0], "unknown field; TaintToleration takes no args")
+
+    def events_to_register(self) -> Sequence[ClusterEvent]:
+        return (NODE_ADD, NODE_UPDATE)
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
+    ) -> BatchFilterResult:
+        verdict = np.full(len(rows), -1, dtype=np.int64)
+        statuses: list[Status] = []
+        slots: dict[str, int] = {}
+        for i in np.flatnonzero(table.tainted[rows]):
+            node = table.nodes[int(rows[i])]
+            taint = find_untolerated(node.taints, pod.tolerations, (NO_SCHEDULE, NO_EXECUTE))
+            if taint is None:
+                continue
+            reason = f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+            slot = slots.get(reason)
+            if slot is None:
+                slot = slots[reason] = len(statuses)
+                statuses.append(Status.unresolvable(reason))
+            verdict[i] = slot
+        return BatchFilterResult(verdict, statuses)
+
+    def pre_score(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
+    ) -> Status | None:
+        tolerations = tuple(t for t in pod.tolerations if t.effect in ("", PREFER_NO_SCHEDULE))
+        state.write(_SCORE_KEY, tolerations)
+        return None
+
+    def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes) -> IntArray:
+        tolerations: tuple[Toleration, ...] = state.get(_SCORE_KEY, ())
+        scores = np.zeros(len(rows), dtype=np.int64)
+        for i in np.flatnonzero(table.tainted[rows]):
+            node = table.nodes[int(rows[i])]
+            scores[i] = sum(
+                1
+                for taint in node.taints
+                if taint.effect == PREFER_NO_SCHEDULE
+                and not any(t.tolerates(taint) for t in tolerations)
+            )
+        return scores
+
+    def normalize_score(
+        self, state: CycleState, pod: Pod, scores: IntArray, rows: Indexes
+    ) -> IntArray:
+        return default_normalize_score(MAX_NODE_SCORE, True, scores)

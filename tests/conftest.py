@@ -1,0 +1,140 @@
+"""Database fixtures: tests that take `db_url` or `store` run on SQLite and on PostgreSQL.
+
+PostgreSQL comes from, in order: `EVENTSCHED_TEST_DATABASE_URL`; a
+throwaway testcontainers server when a Docker engine answers; the local
+server at 127.0.0.1:5432 (database `test`, trust auth). The session works in
+a private schema it creates there (`eventsched_test_<pid>_<random>`, found
+through `search_path`), emptied before every test and dropped at the end,
+so nothing it did not create is touched. If PostgreSQL cannot be reached,
+the PostgreSQL half of the suite fails, loudly: a silently skipped backend
+is an untested backend.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import warnings
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.engine import make_url
+
+from eventsched.events import EventStore, upgrade
+
+LOCAL_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+BACKENDS = ("sqlite", "postgresql")
+
+
+def _docker_answers() -> bool:
+    try:
+        import docker
+
+        client = docker.from_env(timeout=2)
+        try:
+            return bool(client.ping())
+        finally:
+            client.close()
+    except Exception:
+        return False
+
+
+def _with_driver(url: str) -> str:
+    parsed = make_url(url)
+    if parsed.drivername in ("postgres", "postgresql"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    return parsed.render_as_string(hide_password=False)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """URL of a PostgreSQL database in which this session may create a schema."""
+    with ExitStack() as stack:
+        url = os.environ.get("EVENTSCHED_TEST_DATABASE_URL")
+        source = "EVENTSCHED_TEST_DATABASE_URL"
+        if not url and _docker_answers():
+            try:
+                from testcontainers.community.postgres import PostgresContainer
+
+                container = PostgresContainer("postgres:16-alpine", driver="psycopg")
+                container.start()
+                stack.callback(container.stop)
+                url, source = container.get_connection_url(), "testcontainers"
+            except Exception as exc:  # no image, no network: use the local server
+                warnings.warn(f"testcontainers PostgreSQL did not start: {exc}", stacklevel=1)
+        if not url:
+            url, source = LOCAL_POSTGRES, "the local server"
+        url = _with_driver(url)
+        engine = sa.create_engine(url, connect_args={"connect_timeout": 5})
+        try:
+            with engine.connect() as conn:
+                conn.execute(sa.text("SELECT 1"))
+        except Exception as exc:
+            pytest.fail(
+                f"PostgreSQL ({source}: {make_url(url).render_as_string(hide_password=True)}) "
+                f"is unreachable, so the PostgreSQL half of the event log tests cannot run: "
+                f"{str(exc).splitlines()[0]}. Start PostgreSQL, or set "
+                "EVENTSCHED_TEST_DATABASE_URL to a database this user may create schemas in.",
+                pytrace=False,
+            )
+        finally:
+            engine.dispose()
+        yield url
+
+
+@pytest.fixture(scope="session")
+def postgres_schema(postgres_server: str) -> Iterator[tuple[str, str]]:
+    """(URL, schema): a schema private to this session, which the URL's search_path selects."""
+    schema = f"eventsched_test_{os.getpid()}_{secrets.token_hex(3)}"
+    admin = sa.create_engine(postgres_server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
+    url = make_url(postgres_server).update_query_dict({"options": f"-csearch_path={schema}"})
+    try:
+        yield url.render_as_string(hide_password=False), schema
+    finally:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        admin.dispose()
+
+
+def _reset_postgres_schema(server: str, schema: str) -> None:
+    admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+            conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
+    finally:
+        admin.dispose()
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def empty_db_url(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    """A database with nothing in it, on `backend`."""
+    if backend == "sqlite":
+        return f"sqlite:///{tmp_path / 'events.db'}"
+    server = request.getfixturevalue("postgres_server")
+    url, schema = request.getfixturevalue("postgres_schema")
+    _reset_postgres_schema(server, schema)
+    return str(url)
+
+
+@pytest.fixture
+def db_url(empty_db_url: str) -> str:
+    """A fresh database with the event log schema at head."""
+    upgrade(empty_db_url)
+    return empty_db_url
+
+
+@pytest.fixture
+def store(db_url: str) -> Iterator[EventStore]:
+    with EventStore.connect(db_url) as opened:
+        yield opened

@@ -1,0 +1,185 @@
+"""Schema management: migrations create what schema.py describes; outdated schemas are refused."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+
+import eventsched.events.migrate as migrate
+from eventsched.events import (
+    DECISION_KINDS,
+    EventRecord,
+    EventStore,
+    SchemaOutdatedError,
+    check_schema,
+    current_revision,
+    downgrade,
+    head_revision,
+    migrations_dir,
+    upgrade,
+)
+from eventsched.events.schema import metadata
+
+REPO = Path(__file__).resolve().parents[2]
+VIEWS = {"decisions", "placements", "filter_rejections", "plugin_scores"}
+
+
+def test_check_schema_on_an_empty_database_names_the_command(empty_db_url: str) -> None:
+    with pytest.raises(SchemaOutdatedError) as caught:
+        check_schema(empty_db_url)
+    message = str(caught.value)
+    assert "has no eventsched schema" in message
+    assert "run `eventsched db upgrade --db " in message
+    assert caught.value.current is None
+    assert caught.value.needed == head_revision()
+    upgrade(empty_db_url)
+    check_schema(empty_db_url)
+    engine = sa.create_engine(empty_db_url)
+    try:
+        check_schema(engine)
+        assert current_revision(engine) == head_revision() == "0001"
+    finally:
+        engine.dispose()
+
+
+def test_check_schema_names_both_revisions(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(migrate, "head_revision", lambda: "0002")
+    with pytest.raises(SchemaOutdatedError) as caught:
+        check_schema(db_url)
+    assert (
+        "is at revision 0001, this eventsched needs 0002: run `eventsched db upgrade --db"
+        in str(caught.value)
+    )
+
+
+def test_check_schema_on_a_newer_database(db_url: str) -> None:
+    engine = sa.create_engine(db_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(sa.text("UPDATE alembic_version SET version_num = '9999'"))
+        with pytest.raises(
+            SchemaOutdatedError, match="revision 9999, which this eventsched does not know"
+        ):
+            check_schema(engine)
+    finally:
+        engine.dispose()
+
+
+def test_upgrade_is_idempotent_and_downgrade_removes_everything(db_url: str) -> None:
+    upgrade(db_url)
+    engine = sa.create_engine(db_url)
+    try:
+        names = set(sa.inspect(engine).get_table_names()) | set(sa.inspect(engine).get_view_names())
+        assert {"events", "event_batches", "snapshots", "alembic_version"} | VIEWS <= names
+        downgrade(db_url, "base")
+        inspector = sa.inspect(engine)
+        assert set(inspector.get_table_names()) <= {"alembic_version"}
+        assert set(inspector.get_view_names()) == set()
+        upgrade(engine)
+        with EventStore.connect(db_url) as store:
+            assert store.append([EventRecord(kind="queued")]) == [1]
+    finally:
+        engine.dispose()
+
+
+def test_migrated_schema_matches_schema_module(db_url: str) -> None:
+    engine = sa.create_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            diff = compare_metadata(MigrationContext.configure(conn), metadata)
+        assert diff == []
+        inspector = sa.inspect(engine)
+        indexes = {i["name"]: i["column_names"] for i in inspector.get_indexes("events")}
+        assert indexes == {
+            "ix_events_namespace_name": ["namespace", "name"],
+            "ix_events_uid": ["uid"],
+            "ix_events_attempt": ["attempt"],
+            "ix_events_kind": ["kind"],
+            "ix_events_recorded_at": ["recorded_at"],
+        }
+        assert inspector.get_pk_constraint("events")["constrained_columns"] == ["position"]
+    finally:
+        engine.dispose()
+
+
+def test_frozen_decision_kinds_match_the_vocabulary() -> None:
+    """A kind added to the vocabulary needs a migration that redefines the `decisions` view."""
+    namespace: dict[str, object] = {}
+    source = (migrations_dir() / "versions" / "0001_initial.py").read_text()
+    start = source.index("DECISION_KINDS = (")
+    exec(source[start : source.index(")\n", start) + 2], namespace)
+    assert set(namespace["DECISION_KINDS"]) == set(DECISION_KINDS)  # type: ignore[arg-type]
+
+
+def test_migrations_are_found_without_alembic_ini(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert migrations_dir() in (
+        REPO / "migrations",
+        Path(migrate.__file__).parents[1] / "_migrations",
+    )
+    monkeypatch.chdir(tmp_path)
+    url = f"sqlite:///{tmp_path / 'elsewhere.db'}"
+    upgrade(url)
+    check_schema(url)
+
+
+def test_packaged_migrations_are_preferred(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wheel ships them as eventsched/_migrations; that copy wins over a checkout's."""
+    packaged = tmp_path / "eventsched" / "_migrations"
+    packaged.mkdir(parents=True)
+    (packaged / "env.py").write_text("")
+    monkeypatch.setattr(migrate.resources, "files", lambda _pkg: tmp_path / "eventsched")
+    assert migrate.migrations_dir() == packaged
+
+
+def test_alembic_command_line_uses_x_db(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    env = {k: v for k, v in os.environ.items() if k != "EVENTSCHED_DATABASE_URL"}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "alembic",
+            "-c",
+            str(REPO / "alembic.ini"),
+            "-x",
+            f"db={url}",
+            "upgrade",
+            "head",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    check_schema(url)
+    sql = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "alembic",
+            "-c",
+            str(REPO / "alembic.ini"),
+            "upgrade",
+            "head",
+            "--sql",
+        ],
+        cwd=tmp_path,
+        env={**env, "EVENTSCHED_DATABASE_URL": "postgresql://u@h/db"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert sql.returncode == 0, sql.stderr
+    assert "CREATE VIEW plugin_scores" in sql.stdout
+    assert "jsonb_array_elements" in sql.stdout

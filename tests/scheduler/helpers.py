@@ -1,0 +1,84 @@
+"""Small clusters and profiles for scheduler tests."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from eventsched.config import default_profile
+from eventsched.framework import CycleState, Handle, PluginRef, Profile, Registry, Status
+from eventsched.model import Node, Pod
+from eventsched.plugins import in_tree_registry
+
+
+def node(name: str, cpu: str = "4", memory: str = "8Gi", taints: list[dict] | None = None) -> Node:
+    return Node.from_manifest(
+        {
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+            "spec": {"taints": taints or []},
+            "status": {"allocatable": {"cpu": cpu, "memory": memory, "pods": "110"}},
+        }
+    )
+
+
+def pod(
+    name: str,
+    cpu: str = "500m",
+    memory: str = "256Mi",
+    namespace: str = "default",
+    uid: str | None = None,
+) -> Pod:
+    return Pod.from_manifest(
+        {
+            "metadata": {
+                "name": name,
+                "namespace": namespace,
+                "uid": uid or f"uid-{namespace}-{name}",
+            },
+            "spec": {
+                "schedulerName": "eventsched",
+                "containers": [
+                    {"name": "c", "resources": {"requests": {"cpu": cpu, "memory": memory}}}
+                ],
+            },
+        }
+    )
+
+
+class FailingPreBind:
+    """PreBind that fails, with a Reserve that counts what it reserved and unreserved."""
+
+    name = "FailingPreBind"
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        self.fail = str(args.get("fail", "preBind"))
+        self.reserved: list[str] = []
+        self.unreserved: list[str] = []
+
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        state.write("FailingPreBind", node_name)
+        self.reserved.append(pod.name)
+        return None
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        assert state.read("FailingPreBind") == node_name
+        self.unreserved.append(pod.name)
+
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        return Status.as_error("volume did not attach") if self.fail == "preBind" else None
+
+
+def registry_with_test_plugins() -> Registry:
+    registry = in_tree_registry()
+    registry.register("FailingPreBind", FailingPreBind)
+    return registry
+
+
+def profile_with(
+    point_plugins: dict[str, tuple[str, ...]], args: dict[str, Any] | None = None
+) -> Profile:
+    base = default_profile()
+    plugins = dict(base.plugins)
+    for point, names in point_plugins.items():
+        plugins[point] = tuple(PluginRef(n) for n in names) + tuple(plugins.get(point, ()))
+    return Profile(base.scheduler_name, plugins, args or {})

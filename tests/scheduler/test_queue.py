@@ -1,0 +1,152 @@
+"""Queue order, backoff and moves, on a clock the test controls."""
+
+from __future__ import annotations
+
+from eventsched.framework import ASSIGNED_POD_ADD, NODE_ADD, ClusterEvent, QueuedPodInfo, Status
+from eventsched.model import Pod
+from eventsched.scheduler.queue import SchedulingQueue
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def by_priority(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+    if a.pod.priority != b.pod.priority:
+        return a.pod.priority > b.pod.priority
+    return (a.timestamp, a.sequence) < (b.timestamp, b.sequence)
+
+
+def pod(name: str, priority: int = 0, gates: tuple[str, ...] = ()) -> Pod:
+    return Pod(uid=name, namespace="default", name=name, priority=priority, scheduling_gates=gates)
+
+
+def make(clock: Clock, **kw: object) -> SchedulingQueue:
+    return SchedulingQueue(by_priority, clock=clock, **kw)  # type: ignore[arg-type]
+
+
+def test_active_queue_follows_queue_sort_then_arrival() -> None:
+    clock = Clock()
+    q = make(clock)
+    for name, prio in [("a", 0), ("b", 10), ("c", 0), ("d", 10)]:
+        assert q.add(pod(name, prio)) == "active"
+        clock.now += 1
+    order = [q.pop().pod.name for _ in range(4)]  # type: ignore[union-attr]
+    assert order == ["b", "d", "a", "c"]
+    assert q.pop() is None
+
+
+def test_adding_twice_or_while_in_flight_is_ignored() -> None:
+    q = make(Clock())
+    assert q.add(pod("a")) == "active"
+    assert q.add(pod("a")) is None
+    info = q.pop()
+    assert info is not None and info.attempts == 1
+    assert q.add(pod("a")) is None
+
+
+def test_backoff_doubles_from_one_second_to_ten() -> None:
+    q = make(Clock())
+    assert [q.backoff_duration(n) for n in range(1, 7)] == [1, 2, 4, 8, 10, 10]
+
+
+def test_rejected_pod_waits_in_unschedulable_until_a_relevant_event() -> None:
+    clock = Clock()
+    q = make(clock)
+    q.add(pod("a"))
+    info = q.pop()
+    assert info is not None
+    move = q.add_unschedulable(info, ["NodeResourcesFit"])
+    assert move.to == "unschedulable"
+    events = {"NodeResourcesFit": [NODE_ADD, ClusterEvent("AssignedPod", "Delete")]}
+    assert q.move_on_event(ASSIGNED_POD_ADD, events, "AssignedPodAdd") == []
+    clock.now += 5  # backoff of 1 s has passed
+    moves = q.move_on_event(NODE_ADD, events, "NodeAdd")
+    assert [(m.source, m.to, m.event) for m in moves] == [("unschedulable", "active", "NodeAdd")]
+    again = q.pop()
+    assert again is not None and again.attempts == 2
+
+
+def test_moved_while_backing_off_goes_to_backoff_then_active() -> None:
+    clock = Clock()
+    q = make(clock)
+    q.add(pod("a"))
+    info = q.pop()
+    assert info is not None
+    q.add_unschedulable(info, ["X"])
+    (move,) = q.move_on_event(NODE_ADD, {"X": [NODE_ADD]}, "NodeAdd")
+    assert move.to == "backoff" and move.backoff_until == 1001.0
+    assert q.pop() is None
+    clock.now = 1001.0
+    assert [(m.source, m.to) for m in q.flush()] == [("backoff", "active")]
+    assert q.pop() is not None
+
+
+def test_event_during_the_cycle_sends_the_pod_to_backoff_not_unschedulable() -> None:
+    q = make(Clock())
+    q.add(pod("a"))
+    info = q.pop()
+    assert info is not None
+    q.move_on_event(NODE_ADD, {}, "NodeAdd")
+    assert q.add_unschedulable(info, ["X"]).to == "backoff"
+
+
+def test_error_goes_to_backoff() -> None:
+    q = make(Clock())
+    q.add(pod("a"))
+    info = q.pop()
+    assert info is not None
+    info.errored = True
+    assert q.add_unschedulable(info, []).to == "backoff"
+
+
+def test_unschedulable_too_long_is_flushed_after_five_minutes() -> None:
+    clock = Clock()
+    q = make(clock)
+    q.add(pod("a"))
+    info = q.pop()
+    assert info is not None
+    q.add_unschedulable(info, ["X"])
+    clock.now += 299
+    assert q.flush() == []
+    clock.now += 1
+    assert [m.event for m in q.flush()] == ["UnschedulableTimeout"]
+    assert q.next_wakeup() is None
+
+
+def test_gated_pods_wait_for_an_update_without_gates() -> None:
+    def pre_enqueue(p: Pod) -> Status:
+        return (
+            Status.unresolvable("waiting for scheduling gates") if p.scheduling_gates else Status()
+        )
+
+    q = make(Clock(), pre_enqueue=pre_enqueue)
+    assert q.add(pod("a", gates=("example.com/wait",))) == "gated"
+    assert q.pop() is None
+    assert q.update(pod("a")) == "active"
+    assert q.pop() is not None
+
+
+def test_restore_keeps_backoff_across_a_restart() -> None:
+    clock = Clock()
+    q = make(clock)
+    assert q.restore(pod("a"), attempts=3, backoff_until=1004.0) == "backoff"
+    assert q.pop() is None
+    clock.now = 1004.0
+    q.flush()
+    info = q.pop()
+    assert info is not None and info.attempts == 4
+
+
+def test_deleted_pod_is_never_popped() -> None:
+    q = make(Clock())
+    q.add(pod("a"))
+    q.add(pod("b"))
+    assert q.delete("a") == "active"
+    info = q.pop()
+    assert info is not None and info.pod.name == "b"
+    assert q.pop() is None

@@ -1,0 +1,179 @@
+"""The scheduling loop end to end: simulated cluster, real plugins, the log on a real database."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from eventsched.cluster import SimulatedCluster
+from eventsched.config import default_profile
+from eventsched.events import EventStore, EventStoreError, rebuild
+from eventsched.events.record import EventRecord
+from eventsched.plugins import in_tree_registry
+from eventsched.scheduler import Scheduler, SchedulerOptions
+from tests.scheduler.helpers import node, pod, profile_with, registry_with_test_plugins
+
+
+def run_scheduler(store: EventStore, cluster: SimulatedCluster, **kw: object) -> Scheduler:
+    scheduler = Scheduler(
+        store,
+        cluster,
+        kw.pop("profiles", [default_profile()]),  # type: ignore[arg-type]
+        kw.pop("registry", in_tree_registry()),  # type: ignore[arg-type]
+        SchedulerOptions(initial_backoff=0.05, max_backoff=0.1, **kw),  # type: ignore[arg-type]
+    )
+    scheduler.start()
+    scheduler.run(until_idle=True)
+    scheduler.stop()
+    return scheduler
+
+
+def bound_nodes(cluster: SimulatedCluster) -> dict[str, str]:
+    return {p.key: p.node_name for p in cluster.list_pods() if p.node_name}
+
+
+def test_pods_are_bound_and_every_decision_precedes_its_binding(store: EventStore) -> None:
+    cluster = SimulatedCluster(
+        [node("small", cpu="1"), node("big", cpu="8")],
+        [pod(f"web-{i}", cpu="500m") for i in range(6)],
+    )
+    scheduler = run_scheduler(store, cluster)
+    placed = bound_nodes(cluster)
+    assert len(placed) == 6
+    assert Counter(placed.values())["small"] <= 2  # 1 cpu fits two 500m pods
+    events = list(store.read())
+    assert [e.position for e in events] == list(range(1, len(events) + 1))
+    for key, node_name in placed.items():
+        ns, name = key.split("/")
+        kinds = [e.kind for e in events if e.namespace == ns and e.name == name]
+        assert (
+            kinds.index("selected")
+            < kinds.index("reserved")
+            < kinds.index("permitted")
+            < kinds.index("bound")
+        )
+        bound = next(e for e in events if e.kind == "bound" and e.name == name)
+        assert bound.node == node_name and bound.data["identity"] == key
+    scheduled = [e for e in cluster.events if e.reason == "Scheduled"]
+    assert len(scheduled) == 6
+    assert scheduled[0].message.startswith("Successfully assigned default/web-")
+    assert scheduler.stats.bound == 6
+
+
+def test_unschedulable_pod_gets_kube_schedulers_message_event_and_condition(
+    store: EventStore,
+) -> None:
+    cluster = SimulatedCluster(
+        [
+            node("a", cpu="2"),
+            node(
+                "b", cpu="2", taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]
+            ),
+        ],
+        [pod("huge", cpu="3")],
+    )
+    run_scheduler(store, cluster)
+    message = "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: gpu}."
+    failed = [e for e in store.read(kinds=["unschedulable"])]
+    assert failed and failed[-1].data["message"] == message
+    assert set(failed[-1].data["plugins"]) == {"NodeResourcesFit", "TaintToleration"}
+    warning = [e for e in cluster.events if e.reason == "FailedScheduling"]
+    assert warning and warning[-1].type == "Warning" and warning[-1].message == message
+    condition = cluster.conditions["default/huge"]
+    assert condition["type"] == "PodScheduled" and condition["status"] == "False"
+    assert condition["reason"] == "Unschedulable" and condition["message"] == message
+
+
+def test_bind_error_is_logged_unreserved_and_retried(store: EventStore) -> None:
+    cluster = SimulatedCluster([node("a")], [pod("p")])
+    cluster.fail_next_binds(500, 1, "etcdserver: request timed out")
+    scheduler = run_scheduler(store, cluster)
+    assert bound_nodes(cluster) == {"default/p": "a"}
+    kinds = [e.kind for e in store.read_pod("default", "p")]
+    assert kinds.count("attempt_started") == 2
+    failed = next(store.read(kinds=["bind_failed"]))
+    assert failed.data["code"] == 500 and "request timed out" in failed.data["reason"]
+    assert kinds.index("bind_failed") < kinds.index("unreserved") < kinds.index("bound")
+    assert scheduler.stats.bind_failures == 1
+    assert not rebuild(store).open_reservations
+
+
+def test_conflict_409_is_final_and_not_retried(store: EventStore) -> None:
+    cluster = SimulatedCluster([node("a")], [pod("p")])
+    cluster.fail_next_binds(
+        409, 1, 'Operation cannot be fulfilled on pods/binding "p": pod p is already assigned'
+    )
+    run_scheduler(store, cluster)
+    kinds = [e.kind for e in store.read_pod("default", "p")]
+    assert kinds.count("attempt_started") == 1 and "bind_failed" in kinds and "bound" not in kinds
+
+
+def test_failed_prebind_unreserves_with_the_same_cycle_state(store: EventStore) -> None:
+    registry = registry_with_test_plugins()
+    profile = profile_with({"reserve": ("FailingPreBind",), "preBind": ("FailingPreBind",)})
+    cluster = SimulatedCluster([node("a", cpu="1")], [pod("p", cpu="1")])
+    scheduler = Scheduler(
+        store,
+        cluster,
+        [profile],
+        registry,
+        SchedulerOptions(initial_backoff=0.05, max_backoff=0.05),
+    )
+    scheduler.start()
+    plugin = scheduler.frameworks["eventsched"].instances["FailingPreBind"]
+    for _ in range(3):
+        scheduler.schedule_one()
+        scheduler._wait_for_inbox()  # the binding cycle's report
+        scheduler._flush()
+    scheduler.stop()
+    assert plugin.reserved and plugin.unreserved == plugin.reserved  # type: ignore[attr-defined]
+    assert not bound_nodes(cluster)
+    # The node's room was given back each time: usage is zero again.
+    assert int(scheduler.cache.table.requested[0, 0]) == 0
+    failed = next(store.read(kinds=["bind_failed"]))
+    assert "volume did not attach" in failed.data["reason"]
+
+
+class FlakyStore(EventStore):
+    """A real store whose appends fail while `down` is set, as when the database is unreachable."""
+
+    down = False
+
+    def append_stored(self, records: list[EventRecord]):  # type: ignore[no-untyped-def,override]
+        if self.down and any(r.kind == "attempt_started" for r in records):
+            raise EventStoreError("database is down (test)")
+        return super().append_stored(records)
+
+
+def test_no_pod_is_bound_while_its_decision_cannot_be_logged(db_url: str) -> None:
+    store = FlakyStore.connect(db_url)
+    cluster = SimulatedCluster([node("a")], [pod("p")])
+    scheduler = Scheduler(
+        store, cluster, [default_profile()], in_tree_registry(), SchedulerOptions()
+    )
+    scheduler.start()
+    store.down = True
+    scheduler.schedule_one()
+    assert not bound_nodes(cluster), "bound although the decision was not durable"
+    assert not scheduler.ready
+    assert len(scheduler.cache) == 0, "the unlogged assumption must be undone"
+    store.down = False
+    scheduler.queue.flush()
+    scheduler.run(until_idle=True)
+    scheduler.stop()
+    assert bound_nodes(cluster) == {"default/p": "a"}
+    assert [e.kind for e in store.read_pod("default", "p")].count("attempt_started") == 1
+    store.close()
+
+
+def test_projections_survive_a_restart_and_observations_are_not_repeated(store: EventStore) -> None:
+    nodes = [node("a"), node("b")]
+    first = run_scheduler(store, SimulatedCluster(nodes, [pod(f"p{i}") for i in range(4)]))
+    assert len(first.projections.first_placements) == 4
+    assert rebuild(store) == first.projections
+    observed_nodes = len(list(store.read(kinds=["node_observed"])))
+    # Same pods by name, new uids (recreated), same nodes: nodes are not observed again.
+    again = [pod(f"p{i}", uid=f"second-{i}") for i in range(4)]
+    second = run_scheduler(store, SimulatedCluster(nodes, again))
+    assert len(list(store.read(kinds=["node_observed"]))) == observed_nodes
+    assert second.projections.first_placements == first.projections.first_placements
+    assert rebuild(store) == second.projections

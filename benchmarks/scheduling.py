@@ -7,6 +7,8 @@ bound or found unschedulable; every decision is written to the given log.
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -62,8 +64,9 @@ def log_size(store: EventStore) -> int:
     database = store.engine.url.database
     if not database:
         return 0
-    with store.engine.connect() as conn:
-        conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+    # Fold the WAL into the file first, outside SQLAlchemy's transaction.
+    with contextlib.closing(sqlite3.connect(database)) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return sum(p.stat().st_size for p in Path(database).parent.glob(Path(database).name + "*"))
 
 

@@ -68,21 +68,28 @@ def postgres_server() -> Iterator[str]:
         if not url:
             url, source = LOCAL_POSTGRES, "the local server"
         url = _with_driver(url)
-        engine = sa.create_engine(url, connect_args={"connect_timeout": 5})
-        try:
-            with engine.connect() as conn:
-                conn.execute(sa.text("SELECT 1"))
-        except Exception as exc:
+        problem = _unreachable(url)
+        if problem:
             pytest.fail(
                 f"PostgreSQL ({source}: {make_url(url).render_as_string(hide_password=True)}) "
-                f"is unreachable, so the PostgreSQL half of the event log tests cannot run: "
-                f"{str(exc).splitlines()[0]}. Start PostgreSQL, or set "
-                "EVENTSCHED_TEST_DATABASE_URL to a database this user may create schemas in.",
+                f"is unreachable, so the PostgreSQL half of the tests cannot run: {problem}. "
+                "Start PostgreSQL, or set EVENTSCHED_TEST_DATABASE_URL to a database this "
+                "user may create schemas in.",
                 pytrace=False,
             )
-        finally:
-            engine.dispose()
         yield url
+
+
+def _unreachable(url: str) -> str | None:
+    engine = sa.create_engine(url, connect_args={"connect_timeout": 5})
+    try:
+        with engine.connect() as conn:
+            conn.execute(sa.text("SELECT 1"))
+    except Exception as exc:
+        return str(getattr(exc, "orig", None) or exc).splitlines()[0]
+    finally:
+        engine.dispose()
+    return None
 
 
 @pytest.fixture(scope="session")

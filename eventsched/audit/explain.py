@@ -137,8 +137,9 @@ def _filtered(result: AttemptExplanation, event: StoredEvent) -> None:
     result.num_nodes_to_find = int(data.get("numNodesToFind", 0))
     result.start_index = int(data.get("startIndex", 0))
     result.rejections = [
-        Rejected(r["node"], r["plugin"], r["code"], list(r["reasons"]))
+        Rejected(node, r["plugin"], r["code"], list(r["reasons"]))
         for r in data.get("rejections", [])
+        for node in r["nodes"]
     ]
     result.absent = data.get("absent")
 

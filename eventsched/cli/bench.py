@@ -6,6 +6,7 @@ import argparse
 import importlib.util
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 from types import ModuleType
@@ -37,6 +38,7 @@ def load_benchmark(name: str = "scheduling") -> ModuleType:
             spec = importlib.util.spec_from_file_location(f"eventsched_bench_{name}", path)
             assert spec is not None and spec.loader is not None
             module = importlib.util.module_from_spec(spec)
+            sys.modules[spec.name] = module  # dataclasses look their module up there
             spec.loader.exec_module(module)
             return module
     raise FileNotFoundError(f"benchmarks/{name}.py")

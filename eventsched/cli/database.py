@@ -9,6 +9,13 @@ from eventsched.events import EventStore
 DEFAULT_DATABASE_URL = "sqlite:///eventsched.db"
 
 
+SUPPORTED = ("sqlite", "postgresql")
+
+
+class DatabaseURLError(ValueError):
+    """A database URL eventsched cannot use, with examples of ones it can."""
+
+
 def resolve_url(url: str | None) -> str:
     """--db, else EVENTSCHED_DATABASE_URL, else a SQLite file in the working directory.
 
@@ -18,6 +25,12 @@ def resolve_url(url: str | None) -> str:
     for prefix in ("postgresql://", "postgres://"):
         if url.startswith(prefix):
             return "postgresql+psycopg://" + url[len(prefix) :]
+    scheme = url.split("://", 1)[0].split("+", 1)[0] if "://" in url else ""
+    if scheme not in SUPPORTED:
+        raise DatabaseURLError(
+            f"bad database URL {url!r}: use sqlite:///PATH or postgresql://USER@HOST:5432/DB "
+            "(--db or EVENTSCHED_DATABASE_URL)"
+        )
     return url
 
 

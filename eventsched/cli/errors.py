@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 
 from eventsched.audit import PodNotFound
+from eventsched.cli.database import DatabaseURLError
 from eventsched.events import EventStoreError, SchemaOutdatedError
 from eventsched.framework import PluginArgsError, ProfileError, UnknownPluginError
 from eventsched.model import ManifestError
@@ -12,7 +13,9 @@ from eventsched.model import ManifestError
 
 def friendly_error(exc: BaseException) -> str | None:
     """The message to print for an error the user can act on; None for a bug."""
-    if isinstance(exc, ManifestError | SchemaOutdatedError | EventStoreError | PodNotFound):
+    if isinstance(
+        exc, ManifestError | SchemaOutdatedError | EventStoreError | PodNotFound | DatabaseURLError
+    ):
         return str(exc)
     if isinstance(exc, ProfileError | PluginArgsError | UnknownPluginError):
         return str(exc)

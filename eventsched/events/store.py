@@ -321,11 +321,21 @@ class EventStore:
         return [_to_event(row) for row in self._fetch(stmt, doing)]
 
     def _fetch(self, stmt: Any, doing: str) -> list[Sequence[Any]]:
-        with connection(self.engine, read_only=True) as conn:
-            try:
-                return list(conn.execute(stmt).all())
-            except SQLAlchemyError as exc:
-                raise translate(exc, self.url, doing) from exc
+        """Run a read; a read is safe to repeat, so a stale pooled connection is retried once."""
+        for retry in (False, True):
+            with connection(self.engine, read_only=True) as conn:
+                try:
+                    return list(conn.execute(stmt).all())
+                except DBAPIError as exc:
+                    if exc.connection_invalidated and not retry:
+                        log.warning(
+                            "event log connection was stale; retrying the read", url=self.url
+                        )
+                        continue
+                    raise translate(exc, self.url, doing) from exc
+                except SQLAlchemyError as exc:
+                    raise translate(exc, self.url, doing) from exc
+        raise AssertionError("unreachable: the second try returns or raises")
 
     # -- the hash chain ---------------------------------------------------------
 

@@ -23,7 +23,7 @@ DECISION_KINDS: dict[str, str] = {
     "attempt_started": "a scheduling cycle began; data: {attempts, startIndex, seed, configDigest, nodes}",
     "prefiltered": "PreFilter ran; data: {status{code,reasons,plugin}, nodeNames|null, skipped[]}",
     "filtered": "Filter ran; data: {numAllNodes, numNodesToFind, startIndex, evaluated, feasible, "
-    "rejections[{node, plugin, code, reasons[]}], absent?{count, code, reasons[]}}",
+    "rejections[{plugin, code, reasons[], nodes[]}], absent?{count, code, reasons[]}}",
     "post_filtered": "PostFilter ran after no node fit; data: {status, nominatedNodeName}",
     "scored": "Score ran; data: {nodes, plugins[{name, weight}], top[{node, total}], "
     "scores[{node, plugin, raw, normalized, weighted}] for the top K nodes, summary{max,min,mean}}",

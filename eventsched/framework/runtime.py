@@ -96,6 +96,14 @@ class Framework:
                 plugins.append(plugin)
             self._points[point] = plugins
         self.score_weights = {ref.name: (ref.weight or 1) for ref in profile.at("score")}
+        # isinstance on runtime-checkable protocols is slow; decide each plugin's form once.
+        self._batch_filter = {
+            n for n, p in self.instances.items() if isinstance(p, BatchFilterPlugin)
+        }
+        self._batch_score = {
+            n for n, p in self.instances.items() if isinstance(p, BatchScorePlugin)
+        }
+        self._normalizes = {n for n, p in self.instances.items() if isinstance(p, ScoreExtensions)}
         sorters = self._points.get("queueSort", [])
         if len(sorters) != 1:
             raise ProfileError(
@@ -199,8 +207,8 @@ class Framework:
             if name in state.skip_filter or len(remaining) == 0:
                 continue
             try:
-                if isinstance(plugin, BatchFilterPlugin):
-                    result = plugin.filter_batch(state, pod, table, remaining)
+                if name in self._batch_filter:
+                    result = plugin.filter_batch(state, pod, table, remaining)  # type: ignore[attr-defined]
                 else:
                     result = filter_rows(plugin, state, pod, table, remaining)  # type: ignore[arg-type]
             except Exception as exc:
@@ -268,15 +276,16 @@ class Framework:
         for i, plugin in enumerate(plugins):
             name = names[i]
             try:
-                if isinstance(plugin, BatchScorePlugin):
-                    scores = np.asarray(plugin.score_batch(state, pod, table, rows), dtype=np.int64)
+                if name in self._batch_score:
+                    scores = np.asarray(plugin.score_batch(state, pod, table, rows), dtype=np.int64)  # type: ignore[attr-defined]
                 else:
                     scores = score_rows(plugin, state, pod, table, rows)  # type: ignore[arg-type]
                 raw[i] = scores
                 normal = scores.copy()
-                if isinstance(plugin, ScoreExtensions):
+                if name in self._normalizes:
                     normal = np.asarray(
-                        plugin.normalize_score(state, pod, normal, rows), dtype=np.int64
+                        plugin.normalize_score(state, pod, normal, rows),  # type: ignore[attr-defined]
+                        dtype=np.int64,
                     )
             except Exception as exc:
                 log.exception("plugin failed", plugin=name, point="Score")

@@ -134,6 +134,7 @@ class Scheduler:
         self._post_append: list[Callable[[], None]] = []
         self._since_snapshot = 0
         self._attempt_mark = 0
+        self._log_down = False
         self._ready = False
         self.on_progress: Callable[[Stats], None] | None = None
         #: Pods whose latest attempt failed, with the message their FailedScheduling carries.
@@ -185,10 +186,14 @@ class Scheduler:
         while not stop.is_set():
             self._drain_inbox()
             self._record_moves(self.queue.flush())
-            if not self._flush():
+            if self._log_down and not self._flush():
                 stop.wait(self._retry_delay())
                 continue
+            # What the drain gathered rides in the next attempt's append: one commit per pod.
             if self.schedule_one():
+                continue
+            if not self._flush():
+                stop.wait(self._retry_delay())
                 continue
             if until_idle and self._idle():
                 return
@@ -226,8 +231,13 @@ class Scheduler:
             stored = self.store.append_stored(records)
         except EventStoreError as exc:
             self._ready = False
+            self._log_down = True
             log.error("cannot write the event log; scheduling paused", error=str(exc))
             return False
+        if self._log_down:
+            log.info("event log writable again; scheduling resumes")
+            self._log_down = False
+            self._ready = True
         self._pending = Batch(self.options.instance)
         self._log_retry = self.options.log_retry
         self._apply(stored)

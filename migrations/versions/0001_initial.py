@@ -211,12 +211,15 @@ POSTGRESQL_VIEWS = (
     f"""
     CREATE VIEW filter_rejections AS
     SELECT {POD_COLUMNS},
-           r.value ->> 'node' AS node, r.value ->> 'plugin' AS plugin,
+           n.value AS node, r.value ->> 'plugin' AS plugin,
            r.value ->> 'code' AS code, reason.value AS reason
     FROM events AS e
     CROSS JOIN LATERAL jsonb_array_elements(
         CASE WHEN jsonb_typeof(e.data -> 'rejections') = 'array'
              THEN e.data -> 'rejections' ELSE '[]'::jsonb END) AS r(value)
+    CROSS JOIN LATERAL jsonb_array_elements_text(
+        CASE WHEN jsonb_typeof(r.value -> 'nodes') = 'array'
+             THEN r.value -> 'nodes' ELSE '[]'::jsonb END) AS n(value)
     LEFT JOIN LATERAL jsonb_array_elements_text(
         CASE WHEN jsonb_typeof(r.value -> 'reasons') = 'array'
              THEN r.value -> 'reasons' ELSE '[]'::jsonb END) AS reason(value) ON TRUE
@@ -243,10 +246,11 @@ SQLITE_VIEWS = (
     f"""
     CREATE VIEW filter_rejections AS
     SELECT {POD_COLUMNS},
-           json_extract(r.value, '$.node') AS node, json_extract(r.value, '$.plugin') AS plugin,
+           n.value AS node, json_extract(r.value, '$.plugin') AS plugin,
            json_extract(r.value, '$.code') AS code, reason.value AS reason
     FROM events AS e
     JOIN json_each(e.data, '$.rejections') AS r
+    JOIN json_each(r.value, '$.nodes') AS n
     LEFT JOIN json_each(r.value, '$.reasons') AS reason
     WHERE e.kind = 'filtered' AND r.type = 'object'
     """,

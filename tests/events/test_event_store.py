@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+import sqlalchemy as sa
 
 from eventsched.events import (
     PAGE_SIZE,
@@ -219,3 +220,25 @@ def test_columns_must_be_text(store: EventStore, column: str, value: object) -> 
     with pytest.raises(EventStoreError, match=f"{column} must be text"):
         store.append([record])
     assert store.last_position() == 0
+
+
+def kill_pooled_connection(store: EventStore, server: str) -> None:
+    """What a server restart does to the connection waiting in the store's pool."""
+    with store.engine.connect() as conn:
+        pid = conn.exec_driver_sql("SELECT pg_backend_pid()").scalar()
+    admin = sa.create_engine(server)
+    try:
+        with admin.begin() as conn:
+            conn.execute(sa.text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+    finally:
+        admin.dispose()
+
+
+@pytest.mark.parametrize("backend", ["postgresql"])
+def test_a_server_side_disconnect_is_survived(store: EventStore, postgres_server: str) -> None:
+    """Dead pooled connections are retried once: nothing had been sent on them."""
+    store.append([EventRecord(kind="queued")])
+    kill_pooled_connection(store, postgres_server)
+    assert store.append([EventRecord(kind="queued")]) == [2]
+    kill_pooled_connection(store, postgres_server)
+    assert [e.position for e in store.read()] == [1, 2]

@@ -115,19 +115,19 @@ def test_filter_rejections_one_row_per_reason(store: EventStore) -> None:
                     "feasible": 0,
                     "rejections": [
                         {
-                            "node": "n1",
+                            "nodes": ["n1", "n4"],
                             "plugin": "NodeResourcesFit",
                             "code": "Unschedulable",
                             "reasons": ["Insufficient cpu", "Insufficient memory"],
                         },
                         {
-                            "node": "n2",
+                            "nodes": ["n2"],
                             "plugin": "TaintToleration",
                             "code": "UnschedulableAndUnresolvable",
                             "reasons": ["node(s) had untolerated taint {gpu: true}"],
                         },
                         {
-                            "node": "n3",
+                            "nodes": ["n3"],
                             "plugin": "NodeUnschedulable",
                             "code": "Unschedulable",
                             "reasons": [],
@@ -140,7 +140,7 @@ def test_filter_rejections_one_row_per_reason(store: EventStore) -> None:
                 "scored",
                 "a",
                 "u1",
-                data={"rejections": [{"node": "x", "reasons": ["not a filter"]}]},
+                data={"rejections": [{"nodes": ["x"], "reasons": ["not a filter"]}]},
             ),
         ]
     )
@@ -173,6 +173,8 @@ def test_filter_rejections_one_row_per_reason(store: EventStore) -> None:
             "node(s) had untolerated taint {gpu: true}",
         ),
         (1, "att-u1", "n3", "NodeUnschedulable", "Unschedulable", None),
+        (1, "att-u1", "n4", "NodeResourcesFit", "Unschedulable", "Insufficient cpu"),
+        (1, "att-u1", "n4", "NodeResourcesFit", "Unschedulable", "Insufficient memory"),
     ]
     assert {(r["namespace"], r["name"], r["uid"], r["scheduler"]) for r in found} == {
         ("ns", "a", "u1", "prof")

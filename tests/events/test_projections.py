@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
 from eventsched.events import (
     SNAPSHOT_NAME,
@@ -217,7 +218,9 @@ def busy_store(store: EventStore) -> EventStore:
     return store
 
 
-def test_rebuild_with_and_without_snapshot_agree(busy_store: EventStore) -> None:
+def test_rebuild_with_and_without_snapshot_agree(
+    busy_store: EventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store = busy_store
     full = rebuild(store)
     assert full.position == store.last_position()
@@ -229,7 +232,17 @@ def test_rebuild_with_and_without_snapshot_agree(busy_store: EventStore) -> None
     middle.apply_all(store.read(until=40))
     save_snapshot(store, middle)
     assert store.latest_snapshot(SNAPSHOT_NAME) is not None
+    folded_from: list[int] = []
+    real_read = store.read
+
+    def spy_read(after: int = 0, **kw: Any) -> Any:
+        folded_from.append(after)
+        return real_read(after=after, **kw)
+
+    monkeypatch.setattr(store, "read", spy_read)
     assert rebuild(store) == full
+    assert folded_from == [middle.position] and middle.position == 40
+    monkeypatch.undo()
 
     store.append([EventRecord(kind="bound", uid="late", namespace="ns", name="late", node="n9")])
     full = rebuild(store)
@@ -244,8 +257,6 @@ def test_old_snapshots_are_pruned_and_bad_ones_ignored(busy_store: EventStore) -
     for _ in range(5):
         save_snapshot(store, expected)
     with store.engine.connect() as conn:
-        import sqlalchemy as sa
-
         assert conn.execute(sa.text("SELECT count(*) FROM snapshots")).scalar() == 3
     # A snapshot whose state does not match its position is not trusted.
     store.write_snapshot(SNAPSHOT_NAME, expected.position + 1, {"position": 3})

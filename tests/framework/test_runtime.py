@@ -246,7 +246,7 @@ def test_fit_error_message_matches_kube_scheduler() -> None:
         "0/3 nodes are available: 1 node(s) named n0, 1 node(s) named n1, 1 node(s) named n2."
     )
     rejections = sink.of("filtered")[0].data["rejections"]
-    assert {r["node"] for r in rejections} == {"n0", "n1", "n2"}
+    assert [r["nodes"] for r in rejections] == [["n0"], ["n1"], ["n2"]]
     assert all(r["plugin"] == "RejectNamed" and r["code"] == "Unschedulable" for r in rejections)
 
 
@@ -282,7 +282,7 @@ def test_stopping_early_keeps_only_rejections_before_the_last_needed_node() -> N
     sink = ListSink()
     schedule_pod(fw, CycleState("a", 1), pod(), table, 0, sink)
     filtered = sink.of("filtered")[0].data
-    assert [r["node"] for r in filtered["rejections"]] == ["n1"]
+    assert [r["nodes"] for r in filtered["rejections"]] == [["n1"]]
     assert filtered["evaluated"] == 421
 
 

@@ -1,0 +1,135 @@
+"""The `eventsched` command as a user runs it: a real process, a real database."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples" / "cluster"
+TOO_BIG = (
+    "0/6 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, "
+    "1 node(s) had untolerated taint {nvidia.com/gpu: present}, 1 node(s) were unschedulable, "
+    "3 Insufficient cpu."
+)
+
+
+def eventsched(*args: str, db: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "EVENTSCHED_DATABASE_URL": db} if db else dict(os.environ)
+    env.pop("EVENTSCHED_DATABASE_URL", None) if db is None else None
+    return subprocess.run(
+        [sys.executable, "-m", "eventsched.cli.main", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.mark.slow
+def test_simulate_examples_then_explain_then_run_again(db_url: str) -> None:
+    first = eventsched("simulate", str(EXAMPLES), db=db_url)
+    assert first.returncode == 0, first.stderr
+    assert "9 of 10 pending pods bound, 1 unschedulable, on 6 nodes" in first.stdout
+    assert f"default/too-big: {TOO_BIG}" in first.stdout
+    assert "gpu-1" in first.stdout
+
+    explained = eventsched("explain", "default/too-big", db=db_url)
+    assert explained.returncode == 0, explained.stderr
+    out = explained.stdout
+    assert "1 scheduling attempt(s); not bound" in out
+    assert (
+        "NodeResourcesFit rejected 3 node(s) (Insufficient cpu): worker-1, worker-2, worker-3"
+        in out
+    )
+    assert "NodeUnschedulable rejected 1 node(s) (node(s) were unschedulable): worker-4" in out
+    assert TOO_BIG in out
+
+    gpu = json.loads(eventsched("explain", "default/gpu-train", "--json", db=db_url).stdout)
+    assert gpu["final_node"] == "gpu-1"
+    (attempt,) = gpu["attempts"]
+    assert attempt["outcome"] == "bound" and attempt["selected"] == "gpu-1"
+    assert attempt["selection"]["reason"] == "only one feasible node"
+
+    web = json.loads(eventsched("explain", "shop/db-0", "--json", db=db_url).stdout)
+    scored = web["attempts"][0]
+    assert scored["top"], "a pod with several feasible nodes shows its scores"
+    top = scored["top"][0]
+    assert set(top["plugins"]) == {"TaintToleration", "NodeAffinity", "NodeResourcesFit"} - {
+        p for p in ("NodeAffinity",) if p not in top["plugins"]
+    }
+    assert top["total"] == sum(v["weighted"] for v in top["plugins"].values())
+    assert scored["selected"] == web["final_node"]
+
+    second = eventsched("simulate", str(EXAMPLES), db=db_url)
+    assert second.returncode == 0, second.stderr
+    assert "state rebuilt from the log up to position" in second.stderr
+    assert "9 first placements, 0 open reservations" in second.stderr
+    assert "9 pods were placed before (by identity)" in second.stdout
+
+
+def test_simulate_refuses_a_database_without_schema_and_names_the_command(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'new.db'}"
+    result = eventsched("simulate", str(EXAMPLES), db=url)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"eventsched: error: the event log at {url} has no eventsched schema: "
+        f"run `eventsched db upgrade --db {url}`"
+    ]
+
+
+def test_bad_manifest_is_one_line_naming_file_and_field(tmp_path: Path, db_url: str) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\n"
+        "spec:\n  containers:\n  - name: c\n    resources: {requests: {cpu: 2x}}\n"
+    )
+    result = eventsched("simulate", str(bad), db=db_url)
+    assert result.returncode == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert str(bad) in line and "spec.containers[0].resources.requests" in line and "'2x'" in line
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("postgresql://postgres@127.0.0.1:1/test", "cannot reach the event log"),
+        ("nosuchdb://x", "bad database URL"),
+    ],
+)
+def test_database_problems_are_one_clear_line(url: str, expected: str) -> None:
+    result = eventsched("explain", "default/x", db=url)
+    assert result.returncode == 2, result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert expected in line and "Traceback" not in result.stderr
+
+
+def test_explain_unknown_pod(db_url: str) -> None:
+    result = eventsched("explain", "default/nobody", db=db_url)
+    assert result.returncode == 2
+    assert "no event for pod default/nobody" in result.stderr
+
+
+def test_db_upgrade_is_idempotent(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'log.db'}"
+    for _ in range(2):
+        result = eventsched("db", "upgrade", db=url)
+        assert result.returncode == 0, result.stderr
+        assert "is at revision" in result.stdout
+
+
+def test_bench_prints_pods_per_second(tmp_path: Path) -> None:
+    result = eventsched(
+        "bench", "--nodes", "50", "--pods", "60", db=f"sqlite:///{tmp_path / 'b.db'}"
+    )
+    assert result.returncode == 0, result.stderr
+    assert " pods/s, " in result.stdout and "log bytes/pod" in result.stdout
+    assert "60 bound" in result.stdout

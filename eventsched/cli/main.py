@@ -38,7 +38,21 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in (simulate, explain, db, bench):
         module.add_parser(sub)
+    for command in sub.choices.values():
+        _accept_db_after_command(command)
     return parser
+
+
+def _accept_db_after_command(command: argparse.ArgumentParser) -> None:
+    """`eventsched bench --db URL` works as well as `eventsched --db URL bench`."""
+    nested = [a for a in command._actions if isinstance(a, argparse._SubParsersAction)]
+    for action in nested:
+        for child in action.choices.values():
+            _accept_db_after_command(child)
+    if not nested:
+        command.add_argument(
+            "--db", metavar="URL", default=argparse.SUPPRESS, help="event log database"
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

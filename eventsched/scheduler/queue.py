@@ -76,6 +76,8 @@ class SchedulingQueue:
         self._where: dict[str, tuple[QueuedPodInfo, QueueName]] = {}
         self._in_flight: set[str] = set()
         self._move_requested_during: set[str] = set()
+        #: The unschedulable pool on its own, so flushes and moves never walk all pending pods.
+        self._unschedulable: dict[str, QueuedPodInfo] = {}
 
     # -- adding -----------------------------------------------------------------
 
@@ -129,6 +131,7 @@ class SchedulingQueue:
         return None
 
     def delete(self, uid: str) -> QueueName | None:
+        self._unschedulable.pop(uid, None)
         entry = self._where.pop(uid, None)
         self._in_flight.discard(uid)
         return entry[1] if entry else None
@@ -180,6 +183,7 @@ class SchedulingQueue:
             self._push_backoff(info, until)
             return Move(info, "active", "backoff", "ScheduleAttemptFailure", until)
         self._where[uid] = (info, "unschedulable")
+        self._unschedulable[uid] = info
         return Move(info, "active", "unschedulable", "ScheduleAttemptFailure")
 
     def requeue_after_binding_failure(self, info: QueuedPodInfo) -> Move:
@@ -195,9 +199,7 @@ class SchedulingQueue:
         plugins care about this event. Pods in flight remember it (see add_unschedulable)."""
         self._move_requested_during |= self._in_flight
         moves = []
-        for uid, (info, queue) in list(self._where.items()):
-            if queue != "unschedulable":
-                continue
+        for info in list(self._unschedulable.values()):
             if self._interested(info.unschedulable_plugins, event, plugin_events):
                 moves.append(self._move(info, "unschedulable", label))
         return moves
@@ -233,8 +235,8 @@ class SchedulingQueue:
                 continue
             self._push_active(entry[0])
             moves.append(Move(entry[0], "backoff", "active", "BackoffComplete"))
-        for _uid, (info, queue) in list(self._where.items()):
-            if queue == "unschedulable" and now - info.timestamp >= self.max_unschedulable:
+        for info in list(self._unschedulable.values()):
+            if now - info.timestamp >= self.max_unschedulable:
                 moves.append(self._move(info, "unschedulable", "UnschedulableTimeout"))
         return moves
 
@@ -243,18 +245,19 @@ class SchedulingQueue:
         times = [
             t for t, _, uid in self._backoff if self._where.get(uid, (None, ""))[1] == "backoff"
         ]
-        for info, queue in self._where.values():
-            if queue == "unschedulable":
-                times.append(info.timestamp + self.max_unschedulable)
+        for info in self._unschedulable.values():
+            times.append(info.timestamp + self.max_unschedulable)
         return min(times) if times else None
 
     # -- internals --------------------------------------------------------------
 
     def _push_active(self, info: QueuedPodInfo) -> None:
+        self._unschedulable.pop(info.pod.uid, None)
         self._where[info.pod.uid] = (info, "active")
         heapq.heappush(self._active, _ActiveItem(info, self._less))
 
     def _push_backoff(self, info: QueuedPodInfo, until: float) -> None:
+        self._unschedulable.pop(info.pod.uid, None)
         self._where[info.pod.uid] = (info, "backoff")
         heapq.heappush(self._backoff, (until, next(self._sequence), info.pod.uid))
 
@@ -274,4 +277,4 @@ class SchedulingQueue:
         return bool(counts["active"] or counts["backoff"] or self._in_flight)
 
     def unschedulable_infos(self) -> list[QueuedPodInfo]:
-        return [info for info, queue in self._where.values() if queue == "unschedulable"]
+        return list(self._unschedulable.values())

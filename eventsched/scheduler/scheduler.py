@@ -73,6 +73,10 @@ class SchedulerOptions:
     idle_wait: float = 0.5
     #: Retry delay (doubled up to 30 s) while the log cannot be written.
     log_retry: float = 0.5
+    #: Group commit: attempts decided per append at most, and how long the first may wait.
+    #: Bindings start only once their group is durable, so this bounds the added latency.
+    group_commit_attempts: int = 64
+    group_commit_wait: float = 0.02
 
 
 @dataclass(slots=True)
@@ -133,8 +137,11 @@ class Scheduler:
         self._pending = Batch(self.options.instance)
         self._post_append: list[Callable[[], None]] = []
         self._since_snapshot = 0
-        self._attempt_mark = 0
         self._log_down = False
+        #: Decisions in the pending batch whose binding cycles wait for it to be durable.
+        self._decided: list[tuple[Framework, CycleState, QueuedPodInfo, str, str, bool]] = []
+        self._group_attempts = 0
+        self._group_started = 0.0
         self._ready = False
         self.on_progress: Callable[[Stats], None] | None = None
         #: Pods whose latest attempt failed, with the message their FailedScheduling carries.
@@ -172,9 +179,10 @@ class Scheduler:
         self.cluster.stop()
         for waiting in list(self.handle.waiting_pods):
             waiting.reject("", "scheduler is shutting down")
+        self._flush_until_durable(attempts=5)
         self._binder.shutdown(wait=True)
         self._drain_inbox()
-        self._flush_until_durable()
+        self._flush_until_durable(attempts=5)
         try:
             save_snapshot(self.store, self.projections)
         except EventStoreError as exc:
@@ -189,8 +197,9 @@ class Scheduler:
             if self._log_down and not self._flush():
                 stop.wait(self._retry_delay())
                 continue
-            # What the drain gathered rides in the next attempt's append: one commit per pod.
             if self.schedule_one():
+                if self._group_full():
+                    self._flush()
                 continue
             if not self._flush():
                 stop.wait(self._retry_delay())
@@ -198,6 +207,12 @@ class Scheduler:
             if until_idle and self._idle():
                 return
             self._wait_for_inbox()
+
+    def _group_full(self) -> bool:
+        return (
+            self._group_attempts >= self.options.group_commit_attempts
+            or time.monotonic() - self._group_started >= self.options.group_commit_wait
+        )
 
     def _idle(self) -> bool:
         counts = self.queue.counts()
@@ -240,7 +255,13 @@ class Scheduler:
             self._ready = True
         self._pending = Batch(self.options.instance)
         self._log_retry = self.options.log_retry
+        self._group_attempts = 0
         self._apply(stored)
+        decided, self._decided = self._decided, []
+        for fw, state, info, node, attempt, waited in decided:
+            self.queue.done(info.pod.uid)
+            self._bindings += 1
+            self._binder.submit(self._binding_cycle, fw, state, info, node, attempt, waited)
         actions, self._post_append = self._post_append, []
         for action in actions:
             try:
@@ -256,8 +277,17 @@ class Scheduler:
         self._log_retry = min(self._log_retry * 2, 30.0)
         return delay
 
-    def _flush_until_durable(self) -> None:
+    def _flush_until_durable(self, attempts: int | None = None) -> None:
+        tries = 0
         while not self._flush():
+            tries += 1
+            if attempts is not None and tries >= attempts:
+                log.error(
+                    "giving up writing the event log; undecided work is dropped, nothing was bound",
+                    pending_events=len(self._pending),
+                    decided=len(self._decided),
+                )
+                return
             time.sleep(self._retry_delay())
 
     def _apply(self, stored: Sequence[StoredEvent]) -> None:
@@ -406,7 +436,9 @@ class Scheduler:
         seed = self._rng.getrandbits(63)
         sink = AttemptSink(self._pending, pod, fw.name, attempt)
         self.handle.sink = sink
-        self._attempt_mark = len(self._pending.records)
+        if self._group_attempts == 0:
+            self._group_started = time.monotonic()
+        self._group_attempts += 1
         self.stats.attempts += 1
         sink.record(
             "attempt_started",
@@ -486,28 +518,9 @@ class Scheduler:
             },
             node=node,
         )
-        # The decision must be durable before anything acts on it.
-        if not self._flush():
-            self._undo_unlogged(fw, state, info, node)
-            return
-        self.queue.done(pod.uid)
-        self._bindings += 1
-        self._binder.submit(self._binding_cycle, fw, state, info, node, sink.attempt, bool(waits))
-
-    def _undo_unlogged(
-        self, fw: Framework, state: CycleState, info: QueuedPodInfo, node: str
-    ) -> None:
-        """The attempt could not be logged: act as if it never happened, try again later."""
-        pod = info.pod
-        waiting = self.handle.waiting_pods.get(pod.uid)
-        if waiting is not None:
-            waiting.reject("", "decision could not be written to the event log")
-            self.handle.waiting_pods.remove(pod.uid)
-        fw.run_unreserve(state, pod, node)
-        self.cache.forget(pod.uid)
-        # Keep what was pending before the attempt (observations); drop only the attempt.
-        del self._pending.records[self._attempt_mark :]
-        self.queue.requeue_after_binding_failure(info)
+        # The decision must be durable before anything acts on it: the binding
+        # cycle starts when the group this attempt belongs to is appended.
+        self._decided.append((fw, state, info, node, sink.attempt, bool(waits)))
 
     def _binding_cycle(
         self,
@@ -626,7 +639,6 @@ class Scheduler:
         pod = info.pod
         self.last_failure[pod.uid] = (pod, message)
         self._post_append.append(lambda: self._report_failure(pod, message))
-        self._flush()
 
     def _report_failure(self, pod: Pod, message: str) -> None:
         self.cluster.emit_event(pod, "Warning", "FailedScheduling", "Scheduling", message)

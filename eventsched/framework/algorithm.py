@@ -22,8 +22,8 @@ from eventsched.model import Indexes, NodeTable, Pod
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
-#: Nodes evaluated per filter pass before checking whether enough are feasible.
-FILTER_CHUNK = 512
+#: Fewest nodes evaluated per filter pass before checking whether enough are feasible.
+FILTER_CHUNK = 128
 
 
 def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
@@ -49,11 +49,16 @@ class Diagnosis:
     post_filter_msg: str = ""
     unschedulable_plugins: set[str] = field(default_factory=set)
 
+    @property
+    def rejected(self) -> int:
+        return sum(len(r) for r in self.rejections)
+
     def reason_histogram(self) -> Counter[str]:
         counts: Counter[str] = Counter()
         for rejection in self.rejections:
-            for reason in rejection.status.reasons:
-                counts[reason] += 1
+            for status, n in zip(rejection.statuses, rejection.counts(), strict=True):
+                for reason in status.reasons:
+                    counts[reason] += int(n)
         if self.absent_status is not None and self.absent_count:
             for reason in self.absent_status.reasons:
                 counts[reason] += self.absent_count
@@ -127,7 +132,7 @@ def schedule_pod(
     next_start = (start_index + found.processed) % num_all
     diagnosis = found.diagnosis
     feasible = found.rows
-    evaluated = len(feasible) + len(diagnosis.rejections)
+    evaluated = len(feasible) + diagnosis.rejected
     if len(feasible) == 0:
         error_fit = FitError(pod, diagnosis)
         error_fit.next_start_index = next_start  # type: ignore[attr-defined]
@@ -221,18 +226,18 @@ def _find_nodes_that_fit(
     found = 0
     processed = 0
     while processed < n and found < num_to_find:
-        chunk = order[processed : processed + max(FILTER_CHUNK, num_to_find)]
+        need = num_to_find - found
+        # A quarter more than still needed: usually one pass finds enough.
+        chunk = order[processed : processed + max(FILTER_CHUNK, need + need // 4)]
         passed, rejections, status = fw.run_filter(state, pod, table, chunk)
         if not status.is_success:
             _raise_error(status, start + processed)
-        need = num_to_find - found
         if len(passed) > need:
             # Stop exactly where the need-th feasible node sits, as upstream stops looking.
             last = int(passed[need - 1])
             cut = int(np.flatnonzero(chunk == last)[0]) + 1
-            kept = set(chunk[:cut].tolist())
             passed = passed[:need]
-            rejections = [r for r in rejections if r.row in kept]
+            rejections = [r.keep(np.isin(r.rows, chunk[:cut])) for r in rejections]
             chunk = chunk[:cut]
         feasible_parts.append(passed)
         diagnosis.rejections.extend(rejections)
@@ -240,7 +245,8 @@ def _find_nodes_that_fit(
         processed += len(chunk)
     feasible = np.concatenate(feasible_parts) if feasible_parts else np.zeros(0, dtype=np.intp)
     for rejection in diagnosis.rejections:
-        diagnosis.unschedulable_plugins.add(rejection.status.plugin)
+        if len(rejection):
+            diagnosis.unschedulable_plugins.add(rejection.plugin)
     _record_filtered(sink, table, diagnosis, order_start, num_to_find, processed, len(feasible))
     return _Feasible(feasible, diagnosis, processed, num_to_find)
 
@@ -273,14 +279,23 @@ def _grouped_rejections(table: NodeTable, rejections: list[Rejection]) -> list[d
     Nodes rejected for the same reason share an entry: at 5,000 nodes this
     keeps an unschedulable attempt's event a list of names, not of objects.
     """
-    groups: dict[tuple[str, str, tuple[str, ...]], list[str]] = {}
-    for r in rejections:
-        key = (r.status.plugin, r.status.code.label, r.status.reasons)
-        groups.setdefault(key, []).append(table.names[r.row])
-    return [
-        {"plugin": plugin, "code": code, "reasons": list(reasons), "nodes": nodes}
-        for (plugin, code, reasons), nodes in groups.items()
-    ]
+    names = table.names
+    out: list[dict[str, Any]] = []
+    for rejection in rejections:
+        for k, count in enumerate(rejection.counts()):
+            if not count:
+                continue
+            status = rejection.statuses[k]
+            rows = rejection.rows[rejection.slots == k]
+            out.append(
+                {
+                    "plugin": rejection.plugin,
+                    "code": status.code.label,
+                    "reasons": list(status.reasons),
+                    "nodes": [names[r] for r in rows.tolist()],
+                }
+            )
+    return out
 
 
 def _record_scores(sink: DecisionSink, table: NodeTable, scores: ScoreTable, top_k: int) -> None:

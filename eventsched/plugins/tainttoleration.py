@@ -23,7 +23,7 @@ from eventsched.framework import (
     Status,
     default_normalize_score,
 )
-from eventsched.model import Indexes, IntArray, NodeTable, Pod, Toleration
+from eventsched.model import Indexes, IntArray, NodeTable, Pod, Taint, Toleration
 from eventsched.model.taints import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, find_untolerated
 
 _SCORE_KEY = "PreScoreTaintToleration"
@@ -45,18 +45,31 @@ class TaintToleration:
         verdict = np.full(len(rows), -1, dtype=np.int64)
         statuses: list[Status] = []
         slots: dict[str, int] = {}
-        for i in np.flatnonzero(table.tainted[rows]):
-            node = table.nodes[int(rows[i])]
-            taint = find_untolerated(node.taints, pod.tolerations, (NO_SCHEDULE, NO_EXECUTE))
-            if taint is None:
-                continue
-            reason = f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
-            slot = slots.get(reason)
+        # Nodes share a few taint sets: judge each set once for this pod.
+        judged: dict[tuple[Taint, ...], int] = {}
+        nodes = table.nodes
+        for i in np.flatnonzero(table.tainted[rows]).tolist():
+            taints = nodes[int(rows[i])].taints
+            slot = judged.get(taints)
             if slot is None:
-                slot = slots[reason] = len(statuses)
-                statuses.append(Status.unresolvable(reason))
+                slot = judged[taints] = self._slot(taints, pod, statuses, slots)
             verdict[i] = slot
         return BatchFilterResult(verdict, statuses)
+
+    @staticmethod
+    def _slot(
+        taints: tuple[Taint, ...], pod: Pod, statuses: list[Status], slots: dict[str, int]
+    ) -> int:
+        """-1 when the pod tolerates these taints, else the slot of the status naming the first."""
+        taint = find_untolerated(taints, pod.tolerations, (NO_SCHEDULE, NO_EXECUTE))
+        if taint is None:
+            return -1
+        reason = f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+        slot = slots.get(reason)
+        if slot is None:
+            slot = slots[reason] = len(statuses)
+            statuses.append(Status.unresolvable(reason))
+        return slot
 
     def pre_score(
         self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes

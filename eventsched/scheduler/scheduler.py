@@ -587,7 +587,10 @@ class Scheduler:
     ) -> None:
         diagnosis = err.diagnosis
         if fw.plugins_at("postFilter"):
-            statuses = {self.cache.table.names[r.row]: r.status for r in diagnosis.rejections}
+            names = self.cache.table.names
+            statuses = {
+                names[row]: status for r in diagnosis.rejections for row, status in r.status_of()
+            }
             result, status = fw.run_post_filter(state, info.pod, statuses)
             sink.record(
                 "post_filtered",

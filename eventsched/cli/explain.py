@@ -77,22 +77,22 @@ def _render_attempt(number: int, a: AttemptExplanation, max_rejections: int) -> 
             f"    {a.absent['count']} node(s) left out by PreFilter: {', '.join(a.absent['reasons'])}"
         )
     if a.top:
-        weights = ", ".join(f"{p['name']}×{p['weight']}" for p in a.score_plugins)
+        weights = ", ".join(f"{p['name']} x{p['weight']}" for p in a.score_plugins)
         out.append(
             f"  Score: {a.scored_nodes} feasible nodes scored ({weights}); top {len(a.top)}:"
         )
         plugins = [p["name"] for p in a.score_plugins]
         header = ["NODE", "TOTAL", *plugins]
-        rows = [header]
+        table = [header]
         for node in a.top:
             cells = [node.node, str(node.total)]
             for plugin in plugins:
                 s = node.plugins.get(plugin)
                 cells.append(f"{s['weighted']} (raw {s['raw']} → {s['normalized']})" if s else "-")
-            rows.append(cells)
-        widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-        for r in rows:
-            out.append("    " + "  ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip())
+            table.append(cells)
+        widths = [max(len(line[i]) for line in table) for i in range(len(header))]
+        for line in table:
+            out.append("    " + "  ".join(c.ljust(widths[i]) for i, c in enumerate(line)).rstrip())
     if a.selected:
         sel = a.selection or {}
         why = sel.get("reason", "")

@@ -15,6 +15,7 @@ def default_profile(scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> Profile:
     return Profile(
         scheduler_name=scheduler_name,
         plugins={
+            "preEnqueue": (PluginRef("SchedulingGates"),),
             "queueSort": (PluginRef("PrioritySort"),),
             "preFilter": (PluginRef("NodeAffinity"), PluginRef("NodeResourcesFit")),
             "filter": (

@@ -45,7 +45,7 @@ class Requirement:
 
     def matches(self, table: NodeTable, rows: Indexes) -> BoolArray:
         column = table.label_values(self.key)[rows]
-        present = np.not_equal(column, None)
+        present = np.fromiter((v is not None for v in column), dtype=bool, count=len(column))
         if self.operator == "In":
             return present & np.isin(column, self.values)
         if self.operator == "NotIn":
@@ -55,11 +55,11 @@ class Requirement:
         if self.operator == "DoesNotExist":
             return ~present
         bound = int(self.values[0])
-        numbers = np.array([_as_int(v) for v in column], dtype=object)
-        known = np.not_equal(numbers, None)
+        parsed = [_as_int(v) for v in column]
+        known = np.fromiter((v is not None for v in parsed), dtype=bool, count=len(parsed))
         out = np.zeros(len(rows), dtype=bool)
         if known.any():
-            vals = numbers[known].astype(np.int64)
+            vals = np.array([v for v in parsed if v is not None], dtype=np.int64)
             out[known] = vals > bound if self.operator == "Gt" else vals < bound
         return out
 
@@ -86,7 +86,8 @@ class Term:
         if not self.expressions and not self.fields:
             return np.zeros(len(rows), dtype=bool)  # an empty term matches no node
         out = np.ones(len(rows), dtype=bool)
-        for requirement in (*self.expressions, *self.fields):
+        requirements: tuple[Requirement | FieldRequirement, ...] = (*self.expressions, *self.fields)
+        for requirement in requirements:
             out &= requirement.matches(table, rows)
         return out
 

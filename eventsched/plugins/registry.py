@@ -9,6 +9,7 @@ from eventsched.plugins.nodename import NodeName
 from eventsched.plugins.noderesources_fit import NodeResourcesFit
 from eventsched.plugins.nodeunschedulable import NodeUnschedulable
 from eventsched.plugins.prioritysort import PrioritySort
+from eventsched.plugins.schedulinggates import SchedulingGates
 from eventsched.plugins.tainttoleration import TaintToleration
 
 
@@ -17,6 +18,7 @@ def in_tree_registry() -> Registry:
         {
             plugin.name: plugin
             for plugin in (
+                SchedulingGates,
                 PrioritySort,
                 NodeName,
                 NodeUnschedulable,

@@ -658,23 +658,22 @@ class Scheduler:
         """Close reservations a previous process left open, from what the cluster shows now."""
         for uid, reservation in list(self.projections.open_reservations.items()):
             node = self.cache.node_of(uid)
-            where = {
-                "scheduler": reservation.scheduler,
-                "attempt": reservation.attempt,
-                "node": reservation.node,
-            }
             pod = Pod(uid=uid, namespace=reservation.namespace or "", name=reservation.name or "")
             if node == reservation.node and not self.cache.is_assumed(uid):
-                self._pending.add(
-                    "bound", {"identity": pod.key, "reconciled": True}, pod=pod, **where
-                )  # type: ignore[arg-type]
+                kind, data = "bound", {"identity": pod.key, "reconciled": True}
             else:
-                self._pending.add(
+                kind, data = (
                     "unreserved",
                     {
                         "reason": "reconciled on start: no binding to this node was confirmed",
                         "reconciled": True,
                     },
-                    pod=pod,
-                    **where,  # type: ignore[arg-type]
                 )
+            self._pending.add(
+                kind,
+                data,
+                pod=pod,
+                scheduler=reservation.scheduler,
+                attempt=reservation.attempt,
+                node=reservation.node,
+            )

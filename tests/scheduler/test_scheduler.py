@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 from eventsched.cluster import SimulatedCluster
 from eventsched.config import default_profile
@@ -179,3 +180,20 @@ def test_projections_survive_a_restart_and_observations_are_not_repeated(store: 
     assert len(list(store.read(kinds=["node_observed"]))) == observed_nodes
     assert second.projections.first_placements == first.projections.first_placements
     assert rebuild(store) == second.projections
+
+
+def test_gated_pod_waits_until_its_gates_are_removed(store: EventStore) -> None:
+    gated = replace(pod("gated"), scheduling_gates=("example.com/quota",))
+    cluster = SimulatedCluster([node("a")], [gated])
+    scheduler = Scheduler(
+        store, cluster, [default_profile()], in_tree_registry(), SchedulerOptions()
+    )
+    scheduler.start()
+    scheduler.run(until_idle=True)
+    assert not bound_nodes(cluster)
+    queued = next(store.read(kinds=["queued"]))
+    assert queued.data["queue"] == "gated"
+    cluster.update_pod(replace(gated, scheduling_gates=()))
+    scheduler.run(until_idle=True)
+    scheduler.stop()
+    assert bound_nodes(cluster) == {"default/gated": "a"}

@@ -1,0 +1,24 @@
+"""SchedulingGates (PreEnqueue): a pod with `spec.schedulingGates` waits outside activeQ."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from eventsched.framework import Handle, PluginArgsError, Status
+from eventsched.model import Pod
+
+
+class SchedulingGates:
+    name = "SchedulingGates"
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        if args:
+            raise PluginArgsError(sorted(args)[0], "unknown field; SchedulingGates takes no args")
+
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        if not pod.scheduling_gates:
+            return None
+        return Status.unresolvable(
+            f"waiting for scheduling gates: [{' '.join(pod.scheduling_gates)}]"
+        )

@@ -41,6 +41,7 @@ from eventsched.framework.registry import (
     PluginFactory,
     Registry,
     UnknownPluginError,
+    check_args,
 )
 from eventsched.framework.runtime import Framework, ProfileError, Rejection, ScoreTable
 from eventsched.framework.sink import Decision, DecisionSink, ListSink
@@ -119,6 +120,7 @@ __all__ = [
     "UnknownPluginError",
     "WaitingPod",
     "WaitingPods",
+    "check_args",
     "default_normalize_score",
     "num_feasible_nodes_to_find",
     "schedule_pod",

@@ -21,6 +21,14 @@ class PluginArgsError(ValueError):
         super().__init__(f"{field}: {problem}" if field else problem)
 
 
+def check_args(plugin: str, args: Mapping[str, Any], known: tuple[str, ...] = ()) -> None:
+    """Refuse arg keys a plugin does not take, naming the first and what it does take."""
+    unknown = sorted(set(args) - set(known))
+    if unknown:
+        takes = f"takes {', '.join(known)}" if known else "takes no args"
+        raise PluginArgsError(unknown[0], f"unknown field; {plugin} {takes}")
+
+
 class UnknownPluginError(KeyError):
     def __init__(self, name: str, known: list[str]) -> None:
         self.name = name

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from eventsched.framework import CycleState, Handle, PluginArgsError, Status
+from eventsched.framework import CycleState, Handle, Status, check_args
 from eventsched.model import Pod
 
 
@@ -13,8 +13,7 @@ class DefaultBinder:
     name = "DefaultBinder"
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
-        if args:
-            raise PluginArgsError(sorted(args)[0], "unknown field; DefaultBinder takes no args")
+        check_args(self.name, args)
         self.handle = handle
 
     def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:

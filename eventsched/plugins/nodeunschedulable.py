@@ -12,8 +12,8 @@ from eventsched.framework import (
     ClusterEvent,
     CycleState,
     Handle,
-    PluginArgsError,
     Status,
+    check_args,
 )
 from eventsched.model import Indexes, NodeTable, Pod, Taint
 
@@ -25,8 +25,7 @@ class NodeUnschedulable:
     name = "NodeUnschedulable"
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
-        if args:
-            raise PluginArgsError(sorted(args)[0], "unknown field; NodeUnschedulable takes no args")
+        check_args(self.name, args)
 
     def events_to_register(self) -> Sequence[ClusterEvent]:
         return (NODE_ADD, NODE_UPDATE)

@@ -5,15 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from eventsched.framework import Handle, PluginArgsError, QueuedPodInfo
+from eventsched.framework import Handle, QueuedPodInfo, check_args
 
 
 class PrioritySort:
     name = "PrioritySort"
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
-        if args:
-            raise PluginArgsError(sorted(args)[0], "unknown field; PrioritySort takes no args")
+        check_args(self.name, args)
 
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         if a.pod.priority != b.pod.priority:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from eventsched.framework import Handle, PluginArgsError, Status
+from eventsched.framework import Handle, Status, check_args
 from eventsched.model import Pod
 
 
@@ -13,8 +13,7 @@ class SchedulingGates:
     name = "SchedulingGates"
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
-        if args:
-            raise PluginArgsError(sorted(args)[0], "unknown field; SchedulingGates takes no args")
+        check_args(self.name, args)
 
     def pre_enqueue(self, pod: Pod) -> Status | None:
         if not pod.scheduling_gates:

@@ -19,8 +19,8 @@ from eventsched.framework import (
     ClusterEvent,
     CycleState,
     Handle,
-    PluginArgsError,
     Status,
+    check_args,
     default_normalize_score,
 )
 from eventsched.model import Indexes, IntArray, NodeTable, Pod, Taint, Toleration
@@ -33,8 +33,7 @@ class TaintToleration:
     name = "TaintToleration"
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
-        if args:
-            raise PluginArgsError(sorted(args)[0], "unknown field; TaintToleration takes no args")
+        check_args(self.name, args)
 
     def events_to_register(self) -> Sequence[ClusterEvent]:
         return (NODE_ADD, NODE_UPDATE)

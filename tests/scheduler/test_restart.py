@@ -1,0 +1,41 @@
+"""State survives the process: a new process rebuilds exactly what the old one had."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from eventsched.events import SNAPSHOT_NAME, EventStore, Projections
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def worker(mode: str, url: str, seed: int = 0) -> Projections:
+    result = subprocess.run(
+        [sys.executable, "-m", "tests.scheduler.restart_worker", mode, url, str(seed)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return Projections.from_json(result.stdout.strip().splitlines()[-1])
+
+
+def test_a_new_process_rebuilds_the_projections_the_old_one_had(db_url: str, store: EventStore) -> None:
+    first = worker("schedule", db_url, seed=1)
+    assert len(first.first_placements) > 0 and first.position > 0
+    assert worker("rebuild", db_url) == first
+
+    # A second scheduling process on the same log starts from that state and adds to it.
+    second = worker("schedule", db_url, seed=2)
+    assert second.position > first.position
+    assert set(first.first_placements) <= set(second.first_placements)
+    for identity, placement in first.first_placements.items():
+        assert second.first_placements[identity] == placement, "a first placement was rewritten"
+    assert not second.open_reservations
+    assert worker("rebuild", db_url) == second
+    snapshots = store.latest_snapshot(SNAPSHOT_NAME)
+    assert snapshots is not None and snapshots[0] > 0, "a snapshot was taken"

@@ -76,7 +76,7 @@ class SchedulerOptions:
     #: Group commit: attempts decided per append at most, and how long the first may wait.
     #: Bindings start only once their group is durable, so this bounds the added latency.
     group_commit_attempts: int = 64
-    group_commit_wait: float = 0.02
+    group_commit_wait: float = 0.05
 
 
 @dataclass(slots=True)

@@ -6,6 +6,8 @@ from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 
 from eventsched.audit import PodNotFound
 from eventsched.cli.database import DatabaseURLError
+from eventsched.cluster.kube import KubeConfigError
+from eventsched.config.file import ConfigError
 from eventsched.events import EventStoreError, SchemaOutdatedError
 from eventsched.framework import PluginArgsError, ProfileError, UnknownPluginError
 from eventsched.model import ManifestError
@@ -17,7 +19,9 @@ def friendly_error(exc: BaseException) -> str | None:
         exc, ManifestError | SchemaOutdatedError | EventStoreError | PodNotFound | DatabaseURLError
     ):
         return str(exc)
-    if isinstance(exc, ProfileError | PluginArgsError | UnknownPluginError):
+    if isinstance(
+        exc, ProfileError | PluginArgsError | UnknownPluginError | ConfigError | KubeConfigError
+    ):
         return str(exc)
     if isinstance(exc, ArgumentError | NoSuchModuleError):
         return (

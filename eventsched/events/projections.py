@@ -168,6 +168,13 @@ class Projections:
         uid = e.uid or e.data.get("uid")
         if isinstance(uid, str) and uid:
             self.observed[f"pod/{uid}"] = digest(e.data)
+        # A pod of ours found bound without a `bound` of ours (placed while the
+        # scheduler was down): its node is still the identity's first placement.
+        identity = e.pod_key
+        if e.data.get("firstPlacement") and e.node and identity is not None:
+            self.first_placements.setdefault(
+                identity, Placement(e.node, e.position, e.uid, e.namespace, e.name)
+            )
 
     # -- (de)serialization ------------------------------------------------------
 

@@ -7,8 +7,11 @@ into an Error status naming it, so one bad plugin never stops the loop.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import structlog
@@ -90,7 +93,46 @@ class ScoreTable:
         return self.normalized * np.asarray(self.weights, dtype=np.int64)[:, None]
 
 
+#: (extension point, status code label, profile, seconds): what the scheduler's
+#: `scheduler_framework_extension_point_duration_seconds` histogram records.
+ExtensionPointObserver = Callable[[str, str, str, float], None]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _status_in(result: object) -> Status:
+    if isinstance(result, Status):
+        return result
+    if isinstance(result, tuple):
+        for item in result:
+            if isinstance(item, Status):
+                return item
+    return Status()
+
+
+def _timed(point: str) -> Callable[[_F], _F]:
+    """Time one extension point for the observer, as kube-scheduler's runtime does."""
+
+    def wrap(method: _F) -> _F:
+        @functools.wraps(method)
+        def timed(self: Framework, *args: Any, **kwargs: Any) -> Any:
+            observe = self.observe
+            if observe is None:
+                return method(self, *args, **kwargs)
+            started = time.perf_counter()
+            result = method(self, *args, **kwargs)
+            observe(point, _status_in(result).code.label, self.name, time.perf_counter() - started)
+            return result
+
+        return cast(_F, timed)
+
+    return wrap
+
+
 class Framework:
+    #: Set by the scheduler to export extension-point latencies; None costs nothing.
+    observe: ExtensionPointObserver | None = None
+
     def __init__(self, profile: Profile, registry: Registry, handle: Handle) -> None:
         self.profile = profile
         self.handle = handle
@@ -160,6 +202,7 @@ class Framework:
 
     # -- queueing ---------------------------------------------------------------
 
+    @_timed("PreEnqueue")
     def run_pre_enqueue(self, pod: Pod) -> Status:
         for plugin in self.plugins_at("preEnqueue"):
             status = self._call(plugin, "pre_enqueue", pod)
@@ -169,6 +212,7 @@ class Framework:
 
     # -- filtering --------------------------------------------------------------
 
+    @_timed("PreFilter")
     def run_pre_filter(
         self, state: CycleState, pod: Pod, table: NodeTable
     ) -> tuple[PreFilterResult | None, Status, set[str]]:
@@ -211,6 +255,7 @@ class Framework:
                     return None, Status.unresolvable(message, plugin=name), set(narrowing)
         return merged, Status(), set(narrowing)
 
+    @_timed("Filter")
     def run_filter(
         self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
     ) -> tuple[Indexes, list[Rejection], Status]:
@@ -246,6 +291,7 @@ class Framework:
             remaining = remaining[~failing]
         return remaining, rejections, Status()
 
+    @_timed("PostFilter")
     def run_post_filter(
         self, state: CycleState, pod: Pod, statuses: Mapping[str, Status]
     ) -> tuple[PostFilterResult | None, Status]:
@@ -270,6 +316,7 @@ class Framework:
 
     # -- scoring ----------------------------------------------------------------
 
+    @_timed("PreScore")
     def run_pre_score(self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes) -> Status:
         for plugin in self.plugins_at("preScore"):
             name = plugin.name  # type: ignore[attr-defined]
@@ -285,6 +332,7 @@ class Framework:
                 )
         return Status()
 
+    @_timed("Score")
     def run_score(
         self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
     ) -> tuple[ScoreTable | None, Status]:
@@ -327,6 +375,7 @@ class Framework:
 
     # -- reserve, permit, bind --------------------------------------------------
 
+    @_timed("Reserve")
     def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         for plugin in self.plugins_at("reserve"):
             status = self._call(plugin, "reserve", state, pod, node_name)
@@ -341,6 +390,7 @@ class Framework:
                 )
         return Status()
 
+    @_timed("Unreserve")
     def run_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """Every Reserve plugin's Unreserve, in reverse order; must not fail."""
         for plugin in reversed(self.plugins_at("reserve")):
@@ -349,6 +399,7 @@ class Framework:
             except Exception:
                 log.exception("unreserve failed", plugin=plugin.name, pod=pod.key)  # type: ignore[attr-defined]
 
+    @_timed("Permit")
     def run_permit(
         self, state: CycleState, pod: Pod, node_name: str
     ) -> tuple[Status, dict[str, float]]:
@@ -390,6 +441,7 @@ class Framework:
         finally:
             self.handle.waiting_pods.remove(pod.uid)
 
+    @_timed("PreBind")
     def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         for plugin in self.plugins_at("preBind"):
             status = self._call(plugin, "pre_bind", state, pod, node_name)
@@ -399,6 +451,7 @@ class Framework:
                 return status
         return Status()
 
+    @_timed("Bind")
     def run_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         """The first Bind plugin that does not Skip binds the pod."""
         for plugin in self.plugins_at("bind"):
@@ -408,6 +461,7 @@ class Framework:
             return status
         return Status(Code.SKIP, ("all bind plugins skipped",))
 
+    @_timed("PostBind")
     def run_post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
         for plugin in self.plugins_at("postBind"):
             self._call(plugin, "post_bind", state, pod, node_name)

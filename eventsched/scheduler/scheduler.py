@@ -54,6 +54,7 @@ from eventsched.model import Node, Pod
 from eventsched.scheduler.batch import AttemptSink, Batch
 from eventsched.scheduler.binding import BindingDone, bind_status, run_binding_cycle
 from eventsched.scheduler.cache import Cache
+from eventsched.scheduler.metrics import SchedulerMetrics
 from eventsched.scheduler.ports import Cluster, ClusterChange
 from eventsched.scheduler.queue import Move, SchedulingQueue
 
@@ -98,6 +99,7 @@ class Scheduler:
         registry: Registry,
         options: SchedulerOptions | None = None,
         clock: Callable[[], float] = time.time,
+        metrics: SchedulerMetrics | None = None,
     ) -> None:
         if not profiles:
             raise ValueError("at least one profile is needed")
@@ -110,6 +112,12 @@ class Scheduler:
         self.handle.bind = self._bind_via_cluster
         self.frameworks = {p.scheduler_name: Framework(p, registry, self.handle) for p in profiles}
         self.digests = {name: profile_digest(fw.profile) for name, fw in self.frameworks.items()}
+        self.metrics = metrics
+        if metrics is not None:
+            for fw in self.frameworks.values():
+                fw.observe = metrics.observe_extension_point
+        #: When each pod's current attempt began, for scheduler_scheduling_attempt_duration_seconds.
+        self._attempt_began: dict[str, float] = {}
         first = next(iter(self.frameworks.values()))
         sorts = {fw.profile.at("queueSort") for fw in self.frameworks.values()}
         if len(sorts) > 1:
@@ -153,8 +161,16 @@ class Scheduler:
     def ready(self) -> bool:
         return self._ready
 
-    def start(self) -> None:
-        """Rebuild state from the log, record the configuration, sync with the cluster."""
+    @property
+    def log_down(self) -> bool:
+        """True while appends fail; scheduling is paused until one succeeds."""
+        return self._log_down
+
+    def start(self, stop: threading.Event | None = None) -> bool:
+        """Rebuild state from the log, record the configuration, sync with the cluster.
+
+        False when `stop` was set before the cluster's initial lists arrived.
+        """
         started = time.monotonic()
         self.projections = rebuild(self.store)
         log.info(
@@ -167,11 +183,18 @@ class Scheduler:
         )
         self._record_config()
         self.cluster.start(self.inbox.put)
-        self.cluster.wait_synced()
+        waited = 0.0
+        while not self.cluster.wait_synced(0.5):
+            if stop is not None and stop.is_set():
+                return False
+            waited += 0.5
+            if waited % 10 == 0:
+                log.info("waiting for the cluster's nodes and pods to sync", seconds=waited)
         self._drain_inbox()
         self._reconcile_reservations()
         self._flush_until_durable()
         self._ready = True
+        return True
 
     def stop(self) -> None:
         """Stop taking pods; let binding cycles finish and log them; snapshot."""
@@ -242,9 +265,12 @@ class Scheduler:
         if not self._pending:
             return True
         records = self._pending.records
+        began = time.perf_counter()
         try:
             stored = self.store.append_stored(records)
         except EventStoreError as exc:
+            if self.metrics is not None:
+                self.metrics.log_append_failures.inc()
             self._ready = False
             self._log_down = True
             log.error("cannot write the event log; scheduling paused", error=str(exc))
@@ -256,6 +282,8 @@ class Scheduler:
         self._pending = Batch(self.options.instance)
         self._log_retry = self.options.log_retry
         self._group_attempts = 0
+        if self.metrics is not None:
+            self._observe_append(stored, time.perf_counter() - began)
         self._apply(stored)
         decided, self._decided = self._decided, []
         for fw, state, info, node, attempt, waited in decided:
@@ -271,6 +299,29 @@ class Scheduler:
         return True
 
     _log_retry = 0.5
+
+    def _observe_append(self, stored: Sequence[StoredEvent], seconds: float) -> None:
+        metrics = self.metrics
+        assert metrics is not None
+        metrics.log_append_duration.observe(seconds)
+        metrics.log_batch_events.observe(len(stored))
+        kinds: dict[str, int] = {}
+        for event in stored:
+            kinds[event.kind] = kinds.get(event.kind, 0) + 1
+        for kind, count in kinds.items():
+            metrics.log_events.labels(kind).inc(count)
+        metrics.set_pending(self.queue.counts())
+
+    def _attempt_result(self, pod_uid: str, profile: str, result: str) -> None:
+        """Count an attempt's outcome as kube-scheduler does: scheduled, unschedulable, error."""
+        began = self._attempt_began.pop(pod_uid, None)
+        if self.metrics is None:
+            return
+        self.metrics.schedule_attempts.labels(result, profile).inc()
+        if began is not None:
+            self.metrics.attempt_duration.labels(result, profile).observe(
+                time.perf_counter() - began
+            )
 
     def _retry_delay(self) -> float:
         delay = self._log_retry
@@ -361,11 +412,14 @@ class Scheduler:
         assert isinstance(pod, Pod)
         if change.type == "DELETED":
             self.last_failure.pop(pod.uid, None)
+            self._attempt_began.pop(pod.uid, None)
             self._pod_deleted(pod)
             return
-        self._observe(
-            "pod_observed", f"pod/{pod.uid}", pod.to_record(), pod=pod, node=pod.node_name or None
-        )
+        record = pod.to_record()
+        if self._placed_elsewhere(pod):
+            # Bound while we were down, or by hand: still its first placement (sticky).
+            record["firstPlacement"] = True
+        self._observe("pod_observed", f"pod/{pod.uid}", record, pod=pod, node=pod.node_name or None)
         if pod.node_name:
             self.queue.delete(pod.uid)
             was_assumed = self.cache.is_assumed(pod.uid)
@@ -390,6 +444,16 @@ class Scheduler:
             self._pending.add(
                 "queued", {"queue": where, "event": "PodAdd"}, pod=pod, scheduler=pod.scheduler_name
             )
+
+    def _placed_elsewhere(self, pod: Pod) -> bool:
+        """An assigned pod of ours that no `bound` of ours placed, and whose identity has no placement."""
+        return (
+            bool(pod.node_name)
+            and pod.scheduler_name in self.frameworks
+            and not self.cache.is_assumed(pod.uid)
+            and pod.uid not in self.projections.open_reservations
+            and pod.key not in self.projections.first_placements
+        )
 
     def _pod_deleted(self, pod: Pod) -> None:
         known = f"pod/{pod.uid}" in self.projections.observed or pod.uid in self.queue
@@ -434,6 +498,7 @@ class Scheduler:
         fw = self.frameworks[pod.scheduler_name]
         attempt = secrets.token_hex(8)
         seed = self._rng.getrandbits(63)
+        self._attempt_began[pod.uid] = time.perf_counter()
         sink = AttemptSink(self._pending, pod, fw.name, attempt)
         self.handle.sink = sink
         if self._group_attempts == 0:
@@ -543,6 +608,7 @@ class Scheduler:
             self.cache.finish_binding(pod.uid)
             self.last_failure.pop(pod.uid, None)
             self.stats.bound += 1
+            self._attempt_result(pod.uid, done.fw.name, "scheduled")
 
             def after() -> None:
                 done.fw.run_post_bind(done.state, pod, done.node)
@@ -558,6 +624,7 @@ class Scheduler:
             self._post_append.append(after)
             return
         self.stats.bind_failures += 1
+        self._attempt_result(pod.uid, done.fw.name, "error")
         self.cache.forget(pod.uid)
         self._move(ASSIGNED_POD_DELETE, "AssignedPodDelete")
         if done.final:
@@ -623,6 +690,7 @@ class Scheduler:
     ) -> None:
         """Record the failure, requeue, and only then tell the cluster (FailedScheduling)."""
         error = status is not None and not status.is_rejected
+        self._attempt_result(info.pod.uid, fw.name, "error" if error else "unschedulable")
         if error:
             self.stats.errors += 1
             log.error("scheduling attempt failed", pod=info.pod.key, error=message)

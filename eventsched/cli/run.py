@@ -1,0 +1,84 @@
+"""`eventsched run`: the long-running scheduler against a Kubernetes API server."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import types
+
+import structlog
+
+from eventsched.cli.database import open_store
+from eventsched.cli.runner import Runner
+from eventsched.cli.serve import Endpoints
+from eventsched.cluster.kube import ClientConnection, api_client
+from eventsched.config.file import SchedulerConfig, load_config
+from eventsched.plugins import in_tree_registry
+
+log = structlog.get_logger(__name__)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "run",
+        help="schedule pods of a Kubernetes cluster (in-cluster or with --kubeconfig)",
+        description="Run as a named second scheduler: watch nodes and pods, schedule pending "
+        "pods whose spec.schedulerName is one of the configured profiles, log every decision.",
+    )
+    p.add_argument("--config", metavar="FILE", help="KubeSchedulerConfiguration (v1) file")
+    p.add_argument(
+        "--kubeconfig",
+        metavar="FILE",
+        help="kubeconfig to use instead of the in-cluster service account "
+        "(overrides clientConnection.kubeconfig)",
+    )
+    p.add_argument(
+        "--http-address",
+        default="0.0.0.0:10259",
+        metavar="HOST:PORT",
+        help="serve /healthz, /readyz and /metrics here over plain HTTP (default 0.0.0.0:10259)",
+    )
+    p.add_argument(
+        "--leader-elect",
+        choices=["true", "false"],
+        help="override leaderElection.leaderElect",
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    config = load_config(args.config) if args.config else SchedulerConfig()
+    if args.leader_elect is not None:
+        from dataclasses import replace
+
+        config = replace(
+            config,
+            leader_election=replace(
+                config.leader_election, leader_elect=args.leader_elect == "true"
+            ),
+        )
+    cc = config.client_connection
+    api = api_client(
+        ClientConnection(kubeconfig=args.kubeconfig or cc.kubeconfig, qps=cc.qps, burst=cc.burst)
+    )
+    store = open_store(args.db, require_schema=False)
+    runner = Runner(store, config, api, in_tree_registry())
+    endpoints = Endpoints(
+        args.http_address, runner.metrics.registry, runner.readiness, runner.liveness
+    )
+    endpoints.start()
+
+    def terminate(signum: int, frame: types.FrameType | None) -> None:
+        log.info(
+            "stopping: no new attempts; in-flight bindings finish and the log is flushed",
+            signal=signal.Signals(signum).name,
+        )
+        runner.stop.set()
+
+    signal.signal(signal.SIGTERM, terminate)
+    signal.signal(signal.SIGINT, terminate)
+    try:
+        return runner.run()
+    finally:
+        endpoints.stop()
+        store.engine.dispose()

@@ -1,0 +1,175 @@
+"""`eventsched run` without the command line: log, lease, informers and loop, in order.
+
+The order is the one rule's: the schema must be current before anything is
+written; only the lease holder schedules; a new leader rebuilds its state
+from the log and freshly synced informers before its first attempt; a lost
+lease stops scheduling at once (the process then exits, as kube-scheduler
+does, and is restarted as a candidate).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import structlog
+from kubernetes import client
+from sqlalchemy.exc import SQLAlchemyError
+
+from eventsched.cli.serve import Check
+from eventsched.cluster.kube import ClientConnection, KubeCluster, LeaderElector, LeaseSettings
+from eventsched.config.file import SchedulerConfig
+from eventsched.events import EventStore, EventStoreError, SchemaOutdatedError, check_schema
+from eventsched.framework import Registry
+from eventsched.scheduler import Scheduler, SchedulerOptions
+from eventsched.scheduler.metrics import SchedulerMetrics
+
+log = structlog.get_logger(__name__)
+
+#: Exit status after losing the lease: a restart makes this process a candidate again.
+EXIT_LEASE_LOST = 1
+
+
+@dataclass(slots=True)
+class RunnerState:
+    schema_current: bool = False
+    role: str = "starting"  # starting, standby, leading, stopped
+    synced: bool = False
+    rebuilt: bool = False
+    lease_lost: bool = False
+
+
+class Runner:
+    def __init__(
+        self,
+        store: EventStore,
+        config: SchedulerConfig,
+        api: client.ApiClient,
+        registry: Registry,
+        identity: str | None = None,
+        options: SchedulerOptions | None = None,
+    ) -> None:
+        self.store = store
+        self.config = config
+        self.api = api
+        self.registry = registry
+        self.identity = identity
+        self.options = options or SchedulerOptions(
+            initial_backoff=config.pod_initial_backoff_seconds,
+            max_backoff=config.pod_max_backoff_seconds,
+        )
+        self.metrics = SchedulerMetrics()
+        self.stop = threading.Event()
+        self.state = RunnerState()
+        self.scheduler: Scheduler | None = None
+        self.elector: LeaderElector | None = None
+
+    # -- what the endpoints report ---------------------------------------------
+
+    def readiness(self) -> Sequence[Check]:
+        """Ready: schema current and, when leading, informers synced and state rebuilt.
+
+        A standby replica is ready as soon as the schema is: it serves
+        /metrics and waits for the lease, as kube-scheduler's standbys do.
+        """
+        s = self.state
+        checks: list[Check] = [
+            ("event-log-schema", s.schema_current, "run `eventsched db upgrade`"),
+        ]
+        if s.role == "leading":
+            checks.append(("informer-sync", s.synced, "waiting for nodes and pods"))
+            checks.append(("state-rebuilt", s.rebuilt, "folding the event log"))
+            log_ok = self.scheduler is not None and not self.scheduler.log_down
+            checks.append(("event-log-writable", log_ok, "appends fail; scheduling paused"))
+        elif s.role == "stopped":
+            checks.append(("running", False, "shutting down"))
+        return checks
+
+    def liveness(self) -> Sequence[Check]:
+        return (("ping", True, ""), ("leader-election", not self.state.lease_lost, "lease lost"))
+
+    # -- the run ----------------------------------------------------------------
+
+    def run(self) -> int:
+        try:
+            if not self._wait_for_schema():
+                return 0
+            if self.config.leader_election.leader_elect and not self._lead():
+                return 0
+            return self._schedule()
+        finally:
+            self.state.role = "stopped"
+
+    def _wait_for_schema(self) -> bool:
+        delay = 1.0
+        while not self.stop.is_set():
+            try:
+                check_schema(self.store.engine)
+            except SchemaOutdatedError as exc:
+                log.warning("waiting for the event log schema (not ready)", problem=str(exc))
+            except (EventStoreError, SQLAlchemyError) as exc:
+                log.warning(
+                    "event log unreachable; retrying (not ready)",
+                    error=str(exc).splitlines()[0],
+                    retry_seconds=delay,
+                )
+            else:
+                self.state.schema_current = True
+                return True
+            self.stop.wait(delay)
+            delay = min(delay * 2, 30.0)
+        return False
+
+    def _lead(self) -> bool:
+        le = self.config.leader_election
+        settings = LeaseSettings(
+            leader_elect=True,
+            lease_duration=le.lease_duration,
+            renew_deadline=le.renew_deadline,
+            retry_period=le.retry_period,
+            resource_name=le.resource_name,
+            resource_namespace=le.resource_namespace,
+        )
+        self.elector = LeaderElector(self.api, settings, self.identity, on_lost=self._lease_lost)
+        self.state.role = "standby"
+        self.elector.start()
+        return self.elector.wait_leading(self.stop)
+
+    def _lease_lost(self) -> None:
+        self.state.lease_lost = True
+        self.stop.set()
+
+    def _schedule(self) -> int:
+        self.state.role = "leading"
+        cc = self.config.client_connection
+        cluster = KubeCluster(
+            self.api,
+            self.config.scheduler_names,
+            ClientConnection(kubeconfig=cc.kubeconfig, qps=cc.qps, burst=cc.burst),
+        )
+        scheduler = Scheduler(
+            self.store,
+            cluster,
+            self.config.profiles,
+            self.registry,
+            self.options,
+            metrics=self.metrics,
+        )
+        self.scheduler = scheduler
+        try:
+            started = scheduler.start(stop=self.stop)
+            self.state.synced = self.state.rebuilt = started
+            if started:
+                log.info(
+                    "scheduling",
+                    profiles=list(self.config.scheduler_names),
+                    nodes=len(scheduler.cache.table),
+                )
+                scheduler.run(stop=self.stop)
+        finally:
+            scheduler.stop()
+        if self.state.lease_lost:
+            log.error("leaderelection lost; exiting so that a restart rejoins as a candidate")
+            return EXIT_LEASE_LOST
+        return 0

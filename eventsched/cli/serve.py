@@ -1,0 +1,105 @@
+"""/healthz, /readyz and /metrics over plain HTTP, as kube-scheduler's serving endpoints answer.
+
+/readyz lists its checks the way the Kubernetes components do
+(`[+]name ok` / `[-]name failed: ...`), so `curl /readyz?verbose` tells an
+operator which condition holds a replica back.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+import structlog
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+
+log = structlog.get_logger(__name__)
+
+#: (check name, passed, detail when it did not).
+Check = tuple[str, bool, str]
+
+
+def parse_address(address: str) -> tuple[str, int]:
+    """`HOST:PORT` or `:PORT` (all interfaces); names the fix when malformed."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(
+            f"--http-address {address!r}: expected HOST:PORT, e.g. 0.0.0.0:10259 or :10259"
+        )
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
+class Endpoints:
+    def __init__(
+        self,
+        address: str,
+        registry: CollectorRegistry,
+        readiness: Callable[[], Sequence[Check]],
+        liveness: Callable[[], Sequence[Check]] = lambda: (("ping", True, ""),),
+    ) -> None:
+        host, port = parse_address(address)
+        endpoints = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                endpoints._answer(self)
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass  # probes every few seconds would drown the log
+
+        self.registry = registry
+        self.readiness = readiness
+        self.liveness = liveness
+        self.server = ThreadingHTTPServer((host, port), Handler)
+        self.server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self.server.serve_forever, name="http-endpoints", daemon=True
+        )
+
+    @property
+    def port(self) -> int:
+        return int(self.server.server_address[1])
+
+    def start(self) -> None:
+        self._thread.start()
+        log.info("serving /healthz, /readyz and /metrics", port=self.port)
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def _answer(self, request: BaseHTTPRequestHandler) -> None:
+        url = urlsplit(request.path)
+        if url.path == "/metrics":
+            self._send(request, 200, generate_latest(self.registry), CONTENT_TYPE_LATEST)
+        elif url.path in ("/healthz", "/livez"):
+            self._checks(request, url.path[1:], self.liveness(), "verbose" in url.query)
+        elif url.path == "/readyz":
+            self._checks(request, "readyz", self.readiness(), "verbose" in url.query)
+        else:
+            self._send(request, 404, b"404 page not found\n", "text/plain; charset=utf-8")
+
+    def _checks(
+        self, request: BaseHTTPRequestHandler, name: str, checks: Sequence[Check], verbose: bool
+    ) -> None:
+        ok = all(passed for _, passed, _ in checks)
+        lines = [
+            f"[+]{check} ok" if passed else f"[-]{check} failed: {detail}"
+            for check, passed, detail in checks
+        ]
+        if ok:
+            body = "\n".join([*lines, f"{name} check passed"]) if verbose else "ok"
+        else:
+            body = "\n".join([*lines, f"{name} check failed"])
+        self._send(request, 200 if ok else 503, (body + "\n").encode(), "text/plain; charset=utf-8")
+
+    @staticmethod
+    def _send(request: BaseHTTPRequestHandler, code: int, body: bytes, content_type: str) -> None:
+        request.send_response(code)
+        request.send_header("Content-Type", content_type)
+        request.send_header("Content-Length", str(len(body)))
+        request.send_header("X-Content-Type-Options", "nosniff")
+        request.end_headers()
+        request.wfile.write(body)

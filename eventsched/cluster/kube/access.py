@@ -1,0 +1,34 @@
+"""Every API call the Kubernetes adapter makes, as RBAC rules.
+
+The deploy/ ClusterRole and Role are checked against this list in the tests,
+and the adapter's tests check that it never calls outside it, so the
+granted permissions stay exactly the ones the code uses: no wildcards, no
+secrets, leases only in the scheduler's own namespace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    api_group: str
+    resource: str
+    verbs: tuple[str, ...]
+    #: True: granted by a Role in the scheduler's own namespace, not cluster-wide.
+    own_namespace: bool = False
+
+
+REQUIRED_ACCESS: tuple[Access, ...] = (
+    # Informers: every node, and every pod (assigned pods of all schedulers use capacity).
+    Access("", "nodes", ("list", "watch")),
+    Access("", "pods", ("list", "watch")),
+    # Binding, and the PodScheduled=False condition / nominatedNodeName on failure.
+    Access("", "pods/binding", ("create",)),
+    Access("", "pods/status", ("patch",)),
+    # Scheduled / FailedScheduling, written with the events.k8s.io/v1 API as kube-scheduler does.
+    Access("events.k8s.io", "events", ("create",)),
+    # Leader election on a Lease.
+    Access("coordination.k8s.io", "leases", ("create", "get", "update"), own_namespace=True),
+)

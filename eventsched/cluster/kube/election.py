@@ -1,0 +1,164 @@
+"""Leader election on a coordination.k8s.io Lease, with the client's `leaderelection`.
+
+Only the leader schedules. The library notices a lost lease after
+renewDeadline without a successful renewal and then calls back; like
+kube-scheduler, whoever runs us stops scheduling at that moment, and a new
+leader starts from the log and fresh informers.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+from kubernetes import client
+from kubernetes.leaderelection import electionconfig, leaderelection
+from kubernetes.leaderelection.resourcelock.leaselock import LeaseLock
+
+from eventsched.cluster.kube.connection import REQUEST_TIMEOUT
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseSettings:
+    """kube-scheduler's `leaderElection` block; durations in whole seconds.
+
+    The client library stores durations as integers in the Lease, so
+    fractions are refused up front rather than failing at the first renewal.
+    """
+
+    leader_elect: bool = True
+    lease_duration: int = 15
+    renew_deadline: int = 10
+    retry_period: int = 2
+    resource_name: str = "eventsched"
+    resource_namespace: str = "kube-system"
+
+    def problems(self) -> list[tuple[str, str]]:
+        """(field, what is wrong and how to fix it); empty when usable."""
+        found: list[tuple[str, str]] = []
+        for name, value in (
+            ("leaseDuration", self.lease_duration),
+            ("renewDeadline", self.renew_deadline),
+            ("retryPeriod", self.retry_period),
+        ):
+            if not isinstance(value, int) or value < 1:
+                found.append((f"leaderElection.{name}", "must be a whole number of seconds >= 1s"))
+        if found:
+            return found
+        if self.lease_duration <= self.renew_deadline:
+            found.append(
+                (
+                    "leaderElection.leaseDuration",
+                    "must be greater than leaderElection.renewDeadline",
+                )
+            )
+        if self.renew_deadline <= 1.2 * self.retry_period:
+            found.append(
+                (
+                    "leaderElection.renewDeadline",
+                    "must be greater than 1.2 x leaderElection.retryPeriod",
+                )
+            )
+        if not self.resource_name:
+            found.append(("leaderElection.resourceName", "must name the Lease"))
+        if not self.resource_namespace:
+            found.append(("leaderElection.resourceNamespace", "must name the Lease's namespace"))
+        return found
+
+
+class _TimedCoordinationApi(client.CoordinationV1Api):
+    """Lease calls with a request timeout, so a hung API server cannot stall renewals."""
+
+    def read_namespaced_lease(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("_request_timeout", REQUEST_TIMEOUT)
+        return super().read_namespaced_lease(*args, **kwargs)
+
+    def create_namespaced_lease(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("_request_timeout", REQUEST_TIMEOUT)
+        return super().create_namespaced_lease(*args, **kwargs)
+
+    def replace_namespaced_lease(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("_request_timeout", REQUEST_TIMEOUT)
+        return super().replace_namespaced_lease(*args, **kwargs)
+
+
+def default_identity() -> str:
+    """hostname_uuid, as kube-scheduler names a candidate."""
+    return f"{socket.gethostname()}_{uuid.uuid4()}"
+
+
+class LeaderElector:
+    """Runs the election on a daemon thread; `leading` and `lost` tell the caller where it stands."""
+
+    def __init__(
+        self,
+        api: client.ApiClient,
+        settings: LeaseSettings,
+        identity: str | None = None,
+        on_lost: Callable[[], None] | None = None,
+    ) -> None:
+        problems = settings.problems()
+        if problems:
+            raise ValueError("; ".join(f"{field}: {problem}" for field, problem in problems))
+        self.settings = settings
+        self.identity = identity or default_identity()
+        self.leading = threading.Event()
+        self.lost = threading.Event()
+        self._on_lost = on_lost
+        lock = LeaseLock(settings.resource_name, settings.resource_namespace, self.identity)
+        lock.api_instance = _TimedCoordinationApi(api)
+        self._config = electionconfig.Config(
+            lock=lock,
+            lease_duration=settings.lease_duration,
+            renew_deadline=settings.renew_deadline,
+            retry_period=settings.retry_period,
+            onstarted_leading=self._started,
+            onstopped_leading=self._stopped,
+        )
+        self._thread = threading.Thread(target=self._run, name="leader-election", daemon=True)
+        # The library logs through `logging`; keep its per-retry chatter out of our logs.
+        logging.getLogger("leaderelection").setLevel(logging.WARNING)
+
+    def start(self) -> None:
+        log.info(
+            "attempting to acquire leader lease",
+            lease=f"{self.settings.resource_namespace}/{self.settings.resource_name}",
+            identity=self.identity,
+        )
+        self._thread.start()
+
+    def wait_leading(self, stop: threading.Event) -> bool:
+        """Block until this candidate leads (True) or `stop` is set (False)."""
+        while not stop.is_set():
+            if self.leading.wait(0.2):
+                return True
+        return False
+
+    def _run(self) -> None:
+        try:
+            leaderelection.LeaderElection(self._config).run()
+        except Exception:
+            log.exception("leader election failed")
+            self._stopped()
+
+    def _started(self) -> None:
+        log.info("successfully acquired lease", identity=self.identity)
+        self.leading.set()
+
+    def _stopped(self) -> None:
+        if self.lost.is_set():
+            return
+        was_leading = self.leading.is_set()
+        self.leading.clear()
+        self.lost.set()
+        log.error("leaderelection lost", identity=self.identity, was_leading=was_leading)
+        if self._on_lost is not None:
+            self._on_lost()

@@ -6,6 +6,7 @@ from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 
 from eventsched.audit import PodNotFound
 from eventsched.cli.database import DatabaseURLError
+from eventsched.cli.serve import AddressError
 from eventsched.cluster.kube import KubeConfigError
 from eventsched.config.file import ConfigError
 from eventsched.events import EventStoreError, SchemaOutdatedError
@@ -20,7 +21,7 @@ def friendly_error(exc: BaseException) -> str | None:
     ):
         return str(exc)
     if isinstance(
-        exc, ProfileError | PluginArgsError | UnknownPluginError | ConfigError | KubeConfigError
+        exc, ProfileError | PluginArgsError | UnknownPluginError | ConfigError | KubeConfigError | AddressError
     ):
         return str(exc)
     if isinstance(exc, ArgumentError | NoSuchModuleError):

@@ -21,11 +21,15 @@ log = structlog.get_logger(__name__)
 Check = tuple[str, bool, str]
 
 
+class AddressError(ValueError):
+    """A listen address that cannot be used; the message shows the expected form."""
+
+
 def parse_address(address: str) -> tuple[str, int]:
     """`HOST:PORT` or `:PORT` (all interfaces); names the fix when malformed."""
     host, sep, port = address.rpartition(":")
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise ValueError(
+        raise AddressError(
             f"--http-address {address!r}: expected HOST:PORT, e.g. 0.0.0.0:10259 or :10259"
         )
     return host.strip("[]") or "0.0.0.0", int(port)

@@ -21,7 +21,13 @@ def friendly_error(exc: BaseException) -> str | None:
     ):
         return str(exc)
     if isinstance(
-        exc, ProfileError | PluginArgsError | UnknownPluginError | ConfigError | KubeConfigError | AddressError
+        exc,
+        ProfileError
+        | PluginArgsError
+        | UnknownPluginError
+        | ConfigError
+        | KubeConfigError
+        | AddressError,
     ):
         return str(exc)
     if isinstance(exc, ArgumentError | NoSuchModuleError):

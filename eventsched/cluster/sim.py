@@ -137,7 +137,9 @@ class SimulatedCluster:
         with self._lock:
             self.events.append(event)
 
-    def set_unschedulable(self, pod: Pod, message: str, nominated_node: str = "") -> None:
+    def set_unschedulable(
+        self, pod: Pod, message: str, nominated_node: str = "", reason: str = "Unschedulable"
+    ) -> None:
         """Set PodScheduled=False/Unschedulable and status.nominatedNodeName, as a status update.
 
         Only the nominated node is part of the scheduler's view of a pod, so a
@@ -152,7 +154,7 @@ class SimulatedCluster:
             self.conditions[pod.key] = {
                 "type": "PodScheduled",
                 "status": "False",
-                "reason": "Unschedulable",
+                "reason": reason,
                 "message": message,
                 "lastTransitionTime": rfc3339(datetime.now(UTC)),
             }

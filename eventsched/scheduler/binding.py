@@ -44,6 +44,8 @@ class BindingDone:
     final: bool
     batch: Batch
     message: str = ""
+    #: The API's status code when a Binding was answered; None when Bind never reached it.
+    code: int | None = None
 
 
 def run_binding_cycle(
@@ -96,7 +98,18 @@ def run_binding_cycle(
     )
     fw.run_unreserve(state, pod, node)
     sink.record("unreserved", {"reason": f"binding cycle failed: {status.message}"}, node=node)
-    return BindingDone(fw, state, info, node, attempt, False, final, batch, status.message)
+    return BindingDone(
+        fw,
+        state,
+        info,
+        node,
+        attempt,
+        False,
+        final,
+        batch,
+        status.message,
+        outcome.code if outcome else None,
+    )
 
 
 def _refusal(status: Status) -> str:

@@ -29,7 +29,9 @@ class Cluster(Protocol):
     def emit_event(self, pod: Pod, event_type: str, reason: str, action: str, message: str) -> None:
         """Write a core Event about the pod (Scheduled, FailedScheduling) as kube-scheduler does."""
 
-    def set_unschedulable(self, pod: Pod, message: str, nominated_node: str = "") -> None:
-        """Set the PodScheduled=False condition with reason Unschedulable and the message."""
+    def set_unschedulable(
+        self, pod: Pod, message: str, nominated_node: str = "", reason: str = "Unschedulable"
+    ) -> None:
+        """Set PodScheduled=False with the reason (Unschedulable, or SchedulerError) and message."""
 
     def stop(self) -> None: ...

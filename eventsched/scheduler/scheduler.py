@@ -118,6 +118,8 @@ class Scheduler:
                 fw.observe = metrics.observe_extension_point
         #: When each pod's current attempt began, for scheduler_scheduling_attempt_duration_seconds.
         self._attempt_began: dict[str, float] = {}
+        #: Pods deleted while their binding cycle ran: a failed Binding must not requeue them.
+        self._deleted_in_flight: set[str] = set()
         first = next(iter(self.frameworks.values()))
         sorts = {fw.profile.at("queueSort") for fw in self.frameworks.values()}
         if len(sorts) > 1:
@@ -461,6 +463,8 @@ class Scheduler:
         if waiting is not None:
             waiting.reject("", "pod was deleted while waiting at Permit")
         self.queue.delete(pod.uid)
+        if self.cache.is_assumed(pod.uid):
+            self._deleted_in_flight.add(pod.uid)
         removed = self.cache.remove_pod(pod.uid) if not self.cache.is_assumed(pod.uid) else None
         if known or removed is not None:
             self._pending.add(
@@ -627,17 +631,19 @@ class Scheduler:
         self._attempt_result(pod.uid, done.fw.name, "error")
         self.cache.forget(pod.uid)
         self._move(ASSIGNED_POD_DELETE, "AssignedPodDelete")
-        if done.final:
-            log.info(
-                "binding refused for good; waiting for the cluster to say why",
-                pod=pod.key,
-                reason=done.message,
-            )
+        message = f"Binding rejected: {done.message}"
+        # As kube-scheduler's failure handler: a pod the cluster already shows
+        # assigned, or that is gone, is not requeued; any other is.
+        if self.cache.node_of(pod.uid) is not None or pod.uid in self._deleted_in_flight:
+            log.info("binding refused; the pod is assigned or gone, not requeued", pod=pod.key)
+            self._deleted_in_flight.discard(pod.uid)
+            return
+        if done.code == 404:
+            log.info("binding refused: the pod no longer exists", pod=pod.key)
             return
         move = self.queue.requeue_after_binding_failure(done.info)
         self._record_moves([move])
-        message = f"Binding rejected: {done.message}"
-        self._post_append.append(lambda: self._report_failure(pod, message))
+        self._post_append.append(lambda: self._report_failure(pod, message, "SchedulerError"))
 
     def _bind_via_cluster(self, pod: Pod, node: str) -> Status:
         return bind_status(self.cluster.bind(pod, node))
@@ -709,11 +715,13 @@ class Scheduler:
         )
         pod = info.pod
         self.last_failure[pod.uid] = (pod, message)
-        self._post_append.append(lambda: self._report_failure(pod, message))
+        reason = "SchedulerError" if error else "Unschedulable"
+        self._post_append.append(lambda: self._report_failure(pod, message, reason))
 
-    def _report_failure(self, pod: Pod, message: str) -> None:
+    def _report_failure(self, pod: Pod, message: str, reason: str = "Unschedulable") -> None:
+        """FailedScheduling and PodScheduled=False; reason SchedulerError unless the pod was rejected."""
         self.cluster.emit_event(pod, "Warning", "FailedScheduling", "Scheduling", message)
-        self.cluster.set_unschedulable(pod, message)
+        self.cluster.set_unschedulable(pod, message, reason=reason)
         self._progress()
 
     def _progress(self) -> None:

@@ -24,7 +24,9 @@ def worker(mode: str, url: str, seed: int = 0) -> Projections:
     return Projections.from_json(result.stdout.strip().splitlines()[-1])
 
 
-def test_a_new_process_rebuilds_the_projections_the_old_one_had(db_url: str, store: EventStore) -> None:
+def test_a_new_process_rebuilds_the_projections_the_old_one_had(
+    db_url: str, store: EventStore
+) -> None:
     first = worker("schedule", db_url, seed=1)
     assert len(first.first_placements) > 0 and first.position > 0
     assert worker("rebuild", db_url) == first

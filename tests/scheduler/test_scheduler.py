@@ -98,14 +98,31 @@ def test_bind_error_is_logged_unreserved_and_retried(store: EventStore) -> None:
     assert not rebuild(store).open_reservations
 
 
-def test_conflict_409_is_final_and_not_retried(store: EventStore) -> None:
+def test_conflict_409_on_a_pod_still_pending_is_requeued(store: EventStore) -> None:
+    """kube-scheduler's failure handler requeues unless the informer shows the pod assigned or gone."""
     cluster = SimulatedCluster([node("a")], [pod("p")])
     cluster.fail_next_binds(
-        409, 1, 'Operation cannot be fulfilled on pods/binding "p": pod p is already assigned'
+        409, 1, 'Operation cannot be fulfilled on pods/binding "p": the object has been modified'
     )
     run_scheduler(store, cluster)
     kinds = [e.kind for e in store.read_pod("default", "p")]
-    assert kinds.count("attempt_started") == 1 and "bind_failed" in kinds and "bound" not in kinds
+    assert kinds.count("attempt_started") == 2
+    assert kinds.index("bind_failed") < kinds.index("requeued") < kinds.index("bound")
+    assert bound_nodes(cluster) == {"default/p": "a"}
+    failed = [e for e in cluster.events if e.reason == "FailedScheduling"]
+    assert [e.message for e in failed] == [
+        'Binding rejected: Operation cannot be fulfilled on pods/binding "p": the object has been modified'
+    ]
+    assert cluster.conditions["default/p"]["status"] == "True"  # bound on the retry
+
+
+def test_binding_404_drops_the_pod(store: EventStore) -> None:
+    cluster = SimulatedCluster([node("a")], [pod("p")])
+    cluster.fail_next_binds(404, 1, 'pods "p" not found')
+    run_scheduler(store, cluster)
+    kinds = [e.kind for e in store.read_pod("default", "p")]
+    assert kinds.count("attempt_started") == 1 and "bind_failed" in kinds
+    assert "requeued" not in kinds and "bound" not in kinds
 
 
 def test_failed_prebind_unreserves_with_the_same_cycle_state(store: EventStore) -> None:

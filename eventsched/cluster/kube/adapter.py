@@ -117,8 +117,10 @@ class KubeCluster:
     def emit_event(self, pod: Pod, event_type: str, reason: str, action: str, message: str) -> None:
         self.recorder.event(pod, event_type, reason, action, message)
 
-    def set_unschedulable(self, pod: Pod, message: str, nominated_node: str = "") -> None:
-        self.recorder.unschedulable(pod, message, nominated_node)
+    def set_unschedulable(
+        self, pod: Pod, message: str, nominated_node: str = "", reason: str = "Unschedulable"
+    ) -> None:
+        self.recorder.unschedulable(pod, message, nominated_node, reason)
 
     def stop(self) -> None:
         """Stop watching and deliver nothing more; queued Events and patches are still written."""

@@ -76,7 +76,11 @@ def event_body(
 
 
 def unschedulable_patch(
-    current: Mapping[str, Any] | None, message: str, nominated_node: str, now: datetime
+    current: Mapping[str, Any] | None,
+    message: str,
+    nominated_node: str,
+    now: datetime,
+    reason: str = "Unschedulable",
 ) -> dict[str, Any] | None:
     """The status patch for a failed attempt, or None when nothing would change.
 
@@ -87,7 +91,7 @@ def unschedulable_patch(
     condition = {
         "type": "PodScheduled",
         "status": "False",
-        "reason": "Unschedulable",
+        "reason": reason,
         "message": message,
         "lastProbeTime": None,
         "lastTransitionTime": rfc3339(now),
@@ -97,7 +101,7 @@ def unschedulable_patch(
         condition["lastTransitionTime"] = (
             current.get("lastTransitionTime") or condition["lastTransitionTime"]
         )
-        unchanged = current.get("reason") == "Unschedulable" and current.get("message") == message
+        unchanged = current.get("reason") == reason and current.get("message") == message
     if unchanged and not nominated_node:
         return None
     status: dict[str, Any] = {"conditions": [condition]}
@@ -139,8 +143,10 @@ class Recorder:
         )
         self._pool.submit(self._create_event, pod, body)
 
-    def unschedulable(self, pod: Pod, message: str, nominated_node: str = "") -> None:
-        self._pool.submit(self._patch_status, pod, message, nominated_node)
+    def unschedulable(
+        self, pod: Pod, message: str, nominated_node: str = "", reason: str = "Unschedulable"
+    ) -> None:
+        self._pool.submit(self._patch_status, pod, message, nominated_node, reason)
 
     def stop(self) -> None:
         """Let queued writes finish: each is bounded by the client's request timeout."""
@@ -159,9 +165,9 @@ class Recorder:
         except Exception as exc:
             self._failed("event", pod, exc, reason=body["reason"])
 
-    def _patch_status(self, pod: Pod, message: str, nominated_node: str) -> None:
+    def _patch_status(self, pod: Pod, message: str, nominated_node: str, reason: str) -> None:
         current = self._current(pod)
-        patch = unschedulable_patch(current, message, nominated_node, datetime.now(UTC))
+        patch = unschedulable_patch(current, message, nominated_node, datetime.now(UTC), reason)
         if patch is None:
             return
         self._limiter.acquire()

@@ -659,6 +659,7 @@ class Scheduler:
         err: FitError,
     ) -> None:
         diagnosis = err.diagnosis
+        nominated = ""
         if fw.plugins_at("postFilter"):
             names = self.cache.table.names
             statuses = {
@@ -675,6 +676,7 @@ class Scheduler:
             )
             if not status.is_success and status.message:
                 diagnosis.post_filter_msg = status.message
+            nominated = result.nominated_node_name if result else ""
         self.stats.unschedulable += 1
         self._failed(
             fw,
@@ -683,6 +685,7 @@ class Scheduler:
             None,
             diagnosis.message(),
             tuple(sorted(diagnosis.unschedulable_plugins)),
+            nominated,
         )
 
     def _failed(
@@ -693,6 +696,7 @@ class Scheduler:
         status: Status | None,
         message: str,
         plugins: Sequence[str],
+        nominated_node: str = "",
     ) -> None:
         """Record the failure, requeue, and only then tell the cluster (FailedScheduling)."""
         error = status is not None and not status.is_rejected
@@ -716,12 +720,17 @@ class Scheduler:
         pod = info.pod
         self.last_failure[pod.uid] = (pod, message)
         reason = "SchedulerError" if error else "Unschedulable"
-        self._post_append.append(lambda: self._report_failure(pod, message, reason))
+        self._post_append.append(lambda: self._report_failure(pod, message, reason, nominated_node))
 
-    def _report_failure(self, pod: Pod, message: str, reason: str = "Unschedulable") -> None:
-        """FailedScheduling and PodScheduled=False; reason SchedulerError unless the pod was rejected."""
+    def _report_failure(
+        self, pod: Pod, message: str, reason: str = "Unschedulable", nominated_node: str = ""
+    ) -> None:
+        """FailedScheduling and PodScheduled=False (status.nominatedNodeName when preemption nominated).
+
+        The condition's reason is SchedulerError unless the pod was rejected, as upstream.
+        """
         self.cluster.emit_event(pod, "Warning", "FailedScheduling", "Scheduling", message)
-        self.cluster.set_unschedulable(pod, message, reason=reason)
+        self.cluster.set_unschedulable(pod, message, nominated_node, reason)
         self._progress()
 
     def _progress(self) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import threading
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, cast
@@ -29,6 +30,10 @@ from eventsched.model import Node, Pod
 from eventsched.model.changes import BindOutcome, ChangeType, ClusterChange
 
 log = structlog.get_logger(__name__)
+
+# The informer logs each watch failure with a traceback through `logging`, and
+# also hands it to our ERROR handler, which logs one structured line instead.
+logging.getLogger("kubernetes.informer.informer").setLevel(logging.CRITICAL)
 
 OnChange = Callable[[ClusterChange], None]
 
@@ -93,6 +98,8 @@ class KubeCluster:
     def bind(self, pod: Pod, node_name: str) -> BindOutcome:
         """POST pods/binding with the pod's UID as precondition, as DefaultBinder does."""
         body = client.V1Binding(
+            api_version="v1",
+            kind="Binding",
             metadata=client.V1ObjectMeta(name=pod.name, namespace=pod.namespace, uid=pod.uid),
             target=client.V1ObjectReference(api_version="v1", kind="Node", name=node_name),
         )
@@ -173,6 +180,8 @@ class KubeCluster:
         self._deliver(event_type, pod)
 
     def _watch_error(self, resource: str, error: Any) -> None:
+        if self._stopped.is_set():
+            return  # stopping closes the watch streams; that is no failure
         status = getattr(error, "status", None)
         if status == 410:
             log.info("watch expired (410 Gone); relisting", resource=resource)

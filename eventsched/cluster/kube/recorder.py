@@ -141,12 +141,19 @@ class Recorder:
             f"{controller}-{self._hostname}",
             datetime.now(UTC),
         )
-        self._pool.submit(self._create_event, pod, body)
+        self._submit(self._create_event, pod, body)
 
     def unschedulable(
         self, pod: Pod, message: str, nominated_node: str = "", reason: str = "Unschedulable"
     ) -> None:
-        self._pool.submit(self._patch_status, pod, message, nominated_node, reason)
+        self._submit(self._patch_status, pod, message, nominated_node, reason)
+
+    def _submit(self, write: Callable[..., None], *args: Any) -> None:
+        """Off the caller's thread; once stopping, on it (the last outcomes still get written)."""
+        try:
+            self._pool.submit(write, *args)
+        except RuntimeError:
+            write(*args)
 
     def stop(self) -> None:
         """Let queued writes finish: each is bounded by the client's request timeout."""

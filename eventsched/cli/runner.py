@@ -100,6 +100,8 @@ class Runner:
             return self._schedule()
         finally:
             self.state.role = "stopped"
+            if self.elector is not None and not self.state.lease_lost:
+                self.elector.release()
 
     def _wait_for_schema(self) -> bool:
         delay = 1.0

@@ -20,6 +20,7 @@ import structlog
 from kubernetes import client
 from kubernetes.leaderelection import electionconfig, leaderelection
 from kubernetes.leaderelection.resourcelock.leaselock import LeaseLock
+from urllib3.exceptions import HTTPError
 
 from eventsched.cluster.kube.connection import REQUEST_TIMEOUT
 
@@ -90,6 +91,43 @@ class _TimedCoordinationApi(client.CoordinationV1Api):
         return super().replace_namespaced_lease(*args, **kwargs)
 
 
+class _ReleasableLeaseLock(LeaseLock):
+    """A LeaseLock that can be told to stop: the library then fails its next renewal.
+
+    The client's LeaderElection has no cancel; without this a stopped
+    scheduler's thread would keep renewing a lease it no longer uses.
+    """
+
+    released = False
+
+    def get(self, name: str, namespace: str) -> tuple[bool, Any]:
+        if self.released:
+            return False, None
+        try:
+            return super().get(name, namespace)
+        except (HTTPError, OSError) as exc:  # unreachable API: retry next period
+            log.warning("cannot read the leader lease", error=str(exc))
+            return False, None
+
+    def create(self, name: str, namespace: str, election_record: Any) -> bool:
+        if self.released:
+            return False
+        try:
+            return bool(super().create(name, namespace, election_record))
+        except (HTTPError, OSError) as exc:
+            log.warning("cannot create the leader lease", error=str(exc))
+            return False
+
+    def update(self, name: str, namespace: str, updated_record: Any) -> bool:
+        if self.released:
+            return False
+        try:
+            return bool(super().update(name, namespace, updated_record))
+        except (HTTPError, OSError) as exc:
+            log.warning("cannot renew the leader lease", error=str(exc))
+            return False
+
+
 def default_identity() -> str:
     """hostname_uuid, as kube-scheduler names a candidate."""
     return f"{socket.gethostname()}_{uuid.uuid4()}"
@@ -113,8 +151,11 @@ class LeaderElector:
         self.leading = threading.Event()
         self.lost = threading.Event()
         self._on_lost = on_lost
-        lock = LeaseLock(settings.resource_name, settings.resource_namespace, self.identity)
+        lock = _ReleasableLeaseLock(
+            settings.resource_name, settings.resource_namespace, self.identity
+        )
         lock.api_instance = _TimedCoordinationApi(api)
+        self._lock = lock
         self._config = electionconfig.Config(
             lock=lock,
             lease_duration=settings.lease_duration,
@@ -142,11 +183,35 @@ class LeaderElector:
                 return True
         return False
 
+    def release(self) -> None:
+        """Stop renewing and, when holding the lease, hand it back at once.
+
+        As client-go's ReleaseOnCancel: holder cleared and a one-second
+        duration, so a standby need not wait out leaseDuration after a
+        graceful shutdown.
+        """
+        lock = self._lock
+        lock.released = True
+        if not self.leading.is_set():
+            return
+        self.leading.clear()
+        try:
+            lease = lock.api_instance.read_namespaced_lease(lock.name, lock.namespace)
+            if lease.spec is None or lease.spec.holder_identity != self.identity:
+                return
+            lease.spec.holder_identity = ""
+            lease.spec.lease_duration_seconds = 1
+            lock.api_instance.replace_namespaced_lease(lock.name, lock.namespace, lease)
+            log.info("released the leader lease", identity=self.identity)
+        except Exception as exc:
+            log.warning("could not release the leader lease; it will expire", error=str(exc))
+
     def _run(self) -> None:
         try:
             leaderelection.LeaderElection(self._config).run()
-        except Exception:
-            log.exception("leader election failed")
+        except Exception as exc:
+            if not self._lock.released:
+                log.error("leader election failed", error=repr(exc))
             self._stopped()
 
     def _started(self) -> None:
@@ -154,7 +219,7 @@ class LeaderElector:
         self.leading.set()
 
     def _stopped(self) -> None:
-        if self.lost.is_set():
+        if self.lost.is_set() or self._lock.released:
             return
         was_leading = self.leading.is_set()
         self.leading.clear()

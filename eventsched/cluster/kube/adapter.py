@@ -133,8 +133,17 @@ class KubeCluster:
         """Stop watching and deliver nothing more; queued Events and patches are still written."""
         self._stopped.set()
         self._on_change = None
-        self.nodes.stop()
-        self.pods.stop()
+        stoppers = [
+            threading.Thread(target=informer.stop, name="informer-stop", daemon=True)
+            for informer in (self.nodes, self.pods)
+        ]
+        for stopper in stoppers:
+            stopper.start()
+        # SharedInformer.stop joins its thread; one caught between sending a
+        # watch request and its answer waits for the next event. Its threads
+        # are daemons, so do not let that hold up a shutdown.
+        for stopper in stoppers:
+            stopper.join(2.0)
         self.recorder.stop()
 
     # -- informer plumbing ------------------------------------------------------

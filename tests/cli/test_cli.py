@@ -133,3 +133,38 @@ def test_bench_prints_pods_per_second(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert " pods/s, " in result.stdout and "log bytes/pod" in result.stdout
     assert "60 bound" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        (
+            "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+            "leaderElection: {leaseDuration: 15}\n",
+            "leaderElection.leaseDuration: must be whole seconds of at least 1s, like 15s (got 15)",
+        ),
+        (
+            "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+            "profiles: [{schedulerName: a, plugins: {}}]\n",
+            "profiles[0].plugins: custom plugin sets are not supported yet",
+        ),
+    ],
+)
+def test_run_with_a_bad_config_is_one_line_naming_the_field(
+    tmp_path: Path, config: str, expected: str
+) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(config)
+    result = eventsched("run", "--config", str(path), db=f"sqlite:///{tmp_path}/e.db")
+    assert result.returncode == 2
+    assert result.stderr.strip().startswith(f"eventsched: error: {path}: {expected}")
+    assert "Traceback" not in result.stderr
+
+
+def test_run_without_a_cluster_says_how_to_name_one(tmp_path: Path) -> None:
+    result = eventsched(
+        "run", "--kubeconfig", str(tmp_path / "missing"), db=f"sqlite:///{tmp_path}/e.db"
+    )
+    assert result.returncode == 2
+    assert "cannot configure the Kubernetes client from kubeconfig" in result.stderr
+    assert "--kubeconfig FILE" in result.stderr

@@ -16,6 +16,7 @@ from pathlib import Path
 from kubernetes import client
 
 from eventsched.cli.runner import EXIT_LEASE_LOST, Runner
+from eventsched.cluster.kube import REQUIRED_ACCESS
 from eventsched.config.file import LeaderElectionConfig, SchedulerConfig
 from eventsched.events import EventStore
 from eventsched.plugins import in_tree_registry
@@ -75,6 +76,8 @@ def test_only_the_lease_holder_schedules_and_a_standby_takes_over(
     )
     assert second.stop() == 0
     assert len(bindings(apiserver, "p1")) == len(bindings(apiserver, "p2")) == 1
+    granted = {(a.api_group, a.resource, v) for a in REQUIRED_ACCESS for v in a.verbs}
+    assert apiserver.access_used() <= granted  # leases included
 
 
 def test_losing_the_lease_stops_scheduling_at_once(

@@ -13,7 +13,7 @@ from eventsched.cli.runner import Runner
 from eventsched.cli.serve import Endpoints
 from eventsched.cluster.kube import ClientConnection, api_client
 from eventsched.config.file import SchedulerConfig, load_config
-from eventsched.plugins import in_tree_registry
+from eventsched.plugins import full_registry
 
 log = structlog.get_logger(__name__)
 
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         ClientConnection(kubeconfig=args.kubeconfig or cc.kubeconfig, qps=cc.qps, burst=cc.burst)
     )
     store = open_store(args.db, require_schema=False)
-    runner = Runner(store, config, api, in_tree_registry())
+    runner = Runner(store, config, api, full_registry())
     endpoints = Endpoints(
         args.http_address, runner.metrics.registry, runner.readiness, runner.liveness
     )

@@ -13,7 +13,7 @@ from eventsched.cluster import SimulatedCluster, generate_cluster, load_manifest
 from eventsched.config import DEFAULT_SCHEDULER_NAME, default_profile
 from eventsched.model import NodeTable
 from eventsched.model.quantity import format_bytes, format_milli_cpu
-from eventsched.plugins import in_tree_registry
+from eventsched.plugins import full_registry
 from eventsched.scheduler import Scheduler, SchedulerOptions
 
 
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         store,
         cluster,
         [profile],
-        in_tree_registry(),
+        full_registry(),
         SchedulerOptions(binder_workers=args.binder_workers),
     )
     ours = [

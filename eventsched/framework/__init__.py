@@ -13,7 +13,7 @@ from eventsched.framework.algorithm import (
     schedule_pod,
 )
 from eventsched.framework.cycle_state import CycleState
-from eventsched.framework.handle import Handle
+from eventsched.framework.handle import IDENTITY_KEY, Handle
 from eventsched.framework.interface import (
     EXTENSION_POINTS,
     MAX_NODE_SCORE,
@@ -68,6 +68,7 @@ __all__ = [
     "ASSIGNED_POD_DELETE",
     "ASSIGNED_POD_UPDATE",
     "EXTENSION_POINTS",
+    "IDENTITY_KEY",
     "MAX_NODE_SCORE",
     "MIN_NODE_SCORE",
     "NODE_ADD",

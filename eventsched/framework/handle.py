@@ -1,4 +1,4 @@
-"""What a plugin may reach beyond its arguments: the snapshot, waiting pods, the clock."""
+"""What a plugin may reach beyond its arguments: the snapshot, waiting pods, the clock, the log."""
 
 from __future__ import annotations
 
@@ -11,12 +11,32 @@ from eventsched.framework.status import Status
 from eventsched.framework.waiting import WaitingPods
 from eventsched.model import NodeTable, Pod
 
+#: CycleState key under which a plugin (StickyNode) names the pod's identity;
+#: the binding cycle writes it into `bound`, and first placements are keyed by it.
+IDENTITY_KEY = "eventsched.io/identity"
+
+
+def _no_placement(identity: str) -> str | None:
+    return None
+
+
+def _no_event(pod: Pod, event_type: str, reason: str, action: str, note: str) -> None:
+    return None
+
 
 class Handle:
     """kube-scheduler's `framework.Handle`, trimmed to what our plugins use.
 
-    `record_input` is how a plugin that reads the outside world (Prometheus,
-    the clock) puts the value it read into the log, so replay can feed it back.
+    Plugins never import the store or the cluster (ARCHITECTURE.md layers);
+    the scheduler wires these callables to them instead:
+
+    - `record_input`: a plugin that reads the outside world (Prometheus, the
+      clock) puts the value it read into the log, so replay can feed it back;
+      while replaying, `replay_inputs` holds those values and
+      `recorded_input` returns the latest one instead of reading again.
+    - `first_placement`: the node an identity was first bound to, from the
+      log's projection, so sticky placement survives restarts.
+    - `emit_event`: a Kubernetes Event on the pod (kube-scheduler's recorder).
     """
 
     def __init__(
@@ -32,7 +52,28 @@ class Handle:
         self.sink: DecisionSink | None = None
         #: Posts a Binding; set by the scheduler to its cluster adapter, used by DefaultBinder.
         self.bind: Callable[[Pod, str], Status] | None = None
+        self.first_placement: Callable[[str], str | None] = _no_placement
+        self.emit_event: Callable[[Pod, str, str, str, str], None] = _no_event
+        #: (plugin, key) -> the value recorded; set only while replaying the log.
+        self.replay_inputs: dict[tuple[str, str], Mapping[str, Any]] | None = None
+
+    @property
+    def replaying(self) -> bool:
+        return self.replay_inputs is not None
 
     def record_input(self, plugin: str, key: str, value: Mapping[str, Any]) -> None:
         if self.sink is not None:
             self.sink.record("input_recorded", {"key": key, "value": dict(value)}, plugin=plugin)
+
+    def recorded_input(self, plugin: str, key: str) -> Mapping[str, Any] | None:
+        """While replaying: the latest value `plugin` recorded under `key` before this attempt."""
+        if self.replay_inputs is None:
+            return None
+        return self.replay_inputs.get((plugin, key))
+
+    def record(
+        self, plugin: str, kind: str, data: Mapping[str, Any], node: str | None = None
+    ) -> None:
+        """A plugin's own decision event (e.g. Coscheduling's `permitted` for a gang member)."""
+        if self.sink is not None:
+            self.sink.record(kind, data, node=node, plugin=plugin)

@@ -1,5 +1,5 @@
-"""Plugins, one per module; `in_tree_registry()` names them as kube-scheduler does."""
+"""Plugins, one per module; the registries name them as kube-scheduler does."""
 
-from eventsched.plugins.registry import in_tree_registry
+from eventsched.plugins.registry import full_registry, in_tree_registry
 
-__all__ = ["in_tree_registry"]
+__all__ = ["full_registry", "in_tree_registry"]

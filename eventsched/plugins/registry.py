@@ -1,6 +1,8 @@
-"""The in-tree plugins by their upstream names."""
+"""Plugin names to factories: kube-scheduler's in-tree ones by their upstream names, then ours."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from eventsched.framework import Registry
 from eventsched.plugins.defaultbinder import DefaultBinder
@@ -12,20 +14,25 @@ from eventsched.plugins.prioritysort import PrioritySort
 from eventsched.plugins.schedulinggates import SchedulingGates
 from eventsched.plugins.tainttoleration import TaintToleration
 
+IN_TREE = (
+    SchedulingGates,
+    PrioritySort,
+    NodeName,
+    NodeUnschedulable,
+    TaintToleration,
+    NodeAffinity,
+    NodeResourcesFit,
+    DefaultBinder,
+)
+
+#: eventsched's own plugins (README "Plugins"); enabled only where a profile names them.
+OWN: tuple[Any, ...] = ()
+
 
 def in_tree_registry() -> Registry:
-    return Registry(
-        {
-            plugin.name: plugin
-            for plugin in (
-                SchedulingGates,
-                PrioritySort,
-                NodeName,
-                NodeUnschedulable,
-                TaintToleration,
-                NodeAffinity,
-                NodeResourcesFit,
-                DefaultBinder,
-            )
-        }
-    )
+    return Registry({plugin.name: plugin for plugin in IN_TREE})
+
+
+def full_registry() -> Registry:
+    """Every plugin a configuration may name: what `run`, `simulate` and `config check` use."""
+    return in_tree_registry().merge(Registry({plugin.name: plugin for plugin in OWN}))

@@ -53,7 +53,7 @@ class AttemptSink:
 
     __slots__ = ("attempt", "batch", "pod", "scheduler")
 
-    def __init__(self, batch: Batch, pod: Pod, scheduler: str, attempt: str) -> None:
+    def __init__(self, batch: Batch, pod: Pod, scheduler: str, attempt: str | None) -> None:
         self.batch = batch
         self.pod = pod
         self.scheduler = scheduler

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import structlog
 
-from eventsched.framework import Code, CycleState, Framework, QueuedPodInfo, Status
+from eventsched.framework import IDENTITY_KEY, Code, CycleState, Framework, QueuedPodInfo, Status
 from eventsched.scheduler.batch import AttemptSink, Batch
 from eventsched.scheduler.ports import BindOutcome
 
@@ -81,7 +81,8 @@ def run_binding_cycle(
         log.exception("binding cycle failed", pod=pod.key, node=node)
         status = Status.as_error(exc)
     if status.is_success:
-        sink.record("bound", {"identity": pod.key, "code": 201}, node=node)
+        identity = state.get(IDENTITY_KEY, pod.key)
+        sink.record("bound", {"identity": identity, "code": 201}, node=node)
         return BindingDone(fw, state, info, node, attempt, True, False, batch)
     outcome = status.error.outcome if isinstance(status.error, BindError) else None
     final = outcome.final if outcome else False

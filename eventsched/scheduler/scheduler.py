@@ -110,6 +110,8 @@ class Scheduler:
         self.cache = Cache()
         self.handle = Handle(self.cache.table, clock=clock)
         self.handle.bind = self._bind_via_cluster
+        self.handle.first_placement = self._first_placement
+        self.handle.emit_event = cluster.emit_event
         self.frameworks = {p.scheduler_name: Framework(p, registry, self.handle) for p in profiles}
         self.digests = {name: profile_digest(fw.profile) for name, fw in self.frameworks.items()}
         self.metrics = metrics
@@ -489,7 +491,13 @@ class Scheduler:
         fw = self.frameworks.get(pod.scheduler_name)
         if fw is None:
             return Status()
+        # What a PreEnqueue plugin records (e.g. a malformed annotation) belongs to this pod.
+        self.handle.sink = AttemptSink(self._pending, pod, fw.name, None)
         return fw.run_pre_enqueue(pod)
+
+    def _first_placement(self, identity: str) -> str | None:
+        placement = self.projections.first_placements.get(identity)
+        return placement.node if placement is not None else None
 
     # -- scheduling cycle -------------------------------------------------------
 
@@ -589,7 +597,7 @@ class Scheduler:
         )
         # The decision must be durable before anything acts on it: the binding
         # cycle starts when the group this attempt belongs to is appended.
-        self._decided.append((fw, state, info, node, sink.attempt, bool(waits)))
+        self._decided.append((fw, state, info, node, state.attempt, bool(waits)))
 
     def _binding_cycle(
         self,

@@ -6,11 +6,13 @@ from typing import Any
 
 from eventsched.framework import Registry
 from eventsched.plugins.defaultbinder import DefaultBinder
+from eventsched.plugins.importancesort import ImportanceSort
 from eventsched.plugins.nodeaffinity import NodeAffinity
 from eventsched.plugins.nodename import NodeName
 from eventsched.plugins.noderesources_fit import NodeResourcesFit
 from eventsched.plugins.nodeunschedulable import NodeUnschedulable
 from eventsched.plugins.prioritysort import PrioritySort
+from eventsched.plugins.randomscore import RandomScore
 from eventsched.plugins.schedulinggates import SchedulingGates
 from eventsched.plugins.tainttoleration import TaintToleration
 
@@ -26,7 +28,7 @@ IN_TREE = (
 )
 
 #: eventsched's own plugins (README "Plugins"); enabled only where a profile names them.
-OWN: tuple[Any, ...] = ()
+OWN: tuple[Any, ...] = (ImportanceSort, RandomScore)
 
 
 def in_tree_registry() -> Registry:

@@ -7,6 +7,7 @@ from typing import Any
 from eventsched.framework import Registry
 from eventsched.plugins.defaultbinder import DefaultBinder
 from eventsched.plugins.importancesort import ImportanceSort
+from eventsched.plugins.networktraffic import NetworkTraffic
 from eventsched.plugins.nodeaffinity import NodeAffinity
 from eventsched.plugins.nodename import NodeName
 from eventsched.plugins.noderesources_fit import NodeResourcesFit
@@ -28,7 +29,7 @@ IN_TREE = (
 )
 
 #: eventsched's own plugins (README "Plugins"); enabled only where a profile names them.
-OWN: tuple[Any, ...] = (ImportanceSort, RandomScore)
+OWN: tuple[Any, ...] = (ImportanceSort, RandomScore, NetworkTraffic)
 
 
 def in_tree_registry() -> Registry:

@@ -47,7 +47,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    config = load_config(args.config) if args.config else SchedulerConfig()
+    config = load_config(args.config, full_registry()) if args.config else SchedulerConfig()
     if args.leader_elect is not None:
         from dataclasses import replace
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from eventsched.cli.database import open_store
 from eventsched.cli.progress import progress_bar
 from eventsched.cluster import SimulatedCluster, generate_cluster, load_manifests
-from eventsched.config import DEFAULT_SCHEDULER_NAME, default_profile
+from eventsched.config.file import SchedulerConfig, load_config
 from eventsched.model import NodeTable
 from eventsched.model.quantity import format_bytes, format_milli_cpu
 from eventsched.plugins import full_registry
@@ -32,6 +32,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--pods", type=int, help="with --nodes: generate this many pending pods")
     p.add_argument("--seed", type=int, default=0, help="seed of the generated cluster (default 0)")
     p.add_argument("--binder-workers", type=int, default=16, help="concurrent binding cycles")
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        help="KubeSchedulerConfiguration (v1) file: its profiles schedule the pods whose "
+        "schedulerName they carry (default: one default profile named eventsched)",
+    )
     p.set_defaults(func=run)
 
 
@@ -58,19 +64,25 @@ def run(args: argparse.Namespace) -> int:
         loaded = generate_cluster(args.nodes, args.pods or 0, seed=args.seed)
     else:
         loaded = load_manifests(args.paths)
+    registry = full_registry()
+    config = load_config(args.config, registry) if args.config else SchedulerConfig()
+    for warning in config.warnings:
+        print(f"eventsched: warning: {warning}", file=sys.stderr)
     store = open_store(args.db)
     cluster = SimulatedCluster(loaded.nodes, loaded.pods)
-    profile = default_profile(DEFAULT_SCHEDULER_NAME)
     scheduler = Scheduler(
         store,
         cluster,
-        [profile],
-        full_registry(),
-        SchedulerOptions(binder_workers=args.binder_workers),
+        config.profiles,
+        registry,
+        SchedulerOptions(
+            binder_workers=args.binder_workers,
+            initial_backoff=config.pod_initial_backoff_seconds,
+            max_backoff=config.pod_max_backoff_seconds,
+        ),
     )
-    ours = [
-        p for p in loaded.pods if not p.node_name and p.scheduler_name == profile.scheduler_name
-    ]
+    names = set(config.scheduler_names)
+    ours = [p for p in loaded.pods if not p.node_name and p.scheduler_name in names]
     before = scheduler.store.last_position()
     with progress_bar(len(ours), "scheduling") as bar:
 

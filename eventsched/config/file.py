@@ -16,8 +16,16 @@ from typing import Any
 
 import yaml
 
+from eventsched.config import pluginsets
 from eventsched.config.defaults import DEFAULT_SCHEDULER_NAME, default_profile
-from eventsched.framework import Profile
+from eventsched.config.extenders import (
+    EXTENDER_FIELDS,
+    TLS_FIELDS,
+    ExtenderConfig,
+    ManagedResource,
+    is_extended_resource_name,
+)
+from eventsched.framework import Handle, PluginArgsError, Profile, Registry, implements
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
@@ -58,6 +66,12 @@ class SchedulerConfig:
     leader_election: LeaderElectionConfig = field(default_factory=LeaderElectionConfig)
     pod_initial_backoff_seconds: float = 1.0
     pod_max_backoff_seconds: float = 10.0
+    #: 0: kube-scheduler's adaptive percentage; a profile's own value wins over this one.
+    percentage_of_nodes_to_score: int = 0
+    parallelism: int = 16
+    extenders: tuple[ExtenderConfig, ...] = ()
+    #: Things accepted but worth telling (a plugin configured that eventsched does not have).
+    warnings: tuple[str, ...] = ()
 
     @property
     def scheduler_names(self) -> tuple[str, ...]:
@@ -65,16 +79,29 @@ class SchedulerConfig:
 
 
 _NOT_YET = {
-    "extenders": "scheduler extenders are not supported yet",
-    "percentageOfNodesToScore": "is not configurable yet (the adaptive default is used)",
-    "parallelism": "is not configurable (eventsched filters and scores in batch)",
     "delayCacheUntilActive": "is not supported",
 }
-_PROFILE_NOT_YET = {
-    "plugins": "custom plugin sets are not supported yet (each profile runs the default plugins)",
-    "pluginConfig": "plugin args are not supported yet (each profile runs the default plugins)",
-    "percentageOfNodesToScore": "is not configurable yet (the adaptive default is used)",
-}
+_TOP_LEVEL = frozenset(
+    {
+        "apiVersion",
+        "kind",
+        "clientConnection",
+        "leaderElection",
+        "profiles",
+        "podInitialBackoffSeconds",
+        "podMaxBackoffSeconds",
+        "percentageOfNodesToScore",
+        "parallelism",
+        "extenders",
+        "enableProfiling",
+        "enableContentionProfiling",
+    }
+)
+_PROFILE_FIELDS = frozenset(
+    {"schedulerName", "plugins", "pluginConfig", "percentageOfNodesToScore"}
+)
+#: The `apiVersion`/`kind` an args object may carry, as upstream's typed args do.
+_ARGS_META = ("apiVersion", "kind")
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s)")
 _UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
@@ -96,7 +123,8 @@ def parse_duration(text: str) -> float:
     return total
 
 
-def load_config(path: str | Path) -> SchedulerConfig:
+def load_config(path: str | Path, registry: Registry) -> SchedulerConfig:
+    """Read and validate a file; `registry` names the plugins its profiles may use."""
     source = str(path)
     try:
         text = Path(path).read_text()
@@ -106,11 +134,11 @@ def load_config(path: str | Path) -> SchedulerConfig:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(source, "", f"not valid YAML: {exc}") from exc
-    return parse_config(doc, source)
+    return parse_config(doc, source, registry)
 
 
-def parse_config(doc: Any, source: str = "config") -> SchedulerConfig:
-    reader = _Reader(source)
+def parse_config(doc: Any, source: str, registry: Registry) -> SchedulerConfig:
+    reader = _Reader(source, registry)
     obj = reader.mapping(doc, "")
     if obj.get("apiVersion") != API_VERSION:
         raise ConfigError(
@@ -118,36 +146,43 @@ def parse_config(doc: Any, source: str = "config") -> SchedulerConfig:
         )
     if obj.get("kind") != KIND:
         raise ConfigError(source, "kind", f"must be {KIND} (got {obj.get('kind')!r})")
-    known = {
-        "apiVersion",
-        "kind",
-        "clientConnection",
-        "leaderElection",
-        "profiles",
-        "podInitialBackoffSeconds",
-        "podMaxBackoffSeconds",
-    }
-    reader.refuse(obj, "", known, _NOT_YET)
+    reader.refuse(obj, "", set(_TOP_LEVEL), _NOT_YET)
+    for flag in ("enableProfiling", "enableContentionProfiling"):
+        if flag in obj and not isinstance(obj[flag], bool):
+            raise ConfigError(source, flag, f"must be true or false (got {obj[flag]!r})")
     initial = reader.number(obj, "podInitialBackoffSeconds", 1, minimum=1)
     maximum = reader.number(obj, "podMaxBackoffSeconds", 10, minimum=1)
     if maximum < initial:
         raise ConfigError(
             source, "podMaxBackoffSeconds", "must be at least podInitialBackoffSeconds"
         )
+    percentage = reader.percentage(obj, "percentageOfNodesToScore", "")
+    parallelism = obj.get("parallelism", 16)
+    if isinstance(parallelism, bool) or not isinstance(parallelism, int) or parallelism < 1:
+        raise ConfigError(
+            source, "parallelism", f"must be a whole number > 0 (got {parallelism!r})"
+        )
+    profiles = reader.profiles(obj.get("profiles"), percentage or 0)
     return SchedulerConfig(
-        profiles=reader.profiles(obj.get("profiles")),
+        profiles=profiles,
         client_connection=reader.client_connection(obj.get("clientConnection")),
         leader_election=reader.leader_election(obj.get("leaderElection")),
         pod_initial_backoff_seconds=float(initial),
         pod_max_backoff_seconds=float(maximum),
+        percentage_of_nodes_to_score=percentage or 0,
+        parallelism=parallelism,
+        extenders=reader.extenders(obj.get("extenders")),
+        warnings=tuple(reader.warnings),
     )
 
 
 class _Reader:
     """Typed access to one document, raising ConfigError with the field's path."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, registry: Registry) -> None:
         self.source = source
+        self.registry = registry
+        self.warnings: list[str] = []
 
     def fail(self, path: str, problem: str) -> ConfigError:
         return ConfigError(self.source, path, problem)
@@ -253,20 +288,256 @@ class _Reader:
             resource_namespace=self.string(obj, "resourceNamespace", "kube-system", path),
         )
 
-    def profiles(self, value: Any) -> tuple[Profile, ...]:
+    def percentage(self, obj: Mapping[str, Any], key: str, path: str) -> int | None:
+        where = f"{path}.{key}" if path else key
+        value = obj.get(key)
         if value is None:
-            return (default_profile(),)
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 100:
+            raise self.fail(
+                where, f"must be a whole number 0..100; 0 means adaptive (got {value!r})"
+            )
+        return value
+
+    def profiles(self, value: Any, percentage: int) -> tuple[Profile, ...]:
+        if value is None:
+            value = [{}]
         if not isinstance(value, list) or not value:
             raise self.fail("profiles", "must be a non-empty list of profiles")
-        names: list[str] = []
+        profiles: list[Profile] = []
         for i, raw in enumerate(value):
             path = f"profiles[{i}]"
             obj = self.mapping(raw, path)
-            self.refuse(obj, path, {"schedulerName"}, _PROFILE_NOT_YET)
+            self.refuse(obj, path, set(_PROFILE_FIELDS))
             name = self.string(obj, "schedulerName", DEFAULT_SCHEDULER_NAME, path)
             if not name:
                 raise self.fail(f"{path}.schedulerName", "must not be empty")
-            if name in names:
+            if name in (p.scheduler_name for p in profiles):
                 raise self.fail(f"{path}.schedulerName", f"duplicate profile name {name!r}")
-            names.append(name)
-        return tuple(default_profile(name) for name in names)
+            own = self.percentage(obj, "percentageOfNodesToScore", path)
+            profiles.append(self.profile(obj, path, name, percentage if own is None else own))
+        sorts = {p.at("queueSort") for p in profiles}
+        if len(sorts) > 1:
+            raise self.fail(
+                "profiles",
+                "queueSort must be the same for all profiles (as kube-scheduler requires)",
+            )
+        return tuple(profiles)
+
+    def profile(self, obj: Mapping[str, Any], path: str, name: str, percentage: int) -> Profile:
+        args = self.plugin_config(obj.get("pluginConfig"), f"{path}.pluginConfig")
+        instances = self.instantiate(args, f"{path}.pluginConfig")
+        custom = self.plugin_sets(obj.get("plugins"), f"{path}.plugins")
+        merged = pluginsets.merge(pluginsets.defaults(), custom)
+
+        def implements_at(plugin: str, point: str) -> bool:
+            return implements(self.instance(plugin, instances), point)
+
+        try:
+            plugins = pluginsets.expand(merged, implements_at)
+        except pluginsets.PluginSetError as exc:
+            raise self.fail(exc.path, exc.problem) from exc
+        if len(plugins.get("queueSort", ())) != 1:
+            raise self.fail(
+                f"{path}.plugins.queueSort",
+                f"exactly one queueSort plugin must be enabled (got "
+                f"{len(plugins.get('queueSort', ()))}); disable the default PrioritySort "
+                f"when you enable another",
+            )
+        if not plugins.get("bind"):
+            raise self.fail(f"{path}.plugins.bind", "at least one bind plugin must be enabled")
+        return Profile(
+            scheduler_name=name,
+            plugins=plugins,
+            plugin_args={n: a for n, (a, _) in args.items() if n in self.registry},
+            percentage_of_nodes_to_score=percentage,
+        )
+
+    def plugin_sets(self, value: Any, path: str) -> pluginsets.PluginSets:
+        obj = self.mapping(value, path)
+        points = (pluginsets.MULTI_POINT, *pluginsets.POINTS)
+        self.refuse(obj, path, set(points))
+        sets: dict[str, pluginsets.PluginSet] = {}
+        for point in points:
+            if point in obj:
+                sets[point] = self.plugin_set(obj[point], f"{path}.{point}", point)
+        return pluginsets.PluginSets(sets)
+
+    def plugin_set(self, value: Any, path: str, point: str) -> pluginsets.PluginSet:
+        obj = self.mapping(value, path)
+        self.refuse(obj, path, {"enabled", "disabled"})
+        enabled: list[pluginsets.Entry] = []
+        for j, item in enumerate(self.items(obj.get("enabled"), f"{path}.enabled")):
+            where = f"{path}.enabled[{j}]"
+            plugin = self.mapping(item, where)
+            self.refuse(plugin, where, {"name", "weight"})
+            name = self.plugin_name(plugin, where, enabling=True)
+            weight = plugin.get("weight")
+            if weight is not None and (
+                isinstance(weight, bool) or not isinstance(weight, int) or not 0 <= weight <= 100
+            ):
+                raise self.fail(
+                    f"{where}.weight", f"must be a whole number 0..100 (got {weight!r})"
+                )
+            enabled.append(pluginsets.Entry(name, weight, f"{where}.name"))
+        disabled: list[str] = []
+        for j, item in enumerate(self.items(obj.get("disabled"), f"{path}.disabled")):
+            where = f"{path}.disabled[{j}]"
+            plugin = self.mapping(item, where)
+            self.refuse(plugin, where, {"name", "weight"})
+            disabled.append(self.plugin_name(plugin, where, enabling=False))
+        return pluginsets.PluginSet(tuple(enabled), tuple(disabled))
+
+    def items(self, value: Any, path: str) -> list[Any]:
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise self.fail(path, f"must be a list (got {type(value).__name__})")
+        return value
+
+    def plugin_name(self, plugin: Mapping[str, Any], where: str, enabling: bool) -> str:
+        name = plugin.get("name")
+        if not isinstance(name, str) or not name:
+            raise self.fail(f"{where}.name", f"must be a plugin name (got {name!r})")
+        if name in self.registry or (name == "*" and not enabling):
+            return name
+        if name in pluginsets.UPSTREAM_NOT_IMPLEMENTED:
+            if not enabling:
+                return name
+            raise self.fail(
+                f"{where}.name",
+                f"{name} is a kube-scheduler plugin eventsched does not implement yet; "
+                f"remove it (README: Status)",
+            )
+        raise self.fail(f"{where}.name", self.unknown(name))
+
+    def unknown(self, name: str) -> str:
+        return f"unknown plugin {name!r}; known plugins: {', '.join(sorted(self.registry))}"
+
+    def plugin_config(self, value: Any, path: str) -> dict[str, tuple[dict[str, Any], str]]:
+        """Plugin name to (args without apiVersion/kind, path of the args)."""
+        found: dict[str, tuple[dict[str, Any], str]] = {}
+        for j, item in enumerate(self.items(value, path)):
+            where = f"{path}[{j}]"
+            entry = self.mapping(item, where)
+            self.refuse(entry, where, {"name", "args"})
+            name = entry.get("name")
+            if not isinstance(name, str) or not name:
+                raise self.fail(f"{where}.name", f"must be a plugin name (got {name!r})")
+            if name in found:
+                raise self.fail(f"{where}.name", f"repeated config for plugin {name}")
+            args = dict(self.mapping(entry.get("args"), f"{where}.args"))
+            kind = args.pop("kind", None)
+            if kind is not None and kind != f"{name}Args":
+                raise self.fail(f"{where}.args.kind", f"must be {name}Args (got {kind!r})")
+            args.pop("apiVersion", None)
+            if name not in self.registry:
+                if name not in pluginsets.UPSTREAM_NOT_IMPLEMENTED:
+                    raise self.fail(f"{where}.name", self.unknown(name))
+                self.warnings.append(
+                    f"{self.source}: {where}: {name} is not implemented by eventsched yet; "
+                    f"its args are ignored"
+                )
+            found[name] = (args, f"{where}.args")
+        return found
+
+    def instantiate(
+        self, args: Mapping[str, tuple[dict[str, Any], str]], path: str
+    ) -> dict[str, object]:
+        """Build every registered plugin that has args, so bad args fail here with their path."""
+        instances: dict[str, object] = {}
+        for name, (plugin_args, where) in args.items():
+            if name in self.registry:
+                instances[name] = self.build(name, plugin_args, where)
+        return instances
+
+    def build(self, name: str, args: Mapping[str, Any], where: str) -> object:
+        try:
+            return self.registry.factory(name)(args, Handle())
+        except PluginArgsError as exc:
+            raise self.fail(f"{where}.{exc.field}" if exc.field else where, exc.problem) from exc
+        except (TypeError, ValueError) as exc:
+            raise self.fail(where, str(exc)) from exc
+
+    def instance(self, name: str, instances: dict[str, object]) -> object:
+        if name not in instances:
+            instances[name] = self.build(name, {}, name)
+        return instances[name]
+
+    def extenders(self, value: Any) -> tuple[ExtenderConfig, ...]:
+        found: list[ExtenderConfig] = []
+        for i, item in enumerate(self.items(value, "extenders")):
+            found.append(self.extender(item, f"extenders[{i}]"))
+        binders = [i for i, e in enumerate(found) if e.bind_verb]
+        if len(binders) > 1:
+            raise self.fail(
+                f"extenders[{binders[1]}].bindVerb",
+                f"found {len(binders)} extenders implementing bind; only one may",
+            )
+        return tuple(found)
+
+    def extender(self, value: Any, path: str) -> ExtenderConfig:
+        obj = self.mapping(value, path)
+        self.refuse(obj, path, set(EXTENDER_FIELDS))
+        url = self.string(obj, "urlPrefix", "", path)
+        if not url:
+            raise self.fail(f"{path}.urlPrefix", "is required, e.g. http://127.0.0.1:8888/")
+        verbs = {
+            k: self.string(obj, k, "", path)
+            for k in ("filterVerb", "preemptVerb", "prioritizeVerb", "bindVerb")
+        }
+        weight = obj.get("weight", 0)
+        if isinstance(weight, bool) or not isinstance(weight, int):
+            raise self.fail(f"{path}.weight", f"must be a whole number (got {weight!r})")
+        if verbs["prioritizeVerb"] and weight <= 0:
+            raise self.fail(
+                f"{path}.weight", f"must be positive when prioritizeVerb is set (got {weight})"
+            )
+        flags = {k: obj.get(k, False) for k in ("enableHTTPS", "nodeCacheCapable", "ignorable")}
+        for key, flag in flags.items():
+            if not isinstance(flag, bool):
+                raise self.fail(f"{path}.{key}", f"must be true or false (got {flag!r})")
+        tls = self.mapping(obj.get("tlsConfig"), f"{path}.tlsConfig")
+        self.refuse(tls, f"{path}.tlsConfig", set(TLS_FIELDS))
+        timeout = 30.0
+        if "httpTimeout" in obj:
+            raw = obj["httpTimeout"]
+            try:
+                timeout = parse_duration(raw) if isinstance(raw, str) else -1.0
+            except ValueError as exc:
+                raise self.fail(f"{path}.httpTimeout", str(exc)) from exc
+            if timeout <= 0:
+                raise self.fail(f"{path}.httpTimeout", f"must be a duration like 30s (got {raw!r})")
+        resources: list[ManagedResource] = []
+        for j, item in enumerate(
+            self.items(obj.get("managedResources"), f"{path}.managedResources")
+        ):
+            where = f"{path}.managedResources[{j}]"
+            res = self.mapping(item, where)
+            self.refuse(res, where, {"name", "ignoredByScheduler"})
+            rname = self.string(res, "name", "", where)
+            if not is_extended_resource_name(rname):
+                raise self.fail(
+                    f"{where}.name",
+                    f"must be an extended resource name like example.com/foo (got {rname!r})",
+                )
+            ignored = res.get("ignoredByScheduler", False)
+            if not isinstance(ignored, bool):
+                raise self.fail(
+                    f"{where}.ignoredByScheduler", f"must be true or false (got {ignored!r})"
+                )
+            resources.append(ManagedResource(rname, ignored))
+        return ExtenderConfig(
+            url_prefix=url,
+            filter_verb=verbs["filterVerb"],
+            preempt_verb=verbs["preemptVerb"],
+            prioritize_verb=verbs["prioritizeVerb"],
+            weight=weight,
+            bind_verb=verbs["bindVerb"],
+            enable_https=flags["enableHTTPS"],
+            tls_config=dict(tls),
+            http_timeout=timeout,
+            node_cache_capable=flags["nodeCacheCapable"],
+            managed_resources=tuple(resources),
+            ignorable=flags["ignorable"],
+        )

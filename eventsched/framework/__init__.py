@@ -34,6 +34,7 @@ from eventsched.framework.interface import (
     ReservePlugin,
     ScoreExtensions,
     ScorePlugin,
+    implements,
 )
 from eventsched.framework.profile import PluginRef, Profile
 from eventsched.framework.registry import (
@@ -123,6 +124,7 @@ __all__ = [
     "WaitingPods",
     "check_args",
     "default_normalize_score",
+    "implements",
     "num_feasible_nodes_to_find",
     "schedule_pod",
 ]

@@ -7,12 +7,15 @@ from pathlib import Path
 import pytest
 
 from eventsched.config.file import ConfigError, load_config, parse_config, parse_duration
+from eventsched.plugins import full_registry
+
+REGISTRY = full_registry()
 
 HEAD = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 
 
 def test_defaults_are_kube_schedulers() -> None:
-    config = parse_config(dict(HEAD))
+    config = parse_config(dict(HEAD), "config", REGISTRY)
     assert config.scheduler_names == ("eventsched",)
     assert (config.client_connection.qps, config.client_connection.burst) == (50.0, 100)
     le = config.leader_election
@@ -46,7 +49,7 @@ profiles:
   - schedulerName: eventsched-batch
 """
     )
-    config = load_config(path)
+    config = load_config(path, REGISTRY)
     assert config.scheduler_names == ("eventsched", "eventsched-batch")
     assert config.client_connection.kubeconfig == "/k"
     assert config.client_connection.qps == -1
@@ -82,7 +85,7 @@ def test_bad_durations(text: str) -> None:
         ({"apiVersion": "v1"}, "apiVersion", "kubescheduler.config.k8s.io/v1"),
         ({"kind": "Config"}, "kind", "KubeSchedulerConfiguration"),
         ({"profile": []}, "profile", "known fields here"),
-        ({"extenders": []}, "extenders", "remove the field"),
+        ({"extenders": [{}]}, "extenders[0].urlPrefix", "is required"),
         ({"profiles": []}, "profiles", "non-empty list"),
         (
             {"profiles": [{"schedulerName": "a"}, {"schedulerName": "a"}]},
@@ -90,9 +93,13 @@ def test_bad_durations(text: str) -> None:
             "duplicate",
         ),
         (
-            {"profiles": [{"schedulerName": "a", "plugins": {}}]},
-            "profiles[0].plugins",
-            "not supported yet",
+            {
+                "profiles": [
+                    {"schedulerName": "a", "plugins": {"filter": {"enabled": [{"name": "X"}]}}}
+                ]
+            },
+            "profiles[0].plugins.filter.enabled[0].name",
+            "unknown plugin 'X'",
         ),
         (
             {"leaderElection": {"leaseDuration": "1.5s"}},
@@ -117,7 +124,7 @@ def test_bad_durations(text: str) -> None:
 )
 def test_errors_name_the_field_and_the_fix(extra: dict, field: str, fix: str) -> None:
     with pytest.raises(ConfigError) as caught:
-        parse_config({**HEAD, **extra}, "sched.yaml")
+        parse_config({**HEAD, **extra}, "sched.yaml", REGISTRY)
     assert caught.value.field == field
     assert fix in str(caught.value)
     assert str(caught.value).startswith(f"sched.yaml: {field}: ")
@@ -125,8 +132,8 @@ def test_errors_name_the_field_and_the_fix(extra: dict, field: str, fix: str) ->
 
 def test_unreadable_and_malformed_files(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read the file"):
-        load_config(tmp_path / "missing.yaml")
+        load_config(tmp_path / "missing.yaml", REGISTRY)
     bad = tmp_path / "bad.yaml"
     bad.write_text("profiles: [unclosed\n")
     with pytest.raises(ConfigError, match="not valid YAML"):
-        load_config(bad)
+        load_config(bad, REGISTRY)

@@ -29,6 +29,7 @@ from eventsched.cli.main import build_parser
 from eventsched.cluster.kube.access import REQUIRED_ACCESS
 from eventsched.config.file import parse_config
 from eventsched.model.quantity import parse_milli
+from eventsched.plugins import full_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -485,7 +486,7 @@ def test_scheduler_config_is_valid_and_matches_rbac() -> None:
         (a.api_group, a.resource) for a in REQUIRED_ACCESS if a.own_namespace
     }
     # The scheduler's own loader accepts it, with the same values.
-    loaded = parse_config(config, "deploy/base/configmap.yaml")
+    loaded = parse_config(config, "deploy/base/configmap.yaml", full_registry())
     assert "eventsched" in loaded.scheduler_names
     assert loaded.leader_election.leader_elect is True
     assert loaded.leader_election.resource_namespace == NAMESPACE

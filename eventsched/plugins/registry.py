@@ -9,9 +9,11 @@ from eventsched.plugins.defaultbinder import DefaultBinder
 from eventsched.plugins.importancesort import ImportanceSort
 from eventsched.plugins.networktraffic import NetworkTraffic
 from eventsched.plugins.nodeaffinity import NodeAffinity
+from eventsched.plugins.nodelabel import NodeLabel
 from eventsched.plugins.nodename import NodeName
 from eventsched.plugins.noderesources_fit import NodeResourcesFit
 from eventsched.plugins.nodeunschedulable import NodeUnschedulable
+from eventsched.plugins.pinnedhost import PinnedHost
 from eventsched.plugins.prioritysort import PrioritySort
 from eventsched.plugins.randomscore import RandomScore
 from eventsched.plugins.schedulinggates import SchedulingGates
@@ -29,7 +31,13 @@ IN_TREE = (
 )
 
 #: eventsched's own plugins (README "Plugins"); enabled only where a profile names them.
-OWN: tuple[Any, ...] = (ImportanceSort, RandomScore, NetworkTraffic)
+OWN: tuple[Any, ...] = (
+    ImportanceSort,
+    RandomScore,
+    NetworkTraffic,
+    NodeLabel,
+    PinnedHost,
+)
 
 
 def in_tree_registry() -> Registry:

@@ -28,6 +28,7 @@ Skip-or-score decision the live run made.
 from __future__ import annotations
 
 import math
+import re
 import string
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -231,7 +232,7 @@ class NetworkTraffic:
         try:
             result = self._prometheus().custom_query(self.query, timeout=self.timeout)
         except Exception as exc:  # connection refused, timeout, HTTP error, bad JSON: all Skip
-            return Traffic({}, f"{type(exc).__name__}: {exc}"[:500])
+            return Traffic({}, self._why(exc))
         if not isinstance(result, list):
             return Traffic(
                 {}, f"unexpected answer: result is {type(result).__name__}, not a vector"
@@ -246,6 +247,17 @@ class NetworkTraffic:
                 hint=f"each sample needs a {self.node_label!r} label and a finite value",
             )
         return Traffic(samples)
+
+    def _why(self, exc: Exception) -> str:
+        """One short line for the log and the warning; requests' messages embed the whole URL."""
+        text = str(exc)
+        if "timed out" in text or "Timeout" in type(exc).__name__:
+            return f"Prometheus at {self.address} did not answer within {self.timeout:g}s"
+        if "Connection" in type(exc).__name__:
+            errno = re.search(r"\[Errno -?\d+\] [^'\")]+", text)
+            detail = errno.group(0) if errno else type(exc).__name__
+            return f"cannot connect to Prometheus at {self.address}: {detail}"
+        return f"Prometheus at {self.address}: {type(exc).__name__}: {text}"[:300]
 
     def traffic(self) -> Traffic | None:
         """This cycle's samples: the cache, a fresh fetch, or (replaying) the log's value."""

@@ -1,0 +1,707 @@
+"""NetworkTraffic against a real Prometheus (Debian's `prometheus`) scraping an exporter we serve.
+
+The exporter exposes node_exporter-style series for three nodes whose
+`node_network_receive_bytes_total` counters grow at known, different rates,
+plus `node_uname_info` to join them to node names. Prometheus scrapes it every
+second; the plugin's default query then has to find those rates. Fake HTTP
+servers stand in for a Prometheus that errs, answers oddly or is too slow.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import socket
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from structlog.testing import capture_logs
+
+from eventsched.framework import (
+    Code,
+    CycleState,
+    Framework,
+    Handle,
+    ListSink,
+    PluginArgsError,
+    PluginRef,
+    Profile,
+)
+from eventsched.model import NodeTable
+from eventsched.plugins import full_registry
+from eventsched.plugins.networktraffic import DEFAULT_QUERY, NetworkTraffic
+from tests.plugins.conftest import make_node, make_pod
+
+#: Received bytes/s on eth0 per node; node-a also gets a flood on eth1 that must not count.
+RATES = {"node-a": 1_000.0, "node-b": 200_000.0, "node-c": 20_000.0}
+ETH1_FLOOD = 5_000_000.0
+WINDOW = 5  # timeRange in seconds: 5 scrapes at 1 s
+
+
+# -- servers -------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Served:
+    """An HTTP server on a loopback port, run in a thread; `hits` counts requests by path."""
+
+    server: ThreadingHTTPServer
+    hits: dict[str, int] = field(default_factory=dict)
+    #: The PromQL of every /api/v1/query request, in order.
+    promql: list[str] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    @property
+    def queries(self) -> int:
+        return self.hits.get("/api/v1/query", 0)
+
+
+def serve(respond: Callable[[str], tuple[int, str, bytes, float]]) -> Served:
+    """`respond(path)` gives (status, content type, body, delay in seconds before answering)."""
+    served: Served
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            url = urllib.parse.urlsplit(self.path)
+            path = url.path
+            served.hits[path] = served.hits.get(path, 0) + 1
+            served.promql.extend(urllib.parse.parse_qs(url.query).get("query", []))
+            status, ctype, body, delay = respond(path)
+            if delay:
+                time.sleep(delay)
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (timeout test): that is the point
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return None
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    served = Served(server)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return served
+
+
+def exporter_text(started: float) -> bytes:
+    """Counters as node_exporter would expose them, `instance` set per node (honor_labels)."""
+    elapsed = time.monotonic() - started
+    lines = [
+        "# TYPE node_network_receive_bytes_total counter",
+    ]
+    for i, (_node, rate) in enumerate(sorted(RATES.items()), start=1):
+        instance = f"10.0.0.{i}:9100"
+        lines.append(
+            f'node_network_receive_bytes_total{{device="eth0",instance="{instance}"}} '
+            f"{1e6 + rate * elapsed:.3f}"
+        )
+        lines.append(
+            f'node_network_receive_bytes_total{{device="lo",instance="{instance}"}} '
+            f"{ETH1_FLOOD * elapsed:.3f}"
+        )
+    lines.append(
+        'node_network_receive_bytes_total{device="eth1",instance="10.0.0.1:9100"} '
+        f"{ETH1_FLOOD * elapsed:.3f}"
+    )
+    # A machine node_exporter sees but that is no Kubernetes node: no uname_info, joins to nothing.
+    lines.append(
+        'node_network_receive_bytes_total{device="eth0",instance="10.0.0.99:9100"} '
+        f"{9e9 * elapsed:.3f}"
+    )
+    lines.append("# TYPE node_uname_info gauge")
+    for i, node in enumerate(sorted(RATES), start=1):
+        lines.append(
+            f'node_uname_info{{instance="10.0.0.{i}:9100",nodename="{node}",sysname="Linux"}} 1'
+        )
+    return ("\n".join(lines) + "\n").encode()
+
+
+def http_get(url: str, timeout: float = 2.0) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:
+            return int(resp.status), resp.read()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read()
+
+
+@dataclass
+class RealPrometheus:
+    url: str
+    exporter: Served
+    process: subprocess.Popen[bytes]
+
+    def query(self, promql: str) -> list[dict[str, Any]]:
+        status, body = http_get(f"{self.url}/api/v1/query?query={urllib.parse.quote(promql)}")
+        assert status == 200, body
+        return list(json.loads(body)["data"]["result"])
+
+    def queries_served(self) -> int:
+        """Prometheus' own count of /api/v1/query requests: what the plugin costs it."""
+        _, body = http_get(f"{self.url}/metrics")
+        total = 0.0
+        for line in body.decode().splitlines():
+            if line.startswith("prometheus_http_requests_total{") and (
+                'handler="/api/v1/query"' in line
+            ):
+                total += float(line.rsplit(" ", 1)[1])
+        return int(total)
+
+
+def _fail_with_log(message: str, log_path: Path) -> None:
+    tail = log_path.read_text(errors="replace")[-3000:] if log_path.exists() else ""
+    pytest.fail(f"{message}\n--- prometheus log (tail) ---\n{tail}")
+
+
+@pytest.fixture(scope="module")
+def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealPrometheus]:
+    """Debian's prometheus on a free loopback port, scraping our exporter every second.
+
+    Never the packaged service: the binary runs with its own config, storage and port.
+    """
+    binary = shutil.which("prometheus") or (
+        "/usr/bin/prometheus" if Path("/usr/bin/prometheus").exists() else None
+    )
+    if binary is None:
+        pytest.fail(
+            "the `prometheus` binary is missing: install Debian's prometheus "
+            "(apt-get install -y prometheus); the NetworkTraffic tests run a real Prometheus"
+        )
+    started = time.monotonic()
+    exporter = serve(lambda path: (200, "text/plain; version=0.0.4", exporter_text(started), 0.0))
+    home = tmp_path_factory.mktemp("prometheus")
+    config = home / "prometheus.yml"
+    config.write_text(
+        "global:\n"
+        "  scrape_interval: 1s\n"
+        "  evaluation_interval: 1s\n"
+        "scrape_configs:\n"
+        "  - job_name: node\n"
+        "    honor_labels: true\n"
+        "    static_configs:\n"
+        f"      - targets: ['127.0.0.1:{exporter.server.server_address[1]}']\n"
+    )
+    port = free_port()
+    log_path = home / "prometheus.log"
+    with log_path.open("wb") as log_file:
+        process = subprocess.Popen(
+            [
+                binary,
+                f"--config.file={config}",
+                f"--storage.tsdb.path={home / 'data'}",
+                f"--web.listen-address=127.0.0.1:{port}",
+            ],
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+    prom = RealPrometheus(f"http://127.0.0.1:{port}", exporter, process)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if process.poll() is not None:
+                _fail_with_log(f"prometheus exited with code {process.returncode}", log_path)
+            try:
+                if http_get(f"{prom.url}/-/ready", timeout=1)[0] == 200:
+                    break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                _fail_with_log("prometheus was not ready within 30 s", log_path)
+            time.sleep(0.2)
+        # rate() needs two samples inside the window: wait for every node to have a rate.
+        query = DEFAULT_QUERY.replace("$device", "eth0").replace("$range", f"{WINDOW}s")
+        deadline = time.monotonic() + 40
+        while len(prom.query(query)) < len(RATES):
+            if time.monotonic() > deadline:
+                _fail_with_log(
+                    f"no rate for every node within 40 s (scrapes served: "
+                    f"{exporter.hits.get('/metrics', 0)}); last answer: {prom.query(query)}",
+                    log_path,
+                )
+            time.sleep(0.5)
+        # rate() over a window only partly covered by samples reads low: fill the window.
+        while exporter.hits.get("/metrics", 0) < WINDOW + 3:
+            if time.monotonic() > deadline:
+                _fail_with_log("the exporter was not scraped every second", log_path)
+            time.sleep(0.5)
+        yield prom
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        exporter.server.shutdown()
+
+
+# -- helpers -------------------------------------------------------------------
+
+
+class FakeClock:
+    """Monotonic and wall clock a test moves by hand, to cross cache windows without sleeping."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def wall(self) -> float:
+        return 1_700_000_000.0 + self.now
+
+
+def table_of(*names: str) -> NodeTable:
+    return NodeTable(make_node(n) for n in names)
+
+
+def make_plugin(
+    args: dict[str, Any], table: NodeTable, clock: FakeClock | None = None
+) -> tuple[NetworkTraffic, Handle, ListSink]:
+    clock = clock or FakeClock()
+    handle = Handle(table, clock=clock.wall, monotonic=clock.monotonic)
+    sink = ListSink()
+    handle.sink = sink
+    plugin = full_registry().factory("NetworkTraffic")(args, handle)
+    assert isinstance(plugin, NetworkTraffic)
+    return plugin, handle, sink
+
+
+def attempt(plugin: NetworkTraffic, table: NodeTable) -> tuple[Code, list[int], list[int]]:
+    """PreScore, then (unless it skipped) Score and NormalizeScore over every node."""
+    state = CycleState()
+    rows = np.arange(len(table))
+    status = plugin.pre_score(state, make_pod(), table, rows)
+    if status is not None and status.is_skip:
+        return Code.SKIP, [], []
+    assert status is None, status
+    raw = plugin.score_batch(state, make_pod(), table, rows)
+    normalized = plugin.normalize_score(state, make_pod(), raw.copy(), rows)
+    return Code.SUCCESS, [int(x) for x in raw], [int(x) for x in normalized]
+
+
+def recorded(sink: ListSink) -> list[dict[str, Any]]:
+    inputs = sink.of("input_recorded")
+    assert all(d.plugin == "NetworkTraffic" and d.data["key"] == "traffic" for d in inputs)
+    return [dict(d.data["value"]) for d in inputs]
+
+
+# -- against the real Prometheus ------------------------------------------------
+
+
+def test_scores_order_nodes_by_received_traffic(prometheus: RealPrometheus) -> None:
+    table = table_of("node-a", "node-b", "node-c", "node-unmonitored")
+    plugin, _, _ = make_plugin({"address": prometheus.url, "timeRange": WINDOW}, table)
+    code, raw, normalized = attempt(plugin, table)
+    assert code == Code.SUCCESS
+    by_node = dict(zip(table.names, raw, strict=True))
+    for node, rate in RATES.items():  # eth1, lo and the unjoined machine do not count
+        assert by_node[node] == pytest.approx(rate, rel=0.1), (node, by_node)
+    # A node without a sample counts as the busiest measured node.
+    assert by_node["node-unmonitored"] == by_node["node-b"]
+    score = dict(zip(table.names, normalized, strict=True))
+    assert score["node-a"] == 100  # quietest
+    assert score["node-b"] == 0  # busiest
+    assert score["node-unmonitored"] == 0
+    # min-max: node-c sits where its rate puts it between a and b (about 90).
+    expected_c = (
+        (by_node["node-b"] - by_node["node-c"]) * 100 // (by_node["node-b"] - by_node["node-a"])
+    )
+    assert score["node-c"] == expected_c and 85 <= expected_c <= 95
+
+
+def test_device_name_picks_the_interface(prometheus: RealPrometheus) -> None:
+    table = table_of("node-a", "node-b", "node-c")
+    plugin, _, _ = make_plugin(
+        {"address": prometheus.url, "timeRange": WINDOW, "deviceName": "eth1"}, table
+    )
+    code, raw, _ = attempt(plugin, table)
+    assert code == Code.SUCCESS
+    # Only node-a has eth1; b and c have no sample, so they count as node-a's flood.
+    assert raw[0] == pytest.approx(ETH1_FLOOD, rel=0.1)
+    assert raw[1] == raw[2] == raw[0]
+
+
+def test_one_query_per_cache_window_and_each_fetch_recorded(prometheus: RealPrometheus) -> None:
+    table = table_of("node-a", "node-b", "node-c")
+    clock = FakeClock()
+    plugin, _, sink = make_plugin(
+        {"address": prometheus.url, "timeRange": WINDOW, "cacheSeconds": 30}, table, clock
+    )
+    before = prometheus.queries_served()
+    first = [attempt(plugin, table) for _ in range(5)]
+    clock.now += 29.9
+    first.append(attempt(plugin, table))
+    assert prometheus.queries_served() - before == 1
+    assert all(result == first[0] for result in first)
+    assert len(recorded(sink)) == 1
+
+    clock.now += 0.2  # the window has passed: the next attempt asks again, once
+    for _ in range(3):
+        assert attempt(plugin, table)[0] == Code.SUCCESS
+    assert prometheus.queries_served() - before == 2
+    values = recorded(sink)
+    assert len(values) == 2
+    assert values[1]["fetchedAt"] == clock.wall()
+    assert values[1]["query"] == (
+        "sum by (nodename) (rate(node_network_receive_bytes_total"
+        '{device="eth0"}[5s]) * on (instance) group_left (nodename) node_uname_info)'
+    )
+    assert set(values[1]["samples"]) == set(RATES)
+    assert "error" not in values[1]
+
+
+def test_replay_uses_the_recorded_samples_and_never_asks_prometheus(
+    prometheus: RealPrometheus,
+) -> None:
+    table = table_of("node-a", "node-b", "node-c")
+    live, _, sink = make_plugin({"address": prometheus.url, "timeRange": WINDOW}, table)
+    live_result = attempt(live, table)
+    [value] = recorded(sink)
+
+    before = prometheus.queries_served()
+    replay, handle, replay_sink = make_plugin(
+        {"address": prometheus.url, "timeRange": WINDOW}, table
+    )
+    handle.replay_inputs = {("NetworkTraffic", "traffic"): value}
+    for _ in range(3):
+        assert attempt(replay, table) == live_result
+    assert prometheus.queries_served() == before
+    assert replay_sink.of("input_recorded") == []  # replay reads the log, it does not add to it
+
+
+def test_replay_of_a_failed_fetch_skips_and_of_no_record_skips() -> None:
+    table = table_of("node-a", "node-b")
+    # A port nothing listens on: if replay tried to connect it would still Skip, so also
+    # check the value it replays decides: samples without error are used.
+    plugin, handle, _ = make_plugin({"address": f"http://127.0.0.1:{free_port()}"}, table)
+    handle.replay_inputs = {}
+    assert attempt(plugin, table)[0] == Code.SKIP
+    handle.replay_inputs = {
+        ("NetworkTraffic", "traffic"): {"query": "q", "samples": {}, "error": "refused"}
+    }
+    assert attempt(plugin, table)[0] == Code.SKIP
+    handle.replay_inputs = {
+        ("NetworkTraffic", "traffic"): {
+            "query": "q",
+            "samples": {"node-a": 5.0, "node-b": "junk", 3: 1.0, "node-x": float("nan")},
+        }
+    }
+    code, raw, normalized = attempt(plugin, table)
+    assert (code, raw, normalized) == (Code.SUCCESS, [5, 5], [100, 100])
+
+
+def test_runtime_leaves_a_skipped_plugin_out_of_the_scores(prometheus: RealPrometheus) -> None:
+    table = table_of("node-a", "node-b", "node-c")
+    profile = Profile(
+        "eventsched",
+        {
+            "queueSort": (PluginRef("PrioritySort"),),
+            "preScore": (PluginRef("NetworkTraffic"),),
+            "score": (PluginRef("NodeResourcesFit", 1), PluginRef("NetworkTraffic", 3)),
+            "bind": (PluginRef("DefaultBinder"),),
+        },
+        {"NetworkTraffic": {"address": prometheus.url, "timeRange": WINDOW}},
+    )
+    rows = np.arange(3)
+    fw = Framework(profile, full_registry(), Handle(table))
+    state = CycleState()
+    assert fw.run_pre_score(state, make_pod(), table, rows).is_success
+    scores, status = fw.run_score(state, make_pod(), table, rows)
+    assert status.is_success and scores is not None
+    assert scores.plugins == ["NodeResourcesFit", "NetworkTraffic"]
+    assert list(scores.normalized[1]) == [100, 0, scores.normalized[1][2]]
+
+    down = Profile(
+        profile.scheduler_name,
+        profile.plugins,
+        {"NetworkTraffic": {"address": f"http://127.0.0.1:{free_port()}"}},
+    )
+    fw = Framework(down, full_registry(), Handle(table))
+    state = CycleState()
+    assert fw.run_pre_score(state, make_pod(), table, rows).is_success
+    assert state.skip_score == {"NetworkTraffic"}
+    scores, status = fw.run_score(state, make_pod(), table, rows)
+    assert status.is_success and scores is not None
+    assert scores.plugins == ["NodeResourcesFit"]
+
+
+# -- Prometheus down, failing, slow or odd ---------------------------------------
+
+
+def test_prometheus_down_skips_at_once_warns_once_and_backs_off() -> None:
+    table = table_of("node-a", "node-b")
+    clock = FakeClock()
+    plugin, _, sink = make_plugin(
+        {"address": f"http://127.0.0.1:{free_port()}", "cacheSeconds": 30}, table, clock
+    )
+    with capture_logs() as logs:
+        began = time.monotonic()
+        assert attempt(plugin, table)[0] == Code.SKIP
+        assert time.monotonic() - began < 1.0  # connection refused: no retries, no backoff sleep
+        for _ in range(5):
+            assert attempt(plugin, table)[0] == Code.SKIP
+    warnings = [e for e in logs if e["log_level"] == "warning"]
+    assert len(warnings) == 1
+    assert "Connection refused" in warnings[0]["reason"]
+    [value] = recorded(sink)  # the failure is an input too: replay must Skip where the run did
+    assert value["samples"] == {} and "cannot connect to Prometheus" in value["error"]
+
+
+def test_failing_prometheus_is_not_asked_again_before_cache_seconds() -> None:
+    fake = serve(lambda path: (500, "text/plain", b"boom", 0.0))
+    try:
+        table = table_of("node-a", "node-b")
+        clock = FakeClock()
+        plugin, _, sink = make_plugin({"address": fake.url, "cacheSeconds": 10}, table, clock)
+        with capture_logs() as logs:
+            for _ in range(4):
+                assert attempt(plugin, table)[0] == Code.SKIP
+            assert fake.queries == 1  # one try: the library's default 3 retries are off
+            clock.now += 10
+            assert attempt(plugin, table)[0] == Code.SKIP
+            assert fake.queries == 2
+        # The second failure falls inside the warning interval (60 s): still one warning.
+        assert len([e for e in logs if e["log_level"] == "warning"]) == 1
+        assert len(recorded(sink)) == 2
+        assert "500" in recorded(sink)[0]["error"]
+    finally:
+        fake.server.shutdown()
+
+
+def test_recovery_after_a_failure_scores_again() -> None:
+    answers = [(503, b"starting"), (200, b"")]
+    body = json.dumps(
+        {
+            "status": "success",
+            "data": {
+                "resultType": "vector",
+                "result": [
+                    {"metric": {"nodename": "node-a"}, "value": [1, "10"]},
+                    {"metric": {"nodename": "node-b"}, "value": [1, "30"]},
+                ],
+            },
+        }
+    ).encode()
+
+    def respond(path: str) -> tuple[int, str, bytes, float]:
+        code, text = answers.pop(0) if len(answers) > 1 else answers[0]
+        return code, "application/json", text or body, 0.0
+
+    fake = serve(respond)
+    try:
+        table = table_of("node-a", "node-b")
+        clock = FakeClock()
+        plugin, _, _ = make_plugin({"address": fake.url, "cacheSeconds": 5}, table, clock)
+        assert attempt(plugin, table)[0] == Code.SKIP
+        clock.now += 5
+        assert attempt(plugin, table) == (Code.SUCCESS, [10, 30], [100, 0])
+    finally:
+        fake.server.shutdown()
+
+
+def test_slow_prometheus_skips_within_the_timeout() -> None:
+    fake = serve(lambda path: (200, "application/json", b"{}", 3.0))
+    try:
+        table = table_of("node-a", "node-b")
+        plugin, _, sink = make_plugin({"address": fake.url, "timeoutSeconds": 0.5}, table)
+        began = time.monotonic()
+        assert attempt(plugin, table)[0] == Code.SKIP
+        took = time.monotonic() - began
+        assert 0.4 <= took < 1.5, took
+        assert "did not answer within 0.5s" in recorded(sink)[0]["error"]
+        began = time.monotonic()
+        assert attempt(plugin, table)[0] == Code.SKIP  # backed off: not even a connection
+        assert time.monotonic() - began < 0.05
+        assert fake.queries == 1
+    finally:
+        fake.server.shutdown()
+
+
+def vector(*items: Any) -> bytes:
+    return json.dumps(
+        {"status": "success", "data": {"resultType": "vector", "result": list(items)}}
+    ).encode()
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        # NaN, +Inf, negative, non-numeric, missing label, missing value: dropped, rest kept.
+        (
+            vector(
+                {"metric": {"nodename": "node-a"}, "value": [1, "100"]},
+                {"metric": {"nodename": "node-b"}, "value": [1, "NaN"]},
+                {"metric": {"nodename": "node-b"}, "value": [1, "+Inf"]},
+                {"metric": {"nodename": "node-b"}, "value": [1, "-5"]},
+                {"metric": {"nodename": "node-b"}, "value": [1, "lots"]},
+                {"metric": {"instance": "x"}, "value": [1, "7"]},
+                {"metric": {"nodename": "node-c"}},
+                {"metric": {"nodename": 12}, "value": [1, "7"]},
+                "garbage",
+                {"metric": {"nodename": "node-c"}, "value": [1, "300"]},
+            ),
+            (Code.SUCCESS, [100, 300, 300], [100, 0, 0]),
+        ),
+        # Two series for one node (an overridden query without sum by): they add up.
+        (
+            vector(
+                {"metric": {"nodename": "node-a"}, "value": [1, "100"]},
+                {"metric": {"nodename": "node-a"}, "value": [1, "150"]},
+                {"metric": {"nodename": "node-b"}, "value": [1, "50"]},
+                {"metric": {"nodename": "node-c"}, "value": [1, "50"]},
+            ),
+            (Code.SUCCESS, [250, 50, 50], [0, 100, 100]),
+        ),
+        (vector(), (Code.SKIP, [], [])),  # nothing for any node: Skip, not all-equal scores
+        (vector({"metric": {}, "value": [1, "NaN"]}), (Code.SKIP, [], [])),
+        (b"not json", (Code.SKIP, [], [])),
+        (b'{"status": "success"}', (Code.SKIP, [], [])),
+        (b'{"status": "success", "data": {"result": {"a": 1}}}', (Code.SKIP, [], [])),
+        (
+            b'{"status": "success", "data": {"resultType": "scalar", "result": [1, "3"]}}',
+            (Code.SKIP, [], []),
+        ),
+        (b"[]", (Code.SKIP, [], [])),
+    ],
+)
+def test_odd_answers_never_crash(body: bytes, expected: tuple[Code, list[int], list[int]]) -> None:
+    fake = serve(lambda path: (200, "application/json", body, 0.0))
+    try:
+        table = table_of("node-a", "node-b", "node-c")
+        plugin, _, sink = make_plugin({"address": fake.url}, table)
+        assert attempt(plugin, table) == expected
+        [value] = recorded(sink)
+        assert all(isinstance(v, float) and math.isfinite(v) for v in value["samples"].values())
+        json.dumps(value, allow_nan=False)  # what goes into the log is plain JSON
+    finally:
+        fake.server.shutdown()
+
+
+def test_score_without_prescore_enabled_still_scores_or_stays_neutral() -> None:
+    fake = serve(
+        lambda path: (
+            200,
+            "application/json",
+            vector(
+                {"metric": {"nodename": "node-a"}, "value": [1, "9"]},
+                {"metric": {"nodename": "node-b"}, "value": [1, "1"]},
+            ),
+            0.0,
+        )
+    )
+    try:
+        table = table_of("node-a", "node-b")
+        plugin, _, _ = make_plugin({"address": fake.url}, table)
+        rows = np.arange(2)
+        raw = plugin.score_batch(CycleState(), make_pod(), table, rows)
+        assert list(raw) == [9, 1]
+        down, _, _ = make_plugin({"address": f"http://127.0.0.1:{free_port()}"}, table)
+        assert list(down.score_batch(CycleState(), make_pod(), table, rows)) == [0, 0]
+    finally:
+        fake.server.shutdown()
+
+
+def test_query_template_placeholders_and_node_label() -> None:
+    answer = vector({"metric": {"node": "node-a"}, "value": [1, "4"]})
+    fake = serve(lambda path: (200, "application/json", answer, 0.0))
+    try:
+        table = table_of("node-a", "node-b")
+        plugin, _, _ = make_plugin(
+            {
+                "address": fake.url + "/",
+                "deviceName": "ens5",
+                "timeRange": 120,
+                "nodeLabel": "node",
+                "query": 'sum by (node) (increase(x{device="$device"}[$range]) / $seconds) + $$0',
+            },
+            table,
+        )
+        # node-b has no sample: it counts as the busiest (node-a), so both score alike.
+        assert attempt(plugin, table) == (Code.SUCCESS, [4, 4], [100, 100])
+        assert fake.promql == ['sum by (node) (increase(x{device="ens5"}[120s]) / 120) + $0']
+        assert fake.hits == {"/api/v1/query": 1}  # the trailing slash of address is dropped
+    finally:
+        fake.server.shutdown()
+
+
+# -- arguments -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "field", "problem"),
+    [
+        ({}, "address", "required: the Prometheus URL"),
+        ({"address": ""}, "address", "required"),
+        ({"address": "prometheus:9090"}, "address", "must be an http:// or https:// URL"),
+        ({"timeRange": "1m"}, "timeRange", 'must be a positive integer (got "1m")'),
+        ({"timeRange": 0}, "timeRange", "must be a positive integer (got 0)"),
+        ({"timeRange": -60}, "timeRange", "must be a positive integer (got -60)"),
+        ({"timeRange": 1.5}, "timeRange", "must be a positive integer (got 1.5)"),
+        ({"timeRange": True}, "timeRange", "must be a positive integer (got True)"),
+        ({"timeoutSeconds": 0}, "timeoutSeconds", "must be a positive number of seconds (got 0)"),
+        (
+            {"timeoutSeconds": "2s"},
+            "timeoutSeconds",
+            'must be a positive number of seconds (got "2s")',
+        ),
+        ({"cacheSeconds": -1}, "cacheSeconds", "must be a non-negative number of seconds (got -1)"),
+        ({"deviceName": 'eth0"} or up{x="'}, "deviceName", "must not contain quotes"),
+        ({"deviceName": ""}, "deviceName", "must be a non-empty string"),
+        ({"nodeLabel": 3}, "nodeLabel", "must be a non-empty string"),
+        ({"query": "rate(x[$window])"}, "query", "the template may use $device, $range, $seconds"),
+        ({"query": "x $"}, "query", "malformed placeholder"),
+        ({"query": ""}, "query", "must be a non-empty PromQL template"),
+        (
+            {"prometheusAddress": "http://p:9090"},
+            "prometheusAddress",
+            "unknown field; NetworkTraffic takes address, deviceName",
+        ),
+    ],
+)
+def test_bad_args_name_the_field_and_the_fix(
+    args: dict[str, Any], field: str, problem: str
+) -> None:
+    if args and "address" not in args:
+        args = {"address": "http://127.0.0.1:9090", **args}
+    with pytest.raises(PluginArgsError) as err:
+        NetworkTraffic(args, Handle())
+    assert err.value.field == field
+    assert problem in err.value.problem, err.value.problem
+
+
+def test_args_defaults_and_no_connection_at_configuration_time() -> None:
+    plugin = NetworkTraffic({"address": f"http://127.0.0.1:{free_port()}"}, Handle())
+    assert plugin.device == "eth0" and plugin.time_range == 300
+    assert plugin.timeout == 2.0 and plugin.cache_seconds == 30.0
+    assert plugin.query == (
+        "sum by (nodename) (rate(node_network_receive_bytes_total"
+        '{device="eth0"}[300s]) * on (instance) group_left (nodename) node_uname_info)'
+    )
+    assert plugin._client is None

@@ -17,6 +17,7 @@ from eventsched.plugins.pinnedhost import PinnedHost
 from eventsched.plugins.prioritysort import PrioritySort
 from eventsched.plugins.randomscore import RandomScore
 from eventsched.plugins.schedulinggates import SchedulingGates
+from eventsched.plugins.stickynode import StickyNode
 from eventsched.plugins.tainttoleration import TaintToleration
 
 IN_TREE = (
@@ -37,6 +38,7 @@ OWN: tuple[Any, ...] = (
     NetworkTraffic,
     NodeLabel,
     PinnedHost,
+    StickyNode,
 )
 
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import structlog
 
 from eventsched import __version__
-from eventsched.cli import bench, db, explain, run, simulate
+from eventsched.cli import bench, configcheck, db, explain, run, simulate, sticky
 from eventsched.cli.errors import friendly_error
 from eventsched.cli.logs import configure_logging
 
@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (run, simulate, explain, db, bench):
+    for module in (run, simulate, explain, configcheck, db, bench, sticky):
         module.add_parser(sub)
     for command in sub.choices.values():
         _accept_db_after_command(command)

@@ -48,6 +48,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     config = load_config(args.config, full_registry()) if args.config else SchedulerConfig()
+    for warning in config.warnings:
+        structlog.get_logger("eventsched").warning("configuration", problem=warning)
     if args.leader_elect is not None:
         from dataclasses import replace
 

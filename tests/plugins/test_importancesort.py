@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 from typing import Any
 
 import pytest
@@ -26,6 +27,7 @@ from eventsched.plugins import full_registry
 from eventsched.plugins import importancesort as module
 from eventsched.plugins.importancesort import ImportanceSort, parse_importance
 from eventsched.scheduler import Scheduler, SchedulerOptions
+from tests.cli.test_cli import ROOT, eventsched
 from tests.plugins.conftest import make_node, plugin
 
 ANNOTATION = "eventsched.io/importance"
@@ -374,3 +376,61 @@ def test_important_pod_arriving_last_takes_the_only_room(store: EventStore) -> N
     assert [(e.name, e.data["value"]["value"], e.data["value"]["used"]) for e in recorded] == [
         ("sloppy", "high", 0)
     ]
+
+
+# -- end to end through the CLI: the example profile and cluster ---------------------
+
+
+@pytest.mark.slow
+def test_cli_simulate_with_the_example_profile_then_explain(db_url: str) -> None:
+    config = str(ROOT / "examples" / "profiles" / "importancesort.yaml")
+    cluster = str(ROOT / "examples" / "importancesort")
+    run = eventsched("simulate", "--config", config, cluster, db=db_url)
+    assert run.returncode == 0, run.stderr
+    assert "1 of 3 pending pods bound, 2 unschedulable" in run.stdout
+    assert "default/nightly-export: 0/1 nodes are available: 1 Insufficient cpu." in run.stdout
+    assert "default/ingest-job: 0/1 nodes are available: 1 Insufficient cpu." in run.stdout
+    assert "malformed importance annotation" in run.stderr and "default/ingest-job" in run.stderr
+
+    text = eventsched("explain", "default/checkout-api", db=db_url)
+    assert text.returncode == 0, text.stderr
+    assert "1 scheduling attempt(s); bound to edge-1" in text.stdout
+    explained = {
+        name: json.loads(eventsched("explain", f"default/{name}", "--json", db=db_url).stdout)
+        for name in ("checkout-api", "nightly-export", "ingest-job")
+    }
+    assert explained["checkout-api"]["final_node"] == "edge-1"
+    for loser in ("nightly-export", "ingest-job"):
+        (attempt,) = explained[loser]["attempts"]
+        assert explained[loser]["final_node"] is None
+        assert attempt["outcome"] == "unschedulable"
+        assert attempt["rejections"][0]["reasons"] == ["Insufficient cpu"]
+    # Popped by importance (10, then 0 and 0), then priority (1000 before 0), not by arrival.
+    started = [
+        explained[n]["attempts"][0]["started_position"]
+        for n in ("checkout-api", "nightly-export", "ingest-job")
+    ]
+    assert started == sorted(started)
+
+    with EventStore.connect(db_url) as store:
+        recorded = [e for e in store.read(kinds=["input_recorded"]) if e.plugin == "ImportanceSort"]
+    assert [(e.name, e.attempt, e.data["value"]) for e in recorded] == [
+        (
+            "ingest-job",
+            None,
+            {"annotation": ANNOTATION, "value": "high", "error": "not an integer", "used": 0},
+        )
+    ]
+
+
+@pytest.mark.slow
+def test_cli_without_the_profile_priority_wins(db_url: str) -> None:
+    """The control for the test above: the default PrioritySort takes nightly-export."""
+    run = eventsched("simulate", str(ROOT / "examples" / "importancesort"), db=db_url)
+    assert run.returncode == 0, run.stderr
+    assert "default/checkout-api: 0/1 nodes are available" in run.stdout
+    assert "malformed importance annotation" not in run.stderr
+    explained = json.loads(
+        eventsched("explain", "default/nightly-export", "--json", db=db_url).stdout
+    )
+    assert explained["final_node"] == "edge-1"

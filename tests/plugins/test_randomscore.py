@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -17,6 +18,7 @@ from eventsched.model import NodeTable
 from eventsched.plugins import full_registry
 from eventsched.plugins.randomscore import name_hash, scores_for
 from eventsched.scheduler import Scheduler, SchedulerOptions
+from tests.cli.test_cli import ROOT, eventsched
 from tests.plugins.conftest import make_node, make_pod, plugin
 
 
@@ -167,3 +169,39 @@ def test_explain_shows_random_scores_reproducible_from_the_recorded_seed(
         best = max(expected.values())
         assert attempt.selected in {n for n, v in expected.items() if v == best}
         assert explained.final_node == attempt.selected
+
+
+# -- end to end through the CLI: the example profile and cluster ---------------------
+
+
+@pytest.mark.slow
+def test_cli_simulate_with_the_example_profile_then_explain(db_url: str) -> None:
+    config = str(ROOT / "examples" / "profiles" / "randomscore.yaml")
+    run = eventsched(
+        "simulate", "--config", config, str(ROOT / "examples" / "randomscore"), db=db_url
+    )
+    assert run.returncode == 0, run.stderr
+    assert "4 of 4 pending pods bound, 0 unschedulable, on 5 nodes" in run.stdout
+
+    text = eventsched("explain", "default/web-0", db=db_url)
+    assert text.returncode == 0, text.stderr
+    assert "5 feasible nodes scored (RandomScore x1); top 5:" in text.stdout
+
+    with EventStore.connect(db_url) as store:
+        seeds = {e.attempt: e.data["seed"] for e in store.read(kinds=["attempt_started"])}
+    names = [f"worker-{i}" for i in range(1, 6)]
+    hashes = np.array([name_hash(n) for n in names], dtype=np.uint64)
+    for i in range(4):
+        explained = json.loads(
+            eventsched("explain", f"default/web-{i}", "--json", db=db_url).stdout
+        )
+        (attempt,) = explained["attempts"]
+        drawn = scores_for(seeds[attempt["attempt"]], hashes)
+        expected = {name: int(s) for name, s in zip(names, drawn, strict=True)}
+        shown = {n["node"]: n["plugins"]["RandomScore"] for n in attempt["top"]}
+        assert {n: s["raw"] for n, s in shown.items()} == expected
+        assert all(s["raw"] == s["normalized"] == s["weighted"] for s in shown.values())
+        assert attempt["selected"] in {
+            n for n, v in expected.items() if v == max(expected.values())
+        }
+        assert explained["final_node"] == attempt["selected"]

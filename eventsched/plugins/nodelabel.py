@@ -132,6 +132,8 @@ def parse_requirement(text: str) -> LabelRequirement:
         raise ValueError(
             f"empty value for label {key}; write just {key} to require the label with any value"
         )
+    if value.startswith("="):
+        raise ValueError(f"'==' is not an operator here; write {key}={value.lstrip('=')}")
     problem = label_value_problem(value)
     if problem is not None:
         raise ValueError(problem)

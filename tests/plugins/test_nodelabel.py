@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,6 +25,7 @@ from eventsched.framework import (
 )
 from eventsched.model import NodeTable, Pod
 from eventsched.plugins import full_registry
+from tests.cli.test_cli import eventsched
 from tests.plugins.conftest import make_node, make_pod, plugin, run_filter, run_score
 
 REQUIRES = "eventsched.io/requires"
@@ -57,7 +60,9 @@ def test_annotation_keeps_only_nodes_with_the_labels() -> None:
         "node(s) had label accelerator with a value other than nvidia-a100",
         "node(s) didn't have label accelerator",
     ]
-    assert all(s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE for s in statuses[1:])
+    assert all(
+        s is not None and s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE for s in statuses[1:]
+    )
 
 
 def test_bare_key_asks_only_that_the_label_exists() -> None:
@@ -124,7 +129,8 @@ def test_filter_only_the_rows_given() -> None:
     ("annotation", "fragment"),
     [
         ("=x", 'entry "=x": empty label key'),
-        ("a==b", 'entry "a==b": invalid label value "=b"'),
+        ("a==b", "entry \"a==b\": '==' is not an operator here; write a=b"),
+        ("a=b c", 'invalid label value "b c"'),
         ("accelerator=", "empty value for label accelerator; write just accelerator"),
         ("bad key=x", 'invalid label key "bad key"'),
         ("-gpu", 'invalid label key "-gpu"'),
@@ -346,7 +352,8 @@ def test_score_steers_the_pod_through_the_framework() -> None:
             "requiredLabels[1]",
             'empty label key; write KEY or KEY=VALUE (got "=ssd")',
         ),
-        ({"requiredLabels": ["a==b"]}, "requiredLabels[0]", 'invalid label value "=b"'),
+        ({"requiredLabels": ["a=b/c"]}, "requiredLabels[0]", 'invalid label value "b/c"'),
+        ({"requiredLabels": ["a==b"]}, "requiredLabels[0]", "'==' is not an operator here"),
         (
             {"requiredLabels": ["disk=ssd", "disk=hdd"]},
             "requiredLabels[1]",
@@ -380,3 +387,97 @@ def test_good_args() -> None:
     )
     assert [str(r) for r in p.required] == ["disk=ssd", "example.com/zone"]
     assert p.descending and p.score_label == PRIO
+
+
+# -- end to end through the CLI: the example profile and cluster ---------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+H100 = (
+    "0/6 nodes are available: 1 node(s) didn't have label disk, "
+    "2 node(s) had label accelerator with a value other than nvidia-h100, "
+    "3 node(s) didn't have label accelerator."
+)
+
+
+@pytest.mark.slow
+def test_cli_simulate_with_the_example_profile_then_explain(db_url: str) -> None:
+    config = str(ROOT / "examples" / "profiles" / "nodelabel.yaml")
+    run = eventsched(
+        "simulate", "--config", config, str(ROOT / "examples" / "nodelabel"), db=db_url
+    )
+    assert run.returncode == 0, run.stderr
+    assert "2 of 4 pending pods bound, 2 unschedulable, on 6 nodes" in run.stdout
+    assert f"default/train-h100: {H100}" in run.stdout
+    assert (
+        f'default/typo: 0/6 nodes are available: annotation {REQUIRES}: entry "a==b": '
+        "'==' is not an operator here; write a=b; write comma-separated KEY or KEY=VALUE "
+        "entries, e.g. accelerator=nvidia-a100,disk=ssd." in run.stdout
+    )
+
+    a100 = eventsched("explain", "default/train-a100", db=db_url)
+    assert a100.returncode == 0, a100.stderr
+    assert "bound to gpu-a100-1" in a100.stdout
+    assert (
+        "NodeLabel rejected 3 node(s) (node(s) didn't have label accelerator): cpu-1, cpu-2, cpu-3"
+        in a100.stdout
+    )
+    assert (
+        "NodeLabel rejected 1 node(s) (node(s) had label accelerator with a value other than "
+        "nvidia-a100): gpu-t4-1" in a100.stdout
+    )
+    assert "NodeLabel rejected 1 node(s) (node(s) didn't have label disk): edge-1" in a100.stdout
+
+    h100 = eventsched("explain", "default/train-h100", db=db_url)
+    assert "not bound" in h100.stdout and H100 in h100.stdout
+
+    typo = json.loads(eventsched("explain", "default/typo", "--json", db=db_url).stdout)
+    (attempt,) = typo["attempts"]
+    assert attempt["outcome"] == "unschedulable"
+    assert attempt["prefilter"]["status"]["plugin"] == "NodeLabel"
+    assert attempt["prefilter"]["status"]["code"] == "UnschedulableAndUnresolvable"
+
+    web = json.loads(eventsched("explain", "default/web", "--json", db=db_url).stdout)
+    assert web["final_node"] == "gpu-a100-1"  # highest priority.lixueduan.com among feasible
+    (attempt,) = web["attempts"]
+    label_scores = {n["node"]: n["plugins"]["NodeLabel"] for n in attempt["top"]}
+    assert {n: s["raw"] for n, s in label_scores.items()} == {
+        "gpu-a100-1": 10,
+        "gpu-t4-1": 5,
+        "cpu-1": 1,
+        "cpu-2": 0,
+        "cpu-3": 0,
+    }
+    assert label_scores["gpu-a100-1"]["normalized"] == 100
+    assert label_scores["gpu-t4-1"]["normalized"] == 44  # (5 - 1) * 100 // (10 - 1)
+    assert label_scores["cpu-1"]["normalized"] == 0
+    [note] = [s for s in attempt["steps"] if s["kind"] == "input_recorded"]
+    assert note["plugin"] == "NodeLabel" and note["key"] == "unscoredNodes"
+    assert note["value"]["nodes"] == [
+        {"node": "cpu-2", "reason": f'label {PRIO}="high" is not a number; scored 0'},
+        {"node": "cpu-3", "reason": f"no label {PRIO}; scored 0"},
+    ]
+
+
+def test_cli_config_check_names_the_bad_arg(tmp_path: Path) -> None:
+    good = eventsched("config", "check", str(ROOT / "examples" / "profiles" / "nodelabel.yaml"))
+    assert good.returncode == 0, good.stderr
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\n"
+        "kind: KubeSchedulerConfiguration\n"
+        "profiles:\n"
+        "  - schedulerName: eventsched\n"
+        "    plugins:\n"
+        "      multiPoint:\n"
+        "        enabled: [{name: NodeLabel}]\n"
+        "    pluginConfig:\n"
+        "      - name: NodeLabel\n"
+        "        args:\n"
+        "          requiredLabels: [disk, '=ssd']\n"
+    )
+    result = eventsched("config", "check", str(bad))
+    assert result.returncode == 2
+    assert (
+        "profiles[0].pluginConfig[0].args.requiredLabels[1]: empty label key; "
+        'write KEY or KEY=VALUE (got "=ssd")' in result.stderr
+    )

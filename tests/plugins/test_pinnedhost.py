@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,6 +24,7 @@ from eventsched.framework import (
 )
 from eventsched.model import NodeTable, Pod
 from eventsched.plugins import full_registry
+from tests.cli.test_cli import eventsched
 from tests.plugins.conftest import make_node, make_pod, plugin, run_score
 
 PREFERRED = "eventsched.io/preferred-node"
@@ -245,3 +248,78 @@ def test_numeric_label_values_from_yaml_are_matched_as_strings() -> None:
         "PinnedHost", make_pod(), nodes, {"selectors": [{"matchLabels": {"rack": 7}, "score": 10}]}
     )
     assert raw == [10, 0]
+
+
+# -- end to end through the CLI: the example profile and cluster ---------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+def test_cli_simulate_with_the_example_profile_then_explain(db_url: str) -> None:
+    config = str(ROOT / "examples" / "profiles" / "pinnedhost.yaml")
+    run = eventsched(
+        "simulate", "--config", config, str(ROOT / "examples" / "pinnedhost"), db=db_url
+    )
+    assert run.returncode == 0, run.stderr
+    assert "3 of 3 pending pods bound, 0 unschedulable, on 4 nodes" in run.stdout
+
+    def explained(name: str) -> dict[str, Any]:
+        result = eventsched("explain", f"default/{name}", "--json", db=db_url)
+        assert result.returncode == 0, result.stderr
+        return dict(json.loads(result.stdout))
+
+    api = explained("api")
+    assert api["final_node"] == "worker-2"  # the configured host
+    (attempt,) = api["attempts"]
+    pinned = {n["node"]: n["plugins"]["PinnedHost"] for n in attempt["top"]}
+    assert {n: (s["raw"], s["normalized"]) for n, s in pinned.items()} == {
+        "worker-2": (80, 100),
+        "worker-3": (40, 50),
+        "worker-4": (40, 50),
+        "worker-1": (0, 0),
+    }
+
+    batch = explained("batch")
+    assert batch["final_node"] == "worker-4"  # its eventsched.io/preferred-node
+    (attempt,) = batch["attempts"]
+    pinned = {n["node"]: n["plugins"]["PinnedHost"] for n in attempt["top"]}
+    assert pinned["worker-4"]["raw"] == 100 and pinned["worker-4"]["weighted"] == 500
+
+    typo = explained("typo")
+    assert typo["final_node"] == "worker-2"
+    (attempt,) = typo["attempts"]
+    [note] = [s for s in attempt["steps"] if s["kind"] == "input_recorded"]
+    assert note["plugin"] == "PinnedHost" and note["key"] == "preferredNode"
+    assert note["value"]["found"] is False
+    assert note["value"]["reason"] == (
+        "no node named worker-9 in the cluster; no node gets the pod's preference"
+    )
+
+    text = eventsched("explain", "default/batch", db=db_url).stdout
+    assert "PinnedHost x5" in text and "Selected worker-4" in text
+
+
+def test_cli_config_check_names_the_bad_arg(tmp_path: Path) -> None:
+    good = eventsched("config", "check", str(ROOT / "examples" / "profiles" / "pinnedhost.yaml"))
+    assert good.returncode == 0, good.stderr
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\n"
+        "kind: KubeSchedulerConfiguration\n"
+        "profiles:\n"
+        "  - schedulerName: eventsched\n"
+        "    plugins:\n"
+        "      multiPoint:\n"
+        "        enabled: [{name: PinnedHost}]\n"
+        "    pluginConfig:\n"
+        "      - name: PinnedHost\n"
+        "        args:\n"
+        "          hosts: [{name: worker-1}, {name: worker-2, score: x}]\n"
+    )
+    result = eventsched("config", "check", str(bad))
+    assert result.returncode == 2
+    assert (
+        'profiles[0].pluginConfig[0].args.hosts[1].score: must be an integer 0..100 (got "x")'
+        in result.stderr
+    )

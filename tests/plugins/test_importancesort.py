@@ -22,15 +22,20 @@ from eventsched.framework import (
     QueuedPodInfo,
     QueueSortPlugin,
 )
-from eventsched.model import Pod
+from eventsched.model import NodeTable, Pod
 from eventsched.plugins import full_registry
 from eventsched.plugins import importancesort as module
 from eventsched.plugins.importancesort import ImportanceSort, parse_importance
 from eventsched.scheduler import Scheduler, SchedulerOptions
 from tests.cli.test_cli import ROOT, eventsched
-from tests.plugins.conftest import make_node, plugin
+from tests.plugins.conftest import make_node
 
 ANNOTATION = "eventsched.io/importance"
+
+
+def plugin(name: str, args: dict[str, Any] | None = None, table: NodeTable | None = None) -> Any:
+    """Our own plugins are in the full registry (the in-tree one has upstream's only)."""
+    return full_registry().factory(name)(args or {}, Handle(table))
 
 
 def pod(

@@ -13,13 +13,18 @@ from eventsched.audit import explain_pod
 from eventsched.cluster import SimulatedCluster
 from eventsched.config import default_profile
 from eventsched.events import EventStore
-from eventsched.framework import CycleState, PluginArgsError, PluginRef, Profile
+from eventsched.framework import CycleState, Handle, PluginArgsError, PluginRef, Profile
 from eventsched.model import NodeTable
 from eventsched.plugins import full_registry
 from eventsched.plugins.randomscore import name_hash, scores_for
 from eventsched.scheduler import Scheduler, SchedulerOptions
 from tests.cli.test_cli import ROOT, eventsched
-from tests.plugins.conftest import make_node, make_pod, plugin
+from tests.plugins.conftest import make_node, make_pod
+
+
+def plugin(name: str, args: dict[str, Any] | None = None, table: NodeTable | None = None) -> Any:
+    """Our own plugins are in the full registry (the in-tree one has upstream's only)."""
+    return full_registry().factory(name)(args or {}, Handle(table))
 
 
 def table_of(names: list[str]) -> NodeTable:

@@ -14,6 +14,7 @@ import math
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -105,7 +106,7 @@ def serve(respond: Callable[[str], tuple[int, str, bytes, float]]) -> Served:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     served = Served(server)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     return served
 
 
@@ -705,3 +706,81 @@ def test_args_defaults_and_no_connection_at_configuration_time() -> None:
         '{device="eth0"}[300s]) * on (instance) group_left (nodename) node_uname_info)'
     )
     assert plugin._client is None
+
+
+# -- end to end through the CLI --------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def eventsched(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "eventsched.cli.main", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        check=False,
+    )
+
+
+def example_config(tmp_path: Path, address: str) -> Path:
+    """examples/profiles/networktraffic.yaml pointed at `address`, with the test's short window."""
+    text = (ROOT / "examples/profiles/networktraffic.yaml").read_text()
+    assert "http://prometheus.monitoring.svc:9090" in text and "timeRange: 300" in text
+    text = text.replace("http://prometheus.monitoring.svc:9090", address)
+    text = text.replace("timeRange: 300", f"timeRange: {WINDOW}")
+    path = tmp_path / "networktraffic.yaml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.slow
+def test_simulate_then_explain_shows_network_traffic_scores(
+    prometheus: RealPrometheus, db_url: str, tmp_path: Path
+) -> None:
+    config = example_config(tmp_path, prometheus.url)
+    before = prometheus.queries_served()
+    run = eventsched(
+        "simulate", "--config", str(config), str(ROOT / "examples/networktraffic"), "--db", db_url
+    )
+    assert run.returncode == 0, run.stderr
+    assert "3 of 3 pending pods bound" in run.stdout
+    # The quietest node wins every pod, and three pods cost Prometheus one query.
+    assert "node-a  3/110" in run.stdout, run.stdout
+    assert prometheus.queries_served() - before == 1
+
+    text = eventsched("explain", "default/web-1", "--db", db_url)
+    assert text.returncode == 0, text.stderr
+    assert "NetworkTraffic x5" in text.stdout, text.stdout
+    assert "Input from NetworkTraffic: traffic" in text.stdout
+    row_a = next(line for line in text.stdout.splitlines() if line.strip().startswith("node-a"))
+    assert "500 (raw " in row_a and "→ 100)" in row_a, row_a
+
+    explained = json.loads(eventsched("explain", "default/web-1", "--json", "--db", db_url).stdout)
+    (attempt_,) = explained["attempts"]
+    assert attempt_["selected"] == "node-a"
+    assert {"name": "NetworkTraffic", "weight": 5} in attempt_["score_plugins"]
+    scores = {top["node"]: top["plugins"]["NetworkTraffic"] for top in attempt_["top"]}
+    assert scores["node-a"]["normalized"] == 100 and scores["node-b"]["normalized"] == 0
+    assert scores["node-a"]["weighted"] == 500
+    for node, rate in RATES.items():
+        assert scores[node]["raw"] == pytest.approx(rate, rel=0.1)
+    inputs = [step for step in attempt_["steps"] if step["kind"] == "input_recorded"]
+    assert [(i["plugin"], i["key"]) for i in inputs] == [("NetworkTraffic", "traffic")]
+
+
+@pytest.mark.slow
+def test_simulate_with_prometheus_down_still_binds_every_pod(db_url: str, tmp_path: Path) -> None:
+    config = example_config(tmp_path, f"http://127.0.0.1:{free_port()}")
+    began = time.monotonic()
+    run = eventsched(
+        "simulate", "--config", str(config), str(ROOT / "examples/networktraffic"), "--db", db_url
+    )
+    assert run.returncode == 0, run.stderr
+    assert "3 of 3 pending pods bound" in run.stdout
+    assert time.monotonic() - began < 60
+    assert "scoring without this plugin" in run.stderr + run.stdout
+    assert run.stderr.count("scoring without this plugin") == 1  # one warning, not one per pod
+    text = eventsched("explain", "default/web-1", "--db", db_url).stdout
+    assert "NetworkTraffic x5" not in text  # skipped: the other scorers decided

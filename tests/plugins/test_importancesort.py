@@ -7,10 +7,12 @@ import json
 from typing import Any
 
 import pytest
+import yaml
 
 from eventsched.audit import explain_pod
 from eventsched.cluster import SimulatedCluster
 from eventsched.config import default_profile
+from eventsched.config.file import ConfigError, load_config, parse_config
 from eventsched.events import EventStore
 from eventsched.framework import (
     Handle,
@@ -439,3 +441,36 @@ def test_cli_without_the_profile_priority_wins(db_url: str) -> None:
         eventsched("explain", "default/nightly-export", "--json", db=db_url).stdout
     )
     assert explained["final_node"] == "edge-1"
+
+
+# -- configuration: the example profile and bad args in a file ------------------------
+
+
+def test_example_profile_runs_it_at_queue_sort_and_pre_enqueue() -> None:
+    config = load_config(ROOT / "examples" / "profiles" / "importancesort.yaml", full_registry())
+    (profile,) = config.profiles
+    assert [r.name for r in profile.at("queueSort")] == ["ImportanceSort"]
+    assert [r.name for r in profile.at("preEnqueue")] == ["SchedulingGates", "ImportanceSort"]
+    assert profile.plugin_args["ImportanceSort"] == {"annotation": ANNOTATION}
+
+
+def test_bad_args_in_a_file_name_the_path() -> None:
+    doc = yaml.safe_load(
+        """
+        apiVersion: kubescheduler.config.k8s.io/v1
+        kind: KubeSchedulerConfiguration
+        profiles:
+          - schedulerName: eventsched
+            plugins:
+              multiPoint: {enabled: [{name: ImportanceSort}]}
+              queueSort: {disabled: [{name: PrioritySort}]}
+            pluginConfig:
+              - name: ImportanceSort
+                args: {annotation: "bad key"}
+        """
+    )
+    with pytest.raises(ConfigError) as err:
+        parse_config(doc, "x.yaml", full_registry())
+    assert str(err.value).startswith(
+        "x.yaml: profiles[0].pluginConfig[0].args.annotation: must be an annotation key"
+    )

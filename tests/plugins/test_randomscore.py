@@ -8,10 +8,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+import yaml
 
 from eventsched.audit import explain_pod
 from eventsched.cluster import SimulatedCluster
 from eventsched.config import default_profile
+from eventsched.config.file import ConfigError, load_config, parse_config
 from eventsched.events import EventStore
 from eventsched.framework import CycleState, Handle, PluginArgsError, PluginRef, Profile
 from eventsched.model import NodeTable
@@ -210,3 +212,34 @@ def test_cli_simulate_with_the_example_profile_then_explain(db_url: str) -> None
             n for n, v in expected.items() if v == max(expected.values())
         }
         assert explained["final_node"] == attempt["selected"]
+
+
+# -- configuration: the example profile and args in a file -----------------------------
+
+
+def test_example_profile_makes_it_the_only_scorer() -> None:
+    config = load_config(ROOT / "examples" / "profiles" / "randomscore.yaml", full_registry())
+    (profile,) = config.profiles
+    assert profile.at("score") == (PluginRef("RandomScore", 1),)
+    assert profile.at("preScore") == ()
+
+
+def test_args_in_a_file_are_refused_with_the_path() -> None:
+    doc = yaml.safe_load(
+        """
+        apiVersion: kubescheduler.config.k8s.io/v1
+        kind: KubeSchedulerConfiguration
+        profiles:
+          - schedulerName: eventsched
+            plugins:
+              score: {enabled: [{name: RandomScore, weight: 1}]}
+            pluginConfig:
+              - name: RandomScore
+                args: {seed: 3}
+        """
+    )
+    with pytest.raises(ConfigError) as err:
+        parse_config(doc, "x.yaml", full_registry())
+    assert str(err.value) == (
+        "x.yaml: profiles[0].pluginConfig[0].args.seed: unknown field; RandomScore takes no args"
+    )

@@ -16,7 +16,7 @@ import heapq
 import itertools
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from eventsched.framework import WILDCARD_EVENT, ClusterEvent, QueuedPodInfo, Status
@@ -121,6 +121,11 @@ class SchedulingQueue:
         if entry is None:
             return self.add(pod) if pod.uid not in self._in_flight else None
         info, queue = entry
+        if queue == "active":
+            # The sort key may have changed (priority, an importance annotation):
+            # re-push a copy; the old heap item is now stale and pop skips it.
+            self._push_active(replace(info, pod=pod))
+            return None
         info.pod = pod
         if queue == "gated":
             del self._where[pod.uid]

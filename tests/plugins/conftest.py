@@ -9,7 +9,7 @@ import pytest
 
 from eventsched.framework import CycleState, Handle, Status
 from eventsched.model import Node, NodeTable, Pod
-from eventsched.plugins import in_tree_registry
+from eventsched.plugins import full_registry
 
 
 def make_node(
@@ -34,7 +34,7 @@ def make_pod(name: str = "p", requests: dict[str, Any] | None = None, **spec: An
 
 
 def plugin(name: str, args: dict[str, Any] | None = None, table: NodeTable | None = None) -> Any:
-    return in_tree_registry().factory(name)(args or {}, Handle(table))
+    return full_registry().factory(name)(args or {}, Handle(table))
 
 
 def run_filter(

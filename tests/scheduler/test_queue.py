@@ -40,6 +40,20 @@ def test_active_queue_follows_queue_sort_then_arrival() -> None:
     assert q.pop() is None
 
 
+def test_an_update_in_active_queue_resorts_the_pod() -> None:
+    """kube-scheduler's activeQ.Update re-heapifies: a raised sort key takes effect at once."""
+    clock = Clock()
+    q = make(clock)
+    for name in ("a", "b", "c"):
+        q.add(pod(name))
+        clock.now += 1
+    assert q.update(pod("c", priority=100)) is None
+    order = [q.pop().pod for _ in range(3)]  # type: ignore[union-attr]
+    assert [p.name for p in order] == ["c", "a", "b"]
+    assert order[0].priority == 100
+    assert q.pop() is None
+
+
 def test_adding_twice_or_while_in_flight_is_ignored() -> None:
     q = make(Clock())
     assert q.add(pod("a")) == "active"

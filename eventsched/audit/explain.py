@@ -64,6 +64,9 @@ class PodExplanation:
     observed: int
     attempts: list[AttemptExplanation]
     final_node: str | None
+    #: What plugins recorded about the pod outside any attempt (e.g. ImportanceSort's
+    #: malformed annotation, found when the pod was queued).
+    notes: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -88,19 +91,30 @@ def explain_events(namespace: str, name: str, events: Iterable[StoredEvent]) -> 
     observed = 0
     final_node: str | None = None
     order: list[str] = []
+    notes: list[dict[str, Any]] = []
     for event in events:
         if event.kind == "pod_observed":
             observed += 1
         if event.kind == "bound":
             final_node = event.node
         if event.attempt is None:
+            if event.plugin:
+                notes.append(
+                    {
+                        "kind": event.kind,
+                        "plugin": event.plugin,
+                        "position": event.position,
+                        "recordedAt": event.recorded_at.isoformat(),
+                        **dict(event.data),
+                    }
+                )
             continue
         if event.attempt not in by_attempt:
             order.append(event.attempt)
         by_attempt[event.attempt].append(event)
     attempts = [_explain_attempt(by_attempt[a]) for a in order]
     return PodExplanation(
-        namespace, name, observed, [a for a in attempts if a is not None], final_node
+        namespace, name, observed, [a for a in attempts if a is not None], final_node, notes
     )
 
 

@@ -45,6 +45,14 @@ def render(explanation: PodExplanation, max_rejections: int = 20) -> str:
         f"  {len(explanation.attempts)} scheduling attempt(s); "
         + (f"bound to {explanation.final_node}" if explanation.final_node else "not bound")
     )
+    for note in explanation.notes:
+        detail = {
+            k: v for k, v in note.items() if k not in ("kind", "plugin", "position", "recordedAt")
+        }
+        lines.append(
+            f"  Note from {note['plugin']} at log position {note['position']}: "
+            + json.dumps(detail, default=str, sort_keys=True)
+        )
     for number, attempt in enumerate(explanation.attempts, 1):
         lines.append("")
         lines.extend(_render_attempt(number, attempt, max_rejections))

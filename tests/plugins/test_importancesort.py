@@ -383,6 +383,14 @@ def test_important_pod_arriving_last_takes_the_only_room(store: EventStore) -> N
     assert [(e.name, e.data["value"]["value"], e.data["value"]["used"]) for e in recorded] == [
         ("sloppy", "high", 0)
     ]
+    # explain shows what a plugin recorded about the pod outside its attempts.
+    (note,) = sloppy.notes
+    assert (note["plugin"], note["key"], note["value"]["value"]) == (
+        "ImportanceSort",
+        "importance",
+        "high",
+    )
+    assert important.notes == []
 
 
 # -- end to end through the CLI: the example profile and cluster ---------------------

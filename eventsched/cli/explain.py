@@ -115,6 +115,10 @@ def _render_attempt(number: int, a: AttemptExplanation, max_rejections: int) -> 
     return out
 
 
+#: A recorded input can be large (NetworkTraffic's samples); --json shows it whole.
+MAX_VALUE_CHARS = 200
+
+
 def _render_step(step: dict) -> str:
     kind = step["kind"]
     node = step.get("node")
@@ -136,5 +140,8 @@ def _render_step(step: dict) -> str:
         status = step.get("status", {})
         return f"PostFilter: {status.get('code')} {', '.join(status.get('reasons', []))}"
     if kind == "input_recorded":
-        return f"Input from {step.get('plugin')}: {step.get('key')}"
+        value = json.dumps(step.get("value"), default=str, sort_keys=True)
+        if len(value) > MAX_VALUE_CHARS:
+            value = value[: MAX_VALUE_CHARS - 1] + "…"
+        return f"Input from {step.get('plugin')}: {step.get('key')} = {value}"
     return f"{kind}: " + json.dumps({k: v for k, v in step.items() if k != "kind"}, default=str)

@@ -87,6 +87,8 @@ KNOWN = (
 #: Warnings about a failing Prometheus are logged at most this often (or once per
 #: cacheSeconds, when longer): one per failed fetch would be one per pod at cacheSeconds 0.
 WARN_EVERY_SECONDS = 60.0
+#: Raw scores are capped here (1 PB/s): far above any NIC, far below int64 / 100.
+MAX_BYTES_PER_SECOND = 1e15
 #: A failed fetch is not retried sooner than this, even with cacheSeconds 0.
 MIN_RETRY_SECONDS = 1.0
 
@@ -324,7 +326,9 @@ class NetworkTraffic:
         if not known.any():
             return np.zeros(len(rows), dtype=np.int64)
         values = np.where(known, values, values[known].max())
-        return np.floor(values).astype(np.int64)
+        # "1e300" is a finite number Prometheus may send: cap it so int64 and the
+        # normalization's (high - raw) * 100 cannot overflow. Still the busiest.
+        return np.floor(np.minimum(values, MAX_BYTES_PER_SECOND)).astype(np.int64)
 
     def normalize_score(
         self, state: CycleState, pod: Pod, scores: IntArray, rows: Indexes

@@ -580,6 +580,15 @@ def vector(*items: Any) -> bytes:
             ),
             (Code.SUCCESS, [250, 50, 50], [0, 100, 100]),
         ),
+        # Absurdly large but finite: capped at 1 PB/s, still the busiest, no overflow.
+        (
+            vector(
+                {"metric": {"nodename": "node-a"}, "value": [1, "1e300"]},
+                {"metric": {"nodename": "node-b"}, "value": [1, "0"]},
+                {"metric": {"nodename": "node-c"}, "value": [1, "5e14"]},
+            ),
+            (Code.SUCCESS, [10**15, 0, 5 * 10**14], [0, 100, 50]),
+        ),
         (vector(), (Code.SKIP, [], [])),  # nothing for any node: Skip, not all-equal scores
         (vector({"metric": {}, "value": [1, "NaN"]}), (Code.SKIP, [], [])),
         (b"not json", (Code.SKIP, [], [])),

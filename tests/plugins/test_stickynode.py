@@ -533,3 +533,25 @@ def test_strict_pod_waits_while_its_node_is_full_and_preferred_goes_elsewhere(
     assert elsewhere.cache.node_of("u3") == "worker-2"
     # Landing elsewhere does not move the first placement.
     assert rebuild(store).first_placements["shop/db-0"].node == "worker-1"
+
+
+def test_waiting_pod_is_bound_when_its_first_node_comes_back(store: EventStore) -> None:
+    schedule(store, sticky_profile(), [worker("worker-1")], [pod(uid="u1")])
+
+    cluster = SimulatedCluster([worker("worker-2")], [pod(uid="u2")])
+    scheduler = Scheduler(
+        store,
+        cluster,
+        [sticky_profile()],
+        full_registry(),
+        SchedulerOptions(initial_backoff=0.01, max_backoff=0.02),
+    )
+    scheduler.start()
+    scheduler.run(until_idle=True)
+    assert scheduler.cache.node_of("u2") is None  # waiting for worker-1, not on worker-2
+    cluster.add_node(worker("worker-1"))
+    scheduler.run(until_idle=True)
+    scheduler.stop()
+    assert scheduler.cache.node_of("u2") == "worker-1"
+    woken = [e for e in store.read(kinds=["requeued"]) if e.uid == "u2"]
+    assert woken and woken[0].data["event"] == "NodeAdd"

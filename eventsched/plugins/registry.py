@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from eventsched.framework import Registry
+from eventsched.plugins.coscheduling import Coscheduling
 from eventsched.plugins.defaultbinder import DefaultBinder
 from eventsched.plugins.importancesort import ImportanceSort
 from eventsched.plugins.networktraffic import NetworkTraffic
@@ -39,6 +40,7 @@ OWN: tuple[Any, ...] = (
     NodeLabel,
     PinnedHost,
     StickyNode,
+    Coscheduling,
 )
 
 

@@ -48,6 +48,8 @@ class AttemptExplanation:
     rejections: list[Rejected] = field(default_factory=list)
     absent: dict[str, Any] | None = None
     score_plugins: list[dict[str, Any]] = field(default_factory=list)
+    #: Score plugins whose PreScore returned Skip in this attempt.
+    score_skipped: list[str] = field(default_factory=list)
     scored_nodes: int = 0
     top: list[NodeScore] = field(default_factory=list)
     selected: str | None = None
@@ -161,6 +163,7 @@ def _filtered(result: AttemptExplanation, event: StoredEvent) -> None:
 def _scored(result: AttemptExplanation, event: StoredEvent) -> None:
     data = event.data
     result.score_plugins = list(data.get("plugins", []))
+    result.score_skipped = list(data.get("skipped", []))
     result.scored_nodes = int(data.get("nodes", 0))
     tops = {t["node"]: NodeScore(t["node"], int(t["total"])) for t in data.get("top", [])}
     for entry in data.get("scores", []):

@@ -89,6 +89,8 @@ def _render_attempt(number: int, a: AttemptExplanation, max_rejections: int) -> 
         out.append(
             f"  Score: {a.scored_nodes} feasible nodes scored ({weights}); top {len(a.top)}:"
         )
+        if a.score_skipped:
+            out.append(f"  (skipped by PreScore this attempt: {', '.join(a.score_skipped)})")
         plugins = [p["name"] for p in a.score_plugins]
         header = ["NODE", "TOTAL", *plugins]
         table = [header]

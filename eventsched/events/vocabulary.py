@@ -26,7 +26,8 @@ DECISION_KINDS: dict[str, str] = {
     "rejections[{plugin, code, reasons[], nodes[]}], absent?{count, code, reasons[]}}",
     "post_filtered": "PostFilter ran after no node fit; data: {status, nominatedNodeName}",
     "scored": "Score ran; data: {nodes, plugins[{name, weight}], top[{node, total}], "
-    "scores[{node, plugin, raw, normalized, weighted}] for the top K nodes, summary{max,min,mean}}",
+    "scores[{node, plugin, raw, normalized, weighted}] for the top K nodes, skipped[] (PreScore "
+    "returned Skip), summary{max,min,mean}}",
     "selected": "a node was chosen; node column set; data: {score, seed, reason, ties[], tieCount}",
     "reserved": "Reserve succeeded and the pod is assumed on the node; node column set",
     "unreserved": "a reservation was undone; node column set; data: {reason}",

@@ -152,7 +152,7 @@ def schedule_pod(
     if scores is None or not status.is_success:
         _raise_error(status, next_start)
     assert scores is not None
-    _record_scores(sink, table, scores, fw.profile.score_breakdown_top_k)
+    _record_scores(sink, table, scores, fw.profile.score_breakdown_top_k, state.skip_score)
     row, tied = _select_host(scores, state.seed)
     reason = "highest score" if len(tied) == 1 else f"tie between {len(tied)} nodes broken by seed"
     sink.record(
@@ -298,7 +298,9 @@ def _grouped_rejections(table: NodeTable, rejections: list[Rejection]) -> list[d
     return out
 
 
-def _record_scores(sink: DecisionSink, table: NodeTable, scores: ScoreTable, top_k: int) -> None:
+def _record_scores(
+    sink: DecisionSink, table: NodeTable, scores: ScoreTable, top_k: int, skipped: set[str]
+) -> None:
     order = np.argsort(-scores.totals, kind="stable")
     top = order[:top_k]
     weighted = scores.weighted()
@@ -325,6 +327,9 @@ def _record_scores(sink: DecisionSink, table: NodeTable, scores: ScoreTable, top
                 for i in top
                 for p, name in enumerate(scores.plugins)
             ],
+            # Score plugins whose PreScore returned Skip this cycle (e.g. NetworkTraffic
+            # while Prometheus is down): why a column is missing from this attempt.
+            "skipped": sorted(skipped),
             "summary": {
                 "max": int(totals.max()),
                 "min": int(totals.min()),

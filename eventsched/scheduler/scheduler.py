@@ -346,6 +346,8 @@ class Scheduler:
             time.sleep(self._retry_delay())
 
     def _apply(self, stored: Sequence[StoredEvent]) -> None:
+        if stored and stored[0].position > self.projections.position + 1:
+            self._fold_others(stored[0].position - 1)
         self.projections.apply_all(stored)
         self.stats.events += len(stored)
         self._since_snapshot += len(stored)
@@ -355,6 +357,19 @@ class Scheduler:
                 save_snapshot(self.store, self.projections)
             except EventStoreError as exc:
                 log.warning("snapshot failed; will try again later", error=str(exc))
+
+    def _fold_others(self, until: int) -> None:
+        """Fold what other writers appended since our last batch (`sticky forget`, a former leader).
+
+        Skipping them would lose them for good: the next snapshot would be
+        taken past their positions.
+        """
+        try:
+            self.projections.apply_all(
+                self.store.read(after=self.projections.position, until=until)
+            )
+        except EventStoreError as exc:
+            log.warning("could not read events appended by others", error=str(exc))
 
     def _record_config(self) -> None:
         last: dict[str, str] = {}

@@ -145,8 +145,8 @@ def test_bench_prints_pods_per_second(tmp_path: Path) -> None:
         ),
         (
             "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
-            "profiles: [{schedulerName: a, plugins: {}}]\n",
-            "profiles[0].plugins: custom plugin sets are not supported yet",
+            "profiles: [{schedulerName: a, pluginConfig: [{name: NetworkTraffic, args: {}}]}]\n",
+            "profiles[0].pluginConfig[0].args.address: required: the Prometheus URL",
         ),
     ],
 )

@@ -214,3 +214,32 @@ def test_gated_pod_waits_until_its_gates_are_removed(store: EventStore) -> None:
     scheduler.run(until_idle=True)
     scheduler.stop()
     assert bound_nodes(cluster) == {"default/gated": "a"}
+
+
+def test_events_appended_by_another_writer_are_folded_not_skipped(store: EventStore) -> None:
+    """A `sticky forget` written by another process while this one runs stays forgotten."""
+    cluster = SimulatedCluster([node("n1")], [pod("a", cpu="100m")])
+    scheduler = Scheduler(
+        store,
+        cluster,
+        [default_profile()],
+        in_tree_registry(),
+        SchedulerOptions(initial_backoff=0.05, max_backoff=0.1),
+    )
+    scheduler.start()
+    scheduler.run(until_idle=True)
+    assert "default/a" in scheduler.projections.first_placements
+    store.append(
+        [
+            EventRecord(
+                "maintenance",
+                data={"action": "sticky_forget", "identity": "default/a"},
+            )
+        ]
+    )
+    cluster.add_pod(pod("b", cpu="100m"))
+    scheduler.run(until_idle=True)
+    scheduler.stop()
+    assert "default/a" not in scheduler.projections.first_placements
+    assert "default/b" in scheduler.projections.first_placements
+    assert "default/a" not in rebuild(store).first_placements

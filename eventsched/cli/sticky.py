@@ -5,11 +5,9 @@ so `list` folds the log (from the newest snapshot) and `forget` is itself an
 event: a `maintenance` event with `{"action": "sticky_forget", ...}` that the
 projection folds by dropping the identity. Nothing is updated in place.
 
-A running scheduler folds only the events it writes itself: it does not see
-a forget written here, and a snapshot it writes later covers the forget's
-position without it, so the forget would be lost. Until the scheduler folds
-other writers' events, forget while no scheduler is writing to this log
-(README "StickyNode" says so).
+A running scheduler folds events other processes appended when it next
+appends its own (any pod or node change, any attempt), so a forget written
+here takes effect there from then on and survives its snapshots.
 """
 
 from __future__ import annotations
@@ -44,8 +42,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "forget",
         help="drop an identity's first placement (appends a maintenance event)",
         description="Append a `maintenance` sticky_forget event: the identity's next "
-        "binding becomes its new first placement. Run it while no scheduler is writing to "
-        "this log: a running scheduler does not fold events other processes append.",
+        "binding becomes its new first placement. A running scheduler picks it up at its "
+        "next append.",
     )
     forget.add_argument("identity", metavar="IDENTITY", help="as `eventsched sticky list` shows it")
     forget.set_defaults(func=run_forget)

@@ -3,7 +3,7 @@
 Public names only; plugins import from here, never from the modules below.
 """
 
-from eventsched.framework.adapters import default_normalize_score
+from eventsched.framework.adapters import default_normalize_score, min_max_normalize
 from eventsched.framework.algorithm import (
     Diagnosis,
     FitError,
@@ -125,6 +125,7 @@ __all__ = [
     "check_args",
     "default_normalize_score",
     "implements",
+    "min_max_normalize",
     "num_feasible_nodes_to_find",
     "schedule_pod",
 ]

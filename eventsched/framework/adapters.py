@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from eventsched.framework.cycle_state import CycleState
-from eventsched.framework.interface import FilterPlugin, ScorePlugin
+from eventsched.framework.interface import MAX_NODE_SCORE, FilterPlugin, ScorePlugin
 from eventsched.framework.status import Code, Status
 from eventsched.framework.types import BatchFilterResult, NodeInfo
 from eventsched.model import Indexes, IntArray, NodeTable, Pod
@@ -53,4 +53,21 @@ def default_normalize_score(max_priority: int, reverse: bool, scores: IntArray) 
     scores[:] = scores * max_priority // highest
     if reverse:
         scores[:] = max_priority - scores
+    return scores
+
+
+def min_max_normalize(scores: IntArray, reverse: bool = False, when_equal: int = 0) -> IntArray:
+    """Lowest raw score 0, highest 100 (reverse: the other way round), in place.
+
+    `when_equal` is what every node gets when all raw scores are the same:
+    0 when equal means "no preference", 100 when it means "all equally good".
+    """
+    if len(scores) == 0:
+        return scores
+    low, high = int(scores.min()), int(scores.max())
+    if high == low:
+        scores[:] = when_equal
+        return scores
+    distance = high - scores if reverse else scores - low
+    scores[:] = distance * MAX_NODE_SCORE // (high - low)
     return scores

@@ -66,7 +66,11 @@ class Handle:
             self.sink.record("input_recorded", {"key": key, "value": dict(value)}, plugin=plugin)
 
     def recorded_input(self, plugin: str, key: str) -> Mapping[str, Any] | None:
-        """While replaying: the latest value `plugin` recorded under `key` before this attempt."""
+        """While replaying: the latest value `plugin` recorded under `key` up to this point.
+
+        "Up to this point" includes earlier in the same attempt: a plugin that
+        fetches in PreScore records there, and its Score reads that value.
+        """
         if self.replay_inputs is None:
             return None
         return self.replay_inputs.get((plugin, key))

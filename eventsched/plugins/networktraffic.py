@@ -45,6 +45,7 @@ from eventsched.framework import (
     PluginArgsError,
     Status,
     check_args,
+    min_max_normalize,
 )
 from eventsched.model import Indexes, IntArray, NodeTable, Pod
 
@@ -333,14 +334,7 @@ class NetworkTraffic:
     def normalize_score(
         self, state: CycleState, pod: Pod, scores: IntArray, rows: Indexes
     ) -> IntArray:
-        if len(scores) == 0:
-            return scores
-        low, high = int(scores.min()), int(scores.max())
-        if high == low:
-            scores[:] = MAX_NODE_SCORE
-            return scores
-        scores[:] = (high - scores) * MAX_NODE_SCORE // (high - low)
-        return scores
+        return min_max_normalize(scores, reverse=True, when_equal=MAX_NODE_SCORE)
 
     def _traffic_column(self, traffic: Traffic, table: NodeTable) -> np.ndarray:
         """Bytes/s per table row (NaN: no sample), built once per answer and node set."""

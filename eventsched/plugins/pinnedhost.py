@@ -29,6 +29,7 @@ from eventsched.framework import (
     PluginArgsError,
     Status,
     check_args,
+    min_max_normalize,
 )
 from eventsched.model import Indexes, IntArray, NodeTable, Pod
 
@@ -145,12 +146,7 @@ class PinnedHost:
         self, state: CycleState, pod: Pod, scores: IntArray, rows: Indexes
     ) -> IntArray:
         """Min-max to 0..100: the best node 100, the worst 0; all equal means no preference, all 0."""
-        if len(scores) == 0:
-            return scores
-        lo, hi = int(scores.min()), int(scores.max())
-        if hi == lo:
-            return np.zeros(len(scores), dtype=np.int64)
-        return (scores - lo) * MAX_NODE_SCORE // (hi - lo)
+        return min_max_normalize(scores)
 
 
 def _score(raw: object, field: str) -> int:

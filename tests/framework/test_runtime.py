@@ -353,3 +353,15 @@ def test_batch_filter_result_helpers() -> None:
     result = BatchFilterResult.from_mask(np.array([True, False, True]), Status.unschedulable("no"))
     assert list(result.passed) == [True, False, True]
     assert BatchFilterResult.passing(2).passed.all()
+
+
+def test_min_max_normalize() -> None:
+    import numpy as np
+
+    from eventsched.framework import min_max_normalize
+
+    assert min_max_normalize(np.array([10, 20, 30])).tolist() == [0, 50, 100]
+    assert min_max_normalize(np.array([10, 20, 30]), reverse=True).tolist() == [100, 50, 0]
+    assert min_max_normalize(np.array([7, 7])).tolist() == [0, 0]
+    assert min_max_normalize(np.array([7, 7]), when_equal=100).tolist() == [100, 100]
+    assert min_max_normalize(np.array([], dtype=np.int64)).tolist() == []

@@ -27,6 +27,7 @@ from eventsched.framework import (
     SchedulingError,
     Status,
     default_normalize_score,
+    min_max_normalize,
     num_feasible_nodes_to_find,
     schedule_pod,
 )
@@ -356,10 +357,6 @@ def test_batch_filter_result_helpers() -> None:
 
 
 def test_min_max_normalize() -> None:
-    import numpy as np
-
-    from eventsched.framework import min_max_normalize
-
     assert min_max_normalize(np.array([10, 20, 30])).tolist() == [0, 50, 100]
     assert min_max_normalize(np.array([10, 20, 30]), reverse=True).tolist() == [100, 50, 0]
     assert min_max_normalize(np.array([7, 7])).tolist() == [0, 0]

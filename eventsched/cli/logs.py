@@ -11,6 +11,25 @@ import structlog
 LogFormat = Literal["auto", "console", "json"]
 
 
+class _StderrLogger:
+    """structlog's PrintLogger, but on `sys.stderr` as it is when a line is written.
+
+    PrintLoggerFactory(file=sys.stderr) keeps the stream of the moment it was
+    configured; when the CLI runs in-process (tests, an embedding program)
+    that stream may be swapped and closed later, and every log call after
+    that would raise instead of logging.
+    """
+
+    def msg(self, message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    log = debug = info = warn = warning = error = critical = exception = fatal = msg
+
+
+def _stderr_logger(*args: object) -> _StderrLogger:
+    return _StderrLogger()
+
+
 def configure_logging(fmt: LogFormat = "auto", level: str = "info") -> None:
     numeric = logging.getLevelName(level.upper())
     if not isinstance(numeric, int):
@@ -32,7 +51,7 @@ def configure_logging(fmt: LogFormat = "auto", level: str = "info") -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=_stderr_logger,
         cache_logger_on_first_use=False,
     )
     # Libraries that use the standard logging module (alembic, sqlalchemy) stay quiet below it.

@@ -1,4 +1,4 @@
-"""Reading the log back: explain now; replay and query come with issue 5."""
+"""Reading the log back: explain a pod, replay its decisions."""
 
 from eventsched.audit.explain import (
     AttemptExplanation,
@@ -7,5 +7,16 @@ from eventsched.audit.explain import (
     explain_events,
     explain_pod,
 )
+from eventsched.audit.replay import Mismatch, ReplayReport, Selection, replay
 
-__all__ = ["AttemptExplanation", "PodExplanation", "PodNotFound", "explain_events", "explain_pod"]
+__all__ = [
+    "AttemptExplanation",
+    "Mismatch",
+    "PodExplanation",
+    "PodNotFound",
+    "ReplayReport",
+    "Selection",
+    "explain_events",
+    "explain_pod",
+    "replay",
+]

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
 import structlog
 
 from eventsched import __version__
-from eventsched.cli import bench, configcheck, db, explain, run, simulate, sticky
+from eventsched.cli import bench, configcheck, db, explain, replay, run, simulate, sticky
 from eventsched.cli.errors import friendly_error
 from eventsched.cli.logs import configure_logging
 
@@ -36,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (run, simulate, explain, configcheck, db, bench, sticky):
+    for module in (run, simulate, explain, replay, configcheck, db, bench, sticky):
         module.add_parser(sub)
     for command in sub.choices.values():
         _accept_db_after_command(command)
@@ -64,6 +65,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("eventsched: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # `eventsched ... | head`: the reader left; stop quietly, as Unix tools do.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     except Exception as exc:
         message = friendly_error(exc)
         if message is None or args.debug:

@@ -37,7 +37,8 @@ DECISION_KINDS: dict[str, str] = {
     "bind_failed": "the Binding (or PreBind) failed; node column set; data: {code, reason, final}",
     "unschedulable": "the attempt found no node; data: {message, plugins[], attempts, backoffSeconds}",
     "requeued": "pod moved between queues; data: {from, to, event, backoffUntil?}",
-    "maintenance": "an explicit, logged maintenance action (snapshot, prune, sticky forget); data: {action, ...}",
+    "maintenance": "an explicit, logged maintenance action (scheduler_started, snapshot, "
+    "sticky_forget, prune); data: {action, ...}",
 }
 
 KINDS: frozenset[str] = frozenset(INPUT_KINDS) | frozenset(DECISION_KINDS)

@@ -1,5 +1,6 @@
 """Pods, nodes, quantities and the columnar NodeTable: plain data, no I/O."""
 
+from eventsched.model.cache import Cache
 from eventsched.model.errors import ManifestError
 from eventsched.model.node import Node
 from eventsched.model.nodetable import BoolArray, Indexes, IntArray, NodeTable
@@ -10,6 +11,7 @@ from eventsched.model.taints import Taint, Toleration
 __all__ = [
     "DEFAULT_SCHEDULER_NAME",
     "BoolArray",
+    "Cache",
     "Indexes",
     "IntArray",
     "ManifestError",

@@ -1,6 +1,6 @@
 """The live scheduler: queue, cache, the scheduling loop and binding cycles."""
 
-from eventsched.scheduler.cache import Cache
+from eventsched.model.cache import Cache
 from eventsched.scheduler.ports import BindOutcome, Cluster, ClusterChange
 from eventsched.scheduler.queue import SchedulingQueue
 from eventsched.scheduler.scheduler import Scheduler, SchedulerOptions, Stats

@@ -51,9 +51,9 @@ from eventsched.framework import (
     schedule_pod,
 )
 from eventsched.model import Node, Pod
+from eventsched.model.cache import Cache
 from eventsched.scheduler.batch import AttemptSink, Batch
 from eventsched.scheduler.binding import BindingDone, bind_status, run_binding_cycle
-from eventsched.scheduler.cache import Cache
 from eventsched.scheduler.metrics import SchedulerMetrics
 from eventsched.scheduler.ports import Cluster, ClusterChange
 from eventsched.scheduler.queue import Move, SchedulingQueue
@@ -372,6 +372,11 @@ class Scheduler:
             log.warning("could not read events appended by others", error=str(exc))
 
     def _record_config(self) -> None:
+        # This process's view starts empty and is rebuilt from what the cluster
+        # lists next: replay must start from empty here too.
+        self._pending.add(
+            "maintenance", {"action": "scheduler_started", "instance": self.options.instance}
+        )
         last: dict[str, str] = {}
         for event in self.store.read(kinds=["config_loaded"]):
             last[event.scheduler] = event.data.get("digest", "")

@@ -1,5 +1,8 @@
 """The scheduler's view of nodes and of pods placed on them, assumed pods included.
 
+In `model` because replay rebuilds the very same view from the log (audit may
+not import the scheduler).
+
 An assumed pod is one the scheduler reserved a node for but whose Binding the
 API has not confirmed; it counts toward the node's usage so the next cycle
 does not hand out the same room twice (kube-scheduler's `cache.AssumePod`).
@@ -11,7 +14,9 @@ from dataclasses import dataclass
 
 import structlog
 
-from eventsched.model import Node, NodeTable, Pod
+from eventsched.model.node import Node
+from eventsched.model.nodetable import NodeTable
+from eventsched.model.pod import Pod
 
 log = structlog.get_logger(__name__)
 

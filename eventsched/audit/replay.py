@@ -1,0 +1,351 @@
+"""Replay: rebuild the scheduler's view at every attempt from the log alone, and decide again.
+
+The one rule makes this exact: everything a decision depended on is in the
+log before the decision (nodes and pods as observed, reservations, the
+profile, the seed, the start index, the values plugins read outside). So
+folding the events in order through the same `Cache` the scheduler uses and
+running the recorded profile's scheduling cycle at each `attempt_started`
+must give the recorded `selected` node (or the recorded failure). Any
+attempt that does not is reported with the first decision that differs.
+
+Only the scheduling cycle is re-run (PreFilter to selection); binding cycles
+are folded from their recorded outcomes, since they depend on the API's
+answers, which the log holds as `bound` / `bind_failed`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from eventsched.events import EventStore, StoredEvent
+from eventsched.events.projections import Projections
+from eventsched.framework import (
+    CycleState,
+    Decision,
+    FitError,
+    Framework,
+    Handle,
+    ListSink,
+    Profile,
+    Registry,
+    SchedulingError,
+    schedule_pod,
+)
+from eventsched.model import Cache, Node, Pod
+
+#: Decision kinds of the scheduling cycle that replay recomputes and compares, in order.
+COMPARED = ("prefiltered", "filtered", "scored", "selected")
+
+
+@dataclass(slots=True)
+class Mismatch:
+    """One attempt whose decision did not reproduce."""
+
+    attempt: str
+    position: int
+    pod: str
+    recorded: str
+    replayed: str
+    #: The first recomputed decision that differs, and within it the first plugin.
+    kind: str = ""
+    plugin: str = ""
+    detail: str = ""
+
+
+@dataclass(slots=True)
+class ReplayReport:
+    attempts: int = 0
+    reproduced: int = 0
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+    mismatches: list[Mismatch] = field(default_factory=list)
+    events: int = 0
+    last_position: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "attempts": self.attempts,
+            "reproduced": self.reproduced,
+            "mismatches": [vars_of(m) for m in self.mismatches],
+            "skipped": self.skipped,
+            "events": self.events,
+            "lastPosition": self.last_position,
+        }
+
+
+def vars_of(obj: Any) -> dict[str, Any]:
+    return {name: getattr(obj, name) for name in obj.__slots__}
+
+
+@dataclass(slots=True)
+class Selection:
+    """Which attempts to check; every event is still folded, so the view is complete."""
+
+    since: int = 0
+    until: int | None = None
+    pod: str | None = None
+
+    def wants(self, position: int, pod_key: str | None) -> bool:
+        if position <= self.since or (self.until is not None and position > self.until):
+            return False
+        return self.pod is None or pod_key == self.pod
+
+
+class Replayer:
+    """Folds the log into the scheduler's view and re-runs each attempt's scheduling cycle."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+        self.cache = Cache()
+        self.projections = Projections()
+        self.pods: dict[str, Pod] = {}
+        self.inputs: dict[tuple[str, str], Mapping[str, Any]] = {}
+        self.handle = Handle(self.cache.table)
+        self.handle.replay_inputs = self.inputs
+        self.handle.first_placement = self._first_placement
+        self._profiles: dict[str, Profile] = {}
+        self._frameworks: dict[str, Framework] = {}
+
+    def _first_placement(self, identity: str) -> str | None:
+        placement = self.projections.first_placements.get(identity)
+        return placement.node if placement is not None else None
+
+    # -- folding ------------------------------------------------------------------
+
+    def fold(self, event: StoredEvent) -> None:
+        """Apply one event to the view, as the live scheduler changed its cache for it."""
+        handler = _FOLDS.get(event.kind)
+        if handler is not None:
+            handler(self, event)
+        self.projections.apply(event)
+
+    def _node_observed(self, e: StoredEvent) -> None:
+        self.cache.upsert_node(Node.from_record(e.data))
+
+    def _node_removed(self, e: StoredEvent) -> None:
+        if e.node:
+            self.cache.remove_node(e.node)
+
+    def _pod_observed(self, e: StoredEvent) -> None:
+        pod = Pod.from_record(e.data)
+        self.pods[pod.uid] = pod
+        if pod.node_name:
+            self.cache.add_or_update_pod(pod)
+
+    def _pod_removed(self, e: StoredEvent) -> None:
+        if e.uid:
+            self.pods.pop(e.uid, None)
+            self.cache.remove_pod(e.uid)
+
+    def _reserved(self, e: StoredEvent) -> None:
+        pod = self.pods.get(e.uid or "")
+        if pod is not None and e.node and self.cache.node_of(pod.uid) is None:
+            self.cache.assume(pod, e.node)
+
+    def _unreserved(self, e: StoredEvent) -> None:
+        if e.uid:
+            self.cache.forget(e.uid)
+
+    def _bound(self, e: StoredEvent) -> None:
+        if e.uid:
+            self.cache.finish_binding(e.uid)
+
+    def _input(self, e: StoredEvent) -> None:
+        value = e.data.get("value")
+        if e.plugin and isinstance(value, Mapping):
+            self.inputs[(e.plugin, str(e.data.get("key", "")))] = value
+
+    def _maintenance(self, e: StoredEvent) -> None:
+        """A scheduler process started: its cache and its plugins began empty."""
+        if e.data.get("action") == "scheduler_started":
+            self.cache = Cache()
+            self.pods.clear()
+            self.handle.table = self.cache.table
+            self._frameworks.clear()
+
+    def _config(self, e: StoredEvent) -> None:
+        digest = str(e.data.get("digest", ""))
+        if digest and digest not in self._profiles:
+            self._profiles[digest] = Profile.from_record(e.data["profile"])
+
+    # -- deciding again -----------------------------------------------------------
+
+    def framework(self, digest: str) -> Framework | None:
+        fw = self._frameworks.get(digest)
+        if fw is None and digest in self._profiles:
+            fw = self._frameworks[digest] = Framework(
+                self._profiles[digest], self.registry, self.handle
+            )
+        return fw
+
+    def replay_attempt(self, events: list[StoredEvent]) -> tuple[Mismatch | None, str]:
+        """Re-run one attempt (its scheduling-cycle events, `attempt_started` first).
+
+        Returns the mismatch (None when reproduced) or a reason it could not run.
+        """
+        started = events[0]
+        data = started.data
+        pod = self.pods.get(started.uid or "")
+        if pod is None:
+            return None, "the pod was never observed before its attempt"
+        fw = self.framework(str(data.get("configDigest", "")))
+        if fw is None:
+            return None, f"no config_loaded for configuration {data.get('configDigest')!r}"
+        for event in events:  # inputs read during the attempt feed its own decisions
+            if event.kind == "input_recorded":
+                self._input(event)
+        state = CycleState(started.attempt or "", int(data.get("seed", 0)))
+        sink = ListSink()
+        self.handle.sink = sink
+        try:
+            result = schedule_pod(
+                fw, state, pod, self.cache.table, int(data.get("startIndex", 0)), sink
+            )
+            replayed = result.node
+        except FitError:
+            replayed = "(unschedulable)"
+        except SchedulingError as err:
+            replayed = f"(error: {err.status.message})"
+        finally:
+            self.handle.sink = None
+        recorded = _recorded_outcome(events)
+        if recorded == replayed:
+            return None, ""
+        mismatch = Mismatch(
+            attempt=started.attempt or "",
+            position=started.position,
+            pod=started.pod_key or pod.key,
+            recorded=recorded,
+            replayed=replayed,
+        )
+        _first_difference(mismatch, events, sink.decisions)
+        return mismatch, ""
+
+
+def _recorded_outcome(events: Iterable[StoredEvent]) -> str:
+    for event in events:
+        if event.kind == "selected" and event.node:
+            return event.node
+        if event.kind == "unschedulable":
+            if event.data.get("code") == "Error":
+                return f"(error: {event.data.get('message', '')})"
+            return "(unschedulable)"
+    return "(no outcome recorded)"
+
+
+def _normal(value: Any) -> Any:
+    """As the log stores it (JSON), so recorded and recomputed data compare equal."""
+    return json.loads(json.dumps(value, default=str, sort_keys=True))
+
+
+def _first_difference(
+    mismatch: Mismatch, recorded: list[StoredEvent], replayed: list[Decision]
+) -> None:
+    before = {e.kind: e for e in recorded if e.kind in COMPARED}
+    after = {d.kind: d for d in replayed if d.kind in COMPARED}
+    for kind in COMPARED:
+        old, new = before.get(kind), after.get(kind)
+        old_data = _normal(old.data) if old is not None else None
+        new_data = _normal(new.data) if new is not None else None
+        if old_data == new_data:
+            continue
+        mismatch.kind = kind
+        mismatch.plugin, mismatch.detail = _plugin_difference(kind, old_data, new_data)
+        return
+
+
+def _plugin_difference(kind: str, old: Any, new: Any) -> tuple[str, str]:
+    if kind == "filtered" and old is not None and new is not None:
+        rejected_old = {(r["plugin"], n) for r in old.get("rejections", []) for n in r["nodes"]}
+        rejected_new = {(r["plugin"], n) for r in new.get("rejections", []) for n in r["nodes"]}
+        for plugin, node in sorted(rejected_old ^ rejected_new):
+            side = "recorded" if (plugin, node) in rejected_old else "replayed"
+            return plugin, f"node {node} rejected only in the {side} attempt"
+    if kind == "scored" and old is not None and new is not None:
+        cells_old = {(s["plugin"], s["node"]): s for s in old.get("scores", [])}
+        cells_new = {(s["plugin"], s["node"]): s for s in new.get("scores", [])}
+        for key in sorted(set(cells_old) | set(cells_new)):
+            if cells_old.get(key) != cells_new.get(key):
+                plugin, node = key
+                was, now = cells_old.get(key, {}), cells_new.get(key, {})
+                return (
+                    plugin,
+                    f"node {node}: recorded {was.get('raw')} raw, replayed {now.get('raw')}",
+                )
+    return "", f"recorded {json.dumps(old)[:200]}, replayed {json.dumps(new)[:200]}"
+
+
+_FOLDS: dict[str, Callable[[Replayer, StoredEvent], None]] = {
+    "node_observed": Replayer._node_observed,
+    "node_removed": Replayer._node_removed,
+    "pod_observed": Replayer._pod_observed,
+    "pod_removed": Replayer._pod_removed,
+    "reserved": Replayer._reserved,
+    "unreserved": Replayer._unreserved,
+    "bound": Replayer._bound,
+    "input_recorded": Replayer._input,
+    "config_loaded": Replayer._config,
+    "maintenance": Replayer._maintenance,
+}
+
+
+def attempts_and_folds(events: Iterable[StoredEvent]) -> Iterator[tuple[str, list[StoredEvent]]]:
+    """("fold", [event]) for ordinary events, ("attempt", events) for a scheduling cycle.
+
+    A scheduling cycle's events are contiguous in the log (one cycle at a
+    time, appended in order): `attempt_started` and what follows with the
+    same attempt id until another event comes. The binding cycle's events
+    come later and are folded as ordinary events.
+    """
+    current: list[StoredEvent] = []
+    for event in events:
+        if current and event.attempt == current[0].attempt:
+            current.append(event)
+            continue
+        if current:
+            yield "attempt", current
+            current = []
+        if event.kind == "attempt_started" and event.attempt:
+            current = [event]
+        else:
+            yield "fold", [event]
+    if current:
+        yield "attempt", current
+
+
+def replay(
+    store: EventStore,
+    registry: Registry,
+    selection: Selection | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> ReplayReport:
+    """Replay the whole log (folding every event), checking the attempts `selection` wants."""
+    selection = selection or Selection()
+    replayer = Replayer(registry)
+    report = ReplayReport()
+    for what, events in attempts_and_folds(store.read()):
+        first = events[0]
+        if what == "attempt" and selection.wants(first.position, first.pod_key):
+            report.attempts += 1
+            mismatch, skipped = replayer.replay_attempt(events)
+            if skipped:
+                report.skipped.append(
+                    {"attempt": first.attempt, "position": first.position, "reason": skipped}
+                )
+            elif mismatch is None:
+                report.reproduced += 1
+            else:
+                report.mismatches.append(mismatch)
+        for event in events:
+            replayer.fold(event)
+        report.events += len(events)
+        report.last_position = events[-1].position
+        if progress is not None:
+            progress(report.last_position)
+    return report

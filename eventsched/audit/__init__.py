@@ -5,6 +5,7 @@ from eventsched.audit.explain import (
     PodExplanation,
     PodNotFound,
     explain_events,
+    explain_full,
     explain_pod,
 )
 from eventsched.audit.replay import Mismatch, ReplayReport, Selection, replay
@@ -17,6 +18,7 @@ __all__ = [
     "ReplayReport",
     "Selection",
     "explain_events",
+    "explain_full",
     "explain_pod",
     "replay",
 ]

@@ -8,11 +8,13 @@ as today, and the same on any machine holding the log.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from eventsched.audit.replay import full_scores
 from eventsched.events import EventStore, StoredEvent
+from eventsched.framework import Registry
 
 
 @dataclass(slots=True)
@@ -55,6 +57,8 @@ class AttemptExplanation:
     selected: str | None = None
     selection: dict[str, Any] | None = None
     outcome: str = "in progress"
+    #: Set when the score table holds every node, recomputed by replay (explain --full).
+    recomputed: str = ""
     message: str = ""
     steps: list[dict[str, Any]] = field(default_factory=list)
 
@@ -161,7 +165,11 @@ def _filtered(result: AttemptExplanation, event: StoredEvent) -> None:
 
 
 def _scored(result: AttemptExplanation, event: StoredEvent) -> None:
-    data = event.data
+    apply_scored(result, event.data)
+
+
+def apply_scored(result: AttemptExplanation, data: Mapping[str, Any]) -> None:
+    """Fill the score table from a `scored` record (recorded, or recomputed by replay)."""
     result.score_plugins = list(data.get("plugins", []))
     result.score_skipped = list(data.get("skipped", []))
     result.scored_nodes = int(data.get("nodes", 0))
@@ -220,3 +228,24 @@ _HANDLERS = {
     "unschedulable": _unschedulable,
     "bind_failed": _bind_failed,
 }
+
+
+def explain_full(store: EventStore, registry: Registry, explanation: PodExplanation) -> None:
+    """Every node's scores for each scored attempt, by replay (the log keeps only the top K)."""
+    wanted = {a.attempt for a in explanation.attempts if a.score_plugins}
+    if not wanted:
+        return
+    found = full_scores(store, registry, wanted)
+    for attempt in explanation.attempts:
+        result = found.get(attempt.attempt)
+        if result is None or result.scored is None:
+            continue
+        kept = len(attempt.top)
+        apply_scored(attempt, result.scored)
+        attempt.recomputed = (
+            f"all {len(attempt.top)} nodes recomputed by replay (the log keeps the top {kept})"
+            if result.reproduced
+            else f"recomputed by replay, but the replayed attempt did not reproduce the "
+            f"recorded decision{': ' + result.note if result.note else ''}; "
+            f"run `eventsched replay --pod {explanation.namespace}/{explanation.name}`"
+        )

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from eventsched.events import EventStore, StoredEvent
@@ -36,6 +36,8 @@ from eventsched.framework import (
 )
 from eventsched.model import Cache, Node, Pod
 
+#: More nodes than any cluster has: the recomputed `scored` keeps them all.
+FULL = 1 << 30
 #: Decision kinds of the scheduling cycle that replay recomputes and compares, in order.
 COMPARED = ("prefiltered", "filtered", "scored", "selected")
 
@@ -111,6 +113,10 @@ class Replayer:
         self.handle.first_placement = self._first_placement
         self._profiles: dict[str, Profile] = {}
         self._frameworks: dict[str, Framework] = {}
+        #: Keep every node's per-plugin scores in the recomputed `scored` (explain --full).
+        self.full_scores = False
+        #: The recomputed decisions of the last attempt replayed.
+        self.last_decisions: list[Decision] = []
 
     def _first_placement(self, identity: str) -> str | None:
         placement = self.projections.first_placements.get(identity)
@@ -179,9 +185,10 @@ class Replayer:
     def framework(self, digest: str) -> Framework | None:
         fw = self._frameworks.get(digest)
         if fw is None and digest in self._profiles:
-            fw = self._frameworks[digest] = Framework(
-                self._profiles[digest], self.registry, self.handle
-            )
+            profile = self._profiles[digest]
+            if self.full_scores:
+                profile = replace(profile, score_breakdown_top_k=FULL)
+            fw = self._frameworks[digest] = Framework(profile, self.registry, self.handle)
         return fw
 
     def replay_attempt(self, events: list[StoredEvent]) -> tuple[Mismatch | None, str]:
@@ -191,6 +198,7 @@ class Replayer:
         """
         started = events[0]
         data = started.data
+        self.last_decisions = []
         pod = self.pods.get(started.uid or "")
         if pod is None:
             return None, "the pod was never observed before its attempt"
@@ -214,6 +222,7 @@ class Replayer:
             replayed = f"(error: {err.status.message})"
         finally:
             self.handle.sink = None
+        self.last_decisions = sink.decisions
         recorded = _recorded_outcome(events)
         if recorded == replayed:
             return None, ""
@@ -349,3 +358,31 @@ def replay(
         if progress is not None:
             progress(report.last_position)
     return report
+
+
+@dataclass(slots=True)
+class FullScores:
+    """Every node's per-plugin scores for one attempt, recomputed by replay."""
+
+    attempt: str
+    scored: Mapping[str, Any] | None
+    reproduced: bool
+    note: str = ""
+
+
+def full_scores(store: EventStore, registry: Registry, attempts: set[str]) -> dict[str, FullScores]:
+    """Replay the log up to each of `attempts` and keep all nodes' scores (the log keeps the top K)."""
+    replayer = Replayer(registry)
+    replayer.full_scores = True
+    found: dict[str, FullScores] = {}
+    for what, events in attempts_and_folds(store.read()):
+        attempt = events[0].attempt or ""
+        if what == "attempt" and attempt in attempts:
+            mismatch, skipped = replayer.replay_attempt(events)
+            scored = next((d.data for d in replayer.last_decisions if d.kind == "scored"), None)
+            found[attempt] = FullScores(attempt, scored, mismatch is None and not skipped, skipped)
+            if len(found) == len(attempts):
+                break
+        for event in events:
+            replayer.fold(event)
+    return found

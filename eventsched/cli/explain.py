@@ -6,8 +6,9 @@ import argparse
 import json
 from collections import defaultdict
 
-from eventsched.audit import AttemptExplanation, PodExplanation, explain_pod
+from eventsched.audit import AttemptExplanation, PodExplanation, explain_full, explain_pod
 from eventsched.cli.database import open_store
+from eventsched.plugins import full_registry
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -20,6 +21,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument(
+        "--full",
+        action="store_true",
+        help="every node's per-plugin scores, recomputed by replaying the log "
+        "(the log keeps the top 10 per attempt)",
+    )
+    p.add_argument(
         "--max-rejections", type=int, default=20, help="nodes listed per plugin and reason"
     )
     p.set_defaults(func=run)
@@ -30,6 +37,8 @@ def run(args: argparse.Namespace) -> int:
     store = open_store(args.db)
     try:
         explanation = explain_pod(store, namespace or "default", name)
+        if args.full:
+            explain_full(store, full_registry(), explanation)
     finally:
         store.close()
     if args.json:
@@ -89,6 +98,8 @@ def _render_attempt(number: int, a: AttemptExplanation, max_rejections: int) -> 
         out.append(
             f"  Score: {a.scored_nodes} feasible nodes scored ({weights}); top {len(a.top)}:"
         )
+        if a.recomputed:
+            out.append(f"  ({a.recomputed})")
         if a.score_skipped:
             out.append(f"  (skipped by PreScore this attempt: {', '.join(a.score_skipped)})")
         plugins = [p["name"] for p in a.score_plugins]

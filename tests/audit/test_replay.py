@@ -121,3 +121,24 @@ def test_replay_writes_nothing(cli: Callable[..., Done], store: EventStore) -> N
     before = store.last_position()
     replay(store, full_registry(), Selection())
     assert store.last_position() == before
+
+
+def test_explain_full_recomputes_every_nodes_scores(
+    cli: Callable[..., Done], store: EventStore
+) -> None:
+    assert cli("simulate", "--nodes", "25", "--pods", "40", "--seed", "1").code == 0
+    bound = next(iter(store.read(kinds=["bound"])))
+    pod = f"{bound.namespace}/{bound.name}"
+    kept = json.loads(cli("explain", pod, "--json").out)["attempts"][-1]
+    full = json.loads(cli("explain", pod, "--json", "--full").out)["attempts"][-1]
+    assert len(kept["top"]) == 10 and kept["recomputed"] == ""
+    assert len(full["top"]) == full["scored_nodes"] > 10
+    assert "recomputed by replay" in full["recomputed"]
+    # The recomputed table agrees with what the log kept for the top 10.
+    by_node = {n["node"]: n for n in full["top"]}
+    for node in kept["top"]:
+        assert by_node[node["node"]] == node
+    text = cli("explain", pod, "--full").out
+    assert (
+        f"all {full['scored_nodes']} nodes recomputed by replay (the log keeps the top 10)" in text
+    )

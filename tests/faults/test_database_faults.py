@@ -1,0 +1,318 @@
+"""PostgreSQL going away mid-run: the scheduler stops binding, says it is not ready, retries, resumes.
+
+The fault is real: the scheduler reaches PostgreSQL through a TCP proxy
+(tests/faults/tcpproxy.py) that the test cuts and restores, or its server
+sessions are terminated the way a restart terminates them. Nothing in the
+scheduler or the store is patched.
+
+PostgreSQL only: SQLite is a file in the scheduler's own process, so
+there is no connection to lose; its failures (disk full, a lock held past
+the busy timeout) reach the same `_flush` path that these tests exercise.
+
+What is checked, from the log and the cluster:
+- no Binding is posted unless the pod's reservation is durable (read
+  through a direct connection at the moment of the bind call);
+- while the log cannot be written, no Binding is posted, the scheduler
+  is not ready, and it retries with a growing delay;
+- once the database is back it resumes by itself: every pod is bound
+  exactly once and has exactly one `bound` event, after its `selected`
+  and `reserved`; positions are gap-free, the hash chain verifies, and
+  no decision or observation is recorded twice.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from itertools import pairwise
+from typing import TypeVar
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.engine import make_url
+
+from eventsched.cluster import BindOutcome, SimulatedCluster
+from eventsched.config import default_profile
+from eventsched.events import EventStore, StoredEvent, upgrade
+from eventsched.model import Pod
+from eventsched.plugins import in_tree_registry
+from eventsched.scheduler import Scheduler, SchedulerOptions
+from eventsched.scheduler.metrics import SchedulerMetrics
+from tests.conftest import _reset_postgres_schema
+from tests.faults.tcpproxy import TcpProxy
+from tests.scheduler.helpers import node, pod
+
+T = TypeVar("T")
+
+#: Kinds an attempt records at most once; a second one means a batch was appended twice.
+ONCE_PER_ATTEMPT = (
+    "attempt_started",
+    "selected",
+    "reserved",
+    "permitted",
+    "bound",
+    "bind_failed",
+    "unschedulable",
+)
+APPLICATION_NAME = "eventsched-fault-test"
+
+
+def wait_for(
+    what: str,
+    predicate: Callable[[], T],
+    timeout: float = 10.0,
+    state: Callable[[], str] = lambda: "",
+) -> T:
+    """Poll `predicate`; on timeout fail with `what` and the state `state` describes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}; {state()}")
+        time.sleep(0.01)
+
+
+@pytest.fixture
+def pg_url(postgres_server: str, postgres_schema: tuple[str, str]) -> str:
+    """This session's PostgreSQL schema, emptied and upgraded: the direct (unproxied) URL."""
+    url, schema = postgres_schema
+    _reset_postgres_schema(postgres_server, schema)
+    upgrade(url)
+    return url
+
+
+@pytest.fixture
+def proxy(postgres_server: str) -> Iterator[TcpProxy]:
+    server = make_url(postgres_server)
+    with TcpProxy(server.host or "127.0.0.1", server.port or 5432) as started:
+        yield started
+
+
+def through(proxy: TcpProxy, url: str) -> str:
+    """`url` with the proxy as its server, tagged so the test can find its sessions."""
+    parsed = make_url(url).set(host="127.0.0.1", port=proxy.port)
+    parsed = parsed.update_query_dict({"application_name": APPLICATION_NAME})
+    return parsed.render_as_string(hide_password=False)
+
+
+class CheckedCluster(SimulatedCluster):
+    """A simulated cluster that, at each Binding, asks the database itself whether it may.
+
+    The question goes over a direct connection, not the proxy, so it is
+    answered during a cut too: a Binding for a pod whose reservation on that
+    node is not durable is recorded in `violations`.
+    """
+
+    def __init__(self, witness: EventStore, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.witness = witness
+        self.violations: list[str] = []
+
+    def bind(self, pod: Pod, node_name: str) -> BindOutcome:
+        open_on: str | None = None
+        for event in self.witness.read_uid(pod.uid):
+            if event.kind == "reserved":
+                open_on = event.node
+            elif event.kind in ("bound", "unreserved"):
+                open_on = None
+        if open_on != node_name:
+            self.violations.append(
+                f"{pod.key} bound to {node_name} without a durable reservation there"
+            )
+        return super().bind(pod, node_name)
+
+
+class Feeder:
+    """Creates pods at a steady pace on a thread, as a Deployment scaling up would."""
+
+    def __init__(self, cluster: SimulatedCluster, count: int, interval: float) -> None:
+        self.cluster = cluster
+        self.names = [f"p-{i:03d}" for i in range(count)]
+        self.interval = interval
+        self.created = 0
+        self.thread = threading.Thread(target=self._run, name="feeder", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        for name in self.names:
+            self.cluster.add_pod(pod(name, cpu="100m"))
+            self.created += 1
+            time.sleep(self.interval)
+
+
+class Running:
+    """A Scheduler over the proxied log, its loop on a thread."""
+
+    def __init__(self, url: str, cluster: SimulatedCluster) -> None:
+        self.store = EventStore.connect(url)
+        self.metrics = SchedulerMetrics()
+        self.scheduler = Scheduler(
+            self.store,
+            cluster,
+            [default_profile()],
+            in_tree_registry(),
+            SchedulerOptions(initial_backoff=0.05, max_backoff=0.1, log_retry=0.1),
+            metrics=self.metrics,
+        )
+        self.stopping = threading.Event()
+        self.scheduler.start()
+        self.thread = threading.Thread(
+            target=self.scheduler.run, args=(self.stopping,), name="loop", daemon=True
+        )
+        self.thread.start()
+
+    def state(self) -> str:
+        """What the scheduler is doing, for a failure message."""
+        s = self.scheduler
+        return (
+            f"queues {s.queue.counts()}, bindings in flight {s._bindings}, "
+            f"log_down {s.log_down}, ready {s.ready}, loop alive {self.thread.is_alive()}, "
+            f"pending events {len(s._pending)}, decided {len(s._decided)}, {s.stats}, "
+            f"append failures {self.failures}, "
+            f"last failures {sorted({m for _, m in s.last_failure.values()})[:3]}"
+        )
+
+    @property
+    def failures(self) -> float:
+        return self.metrics.log_append_failures._value.get()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.thread.join(15)
+        assert not self.thread.is_alive(), "the scheduling loop did not stop within 15 s"
+        self.scheduler.stop()
+        self.store.close()
+
+
+def bound_count(cluster: SimulatedCluster) -> int:
+    return sum(1 for p in cluster.list_pods() if p.node_name)
+
+
+def check_log(store: EventStore, cluster: CheckedCluster, names: list[str]) -> None:
+    """The log after the fault: complete, in order, nothing twice."""
+    assert not cluster.violations, "\n".join(cluster.violations)
+    per_pod = Counter(key for key, _ in cluster.bindings)
+    assert set(per_pod) == {f"default/{n}" for n in names}
+    assert all(count == 1 for count in per_pod.values()), f"bound twice: {per_pod}"
+
+    events = list(store.read())
+    assert [e.position for e in events] == list(range(1, len(events) + 1)), "positions have gaps"
+    report = store.verify_chain()
+    assert report.ok, report.detail
+
+    twice = Counter((e.attempt, e.kind) for e in events if e.attempt and e.kind in ONCE_PER_ATTEMPT)
+    repeated = sorted(key for key, count in twice.items() if count > 1)
+    assert not repeated, (
+        f"{len(repeated)} (attempt, kind) pairs recorded twice, e.g. {repeated[:3]}: "
+        "a batch was appended again after its COMMIT succeeded"
+    )
+    last_seen: dict[str, object] = {}
+    for e in events:
+        if e.kind == "pod_observed":
+            assert last_seen.get(e.uid or "") != e.data, (
+                f"{e.namespace}/{e.name} observed twice in a row with the same data "
+                f"(position {e.position}): a batch was appended again"
+            )
+            last_seen[e.uid or ""] = e.data
+
+    by_pod: dict[str, list[StoredEvent]] = {}
+    for e in events:
+        if e.name:
+            by_pod.setdefault(e.name, []).append(e)
+    for name in names:
+        kinds = [e.kind for e in by_pod[name]]
+        assert kinds.count("bound") == 1, f"{name}: {kinds.count('bound')} bound events"
+        bound = next(e for e in by_pod[name] if e.kind == "bound")
+        same_attempt = [e.kind for e in by_pod[name] if e.attempt == bound.attempt]
+        assert same_attempt.index("selected") < same_attempt.index("reserved"), name
+        assert same_attempt.index("reserved") < same_attempt.index("bound"), name
+        assert bound.node == cluster.get_pod(f"default/{name}").node_name  # type: ignore[union-attr]
+
+
+def test_cut_database_stops_binding_retries_with_backoff_and_resumes(
+    pg_url: str, proxy: TcpProxy
+) -> None:
+    witness = EventStore.connect(pg_url)
+    cluster = CheckedCluster(
+        witness, [node(f"n{i}", cpu="64", memory="256Gi") for i in range(4)], []
+    )
+    run = Running(through(proxy, pg_url), cluster)
+    feeder = Feeder(cluster, count=150, interval=0.01)
+    try:
+        wait_for("20 pods bound before the cut", lambda: bound_count(cluster) >= 20)
+        proxy.cut()
+        cut_at = time.monotonic()
+        wait_for("the scheduler to notice the log is down", lambda: run.scheduler.log_down, 5)
+        noticed = time.monotonic() - cut_at
+        assert not run.scheduler.ready
+        # Binding cycles whose decision was durable before the cut may still finish.
+        wait_for("in-flight binding cycles to finish", lambda: run.scheduler._bindings == 0, 5)
+        binds = cluster.bind_calls
+        failures: list[tuple[float, float]] = [(time.monotonic(), run.failures)]
+        deadline = time.monotonic() + 2.5
+        while time.monotonic() < deadline:
+            if run.failures != failures[-1][1]:
+                failures.append((time.monotonic(), run.failures))
+            time.sleep(0.005)
+        assert cluster.bind_calls == binds, (
+            f"{cluster.bind_calls - binds} Bindings posted while the log could not be written"
+        )
+        assert feeder.created > bound_count(cluster), "pods should be waiting during the cut"
+        assert run.scheduler.log_down and not run.scheduler.ready
+        # Backoff: 0.1 s doubling; in 2.5 s that is a handful of tries, not one per loop.
+        tries = [t for t, _ in failures[1:]]
+        assert 2 <= len(tries) <= 6, f"{len(tries)} failed appends in 2.5 s: {failures}"
+        gaps = [b - a for a, b in pairwise(tries)]
+        assert all(later > earlier for earlier, later in pairwise(gaps)), (
+            f"the retry delay does not grow: gaps {gaps}"
+        )
+
+        proxy.restore()
+        wait_for("the log to be writable again", lambda: not run.scheduler.log_down, 10)
+        assert run.scheduler.ready
+        feeder.thread.join(10)
+        wait_for("all 150 pods bound", lambda: bound_count(cluster) == 150, 20, run.state)
+    finally:
+        proxy.restore()
+        run.stop()
+    assert noticed < 5
+    check_log(witness, cluster, feeder.names)
+    witness.close()
+
+
+def test_restarted_server_sessions_are_replaced_and_nothing_is_recorded_twice(
+    pg_url: str, proxy: TcpProxy
+) -> None:
+    """The server ends every session of ours (as a restart does) twice mid-run."""
+    witness = EventStore.connect(pg_url)
+    admin = sa.create_engine(pg_url, isolation_level="AUTOCOMMIT")
+    cluster = CheckedCluster(
+        witness, [node(f"n{i}", cpu="64", memory="256Gi") for i in range(4)], []
+    )
+    run = Running(through(proxy, pg_url), cluster)
+    feeder = Feeder(cluster, count=100, interval=0.01)
+    terminate = sa.text(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+        "WHERE application_name = :name"
+    )
+    try:
+        for threshold in (20, 50):
+
+            def enough(at_least: int = threshold) -> bool:
+                return bound_count(cluster) >= at_least
+
+            wait_for(f"{threshold} pods bound", enough, 10, run.state)
+            with admin.connect() as conn:
+                ended = conn.execute(terminate, {"name": APPLICATION_NAME}).scalar_one()
+            assert ended >= 1, "no session of the scheduler was found to terminate"
+        feeder.thread.join(10)
+        wait_for("all 100 pods bound", lambda: bound_count(cluster) == 100, 20, run.state)
+    finally:
+        run.stop()
+        admin.dispose()
+    check_log(witness, cluster, feeder.names)
+    witness.close()

@@ -128,7 +128,7 @@ class Replayer:
         """Apply one event to the view, as the live scheduler changed its cache for it."""
         handler = _FOLDS.get(event.kind)
         if handler is not None:
-            handler(self, event)
+            getattr(self, handler)(event)
         self.projections.apply(event)
 
     def _node_observed(self, e: StoredEvent) -> None:
@@ -290,17 +290,18 @@ def _plugin_difference(kind: str, old: Any, new: Any) -> tuple[str, str]:
     return "", f"recorded {json.dumps(old)[:200]}, replayed {json.dumps(new)[:200]}"
 
 
-_FOLDS: dict[str, Callable[[Replayer, StoredEvent], None]] = {
-    "node_observed": Replayer._node_observed,
-    "node_removed": Replayer._node_removed,
-    "pod_observed": Replayer._pod_observed,
-    "pod_removed": Replayer._pod_removed,
-    "reserved": Replayer._reserved,
-    "unreserved": Replayer._unreserved,
-    "bound": Replayer._bound,
-    "input_recorded": Replayer._input,
-    "config_loaded": Replayer._config,
-    "maintenance": Replayer._maintenance,
+#: Event kind to the Replayer method that folds it (by name, so subclasses can override).
+_FOLDS: dict[str, str] = {
+    "node_observed": "_node_observed",
+    "node_removed": "_node_removed",
+    "pod_observed": "_pod_observed",
+    "pod_removed": "_pod_removed",
+    "reserved": "_reserved",
+    "unreserved": "_unreserved",
+    "bound": "_bound",
+    "input_recorded": "_input",
+    "config_loaded": "_config",
+    "maintenance": "_maintenance",
 }
 
 
@@ -386,3 +387,166 @@ def full_scores(store: EventStore, registry: Registry, attempts: set[str]) -> di
         for event in events:
             replayer.fold(event)
     return found
+
+
+@dataclass(slots=True)
+class PodOutcome:
+    pod: str
+    recorded: str | None
+    counterfactual: str | None
+
+
+@dataclass(slots=True)
+class CounterfactualReport:
+    """What another configuration would have done with the same recorded history."""
+
+    attempts: int = 0
+    pods: list[PodOutcome] = field(default_factory=list)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+
+    def moved(self) -> list[PodOutcome]:
+        return [
+            p
+            for p in self.pods
+            if p.recorded and p.counterfactual and p.recorded != p.counterfactual
+        ]
+
+    def became_unschedulable(self) -> list[PodOutcome]:
+        return [p for p in self.pods if p.recorded and not p.counterfactual]
+
+    def became_schedulable(self) -> list[PodOutcome]:
+        return [p for p in self.pods if p.counterfactual and not p.recorded]
+
+    def load(self) -> dict[str, tuple[int, int]]:
+        """Node -> (pods placed there as recorded, pods placed there counterfactually)."""
+        nodes: dict[str, list[int]] = {}
+        for p in self.pods:
+            if p.recorded:
+                nodes.setdefault(p.recorded, [0, 0])[0] += 1
+            if p.counterfactual:
+                nodes.setdefault(p.counterfactual, [0, 0])[1] += 1
+        return {n: (a, b) for n, (a, b) in sorted(nodes.items())}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "attempts": self.attempts,
+            "moved": [vars_of(p) for p in self.moved()],
+            "becameUnschedulable": [vars_of(p) for p in self.became_unschedulable()],
+            "becameSchedulable": [vars_of(p) for p in self.became_schedulable()],
+            "load": {n: {"recorded": a, "counterfactual": b} for n, (a, b) in self.load().items()},
+            "skipped": self.skipped,
+        }
+
+
+class CounterfactualReplayer(Replayer):
+    """Replays the recorded inputs under other profiles, placing pods where *they* decide.
+
+    The observations (nodes, other schedulers' pods, pods coming and going)
+    are the log's; the placements of the pods our attempts decided are this
+    run's own, so a different decision early on changes the view later on,
+    as it would have in the cluster.
+    """
+
+    def __init__(self, registry: Registry, profiles: Iterable[Profile]) -> None:
+        super().__init__(registry)
+        self.alternatives = {
+            p.scheduler_name: Framework(p, registry, self.handle) for p in profiles
+        }
+        self.ours: set[str] = set()
+        self.recorded: dict[str, tuple[str, str | None]] = {}
+        self.placed: dict[str, str | None] = {}
+
+    def _pod_observed(self, e: StoredEvent) -> None:
+        pod = Pod.from_record(e.data)
+        self.pods[pod.uid] = pod
+        if pod.node_name and pod.uid not in self.ours:
+            self.cache.add_or_update_pod(pod)
+
+    def _reserved(self, e: StoredEvent) -> None:
+        return None
+
+    def _unreserved(self, e: StoredEvent) -> None:
+        return None
+
+    def _bound(self, e: StoredEvent) -> None:
+        if e.uid:
+            self.recorded[e.uid] = (e.pod_key or e.uid, e.node)
+
+    def _maintenance(self, e: StoredEvent) -> None:
+        if e.data.get("action") == "scheduler_started":
+            known = dict(self.pods)
+            super()._maintenance(e)
+            # The restarted scheduler lists our pods where they were bound: here,
+            # where this run placed them.
+            for uid, node in self.placed.items():
+                pod = known.get(uid)
+                if node and pod is not None:
+                    self.cache.add_or_update_pod(pod.with_node(node))
+            self.alternatives = {
+                name: Framework(fw.profile, self.registry, self.handle)
+                for name, fw in self.alternatives.items()
+            }
+
+    def decide(self, events: list[StoredEvent]) -> str:
+        """Run the attempt under the alternative profile; '' when it ran, else why not."""
+        started = events[0]
+        pod = self.pods.get(started.uid or "")
+        if pod is None:
+            return "the pod was never observed before its attempt"
+        fw = self.alternatives.get(started.scheduler)
+        if fw is None:
+            return f"the other configuration has no profile named {started.scheduler!r}"
+        self.ours.add(pod.uid)
+        self.recorded.setdefault(pod.uid, (pod.key, None))
+        if self.placed.get(pod.uid):
+            return ""  # already placed by an earlier counterfactual attempt
+        for event in events:
+            if event.kind == "input_recorded":
+                self._input(event)
+        state = CycleState(started.attempt or "", int(started.data.get("seed", 0)))
+        self.handle.sink = ListSink()
+        try:
+            node = schedule_pod(
+                fw,
+                state,
+                pod,
+                self.cache.table,
+                int(started.data.get("startIndex", 0)),
+                self.handle.sink,
+            ).node
+        except (FitError, SchedulingError):
+            node = None
+        finally:
+            self.handle.sink = None
+        self.placed[pod.uid] = node
+        if node is not None and self.cache.node_of(pod.uid) is None:
+            self.cache.assume(pod, node)
+        return ""
+
+
+def counterfactual(
+    store: EventStore,
+    registry: Registry,
+    profiles: Iterable[Profile],
+    progress: Callable[[int], None] | None = None,
+) -> CounterfactualReport:
+    """Run `profiles` over the recorded history; writes nothing."""
+    replayer = CounterfactualReplayer(registry, profiles)
+    report = CounterfactualReport()
+    for what, events in attempts_and_folds(store.read()):
+        if what == "attempt":
+            report.attempts += 1
+            why = replayer.decide(events)
+            if why:
+                first = events[0]
+                report.skipped.append(
+                    {"attempt": first.attempt, "position": first.position, "reason": why}
+                )
+        for event in events:
+            replayer.fold(event)
+        if progress is not None:
+            progress(events[-1].position)
+    for uid, (key, node) in replayer.recorded.items():
+        report.pods.append(PodOutcome(key, node, replayer.placed.get(uid)))
+    report.pods.sort(key=lambda p: p.pod)
+    return report

@@ -7,8 +7,10 @@ import json
 from typing import Any
 
 from eventsched.audit import ReplayReport, Selection, replay
+from eventsched.audit.replay import CounterfactualReport, counterfactual
 from eventsched.cli.database import open_store
 from eventsched.cli.progress import progress_bar
+from eventsched.config.file import load_config
 from eventsched.events import ChainReport
 from eventsched.plugins import full_registry
 
@@ -35,10 +37,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--pod", metavar="NAMESPACE/NAME", help="check only this pod's attempts")
     p.add_argument("--json", action="store_true", help="a JSON report instead of text")
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        help="counterfactual: run this KubeSchedulerConfiguration over the recorded history "
+        "and report what would have changed (writes nothing)",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.config:
+        return run_counterfactual(args)
     pod = args.pod if args.pod is None or "/" in args.pod else f"default/{args.pod}"
     store = open_store(args.db)
     try:
@@ -88,6 +98,53 @@ def render(report: ReplayReport, chain: ChainReport) -> str:
             f"  DIFFERS {m.pod} attempt {m.attempt} (position {m.position}): recorded "
             f"{m.recorded}, replayed {m.replayed}; first difference{where}: {m.detail}"
         )
+    for s in report.skipped:
+        lines.append(f"  skipped attempt {s['attempt']} (position {s['position']}): {s['reason']}")
+    return "\n".join(lines)
+
+
+def run_counterfactual(args: argparse.Namespace) -> int:
+    registry = full_registry()
+    config = load_config(args.config, registry)
+    store = open_store(args.db)
+    try:
+        with progress_bar(store.last_position(), "replaying", unit="event") as bar:
+
+            def advance(position: int) -> None:
+                bar.n = position
+                bar.refresh()
+
+            report = counterfactual(store, registry, config.profiles, advance)
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        print(render_counterfactual(report, args.config))
+    return 0
+
+
+def render_counterfactual(report: CounterfactualReport, source: str) -> str:
+    moved, lost, gained = (
+        report.moved(),
+        report.became_unschedulable(),
+        report.became_schedulable(),
+    )
+    lines = [
+        f"{source} over the recorded history: {report.attempts} attempts, {len(report.pods)} pods; "
+        f"{len(moved)} would land elsewhere, {len(lost)} would become unschedulable, "
+        f"{len(gained)} would become schedulable"
+    ]
+    for p in moved:
+        lines.append(f"  moved        {p.pod}: {p.recorded} -> {p.counterfactual}")
+    for p in lost:
+        lines.append(f"  unschedulable {p.pod}: was on {p.recorded}")
+    for p in gained:
+        lines.append(f"  schedulable  {p.pod}: -> {p.counterfactual}")
+    lines.append("pods per node (recorded -> counterfactual):")
+    for node, (before, after) in report.load().items():
+        mark = "" if before == after else "  *"
+        lines.append(f"  {node}: {before} -> {after}{mark}")
     for s in report.skipped:
         lines.append(f"  skipped attempt {s['attempt']} (position {s['position']}): {s['reason']}")
     return "\n".join(lines)

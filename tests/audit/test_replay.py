@@ -142,3 +142,53 @@ def test_explain_full_recomputes_every_nodes_scores(
     assert (
         f"all {full['scored_nodes']} nodes recomputed by replay (the log keeps the top 10)" in text
     )
+
+
+def test_counterfactual_with_the_same_configuration_changes_nothing(
+    cli: Callable[..., Done], store: EventStore, tmp_path: Path
+) -> None:
+    assert cli("simulate", "--nodes", "25", "--pods", "60", "--seed", "2").code == 0
+    same = tmp_path / "same.yaml"
+    same.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+    )
+    before = store.last_position()
+    done = cli("replay", "--config", str(same), "--json")
+    assert done.code == 0
+    data = json.loads(done.out)
+    assert data["moved"] == data["becameUnschedulable"] == data["becameSchedulable"] == []
+    assert all(v["recorded"] == v["counterfactual"] for v in data["load"].values())
+    assert store.last_position() == before
+
+
+def test_counterfactual_bin_packing_moves_pods_onto_fewer_nodes(
+    cli: Callable[..., Done], tmp_path: Path
+) -> None:
+    assert cli("simulate", "--nodes", "25", "--pods", "60", "--seed", "2").code == 0
+    pack = tmp_path / "pack.yaml"
+    pack.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n"
+        "    args: {scoringStrategy: {type: MostAllocated}}\n"
+    )
+    data = json.loads(cli("replay", "--config", str(pack), "--json").out)
+    assert data["moved"]
+    used_before = sum(1 for v in data["load"].values() if v["recorded"])
+    used_after = sum(1 for v in data["load"].values() if v["counterfactual"])
+    assert used_after < used_before
+    text = cli("replay", "--config", str(pack)).out
+    assert f"{len(data['moved'])} would land elsewhere" in text
+
+
+def test_counterfactual_without_the_profile_says_so(
+    cli: Callable[..., Done], tmp_path: Path
+) -> None:
+    assert cli("simulate", str(ROOT / "examples" / "cluster")).code == 0
+    other = tmp_path / "other.yaml"
+    other.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "profiles:\n- schedulerName: someone-else\n"
+    )
+    data = json.loads(cli("replay", "--config", str(other), "--json").out)
+    assert data["skipped"]
+    assert "no profile named 'eventsched'" in data["skipped"][0]["reason"]

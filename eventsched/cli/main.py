@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import structlog
 
 from eventsched import __version__
-from eventsched.cli import bench, configcheck, db, explain, replay, run, simulate, sticky
+from eventsched.cli import bench, configcheck, db, explain, query, replay, run, simulate, sticky
 from eventsched.cli.errors import friendly_error
 from eventsched.cli.logs import configure_logging
 
@@ -37,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (run, simulate, explain, replay, configcheck, db, bench, sticky):
+    for module in (run, simulate, explain, replay, query, configcheck, db, bench, sticky):
         module.add_parser(sub)
     for command in sub.choices.values():
         _accept_db_after_command(command)

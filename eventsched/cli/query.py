@@ -1,0 +1,208 @@
+"""`eventsched query "SQL"`: one read-only statement over the log, as a table, CSV or JSON.
+
+The views `decisions`, `placements`, `filter_rejections` and
+`plugin_scores` (README, "Querying the log") are what people query;
+`events` is there too. The guard against writes is in
+`eventsched.audit.query`; this module only turns values into text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+import unicodedata
+from collections.abc import Sequence
+from datetime import date, datetime, time, timedelta
+from decimal import Decimal
+from typing import Any, TextIO
+from uuid import UUID
+
+from eventsched.audit.query import DEFAULT_TIMEOUT_S, QueryError, QueryResult, run_read_only
+from eventsched.cli.database import resolve_url
+
+#: Default widest cell in the table format; longer values end in an ellipsis.
+DEFAULT_MAX_WIDTH = 60
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "query",
+        help="run one read-only SQL statement over the event log (table, CSV or JSON)",
+        description="Run one SQL statement over the event log, read-only: on PostgreSQL in a "
+        "READ ONLY transaction that is rolled back, on SQLite with the file opened read-only. "
+        "Views: decisions, placements, filter_rejections, plugin_scores; table: events.",
+    )
+    p.add_argument("sql", metavar="SQL", help="one SQL statement; - reads it from stdin")
+    p.add_argument(
+        "--format",
+        choices=["table", "csv", "json"],
+        default="table",
+        help="aligned table (default), CSV with a header row, or a JSON list of objects",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"cancel the query after this long (default {DEFAULT_TIMEOUT_S:g})",
+    )
+    p.add_argument(
+        "--max-width",
+        type=int,
+        default=DEFAULT_MAX_WIDTH,
+        metavar="CHARS",
+        help=f"table format: cut longer cells with … (default {DEFAULT_MAX_WIDTH}; 0: never)",
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    sql = sys.stdin.read() if args.sql == "-" else args.sql
+    try:
+        result = run_read_only(resolve_url(args.db), sql, timeout=args.timeout)
+    except QueryError as exc:
+        print(f"eventsched: error: {exc}", file=sys.stderr)
+        return 2
+    if args.format == "csv":
+        write_csv(result, sys.stdout)
+    elif args.format == "json":
+        write_json(result, sys.stdout)
+    else:
+        sys.stdout.write(render_table(result, args.max_width))
+    return 0
+
+
+# -- values --------------------------------------------------------------------
+
+
+def json_value(value: Any) -> Any:
+    """A value as JSON: JSON columns stay structured, times are ISO 8601, numbers stay numbers."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if value == value and abs(value) != float("inf") else str(value)
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            return str(value)
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if isinstance(value, dict):
+        return {str(k): json_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_value(v) for v in value]
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).hex()
+    if isinstance(value, UUID):
+        return str(value)
+    return str(value)
+
+
+def cell_text(value: Any) -> str:
+    """A value as one CSV or table cell: JSON compact, times ISO 8601, NULL empty."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict | list | tuple):
+        return json.dumps(json_value(value), ensure_ascii=False, separators=(",", ":"))
+    converted = json_value(value)
+    return converted if isinstance(converted, str) else str(converted)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float | Decimal) and not isinstance(value, bool)
+
+
+# -- formats ---------------------------------------------------------------------
+
+
+def write_csv(result: QueryResult, out: TextIO) -> None:
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(result.columns)
+    for row in result.rows:
+        writer.writerow([cell_text(v) for v in row])
+
+
+def write_json(result: QueryResult, out: TextIO) -> None:
+    """A list of objects; a repeated column name gets a suffix (_2, _3) so no value is lost."""
+    keys = _unique(result.columns)
+    objects = [dict(zip(keys, (json_value(v) for v in row), strict=True)) for row in result.rows]
+    json.dump(objects, out, indent=2, ensure_ascii=False)
+    out.write("\n")
+
+
+def _unique(columns: Sequence[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    keys = []
+    for column in columns:
+        count = seen.get(column, 0) + 1
+        seen[column] = count
+        keys.append(column if count == 1 else f"{column}_{count}")
+    return keys
+
+
+def render_table(result: QueryResult, max_width: int = DEFAULT_MAX_WIDTH) -> str:
+    """Aligned columns (numbers to the right), a rule under the header, then `(N rows)`."""
+    if not result.columns:
+        return "(no result set)\n"
+    header = [_fit(c, max_width) for c in result.columns]
+    body = [[_fit(cell_text(v), max_width) for v in row] for row in result.rows]
+    numeric = [
+        any(_is_number(row[i]) for row in result.rows)
+        and all(_is_number(row[i]) or row[i] is None for row in result.rows)
+        for i in range(len(header))
+    ]
+    widths = [
+        max([_width(header[i]), *(_width(line[i]) for line in body)]) for i in range(len(header))
+    ]
+
+    def line(cells: Sequence[str]) -> str:
+        padded = [
+            _pad(c, widths[i], right=numeric[i]) if i < len(cells) - 1 or numeric[i] else c
+            for i, c in enumerate(cells)
+        ]
+        return "  ".join(padded).rstrip()
+
+    out = [line(header), "  ".join("-" * w for w in widths)]
+    out.extend(line(cells) for cells in body)
+    count = len(result.rows)
+    out.append(f"({count} row{'' if count == 1 else 's'})")
+    return "\n".join(out) + "\n"
+
+
+def _fit(text: str, max_width: int) -> str:
+    """One line, at most `max_width` columns wide (0: no limit)."""
+    text = text.replace("\r\n", "\n").replace("\n", "\\n").replace("\t", " ")
+    if max_width <= 0 or _width(text) <= max_width:
+        return text
+    kept = []
+    used = 0
+    for ch in text:
+        w = _char_width(ch)
+        if used + w > max_width - 1:
+            break
+        kept.append(ch)
+        used += w
+    return "".join(kept) + "…"
+
+
+def _char_width(ch: str) -> int:
+    if unicodedata.combining(ch):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def _width(text: str) -> int:
+    return sum(_char_width(ch) for ch in text)
+
+
+def _pad(text: str, width: int, *, right: bool) -> str:
+    gap = " " * (width - _width(text))
+    return gap + text if right else text + gap

@@ -10,6 +10,7 @@ does, and is restarted as a candidate).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -29,6 +30,8 @@ log = structlog.get_logger(__name__)
 
 #: Exit status after losing the lease: a restart makes this process a candidate again.
 EXIT_LEASE_LOST = 1
+#: Seconds a readiness ping of the event log is reused: probes from several sources cost one query.
+LOG_PING_EVERY = 2.0
 
 
 @dataclass(slots=True)
@@ -64,6 +67,9 @@ class Runner:
         self.state = RunnerState()
         self.scheduler: Scheduler | None = None
         self.elector: LeaderElector | None = None
+        self._ping_lock = threading.Lock()
+        self._pinged_at = float("-inf")
+        self._log_reachable = True
 
     # -- what the endpoints report ---------------------------------------------
 
@@ -82,9 +88,35 @@ class Runner:
             checks.append(("state-rebuilt", s.rebuilt, "folding the event log"))
             log_ok = self.scheduler is not None and not self.scheduler.log_down
             checks.append(("event-log-writable", log_ok, "appends fail; scheduling paused"))
+            checks.append(("event-log-reachable", self._ping_log(), "the database does not answer"))
         elif s.role == "stopped":
             checks.append(("running", False, "shutting down"))
         return checks
+
+    def _ping_log(self) -> bool:
+        """Ask the database, at most every LOG_PING_EVERY seconds, whether it answers.
+
+        An idle scheduler appends nothing, so `log_down` alone would keep a
+        replica ready for as long as no pod arrives after its database went
+        away. The ping does not pause scheduling: the next append decides that.
+        """
+        with self._ping_lock:
+            now = time.monotonic()
+            if now - self._pinged_at < LOG_PING_EVERY:
+                return self._log_reachable
+            self._pinged_at = now
+            was = self._log_reachable
+            try:
+                self.store.last_position()
+            except EventStoreError as exc:
+                self._log_reachable = False
+                if was:
+                    log.error("event log unreachable (not ready)", error=str(exc))
+            else:
+                self._log_reachable = True
+                if not was:
+                    log.info("event log reachable again")
+            return self._log_reachable
 
     def liveness(self) -> Sequence[Check]:
         return (("ping", True, ""), ("leader-election", not self.state.lease_lost, "lease lost"))

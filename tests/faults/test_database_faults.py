@@ -5,6 +5,10 @@ The fault is real: the scheduler reaches PostgreSQL through a TCP proxy
 sessions are terminated the way a restart terminates them. Nothing in the
 scheduler or the store is patched.
 
+The last test runs `eventsched run` as a process against the API-server
+emulator (tests/kube/apiserver.py) and watches what an operator sees:
+/readyz, /healthz, /metrics and the Bindings the API server received.
+
 PostgreSQL only: SQLite is a file in the scheduler's own process, so
 there is no connection to lose; its failures (disk full, a lock held past
 the busy timeout) reach the same `_flush` path that these tests exercise.
@@ -22,11 +26,13 @@ What is checked, from the log and the cluster:
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from itertools import pairwise
+from pathlib import Path
 from typing import TypeVar
 
 import pytest
@@ -42,6 +48,11 @@ from eventsched.scheduler import Scheduler, SchedulerOptions
 from eventsched.scheduler.metrics import SchedulerMetrics
 from tests.conftest import _reset_postgres_schema
 from tests.faults.tcpproxy import TcpProxy
+from tests.kube.apiserver import ApiServer
+from tests.kube.test_kube_runner import free_port, get, kubeconfig, start_process
+from tests.kube.test_kube_scheduler import bindings, node_of
+from tests.kube.test_kube_scheduler import node as kube_node
+from tests.kube.test_kube_scheduler import pod as kube_pod
 from tests.scheduler.helpers import node, pod
 
 T = TypeVar("T")
@@ -316,3 +327,103 @@ def test_restarted_server_sessions_are_replaced_and_nothing_is_recorded_twice(
         admin.dispose()
     check_log(witness, cluster, feeder.names)
     witness.close()
+
+
+@pytest.fixture
+def apiserver() -> Iterator[ApiServer]:
+    """The emulator, failing the test if it raised (as tests/kube/conftest.py's fixture does)."""
+    server = ApiServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+    assert not server.internal_errors, "the emulator raised:\n" + "\n".join(server.internal_errors)
+
+
+def metric(port: int, name: str) -> float:
+    code, text = get(port, "/metrics")
+    assert code == 200, f"/metrics answered {code}"
+    for line in text.splitlines():
+        if line.startswith(name + " ") or line.startswith(name + "{"):
+            return float(line.rsplit(" ", 1)[1])
+    raise AssertionError(f"{name} is not in /metrics")
+
+
+def test_run_process_is_not_ready_while_its_database_is_cut_and_resumes_by_itself(
+    pg_url: str, proxy: TcpProxy, apiserver: ApiServer, tmp_path: Path
+) -> None:
+    """`eventsched run` with --db through the proxy: what an operator sees during the outage."""
+    for name in ("node-a", "node-b"):
+        apiserver.create(kube_node(name, cpu="64"))
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\n"
+        "kind: KubeSchedulerConfiguration\n"
+        "leaderElection: {leaderElect: false}\n"
+        "profiles: [{schedulerName: eventsched}]\n"
+    )
+    port = free_port()
+    proc = start_process(through(proxy, pg_url), kubeconfig(tmp_path, apiserver.url), port, config)
+    before = [f"before-{i}" for i in range(5)]
+    during = [f"during-{i}" for i in range(10)]
+
+    def readyz() -> str:
+        code, body = get(port, "/readyz?verbose")
+        return f"/readyz answered {code}: {body.strip()!r}"
+
+    try:
+        wait_for("/readyz to pass", lambda: get(port, "/readyz")[0] == 200, 30, readyz)
+        for name in before:
+            apiserver.create(kube_pod(name, cpu="100m"))
+        wait_for("the first pods bound", lambda: all(node_of(apiserver, n) for n in before), 10)
+
+        time.sleep(1.0)  # the bound pods' updates are observed and logged: now it is idle
+        proxy.cut()  # nothing to append, so only the readiness ping can notice
+        wait_for("/readyz to fail while idle", lambda: get(port, "/readyz")[0] == 503, 5, readyz)
+        assert "[-]event-log-reachable failed" in get(port, "/readyz?verbose")[1]
+        assert get(port, "/healthz")[0] == 200, "liveness must not fail: a restart would not help"
+
+        for name in during:
+            apiserver.create(kube_pod(name, cpu="100m"))
+        wait_for(
+            "an append to fail",
+            lambda: "[-]event-log-writable failed" in get(port, "/readyz?verbose")[1],
+            10,
+            readyz,
+        )
+        assert metric(port, "eventsched_log_append_failures_total") >= 1
+        time.sleep(1.5)  # the scheduler retries meanwhile; it must not act on its decisions
+        posted = [n for n in during if bindings(apiserver, n)]
+        assert not posted, f"Bindings posted while the log could not be written: {posted}"
+        assert get(port, "/healthz")[0] == 200
+
+        proxy.restore()
+        wait_for("/readyz to pass again", lambda: get(port, "/readyz")[0] == 200, 15, readyz)
+        wait_for(
+            "the pods created during the outage to be bound",
+            lambda: all(node_of(apiserver, n) for n in during),
+            15,
+        )
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(20) == 0
+    finally:
+        proxy.restore()
+        if proc.poll() is None:
+            proc.kill()
+        output = proc.stdout.read() if proc.stdout else ""
+    assert "Traceback" not in output, output
+    assert "cannot write the event log; scheduling paused" in output
+    assert "event log writable again; scheduling resumes" in output
+    for name in before + during:
+        assert len(bindings(apiserver, name)) == 1, (
+            f"{name}: {len(bindings(apiserver, name))} Bindings"
+        )
+    with EventStore.connect(pg_url) as store:
+        bound = Counter(e.name for e in store.read(kinds=["bound"]))
+        assert bound == Counter(before + during), bound
+        attempts = Counter(
+            (e.attempt, e.kind)
+            for e in store.read(kinds=["attempt_started", "selected", "reserved", "bound"])
+        )
+        assert max(attempts.values()) == 1, "an attempt's event was recorded twice"
+        assert store.verify_chain().ok

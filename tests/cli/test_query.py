@@ -612,3 +612,71 @@ def test_one_statement(sql: str, dialect: str, statement: str) -> None:
 def test_several_statements(sql: str, dialect: str) -> None:
     with pytest.raises(QueryError, match="exactly one statement, got 2"):
         single_statement(sql, dialect)
+
+
+# -- the read-only role of deploy/ ------------------------------------------------------------
+
+READER_SQL = ROOT / "deploy" / "base" / "readonly-role.sql"
+
+
+def test_the_reader_role_reads_the_views_and_nothing_else(
+    postgres_server: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """deploy/base/readonly-role.sql, applied in a private schema under a throwaway role name."""
+    role = f"eventsched_reader_{secrets.token_hex(4)}"
+    schema = f"eventsched_reader_{os.getpid()}_{secrets.token_hex(3)}"
+    script = READER_SQL.read_text().replace("eventsched_reader", role)
+    admin = sa.create_engine(postgres_server, isolation_level="AUTOCOMMIT")
+    owner_url = make_url(postgres_server).update_query_dict({"options": f"-csearch_path={schema}"})
+    reader_url = owner_url.set(username=role, password=None).render_as_string(hide_password=False)
+    owner = owner_url.render_as_string(hide_password=False)
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        upgrade(owner)
+        with EventStore.connect(owner) as store:
+            store.append([EventRecord(kind="queued", uid="u", namespace="ns", name="p")])
+        owner_engine = sa.create_engine(owner, isolation_level="AUTOCOMMIT")
+        try:
+            for _ in range(2):  # running it again is harmless
+                with owner_engine.connect() as conn:
+                    # As psql -f would: the script as it is, no placeholder parsing (%I).
+                    driver = conn.connection.driver_connection
+                    assert driver is not None
+                    driver.execute(script)
+        finally:
+            owner_engine.dispose()
+
+        for relation in ("events", "decisions", "placements", "filter_rejections", "plugin_scores"):
+            rows = query(reader_url, f"SELECT COUNT(*) AS n FROM {relation}", capsys=capsys)
+            assert rows == [{"n": 1 if relation in ("events", "decisions") else 0}]
+        for relation in ("event_batches", "snapshots", "alembic_version"):
+            line = refused(reader_url, f"SELECT * FROM {relation}", capsys)
+            assert f"permission denied for table {relation}" in line
+
+        reader = sa.create_engine(reader_url, isolation_level="AUTOCOMMIT")
+        try:
+            with reader.connect() as conn:
+                assert conn.exec_driver_sql("SHOW default_transaction_read_only").scalar() == "on"
+                conn.exec_driver_sql("SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE")
+                for write in (
+                    "INSERT INTO events (position, recorded_at, kind, data) "
+                    "VALUES (99, now(), 'queued', '{}')",
+                    "CREATE TABLE mine (a integer)",
+                    "CREATE VIEW mine AS SELECT 1",
+                ):
+                    with pytest.raises(sa.exc.ProgrammingError, match="permission denied"):
+                        conn.exec_driver_sql(write)
+        finally:
+            reader.dispose()
+        with EventStore.connect(owner) as store:
+            assert store.last_position() == 1
+    finally:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+            if conn.execute(
+                sa.text("SELECT 1 FROM pg_roles WHERE rolname = :r"), {"r": role}
+            ).first():
+                conn.execute(sa.text(f'DROP OWNED BY "{role}"'))
+                conn.execute(sa.text(f'DROP ROLE "{role}"'))
+        admin.dispose()

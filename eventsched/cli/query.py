@@ -112,6 +112,8 @@ def cell_text(value: Any) -> str:
         return value
     if isinstance(value, dict | list | tuple):
         return json.dumps(json_value(value), ensure_ascii=False, separators=(",", ":"))
+    if isinstance(value, Decimal):  # NUMERIC keeps its scale: ROUND(x, 1) shows 300.0, as SQLite
+        return str(value)
     converted = json_value(value)
     return converted if isinstance(converted, str) else str(converted)
 

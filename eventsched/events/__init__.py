@@ -9,6 +9,7 @@ from eventsched.events.canonical import canonical_json, digest, normalize
 from eventsched.events.chain import ChainReport
 from eventsched.events.engine import create_engine, display_url
 from eventsched.events.errors import (
+    AppendInDoubtError,
     DatabaseUnavailableError,
     EventStoreError,
     SchemaOutdatedError,
@@ -41,6 +42,7 @@ __all__ = [
     "KINDS",
     "PAGE_SIZE",
     "SNAPSHOT_NAME",
+    "AppendInDoubtError",
     "Backoff",
     "ChainReport",
     "DatabaseUnavailableError",

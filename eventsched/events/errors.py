@@ -9,6 +9,8 @@ end up in front of an operator, not a developer.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class EventStoreError(Exception):
     """The event log could not do what was asked; nothing was written."""
@@ -24,6 +26,21 @@ class DatabaseUnavailableError(EventStoreError):
             f"cannot reach the event log at {url}: {reason}; check the URL "
             "(--db or EVENTSCHED_DATABASE_URL) and that the database is running"
         )
+
+
+class AppendInDoubtError(DatabaseUnavailableError):
+    """The connection died during COMMIT: the batch may or may not be in the log.
+
+    Appending the same records again could record them twice, so the caller
+    asks `EventStore.batch_committed(batch, hash)` first, once the database
+    answers. `stored` are the events as they are in the log if it was.
+    """
+
+    def __init__(self, url: str, reason: str, batch: int, batch_hash: str) -> None:
+        super().__init__(url, reason)
+        self.batch = batch
+        self.batch_hash = batch_hash
+        self.stored: list[Any] = []
 
 
 class SchemaOutdatedError(EventStoreError):

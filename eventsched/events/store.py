@@ -39,7 +39,7 @@ from eventsched.events.chain import (
     verify,
 )
 from eventsched.events.engine import connection, create_engine, display_url, translate
-from eventsched.events.errors import EventStoreError
+from eventsched.events.errors import AppendInDoubtError, EventStoreError
 from eventsched.events.migrate import check_schema
 from eventsched.events.record import EventRecord, StoredEvent
 from eventsched.events.schema import EVENT_COLUMNS, event_batches, events, snapshots
@@ -71,6 +71,17 @@ class _Prepared:
 
 class _StaleConnection(Exception):
     """The pooled connection was dead before anything was written: safe to try once more."""
+
+
+class _InDoubt(Exception):
+    """The connection was lost during COMMIT; carries what settles whether it committed."""
+
+    def __init__(self, batch: int, batch_hash: str, first: int, recorded_at: datetime) -> None:
+        super().__init__(batch, batch_hash)
+        self.batch = batch
+        self.batch_hash = batch_hash
+        self.first = first
+        self.recorded_at = recorded_at
 
 
 class EventStore:
@@ -130,12 +141,17 @@ class EventStore:
 
         Either every record is durable when this returns, or it raises
         EventStoreError and none is. The one case it cannot tell is the
-        connection dying during COMMIT itself (DatabaseUnavailableError):
-        the batch may then be in the log; `read(after=...)` tells.
+        connection dying during COMMIT itself: it then raises
+        AppendInDoubtError, and `batch_committed` tells once the database
+        answers again.
         """
         if not records:
             return []
-        first, _ = self._append_prepared([self._prepare(r) for r in records])
+        prepared = [self._prepare(r) for r in records]
+        try:
+            first, _ = self._append_prepared(prepared)
+        except _InDoubt as doubt:
+            raise self._in_doubt(doubt, prepared) from doubt.__cause__
         return list(range(first, first + len(records)))
 
     def append_stored(self, records: Sequence[EventRecord]) -> list[StoredEvent]:
@@ -147,24 +163,36 @@ class EventStore:
         if not records:
             return []
         prepared = [self._prepare(r) for r in records]
-        first, recorded_at = self._append_prepared(prepared)
-        return [
-            StoredEvent(
-                position=first + i,
-                recorded_at=recorded_at,
-                kind=p.record.kind,
-                scheduler=p.record.scheduler,
-                instance=p.record.instance,
-                attempt=p.record.attempt,
-                uid=p.record.uid,
-                namespace=p.record.namespace,
-                name=p.record.name,
-                node=p.record.node,
-                plugin=p.record.plugin,
-                data=p.data,
-            )
-            for i, p in enumerate(prepared)
-        ]
+        try:
+            first, recorded_at = self._append_prepared(prepared)
+        except _InDoubt as doubt:
+            raise self._in_doubt(doubt, prepared) from doubt.__cause__
+        return _stored(prepared, first, recorded_at)
+
+    def _in_doubt(self, doubt: _InDoubt, prepared: list[_Prepared]) -> AppendInDoubtError:
+        cause = doubt.__cause__ or doubt
+        reason = str(getattr(cause, "orig", None) or cause).strip().splitlines()[0]
+        log.warning(
+            "the connection to the event log was lost during COMMIT; the batch may be in the log",
+            batch=doubt.batch,
+            events=len(prepared),
+            url=self.url,
+        )
+        error = AppendInDoubtError(
+            self.url, f"connection lost during COMMIT: {reason}", doubt.batch, doubt.batch_hash
+        )
+        error.stored = _stored(prepared, doubt.first, doubt.recorded_at)
+        return error
+
+    def batch_committed(self, batch: int, batch_hash: str) -> bool:
+        """Whether batch number `batch` is in the log with this hash: settles an AppendInDoubtError.
+
+        The hash covers every event with its position and timestamp, so no
+        other writer's batch can match it.
+        """
+        t = event_batches.c
+        stmt = select(t.batch).where(t.batch == batch, t.hash == batch_hash)
+        return bool(self._fetch(stmt, "checking whether an append was committed"))
 
     def _prepare(self, record: EventRecord) -> _Prepared:
         """Check and serialize one record; all of it happens before the append lock."""
@@ -226,6 +254,7 @@ class EventStore:
         sql = self._sql
         with connection(self.engine) as conn:
             alive = False
+            committing: tuple[int, str, int, datetime] | None = None
             try:
                 with conn.begin():  # SQLite: BEGIN IMMEDIATE, the write lock
                     if sql.lock is not None:
@@ -237,6 +266,7 @@ class EventStore:
                     recorded_at = datetime.now(UTC)
                     rows, jsons = _rows(prepared, first, recorded_at, sql.timestamp)
                     conn.exec_driver_sql(sql.insert_events, rows)
+                    hashed = batch_hash(prev_hash, jsons)
                     conn.exec_driver_sql(
                         sql.insert_batch,
                         (
@@ -245,12 +275,17 @@ class EventStore:
                             first + len(rows) - 1,
                             sql.timestamp(recorded_at),
                             prev_hash,
-                            batch_hash(prev_hash, jsons),
+                            hashed,
                         ),
                     )
+                    # Leaving the block commits; a connection lost from here on may have
+                    # committed (the server got COMMIT, its answer was lost) or not.
+                    committing = (last_batch + 1, hashed, first, recorded_at)
             except DBAPIError as exc:
                 if exc.connection_invalidated and not alive:
                     raise _StaleConnection from exc
+                if exc.connection_invalidated and committing is not None:
+                    raise _InDoubt(*committing) from exc
                 raise translate(exc, self.url, doing) from exc
             except SQLAlchemyError as exc:
                 raise translate(exc, self.url, doing) from exc
@@ -422,6 +457,27 @@ class EventStore:
         if not rows:
             return None
         return int(rows[0][0]), dict(rows[0][1])
+
+
+def _stored(prepared: list[_Prepared], first: int, recorded_at: datetime) -> list[StoredEvent]:
+    """The events of one batch exactly as `read` will give them back."""
+    return [
+        StoredEvent(
+            position=first + i,
+            recorded_at=recorded_at,
+            kind=p.record.kind,
+            scheduler=p.record.scheduler,
+            instance=p.record.instance,
+            attempt=p.record.attempt,
+            uid=p.record.uid,
+            namespace=p.record.namespace,
+            name=p.record.name,
+            node=p.record.node,
+            plugin=p.record.plugin,
+            data=p.data,
+        )
+        for i, p in enumerate(prepared)
+    ]
 
 
 def _rows(

@@ -23,6 +23,7 @@ import structlog
 
 from eventsched.config import profile_digest
 from eventsched.events import (
+    AppendInDoubtError,
     EventStore,
     EventStoreError,
     Projections,
@@ -150,6 +151,8 @@ class Scheduler:
         self._post_append: list[Callable[[], None]] = []
         self._since_snapshot = 0
         self._log_down = False
+        #: An append whose COMMIT went unanswered: settled before anything is appended again.
+        self._in_doubt: AppendInDoubtError | None = None
         #: Decisions in the pending batch whose binding cycles wait for it to be durable.
         self._decided: list[tuple[Framework, CycleState, QueuedPodInfo, str, str, bool]] = []
         self._group_attempts = 0
@@ -268,11 +271,15 @@ class Scheduler:
         """Append what is pending; True when it is durable (or there was nothing)."""
         if not self._pending:
             return True
-        records = self._pending.records
         began = time.perf_counter()
         try:
-            stored = self.store.append_stored(records)
+            if self._in_doubt is not None:
+                self._settle_in_doubt(self._in_doubt)
+            records = self._pending.records
+            stored = self.store.append_stored(records) if records else []
         except EventStoreError as exc:
+            if isinstance(exc, AppendInDoubtError):
+                self._in_doubt = exc
             if self.metrics is not None:
                 self.metrics.log_append_failures.inc()
             self._ready = False
@@ -303,6 +310,28 @@ class Scheduler:
         return True
 
     _log_retry = 0.5
+
+    def _settle_in_doubt(self, doubt: AppendInDoubtError) -> None:
+        """Find out whether the unanswered append was committed, so it is never appended twice.
+
+        Raises EventStoreError while the database still does not answer. If
+        it was committed, its records (the head of the pending batch: only
+        the inbox added to it since, at the end) are durable: fold them and
+        drop them from what is pending. The decisions among them start their
+        binding cycles with the rest of the batch, once that is appended too.
+        """
+        committed = self.store.batch_committed(doubt.batch, doubt.batch_hash)
+        self._in_doubt = None
+        if not committed:
+            log.info("the unanswered append was not committed; appending it again")
+            return
+        log.warning(
+            "the unanswered append was committed; not appending it again",
+            batch=doubt.batch,
+            events=len(doubt.stored),
+        )
+        del self._pending.records[: len(doubt.stored)]
+        self._apply(doubt.stored)
 
     def _observe_append(self, stored: Sequence[StoredEvent], seconds: float) -> None:
         metrics = self.metrics

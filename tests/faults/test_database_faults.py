@@ -41,7 +41,14 @@ from sqlalchemy.engine import make_url
 
 from eventsched.cluster import BindOutcome, SimulatedCluster
 from eventsched.config import default_profile
-from eventsched.events import EventStore, StoredEvent, upgrade
+from eventsched.events import (
+    AppendInDoubtError,
+    EventRecord,
+    EventStore,
+    EventStoreError,
+    StoredEvent,
+    upgrade,
+)
 from eventsched.model import Pod
 from eventsched.plugins import in_tree_registry
 from eventsched.scheduler import Scheduler, SchedulerOptions
@@ -325,6 +332,51 @@ def test_restarted_server_sessions_are_replaced_and_nothing_is_recorded_twice(
     finally:
         run.stop()
         admin.dispose()
+    check_log(witness, cluster, feeder.names)
+    witness.close()
+
+
+def test_store_reports_a_lost_commit_answer_as_in_doubt_and_settles_it(
+    pg_url: str, proxy: TcpProxy
+) -> None:
+    """The store cannot know; it says so (AppendInDoubtError) and can tell once the database answers."""
+    with EventStore.connect(through(proxy, pg_url)) as store:
+        store.append([EventRecord("maintenance", data={"n": 1})])
+        proxy.cut_after_commit()
+        with pytest.raises(AppendInDoubtError) as raised:
+            store.append_stored([EventRecord("maintenance", data={"n": 2})])
+        assert proxy.commit_swallowed.is_set()
+        doubt = raised.value
+        assert [e.position for e in doubt.stored] == [2]
+        with pytest.raises(EventStoreError):
+            store.batch_committed(doubt.batch, doubt.batch_hash)  # still cut: no answer yet
+        proxy.restore()
+        assert store.batch_committed(doubt.batch, doubt.batch_hash)
+        assert not store.batch_committed(doubt.batch, "0" * 64)
+        assert [e.data for e in store.read()] == [{"n": 1}, {"n": 2}]
+        assert list(store.read())[1] == doubt.stored[0]
+
+
+def test_a_commit_whose_answer_is_lost_is_not_appended_twice(pg_url: str, proxy: TcpProxy) -> None:
+    """The ambiguous fault: the COMMIT succeeds on the server, the scheduler never hears so."""
+    witness = EventStore.connect(pg_url)
+    cluster = CheckedCluster(
+        witness, [node(f"n{i}", cpu="64", memory="256Gi") for i in range(4)], []
+    )
+    run = Running(through(proxy, pg_url), cluster)
+    feeder = Feeder(cluster, count=80, interval=0.01)
+    try:
+        wait_for("10 pods bound", lambda: bound_count(cluster) >= 10)
+        proxy.cut_after_commit()
+        wait_for("a COMMIT answered by the server and dropped", proxy.commit_swallowed.is_set, 5)
+        wait_for("the scheduler to notice the log is down", lambda: run.scheduler.log_down, 5)
+        time.sleep(0.3)
+        proxy.restore()
+        feeder.thread.join(10)
+        wait_for("all 80 pods bound", lambda: bound_count(cluster) == 80, 20, run.state)
+    finally:
+        proxy.restore()
+        run.stop()
     check_log(witness, cluster, feeder.names)
     witness.close()
 

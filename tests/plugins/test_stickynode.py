@@ -502,7 +502,9 @@ def test_node_deleted_wait_then_reassign_across_restarts(store: EventStore) -> N
     moved = schedule(store, sticky_profile(onNodeDeleted="reassign"), nodes, [pod(uid="u3")])
     new_node = moved.cache.node_of("u3")
     assert new_node in ("worker-2", "worker-3")
-    (forget,) = store.read(kinds=["maintenance"])
+    (forget,) = [
+        e for e in store.read(kinds=["maintenance"]) if e.data["action"] == "sticky_forget"
+    ]
     assert (forget.uid, forget.node, forget.plugin) == ("u3", "worker-1", "StickyNode")
     assert forget.data["reason"] == "node worker-1 deleted"
     (bound,) = [e for e in store.read(kinds=["bound"]) if e.uid == "u3"]

@@ -9,10 +9,10 @@ yet is refused by name instead of being silently ignored.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import yaml
 
@@ -148,8 +148,7 @@ def parse_config(doc: Any, source: str, registry: Registry) -> SchedulerConfig:
         raise ConfigError(source, "kind", f"must be {KIND} (got {obj.get('kind')!r})")
     reader.refuse(obj, "", set(_TOP_LEVEL), _NOT_YET)
     for flag in ("enableProfiling", "enableContentionProfiling"):
-        if flag in obj and not isinstance(obj[flag], bool):
-            raise ConfigError(source, flag, f"must be true or false (got {obj[flag]!r})")
+        reader.flag(obj, flag, False, "")
     initial = reader.number(obj, "podInitialBackoffSeconds", 1, minimum=1)
     maximum = reader.number(obj, "podMaxBackoffSeconds", 10, minimum=1)
     if maximum < initial:
@@ -157,11 +156,7 @@ def parse_config(doc: Any, source: str, registry: Registry) -> SchedulerConfig:
             source, "podMaxBackoffSeconds", "must be at least podInitialBackoffSeconds"
         )
     percentage = reader.percentage(obj, "percentageOfNodesToScore", "")
-    parallelism = obj.get("parallelism", 16)
-    if isinstance(parallelism, bool) or not isinstance(parallelism, int) or parallelism < 1:
-        raise ConfigError(
-            source, "parallelism", f"must be a whole number > 0 (got {parallelism!r})"
-        )
+    parallelism = reader.whole(obj, "parallelism", 16, "", lambda n: n > 0, "> 0")
     profiles = reader.profiles(obj.get("profiles"), percentage or 0)
     return SchedulerConfig(
         profiles=profiles,
@@ -213,10 +208,55 @@ class _Reader:
     def number(
         self, obj: Mapping[str, Any], key: str, default: float, path: str = "", minimum: float = 0
     ) -> float:
-        where = f"{path}.{key}" if path else key
         value = obj.get(key, default)
         if isinstance(value, bool) or not isinstance(value, int | float) or value < minimum:
-            raise self.fail(where, f"must be a number >= {minimum:g} (got {value!r})")
+            raise self.fail(_where(path, key), f"must be a number >= {minimum:g} (got {value!r})")
+        return value
+
+    @overload
+    def whole(
+        self,
+        obj: Mapping[str, Any],
+        key: str,
+        default: int,
+        path: str,
+        valid: Callable[[int], bool] = ...,
+        expect: str = ...,
+    ) -> int: ...
+
+    @overload
+    def whole(
+        self,
+        obj: Mapping[str, Any],
+        key: str,
+        default: None,
+        path: str,
+        valid: Callable[[int], bool] = ...,
+        expect: str = ...,
+    ) -> int | None: ...
+
+    def whole(
+        self,
+        obj: Mapping[str, Any],
+        key: str,
+        default: int | None,
+        path: str,
+        valid: Callable[[int], bool] = lambda n: True,
+        expect: str = "",
+    ) -> int | None:
+        """An integer field (not a bool), `default` when absent; `expect` says what `valid` wants."""
+        value = obj.get(key)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int) or not valid(value):
+            wanted = f"a whole number {expect}".rstrip()
+            raise self.fail(_where(path, key), f"must be {wanted} (got {value!r})")
+        return value
+
+    def flag(self, obj: Mapping[str, Any], key: str, default: bool, path: str) -> bool:
+        value = obj.get(key, default)
+        if not isinstance(value, bool):
+            raise self.fail(_where(path, key), f"must be true or false (got {value!r})")
         return value
 
     def string(self, obj: Mapping[str, Any], key: str, default: str, path: str) -> str:
@@ -249,9 +289,7 @@ class _Reader:
             raise self.fail(
                 f"{path}.qps", f"must be a number; -1 or 0 lifts the limit (got {qps!r})"
             )
-        burst = obj.get("burst", 100)
-        if isinstance(burst, bool) or not isinstance(burst, int) or burst < 0:
-            raise self.fail(f"{path}.burst", f"must be a whole number >= 0 (got {burst!r})")
+        burst = self.whole(obj, "burst", 100, path, lambda n: n >= 0, ">= 0")
         return ClientConnectionConfig(
             kubeconfig=self.string(obj, "kubeconfig", "", path), qps=float(qps), burst=burst
         )
@@ -272,9 +310,7 @@ class _Reader:
                 "resourceNamespace",
             },
         )
-        elect = obj.get("leaderElect", True)
-        if not isinstance(elect, bool):
-            raise self.fail(f"{path}.leaderElect", f"must be true or false (got {elect!r})")
+        elect = self.flag(obj, "leaderElect", True, path)
         lock = self.string(obj, "resourceLock", "leases", path)
         if lock != "leases":
             raise self.fail(f"{path}.resourceLock", f"only 'leases' is supported (got {lock!r})")
@@ -289,15 +325,7 @@ class _Reader:
         )
 
     def percentage(self, obj: Mapping[str, Any], key: str, path: str) -> int | None:
-        where = f"{path}.{key}" if path else key
-        value = obj.get(key)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 100:
-            raise self.fail(
-                where, f"must be a whole number 0..100; 0 means adaptive (got {value!r})"
-            )
-        return value
+        return self.whole(obj, key, None, path, _percent, "0..100; 0 means adaptive")
 
     def profiles(self, value: Any, percentage: int) -> tuple[Profile, ...]:
         if value is None:
@@ -372,13 +400,7 @@ class _Reader:
             plugin = self.mapping(item, where)
             self.refuse(plugin, where, {"name", "weight"})
             name = self.plugin_name(plugin, where, enabling=True)
-            weight = plugin.get("weight")
-            if weight is not None and (
-                isinstance(weight, bool) or not isinstance(weight, int) or not 0 <= weight <= 100
-            ):
-                raise self.fail(
-                    f"{where}.weight", f"must be a whole number 0..100 (got {weight!r})"
-                )
+            weight = self.whole(plugin, "weight", None, where, _percent, "0..100")
             enabled.append(pluginsets.Entry(name, weight, f"{where}.name"))
         disabled: list[str] = []
         for j, item in enumerate(self.items(obj.get("disabled"), f"{path}.disabled")):
@@ -486,17 +508,15 @@ class _Reader:
             k: self.string(obj, k, "", path)
             for k in ("filterVerb", "preemptVerb", "prioritizeVerb", "bindVerb")
         }
-        weight = obj.get("weight", 0)
-        if isinstance(weight, bool) or not isinstance(weight, int):
-            raise self.fail(f"{path}.weight", f"must be a whole number (got {weight!r})")
+        weight = self.whole(obj, "weight", 0, path)
         if verbs["prioritizeVerb"] and weight <= 0:
             raise self.fail(
                 f"{path}.weight", f"must be positive when prioritizeVerb is set (got {weight})"
             )
-        flags = {k: obj.get(k, False) for k in ("enableHTTPS", "nodeCacheCapable", "ignorable")}
-        for key, flag in flags.items():
-            if not isinstance(flag, bool):
-                raise self.fail(f"{path}.{key}", f"must be true or false (got {flag!r})")
+        flags = {
+            k: self.flag(obj, k, False, path)
+            for k in ("enableHTTPS", "nodeCacheCapable", "ignorable")
+        }
         tls = self.mapping(obj.get("tlsConfig"), f"{path}.tlsConfig")
         self.refuse(tls, f"{path}.tlsConfig", set(TLS_FIELDS))
         timeout = 30.0
@@ -521,11 +541,7 @@ class _Reader:
                     f"{where}.name",
                     f"must be an extended resource name like example.com/foo (got {rname!r})",
                 )
-            ignored = res.get("ignoredByScheduler", False)
-            if not isinstance(ignored, bool):
-                raise self.fail(
-                    f"{where}.ignoredByScheduler", f"must be true or false (got {ignored!r})"
-                )
+            ignored = self.flag(res, "ignoredByScheduler", False, where)
             resources.append(ManagedResource(rname, ignored))
         return ExtenderConfig(
             url_prefix=url,
@@ -541,3 +557,11 @@ class _Reader:
             managed_resources=tuple(resources),
             ignorable=flags["ignorable"],
         )
+
+
+def _where(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _percent(value: int) -> bool:
+    return 0 <= value <= 100

@@ -117,6 +117,7 @@ class Replayer:
         self.full_scores = False
         #: The recomputed decisions of the last attempt replayed.
         self.last_decisions: list[Decision] = []
+        self.folded = 0
 
     def _first_placement(self, identity: str) -> str | None:
         placement = self.projections.first_placements.get(identity)
@@ -180,6 +181,19 @@ class Replayer:
         if digest and digest not in self._profiles:
             self._profiles[digest] = Profile.from_record(e.data["profile"])
 
+    def walk(
+        self, events: Iterable[StoredEvent], progress: Callable[[int], None] | None = None
+    ) -> Iterator[list[StoredEvent]]:
+        """Each attempt's scheduling-cycle events, yielded before they are folded; all folded in order."""
+        for what, group in attempts_and_folds(events):
+            if what == "attempt":
+                yield group
+            for event in group:
+                self.fold(event)
+            self.folded += len(group)
+            if progress is not None:
+                progress(group[-1].position)
+
     # -- deciding again -----------------------------------------------------------
 
     def framework(self, digest: str) -> Framework | None:
@@ -190,6 +204,34 @@ class Replayer:
                 profile = replace(profile, score_breakdown_top_k=FULL)
             fw = self._frameworks[digest] = Framework(profile, self.registry, self.handle)
         return fw
+
+    def decide_again(
+        self, fw: Framework, pod: Pod, events: list[StoredEvent]
+    ) -> tuple[str | None, str]:
+        """Run the scheduling cycle of one attempt again: (node or None, outcome as text).
+
+        Inputs recorded during the attempt feed its own decisions (a plugin
+        fetches in PreScore and reads the value in Score). The recomputed
+        decisions are kept in `last_decisions`.
+        """
+        started = events[0]
+        for event in events:
+            if event.kind == "input_recorded":
+                self._input(event)
+        state = CycleState(started.attempt or "", int(started.data.get("seed", 0)))
+        sink = ListSink()
+        self.handle.sink = sink
+        start = int(started.data.get("startIndex", 0))
+        try:
+            node = schedule_pod(fw, state, pod, self.cache.table, start, sink).node
+            return node, node
+        except FitError:
+            return None, "(unschedulable)"
+        except SchedulingError as err:
+            return None, f"(error: {err.status.message})"
+        finally:
+            self.handle.sink = None
+            self.last_decisions = sink.decisions
 
     def replay_attempt(self, events: list[StoredEvent]) -> tuple[Mismatch | None, str]:
         """Re-run one attempt (its scheduling-cycle events, `attempt_started` first).
@@ -205,24 +247,7 @@ class Replayer:
         fw = self.framework(str(data.get("configDigest", "")))
         if fw is None:
             return None, f"no config_loaded for configuration {data.get('configDigest')!r}"
-        for event in events:  # inputs read during the attempt feed its own decisions
-            if event.kind == "input_recorded":
-                self._input(event)
-        state = CycleState(started.attempt or "", int(data.get("seed", 0)))
-        sink = ListSink()
-        self.handle.sink = sink
-        try:
-            result = schedule_pod(
-                fw, state, pod, self.cache.table, int(data.get("startIndex", 0)), sink
-            )
-            replayed = result.node
-        except FitError:
-            replayed = "(unschedulable)"
-        except SchedulingError as err:
-            replayed = f"(error: {err.status.message})"
-        finally:
-            self.handle.sink = None
-        self.last_decisions = sink.decisions
+        _, replayed = self.decide_again(fw, pod, events)
         recorded = _recorded_outcome(events)
         if recorded == replayed:
             return None, ""
@@ -233,7 +258,7 @@ class Replayer:
             recorded=recorded,
             replayed=replayed,
         )
-        _first_difference(mismatch, events, sink.decisions)
+        _first_difference(mismatch, events, self.last_decisions)
         return mismatch, ""
 
 
@@ -339,26 +364,30 @@ def replay(
     selection = selection or Selection()
     replayer = Replayer(registry)
     report = ReplayReport()
-    for what, events in attempts_and_folds(store.read()):
-        first = events[0]
-        if what == "attempt" and selection.wants(first.position, first.pod_key):
-            report.attempts += 1
-            mismatch, skipped = replayer.replay_attempt(events)
-            if skipped:
-                report.skipped.append(
-                    {"attempt": first.attempt, "position": first.position, "reason": skipped}
-                )
-            elif mismatch is None:
-                report.reproduced += 1
-            else:
-                report.mismatches.append(mismatch)
-        for event in events:
-            replayer.fold(event)
-        report.events += len(events)
-        report.last_position = events[-1].position
+
+    def seen(position: int) -> None:
+        report.last_position = position
         if progress is not None:
-            progress(report.last_position)
+            progress(position)
+
+    for events in replayer.walk(store.read(), seen):
+        first = events[0]
+        if not selection.wants(first.position, first.pod_key):
+            continue
+        report.attempts += 1
+        mismatch, skipped = replayer.replay_attempt(events)
+        if skipped:
+            report.skipped.append(_skip(first, skipped))
+        elif mismatch is None:
+            report.reproduced += 1
+        else:
+            report.mismatches.append(mismatch)
+    report.events = replayer.folded
     return report
+
+
+def _skip(started: StoredEvent, reason: str) -> dict[str, Any]:
+    return {"attempt": started.attempt, "position": started.position, "reason": reason}
 
 
 @dataclass(slots=True)
@@ -376,16 +405,15 @@ def full_scores(store: EventStore, registry: Registry, attempts: set[str]) -> di
     replayer = Replayer(registry)
     replayer.full_scores = True
     found: dict[str, FullScores] = {}
-    for what, events in attempts_and_folds(store.read()):
+    for events in replayer.walk(store.read()):
         attempt = events[0].attempt or ""
-        if what == "attempt" and attempt in attempts:
-            mismatch, skipped = replayer.replay_attempt(events)
-            scored = next((d.data for d in replayer.last_decisions if d.kind == "scored"), None)
-            found[attempt] = FullScores(attempt, scored, mismatch is None and not skipped, skipped)
-            if len(found) == len(attempts):
-                break
-        for event in events:
-            replayer.fold(event)
+        if attempt not in attempts:
+            continue
+        mismatch, skipped = replayer.replay_attempt(events)
+        scored = next((d.data for d in replayer.last_decisions if d.kind == "scored"), None)
+        found[attempt] = FullScores(attempt, scored, mismatch is None and not skipped, skipped)
+        if len(found) == len(attempts):
+            break
     return found
 
 
@@ -500,24 +528,7 @@ class CounterfactualReplayer(Replayer):
         self.recorded.setdefault(pod.uid, (pod.key, None))
         if self.placed.get(pod.uid):
             return ""  # already placed by an earlier counterfactual attempt
-        for event in events:
-            if event.kind == "input_recorded":
-                self._input(event)
-        state = CycleState(started.attempt or "", int(started.data.get("seed", 0)))
-        self.handle.sink = ListSink()
-        try:
-            node = schedule_pod(
-                fw,
-                state,
-                pod,
-                self.cache.table,
-                int(started.data.get("startIndex", 0)),
-                self.handle.sink,
-            ).node
-        except (FitError, SchedulingError):
-            node = None
-        finally:
-            self.handle.sink = None
+        node, _ = self.decide_again(fw, pod, events)
         self.placed[pod.uid] = node
         if node is not None and self.cache.node_of(pod.uid) is None:
             self.cache.assume(pod, node)
@@ -533,19 +544,11 @@ def counterfactual(
     """Run `profiles` over the recorded history; writes nothing."""
     replayer = CounterfactualReplayer(registry, profiles)
     report = CounterfactualReport()
-    for what, events in attempts_and_folds(store.read()):
-        if what == "attempt":
-            report.attempts += 1
-            why = replayer.decide(events)
-            if why:
-                first = events[0]
-                report.skipped.append(
-                    {"attempt": first.attempt, "position": first.position, "reason": why}
-                )
-        for event in events:
-            replayer.fold(event)
-        if progress is not None:
-            progress(events[-1].position)
+    for events in replayer.walk(store.read(), progress):
+        report.attempts += 1
+        why = replayer.decide(events)
+        if why:
+            report.skipped.append(_skip(events[0], why))
     for uid, (key, node) in replayer.recorded.items():
         report.pods.append(PodOutcome(key, node, replayer.placed.get(uid)))
     report.pods.sort(key=lambda p: p.pod)

@@ -110,7 +110,7 @@ class Replayer:
         self.inputs: dict[tuple[str, str], Mapping[str, Any]] = {}
         self.handle = Handle(self.cache.table)
         self.handle.replay_inputs = self.inputs
-        self.handle.first_placement = self._first_placement
+        self.handle.first_placement = lambda identity: self.projections.first_node(identity)
         self._profiles: dict[str, Profile] = {}
         self._frameworks: dict[str, Framework] = {}
         #: Keep every node's per-plugin scores in the recomputed `scored` (explain --full).
@@ -118,10 +118,6 @@ class Replayer:
         #: The recomputed decisions of the last attempt replayed.
         self.last_decisions: list[Decision] = []
         self.folded = 0
-
-    def _first_placement(self, identity: str) -> str | None:
-        placement = self.projections.first_placements.get(identity)
-        return placement.node if placement is not None else None
 
     # -- folding ------------------------------------------------------------------
 

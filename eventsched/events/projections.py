@@ -95,6 +95,11 @@ class Projections:
     backoff: dict[str, Backoff] = field(default_factory=dict)
     observed: dict[str, str] = field(default_factory=dict)
 
+    def first_node(self, identity: str) -> str | None:
+        """The node `identity` was first bound to, if any (what StickyNode asks for)."""
+        placement = self.first_placements.get(identity)
+        return placement.node if placement is not None else None
+
     # -- folding ----------------------------------------------------------------
 
     def apply(self, event: StoredEvent) -> None:

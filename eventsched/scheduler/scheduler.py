@@ -15,6 +15,7 @@ import secrets
 import socket
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -111,7 +112,7 @@ class Scheduler:
         self.cache = Cache()
         self.handle = Handle(self.cache.table, clock=clock)
         self.handle.bind = self._bind_via_cluster
-        self.handle.first_placement = self._first_placement
+        self.handle.first_placement = lambda identity: self.projections.first_node(identity)
         self.handle.emit_event = cluster.emit_event
         self.frameworks = {p.scheduler_name: Framework(p, registry, self.handle) for p in profiles}
         self.digests = {name: profile_digest(fw.profile) for name, fw in self.frameworks.items()}
@@ -338,10 +339,7 @@ class Scheduler:
         assert metrics is not None
         metrics.log_append_duration.observe(seconds)
         metrics.log_batch_events.observe(len(stored))
-        kinds: dict[str, int] = {}
-        for event in stored:
-            kinds[event.kind] = kinds.get(event.kind, 0) + 1
-        for kind, count in kinds.items():
+        for kind, count in Counter(event.kind for event in stored).items():
             metrics.log_events.labels(kind).inc(count)
         metrics.set_pending(self.queue.counts())
 
@@ -514,9 +512,10 @@ class Scheduler:
         if waiting is not None:
             waiting.reject("", "pod was deleted while waiting at Permit")
         self.queue.delete(pod.uid)
-        if self.cache.is_assumed(pod.uid):
+        assumed = self.cache.is_assumed(pod.uid)
+        if assumed:
             self._deleted_in_flight.add(pod.uid)
-        removed = self.cache.remove_pod(pod.uid) if not self.cache.is_assumed(pod.uid) else None
+        removed = None if assumed else self.cache.remove_pod(pod.uid)
         if known or removed is not None:
             self._pending.add(
                 "pod_removed", {"nodeName": pod.node_name}, pod=pod, node=pod.node_name or None
@@ -543,10 +542,6 @@ class Scheduler:
         # What a PreEnqueue plugin records (e.g. a malformed annotation) belongs to this pod.
         self.handle.sink = AttemptSink(self._pending, pod, fw.name, None)
         return fw.run_pre_enqueue(pod)
-
-    def _first_placement(self, identity: str) -> str | None:
-        placement = self.projections.first_placements.get(identity)
-        return placement.node if placement is not None else None
 
     # -- scheduling cycle -------------------------------------------------------
 

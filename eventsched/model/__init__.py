@@ -2,6 +2,7 @@
 
 from eventsched.model.cache import Cache
 from eventsched.model.errors import ManifestError
+from eventsched.model.labels import is_dns1123_subdomain, label_key_problem, label_value_problem
 from eventsched.model.node import Node
 from eventsched.model.nodetable import BoolArray, Indexes, IntArray, NodeTable
 from eventsched.model.pod import DEFAULT_SCHEDULER_NAME, OwnerRef, Pod
@@ -22,6 +23,9 @@ __all__ = [
     "QuantityError",
     "Taint",
     "Toleration",
+    "is_dns1123_subdomain",
+    "label_key_problem",
+    "label_value_problem",
     "parse_milli",
     "parse_quantity",
 ]

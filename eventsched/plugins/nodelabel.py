@@ -41,7 +41,15 @@ from eventsched.framework import (
     Status,
     check_args,
 )
-from eventsched.model import BoolArray, Indexes, IntArray, NodeTable, Pod
+from eventsched.model import (
+    BoolArray,
+    Indexes,
+    IntArray,
+    NodeTable,
+    Pod,
+    label_key_problem,
+    label_value_problem,
+)
 
 NAME = "NodeLabel"
 #: The pod annotation listing the labels a node must carry.
@@ -57,14 +65,6 @@ _FORMAT_HINT = (
     "write comma-separated KEY or KEY=VALUE entries, e.g. accelerator=nvidia-a100,disk=ssd"
 )
 
-# Kubernetes label syntax (apimachinery's IsQualifiedName / IsValidLabelValue).
-_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_DNS1123_SUBDOMAIN = re.compile(
-    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-)
-_NAME_RULE = (
-    "alphanumeric characters, '-', '_' or '.', starting and ending with an alphanumeric character"
-)
 #: A label value read as a number: an optionally signed integer or decimal.
 _NUMBER = re.compile(r"^-?[0-9]+(\.[0-9]+)?$")
 
@@ -72,32 +72,6 @@ _NUMBER = re.compile(r"^-?[0-9]+(\.[0-9]+)?$")
 def _quote(value: object) -> str:
     """A value as the config errors print it: strings in double quotes, like `(got "1m")`."""
     return json.dumps(value) if isinstance(value, str) else repr(value)
-
-
-def label_key_problem(key: str) -> str | None:
-    """Why `key` is not a valid label key, or None when it is."""
-    if not key:
-        return "empty label key"
-    prefix, slash, name = key.rpartition("/")
-    if slash and not prefix:
-        return f"invalid label key {_quote(key)}: the prefix before '/' is empty"
-    if prefix and (len(prefix) > 253 or not _DNS1123_SUBDOMAIN.match(prefix)):
-        return (
-            f"invalid label key {_quote(key)}: the prefix {_quote(prefix)} must be a lowercase DNS subdomain "
-            "of at most 253 characters (e.g. example.com)"
-        )
-    if not name:
-        return f"invalid label key {_quote(key)}: the name after '/' is empty"
-    if len(name) > 63 or not _NAME.match(name):
-        return f"invalid label key {_quote(key)}: the name must be at most 63 {_NAME_RULE}"
-    return None
-
-
-def label_value_problem(value: str) -> str | None:
-    """Why `value` is not a valid label value, or None when it is."""
-    if len(value) > 63 or (value and not _NAME.match(value)):
-        return f"invalid label value {_quote(value)}: must be at most 63 {_NAME_RULE}"
-    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,6 @@ not among the nodes scored.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -31,7 +30,15 @@ from eventsched.framework import (
     check_args,
     min_max_normalize,
 )
-from eventsched.model import Indexes, IntArray, NodeTable, Pod
+from eventsched.model import (
+    Indexes,
+    IntArray,
+    NodeTable,
+    Pod,
+    is_dns1123_subdomain,
+    label_key_problem,
+    label_value_problem,
+)
 
 NAME = "PinnedHost"
 #: The pod annotation naming the node it prefers; that node gets MAX_NODE_SCORE.
@@ -40,13 +47,6 @@ KNOWN_ARGS = ("hosts", "selectors")
 DEFAULT_RULE_SCORE = MAX_NODE_SCORE
 
 _STATE_KEY = "PreScorePinnedHost"
-# Kubernetes label syntax (apimachinery's IsQualifiedName / IsValidLabelValue). Plugins may
-# not import one another, so this repeats the few lines NodeLabel has.
-_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_DNS1123_SUBDOMAIN = re.compile(
-    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-)
-_NAME_RULE = "at most 63 alphanumeric characters, '-', '_' or '.', starting and ending with an alphanumeric character"
 
 
 def _quote(value: object) -> str:
@@ -190,7 +190,7 @@ def _hosts(raw: object) -> dict[str, int]:
         name = entry.get("name")
         if not isinstance(name, str) or not name:
             raise PluginArgsError(f"hosts[{i}].name", f"must be a node name (got {_quote(name)})")
-        if len(name) > 253 or not _DNS1123_SUBDOMAIN.match(name):
+        if not is_dns1123_subdomain(name):
             raise PluginArgsError(
                 f"hosts[{i}].name",
                 f"must be a node name: a lowercase DNS subdomain of at most 253 characters "
@@ -229,21 +229,10 @@ def _selectors(raw: object) -> tuple[Selector, ...]:
 def _key_problem(key: object) -> str | None:
     if not isinstance(key, str) or not key:
         return f"must be a label key (got {_quote(key)})"
-    prefix, slash, name = key.rpartition("/")
-    if slash and (not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN.match(prefix)):
-        return (
-            f"invalid label key {_quote(key)}: the prefix must be a lowercase DNS subdomain "
-            "(e.g. example.com)"
-        )
-    if not _NAME.match(name) or len(name) > 63:
-        return f"invalid label key {_quote(key)}: the name must be {_NAME_RULE}"
-    return None
+    return label_key_problem(key)
 
 
 def _value_problem(value: object) -> str | None:
     if isinstance(value, bool) or not isinstance(value, str | int):
         return f"must be a label value string; quote it in YAML (got {_quote(value)})"
-    text = str(value)
-    if len(text) > 63 or (text and not _NAME.match(text)):
-        return f"invalid label value {_quote(text)}: must be {_NAME_RULE}"
-    return None
+    return label_value_problem(str(value))

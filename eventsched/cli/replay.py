@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from eventsched.audit import ReplayReport, Selection, replay
@@ -54,12 +56,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         chain = store.verify_chain()
         last = store.last_position()
-        with progress_bar(last, "replaying", unit="event") as bar:
-
-            def advance(position: int) -> None:
-                bar.n = position
-                bar.refresh()
-
+        with _positions(last) as advance:
             report = replay(store, full_registry(), Selection(args.since, args.until, pod), advance)
     finally:
         store.close()
@@ -68,6 +65,18 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render(report, chain))
     return 0 if report.ok and chain.ok else 1
+
+
+@contextmanager
+def _positions(last: int) -> Iterator[Callable[[int], None]]:
+    """A progress bar over log positions 1..last (on a terminal only), moved by a callback."""
+    with progress_bar(last, "replaying", unit="event") as bar:
+
+        def advance(position: int) -> None:
+            bar.n = position
+            bar.refresh()
+
+        yield advance
 
 
 def _chain(chain: ChainReport) -> dict[str, Any]:
@@ -108,12 +117,7 @@ def run_counterfactual(args: argparse.Namespace) -> int:
     config = load_config(args.config, registry)
     store = open_store(args.db)
     try:
-        with progress_bar(store.last_position(), "replaying", unit="event") as bar:
-
-            def advance(position: int) -> None:
-                bar.n = position
-                bar.refresh()
-
+        with _positions(store.last_position()) as advance:
             report = counterfactual(store, registry, config.profiles, advance)
     finally:
         store.close()

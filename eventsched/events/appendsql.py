@@ -25,9 +25,12 @@ _EVENT_COLUMNS = (
 )
 _BATCH_COLUMNS = "batch, first_position, last_position, recorded_at, prev_hash, hash"
 
-#: The last batch is the head of the log: its last position and the hash to chain to.
+#: The last batch is the head of the log: its last position, the hash to chain to, and its
+#: time (a new batch is never recorded earlier, so time order is position order).
 #: (An event inserted behind the store's back would collide on the primary key, loudly.)
-_HEAD = "SELECT batch, last_position, hash FROM event_batches ORDER BY batch DESC LIMIT 1"
+_HEAD = (
+    "SELECT batch, last_position, hash, recorded_at FROM event_batches ORDER BY batch DESC LIMIT 1"
+)
 
 
 def _sqlite_timestamp(value: datetime) -> str:
@@ -39,6 +42,13 @@ def _same(value: datetime) -> datetime:
     return value
 
 
+def _sqlite_read_timestamp(value: str | datetime) -> datetime:
+    """What SQLite gives back for a timestamp `_sqlite_timestamp` wrote: naive UTC text."""
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    return datetime.fromisoformat(value).replace(tzinfo=UTC)
+
+
 @dataclass(frozen=True, slots=True)
 class AppendSQL:
     #: Taken first in every append transaction; None where BEGIN already took it.
@@ -47,6 +57,8 @@ class AppendSQL:
     insert_events: str
     insert_batch: str
     timestamp: Callable[[datetime], Any]
+    #: The head's `recorded_at` as the driver returns it, to an aware UTC datetime.
+    read_timestamp: Callable[[Any], datetime]
 
 
 POSTGRESQL = AppendSQL(
@@ -57,6 +69,7 @@ POSTGRESQL = AppendSQL(
     "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, CAST(%s AS JSONB))",
     insert_batch=f"INSERT INTO event_batches ({_BATCH_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s)",
     timestamp=_same,
+    read_timestamp=_same,
 )
 
 SQLITE = AppendSQL(
@@ -66,6 +79,7 @@ SQLITE = AppendSQL(
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     insert_batch=f"INSERT INTO event_batches ({_BATCH_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
     timestamp=_sqlite_timestamp,
+    read_timestamp=_sqlite_read_timestamp,
 )
 
 

@@ -91,6 +91,8 @@ class EventStore:
         self.engine = engine
         #: The database URL with the password hidden, for messages.
         self.url = display_url(engine)
+        #: The wall clock `recorded_at` comes from (replaceable to test a clock stepped back).
+        self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
         try:
             self._sql = appendsql.for_dialect(engine.dialect.name)
         except ValueError as exc:
@@ -261,9 +263,7 @@ class EventStore:
                         conn.exec_driver_sql(sql.lock)
                     head = conn.exec_driver_sql(sql.head).first()
                     alive = True
-                    last_batch, last_position, prev_hash = head if head else (0, 0, GENESIS)
-                    first = last_position + 1
-                    recorded_at = datetime.now(UTC)
+                    first, recorded_at, last_batch, prev_hash = self._next(head)
                     rows, jsons = _rows(prepared, first, recorded_at, sql.timestamp)
                     conn.exec_driver_sql(sql.insert_events, rows)
                     hashed = batch_hash(prev_hash, jsons)
@@ -290,6 +290,25 @@ class EventStore:
             except SQLAlchemyError as exc:
                 raise translate(exc, self.url, doing) from exc
         return first, recorded_at
+
+    def _next(self, head: Sequence[Any] | None) -> tuple[int, datetime, int, str]:
+        """(first position, time, last batch, prev hash) of the batch that follows `head`.
+
+        The time never goes back along positions: a clock stepped back (NTP,
+        another writer's skewed clock) records the head's time instead. Time
+        order is then position order, which is what lets retention drop the
+        log's oldest time partitions without leaving a gap in positions.
+        """
+        now = self.clock()
+        if head is None:
+            return 1, now, 0, GENESIS
+        last_batch, last_position, prev_hash, head_time = head
+        return (
+            last_position + 1,
+            max(now, self._sql.read_timestamp(head_time)),
+            last_batch,
+            prev_hash,
+        )
 
     # -- read -------------------------------------------------------------------
 

@@ -92,6 +92,19 @@ def test_positions_are_consecutive_across_batches(store: EventStore) -> None:
     assert times == sorted(times)
 
 
+def test_a_clock_stepped_back_never_records_a_batch_before_the_head(store: EventStore) -> None:
+    """Time order must stay position order, or dropping old time partitions would leave gaps."""
+    noon = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
+    store.clock = lambda: noon
+    store.append([EventRecord(kind="queued")])
+    store.clock = lambda: noon - timedelta(hours=1)
+    store.append([EventRecord(kind="queued")])
+    store.clock = lambda: noon + timedelta(seconds=1)
+    store.append([EventRecord(kind="queued")])
+    assert [e.recorded_at for e in store.read()] == [noon, noon, noon + timedelta(seconds=1)]
+    assert store.verify_chain().ok
+
+
 def test_empty_log(store: EventStore) -> None:
     assert store.last_position() == 0
     assert list(store.read()) == []

@@ -17,6 +17,7 @@ from alembic import context
 from sqlalchemy import Connection, text
 
 from eventsched.events.engine import create_engine, parse_url
+from eventsched.events.partitions import is_partition_name
 from eventsched.events.schema import metadata
 
 DEFAULT_URL = "sqlite:///eventsched.db"
@@ -50,10 +51,18 @@ def run_offline() -> None:
         context.run_migrations()
 
 
+def include_name(name: str | None, type_: str, parents: dict[str, str | None]) -> bool:
+    """Autogenerate compares `events`, not its day partitions (or their indexes)."""
+    if type_ == "table":
+        return not is_partition_name(name)
+    return not is_partition_name(parents.get("table_name"))
+
+
 def run_on(connection: Connection) -> None:
     context.configure(
         connection=connection,
         target_metadata=metadata,
+        include_name=include_name,
         render_as_batch=connection.dialect.name == "sqlite",
     )
     with context.begin_transaction():

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Any
 
@@ -26,7 +26,7 @@ import structlog
 from sqlalchemy import ColumnElement, Engine, delete, func, select, text
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-from eventsched.events import appendsql
+from eventsched.events import appendsql, partitions
 from eventsched.events.canonical import dumps_normalized, normalize
 from eventsched.events.chain import (
     GENESIS,
@@ -71,6 +71,14 @@ class _Prepared:
 
 class _StaleConnection(Exception):
     """The pooled connection was dead before anything was written: safe to try once more."""
+
+
+class _NoPartition(Exception):
+    """PostgreSQL had no day partition for the batch's time: nothing was written."""
+
+    def __init__(self, recorded_at: datetime) -> None:
+        super().__init__(recorded_at)
+        self.recorded_at = recorded_at
 
 
 class _InDoubt(Exception):
@@ -240,6 +248,10 @@ class EventStore:
     def _append_prepared(self, prepared: list[_Prepared]) -> tuple[int, datetime]:
         try:
             return self._write(prepared)
+        except _NoPartition as missing:
+            # Partitions are made ahead (`ensure_partitions`); this is the last resort.
+            self._create_partition(partitions.partition_for(missing.recorded_at))
+            return self._write(prepared)
         except _StaleConnection:
             # The pool handed out a connection the server had closed (restart,
             # failover); the pool is now invalidated and nothing was written.
@@ -282,6 +294,8 @@ class EventStore:
                     # committed (the server got COMMIT, its answer was lost) or not.
                     committing = (last_batch + 1, hashed, first, recorded_at)
             except DBAPIError as exc:
+                if partitions.is_missing_partition(exc):
+                    raise _NoPartition(recorded_at) from exc
                 if exc.connection_invalidated and not alive:
                     raise _StaleConnection from exc
                 if exc.connection_invalidated and committing is not None:
@@ -309,6 +323,46 @@ class EventStore:
             last_batch,
             prev_hash,
         )
+
+    # -- partitions (PostgreSQL) ----------------------------------------------------
+
+    def ensure_partitions(self, days_ahead: int = partitions.DAYS_AHEAD) -> bool:
+        """Make the day partitions from today to `days_ahead` days on; True when all exist.
+
+        Called at start and with every snapshot, so appends find their day
+        made. Making one waits at most `partitions.LOCK_TIMEOUT` for readers;
+        on a timeout it is left for the next call (and logged), never raised.
+        """
+        if self.engine.dialect.name != "postgresql":
+            return True
+        now = self.clock()
+        try:
+            with connection(self.engine) as conn:
+                with conn.begin():
+                    if not partitions.is_partitioned(conn):
+                        return True
+                    have = {p.name for p in partitions.existing(conn)}
+                wanted = partitions.days(now, now + timedelta(days=days_ahead))
+                for partition in wanted:
+                    if partition.name not in have:
+                        with conn.begin():
+                            partitions.create(conn, partition)
+                        log.info("event log partition created", partition=partition.name)
+        except SQLAlchemyError as exc:
+            log.warning(
+                "could not create the event log's next partitions; will try again",
+                error=str(getattr(exc, "orig", exc)).strip(),
+            )
+            return False
+        return True
+
+    def _create_partition(self, partition: partitions.Partition) -> None:
+        try:
+            with connection(self.engine) as conn, conn.begin():
+                partitions.create(conn, partition)
+        except SQLAlchemyError as exc:
+            raise translate(exc, self.url, f"creating partition {partition.name}") from exc
+        log.warning("event log partition created on demand", partition=partition.name)
 
     # -- read -------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import Any
 
 from eventsched.events import EventStore, StoredEvent
@@ -85,18 +86,53 @@ def vars_of(obj: Any) -> dict[str, Any]:
     return {name: getattr(obj, name) for name in obj.__slots__}
 
 
+#: A bound of a Selection: a log position, or an aware time.
+Bound = int | datetime
+
+
 @dataclass(slots=True)
 class Selection:
-    """Which attempts to check; every event is still folded, so the view is complete."""
+    """Which attempts to check; every event is still folded, so the view is complete.
 
-    since: int = 0
-    until: int | None = None
+    A position bound keeps attempts whose `attempt_started` is after `since` /
+    at or before `until`; a time bound (aware datetime) keeps attempts whose
+    `attempt_started` was recorded at or after `since` / at or before `until`.
+    Attempts are chosen by their first event because that is where the view
+    they were decided on is fixed; only the checking is narrowed, never the fold.
+    """
+
+    since: Bound = 0
+    until: Bound | None = None
     pod: str | None = None
 
-    def wants(self, position: int, pod_key: str | None) -> bool:
-        if position <= self.since or (self.until is not None and position > self.until):
+    def __post_init__(self) -> None:
+        for name in ("since", "until"):
+            bound = getattr(self, name)
+            if isinstance(bound, datetime) and bound.tzinfo is None:
+                # The log keeps aware UTC times; a naive one cannot be compared with them.
+                raise ValueError(f"Selection.{name}: naive datetime {bound!r}, give a timezone")
+
+    def wants(self, started: StoredEvent) -> bool:
+        """Whether the attempt that `started` (its `attempt_started` event) is to be checked."""
+        if isinstance(self.since, datetime):
+            if started.recorded_at < self.since:
+                return False
+        elif started.position <= self.since:
             return False
-        return self.pod is None or pod_key == self.pod
+        if isinstance(self.until, datetime):
+            if started.recorded_at > self.until:
+                return False
+        elif self.until is not None and started.position > self.until:
+            return False
+        return self.pod is None or started.pod_key == self.pod
+
+    def to_dict(self) -> dict[str, Any]:
+        """The bounds as JSON: positions as numbers, times as ISO 8601 in UTC."""
+        return {"since": _bound_json(self.since), "until": _bound_json(self.until), "pod": self.pod}
+
+
+def _bound_json(bound: Bound | None) -> int | str | None:
+    return bound.astimezone(UTC).isoformat() if isinstance(bound, datetime) else bound
 
 
 class Replayer:
@@ -368,7 +404,7 @@ def replay(
 
     for events in replayer.walk(store.read(), seen):
         first = events[0]
-        if not selection.wants(first.position, first.pod_key):
+        if not selection.wants(first):
             continue
         report.attempts += 1
         mismatch, skipped = replayer.replay_attempt(events)

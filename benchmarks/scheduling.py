@@ -3,6 +3,10 @@
 Run by `eventsched bench`. Measures the steady state: the clock starts once
 the scheduler has observed the whole cluster and stops when the last pod is
 bound or found unschedulable; every decision is written to the given log.
+
+`measure_replay` then times `eventsched.audit.replay` over the log the run
+wrote (reading, folding every event, deciding every attempt again), the cost
+of `eventsched replay` and `explain --full` on a log of that size.
 """
 
 from __future__ import annotations
@@ -16,11 +20,38 @@ from pathlib import Path
 
 from sqlalchemy import text
 
+from eventsched.audit import Selection, replay
 from eventsched.cluster import SimulatedCluster, generate_cluster
 from eventsched.config import default_profile
 from eventsched.events import EventStore, upgrade
 from eventsched.plugins import in_tree_registry
 from eventsched.scheduler import Scheduler, SchedulerOptions
+
+
+@dataclass(slots=True)
+class ReplayResult:
+    """Replaying the whole log of a bench run: every event folded, every attempt decided again."""
+
+    attempts: int
+    reproduced: int
+    differ: int
+    skipped: int
+    events: int
+    seconds: float
+    decisions_per_second: float
+    events_per_second: float
+
+    @property
+    def ok(self) -> bool:
+        return self.reproduced == self.attempts
+
+    def line(self) -> str:
+        return (
+            f"replay: {self.decisions_per_second:.1f} decisions/s, "
+            f"{self.events_per_second:.0f} events/s folded ({self.reproduced} of "
+            f"{self.attempts} attempts reproduced, {self.differ} differ, {self.skipped} "
+            f"skipped; {self.events} events in {self.seconds:.2f} s)"
+        )
 
 
 @dataclass(slots=True)
@@ -36,28 +67,37 @@ class BenchResult:
     events: int
     events_per_second: float
     log_bytes_per_pod: float
+    #: Filled by `measure_replay` when asked for (`eventsched bench --replay`).
+    replay: ReplayResult | None = None
 
     def line(self) -> str:
-        return (
+        line = (
             f"{self.nodes} nodes x {self.pods} pods on {self.database}: "
             f"{self.pods_per_second:.1f} pods/s, {self.events_per_second:.0f} events/s, "
             f"{self.log_bytes_per_pod:.0f} log bytes/pod "
             f"({self.bound} bound, {self.unschedulable} unschedulable in {self.seconds:.2f} s; "
             f"start-up {self.startup_seconds:.2f} s)"
         )
+        return line if self.replay is None else f"{line}\n{self.replay.line()}"
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
 
 def log_size(store: EventStore) -> int:
-    """Bytes the log occupies: relation sizes on PostgreSQL, file sizes on SQLite."""
+    """Bytes the log occupies: relation sizes on PostgreSQL, file sizes on SQLite.
+
+    On PostgreSQL `events` is partitioned by day (migration 0002) and a
+    partitioned table's own size is 0, so its partitions are summed.
+    """
     if store.engine.dialect.name == "postgresql":
         with store.engine.connect() as conn:
             return int(
                 conn.execute(
                     text(
-                        "SELECT pg_total_relation_size('events') + pg_total_relation_size('event_batches')"
+                        "SELECT (SELECT coalesce(sum(pg_total_relation_size(relid)), 0)"
+                        " FROM pg_partition_tree('events'))"
+                        " + pg_total_relation_size('event_batches')"
                     )
                 ).scalar_one()
             )
@@ -110,3 +150,34 @@ def run(
     )
     store.close()
     return result
+
+
+def measure_replay(
+    database_url: str, on_progress: Callable[[int, int], None] | None = None
+) -> ReplayResult:
+    """Replay the whole log at `database_url` with the in-tree plugins, timed.
+
+    The clock covers what `eventsched replay` does apart from verifying the
+    hash chain: reading the log page by page, folding every event and running
+    each attempt's scheduling cycle again. `on_progress(position, last)`
+    follows it.
+    """
+    store = EventStore.connect(database_url)
+    try:
+        last = store.last_position()
+        progress = None if on_progress is None else (lambda position: on_progress(position, last))
+        t0 = time.perf_counter()
+        report = replay(store, in_tree_registry(), Selection(), progress)
+        seconds = time.perf_counter() - t0
+    finally:
+        store.close()
+    return ReplayResult(
+        attempts=report.attempts,
+        reproduced=report.reproduced,
+        differ=len(report.mismatches),
+        skipped=len(report.skipped),
+        events=report.events,
+        seconds=seconds,
+        decisions_per_second=report.attempts / seconds if seconds else 0.0,
+        events_per_second=report.events / seconds if seconds else 0.0,
+    )

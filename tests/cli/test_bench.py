@@ -1,0 +1,59 @@
+"""`eventsched bench --replay`: the run's own log replayed, timed, and every attempt reproduced."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from eventsched.cli.main import main
+from eventsched.events import EventStore
+
+
+def bench(capsys: pytest.CaptureFixture[str], db_url: str, *extra: str) -> tuple[int, str]:
+    capsys.readouterr()  # what fixtures printed (structlog's default goes to stdout)
+    code = main(["bench", "--nodes", "40", "--pods", "80", "--seed", "7", *extra, "--db", db_url])
+    return code, capsys.readouterr().out
+
+
+def test_bench_replay_reports_its_speed_and_reproduces_every_attempt(
+    capsys: pytest.CaptureFixture[str], db_url: str
+) -> None:
+    code, out = bench(capsys, db_url, "--replay", "--json")
+    assert code == 0
+    result = json.loads(out)
+    replayed = result["replay"]
+    with EventStore.connect(db_url) as store:
+        attempts = sum(1 for _ in store.read(kinds=["attempt_started"]))
+        last = store.last_position()
+    # Every attempt the run logged was decided again, and the same way; every event folded.
+    assert attempts >= result["bound"] + result["unschedulable"] == 80
+    assert replayed["attempts"] == replayed["reproduced"] == attempts
+    assert replayed["differ"] == replayed["skipped"] == 0
+    assert replayed["events"] == last
+    # A pod's events (top-10 scores included) take kilobytes; a size that missed
+    # PostgreSQL's day partitions of `events` came out near 0.
+    assert result["log_bytes_per_pod"] > 1000
+    assert replayed["seconds"] > 0
+    assert replayed["decisions_per_second"] == pytest.approx(attempts / replayed["seconds"])
+    assert replayed["events_per_second"] == pytest.approx(last / replayed["seconds"])
+
+
+def test_bench_replay_text_and_without_replay(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    url = f"sqlite:///{tmp_path}/with.db"
+    code, out = bench(capsys, url, "--replay")
+    assert code == 0
+    first, second = out.strip().splitlines()
+    assert " pods/s, " in first and "80 bound" in first
+    assert second.startswith("replay: ") and " decisions/s, " in second
+    counts = re.search(
+        r" events/s folded \((\d+) of (\d+) attempts reproduced, 0 differ, 0 skipped", second
+    )
+    assert counts is not None and counts[1] == counts[2] and int(counts[1]) >= 80
+    # Without --replay, nothing is replayed (and the run costs no more than before).
+    code, out = bench(capsys, f"sqlite:///{tmp_path}/without.db", "--json")
+    assert code == 0 and json.loads(out)["replay"] is None

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from eventsched.audit.view import seeded
 from eventsched.events import EventStore, StoredEvent
 from eventsched.events.projections import Projections
 from eventsched.framework import (
@@ -147,7 +148,7 @@ class Replayer:
         self.handle = Handle(self.cache.table)
         self.handle.replay_inputs = self.inputs
         self.handle.first_placement = lambda identity: self.projections.first_node(identity)
-        self._profiles: dict[str, Profile] = {}
+        self.profiles: dict[str, Profile] = {}
         self._frameworks: dict[str, Framework] = {}
         #: Keep every node's per-plugin scores in the recomputed `scored` (explain --full).
         self.full_scores = False
@@ -210,8 +211,8 @@ class Replayer:
 
     def _config(self, e: StoredEvent) -> None:
         digest = str(e.data.get("digest", ""))
-        if digest and digest not in self._profiles:
-            self._profiles[digest] = Profile.from_record(e.data["profile"])
+        if digest and digest not in self.profiles:
+            self.profiles[digest] = Profile.from_record(e.data["profile"])
 
     def walk(
         self, events: Iterable[StoredEvent], progress: Callable[[int], None] | None = None
@@ -230,8 +231,8 @@ class Replayer:
 
     def framework(self, digest: str) -> Framework | None:
         fw = self._frameworks.get(digest)
-        if fw is None and digest in self._profiles:
-            profile = self._profiles[digest]
+        if fw is None and digest in self.profiles:
+            profile = self.profiles[digest]
             if self.full_scores:
                 profile = replace(profile, score_breakdown_top_k=FULL)
             fw = self._frameworks[digest] = Framework(profile, self.registry, self.handle)
@@ -394,7 +395,7 @@ def replay(
 ) -> ReplayReport:
     """Replay the whole log (folding every event), checking the attempts `selection` wants."""
     selection = selection or Selection()
-    replayer = Replayer(registry)
+    replayer = seeded(Replayer(registry), store)
     report = ReplayReport()
 
     def seen(position: int) -> None:
@@ -434,7 +435,7 @@ class FullScores:
 
 def full_scores(store: EventStore, registry: Registry, attempts: set[str]) -> dict[str, FullScores]:
     """Replay the log up to each of `attempts` and keep all nodes' scores (the log keeps the top K)."""
-    replayer = Replayer(registry)
+    replayer = seeded(Replayer(registry), store)
     replayer.full_scores = True
     found: dict[str, FullScores] = {}
     for events in replayer.walk(store.read()):
@@ -574,7 +575,7 @@ def counterfactual(
     progress: Callable[[int], None] | None = None,
 ) -> CounterfactualReport:
     """Run `profiles` over the recorded history; writes nothing."""
-    replayer = CounterfactualReplayer(registry, profiles)
+    replayer = seeded(CounterfactualReplayer(registry, profiles), store)
     report = CounterfactualReport()
     for events in replayer.walk(store.read(), progress):
         report.attempts += 1

@@ -1,11 +1,17 @@
-"""`eventsched db upgrade`: bring the event log's schema to this version."""
+"""`eventsched db upgrade | prune`: the event log's schema and its retention."""
 
 from __future__ import annotations
 
 import argparse
+import json
+from datetime import UTC, datetime
 
+from eventsched.audit.retention import prune
 from eventsched.cli.database import open_store
+from eventsched.cli.progress import progress_bar
+from eventsched.cli.replay import FORMS, parse_bound
 from eventsched.events import head_revision, upgrade
+from eventsched.plugins import full_registry
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -13,6 +19,30 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     dbsub = p.add_subparsers(dest="db_command", required=True, metavar="COMMAND")
     up = dbsub.add_parser("upgrade", help="create or migrate the schema (Alembic migrations)")
     up.set_defaults(func=run_upgrade)
+    pr = dbsub.add_parser(
+        "prune",
+        help="drop the log's events before a time, keeping what later events need",
+        description="Drops every batch recorded before --before (on PostgreSQL whole day "
+        "partitions: the cut is the midnight UTC at or before it). First placements, open "
+        "reservations, backoff and the view replay starts from are kept as the log's base, "
+        "the hash chain continues from the last dropped batch, and the prune is recorded as "
+        "a `maintenance` event in the same transaction. The newest batch is never dropped.",
+    )
+    pr.add_argument("--before", required=True, type=_past_time, metavar="TIME", help=FORMS)
+    pr.add_argument(
+        "--dry-run", action="store_true", help="say what would be dropped; drop nothing"
+    )
+    pr.add_argument("--json", action="store_true", help="print the result as JSON")
+    pr.set_defaults(func=run_prune)
+
+
+def _past_time(text: str) -> datetime:
+    value = parse_bound(text)
+    if isinstance(value, int):
+        raise argparse.ArgumentTypeError(f"--before takes a time, not a position: {FORMS}")
+    if value > datetime.now(UTC):
+        raise argparse.ArgumentTypeError(f"--before {text!r} is in the future")
+    return value
 
 
 def run_upgrade(args: argparse.Namespace) -> int:
@@ -22,4 +52,48 @@ def run_upgrade(args: argparse.Namespace) -> int:
         print(f"event log schema at {store.url} is at revision {head_revision()}")
     finally:
         store.close()
+    return 0
+
+
+def run_prune(args: argparse.Namespace) -> int:
+    store = open_store(args.db)
+    try:
+        last = store.last_position()
+        with progress_bar(last, "folding", unit="event") as bar:
+
+            def advance(position: int) -> None:
+                bar.n = position
+                bar.refresh()
+
+            result = prune(
+                store, full_registry(), args.before, dry_run=args.dry_run, progress=advance
+            )
+    finally:
+        store.close()
+    if result is None:
+        summary = {"pruned": False, "before": args.before.isoformat()}
+        text = f"nothing recorded before {args.before.isoformat()} can be dropped"
+    else:
+        cut = result.plan
+        summary = {
+            "pruned": not args.dry_run,
+            "before": args.before.isoformat(),
+            "cut": cut.cut.isoformat(),
+            "throughPosition": cut.position,
+            "throughBatch": cut.batch,
+            "events": cut.events,
+            "batches": cut.batches,
+            "partitions": cut.partitions,
+            "recordedAt": result.recorded.position if result.recorded else None,
+        }
+        verb = "would drop" if args.dry_run else "dropped"
+        text = (
+            f"{verb} {cut.events} events in {cut.batches} batches through position "
+            f"{cut.position} (recorded before {cut.cut.isoformat()})"
+        )
+        if cut.partitions:
+            text += f"; partitions: {', '.join(cut.partitions)}"
+        if result.recorded is not None:
+            text += f"; recorded as maintenance event {result.recorded.position}"
+    print(json.dumps(summary, indent=2) if args.json else text)
     return 0

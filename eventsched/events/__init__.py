@@ -30,9 +30,11 @@ from eventsched.events.projections import (
     Reservation,
     identity_of,
     rebuild,
+    rebuild_counted,
     save_snapshot,
 )
 from eventsched.events.record import EventRecord, StoredEvent
+from eventsched.events.retention import LogBase, PrunePlan, read_base
 from eventsched.events.store import PAGE_SIZE, EventStore
 from eventsched.events.vocabulary import DECISION_KINDS, INPUT_KINDS, KINDS, check_kind
 
@@ -49,8 +51,10 @@ __all__ = [
     "EventRecord",
     "EventStore",
     "EventStoreError",
+    "LogBase",
     "Placement",
     "Projections",
+    "PrunePlan",
     "Reservation",
     "SchemaOutdatedError",
     "StoredEvent",
@@ -66,7 +70,9 @@ __all__ = [
     "identity_of",
     "migrations_dir",
     "normalize",
+    "read_base",
     "rebuild",
+    "rebuild_counted",
     "save_snapshot",
     "upgrade",
 ]

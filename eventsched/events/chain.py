@@ -124,13 +124,21 @@ class ChainReport:
     events: int = 0
 
 
-def verify(batches: Iterable[BatchRow], events: Iterable[StoredEvent]) -> ChainReport:
-    """Walk batches and events (both in order) together and recompute every hash."""
+def verify(
+    batches: Iterable[BatchRow],
+    events: Iterable[StoredEvent],
+    start: tuple[int, int, str] = (0, 0, GENESIS),
+) -> ChainReport:
+    """Walk batches and events (both in order) together and recompute every hash.
+
+    `start` is (batch, last position, hash) of what precedes the first
+    stored batch: nothing for a whole log, the anchor of a pruned one.
+    """
     event_iter: Iterator[StoredEvent] = iter(events)
     pending: StoredEvent | None = next(event_iter, None)
-    prev_hash = GENESIS
-    expected_batch = 1
-    expected_position = 1
+    start_batch, start_position, prev_hash = start
+    expected_batch = start_batch + 1
+    expected_position = start_position + 1
     count = 0
     checked = 0
 

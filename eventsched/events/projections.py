@@ -21,6 +21,7 @@ import structlog
 
 from eventsched.events.canonical import digest
 from eventsched.events.record import StoredEvent
+from eventsched.events.retention import read_base
 
 if TYPE_CHECKING:
     from eventsched.events.store import EventStore
@@ -40,6 +41,7 @@ __all__ = [
     "digest",
     "identity_of",
     "rebuild",
+    "rebuild_counted",
     "save_snapshot",
 ]
 
@@ -262,28 +264,47 @@ _HANDLERS: dict[str, Callable[[Projections, StoredEvent], None]] = {
 
 def rebuild(store: EventStore) -> Projections:
     """The projections as of the log's end: newest snapshot, then the events after it."""
-    projections = Projections()
-    snapshot = store.latest_snapshot(SNAPSHOT_NAME)
-    if snapshot is not None:
-        position, state = snapshot
-        try:
-            projections = Projections.from_state(state)
-        except (KeyError, TypeError, ValueError) as exc:
-            log.warning("ignoring an unreadable snapshot", position=position, error=str(exc))
-            projections = Projections()
-        if projections.position != position:
-            log.warning(
-                "ignoring a snapshot whose state disagrees with its position",
-                position=position,
-                state_position=projections.position,
-            )
-            projections = Projections()
+    return rebuild_counted(store)[0]
+
+
+def rebuild_counted(store: EventStore) -> tuple[Projections, int]:
+    """`rebuild`, and how many events it had to fold after the snapshot (or base) it began at.
+
+    A pruned log begins at its base: a snapshot older than the base would
+    fold from events that are gone, so the base is used instead.
+    """
+    base = read_base(store)
+    projections = _from_snapshot(store, base.position if base else 0)
+    if projections is None:
+        projections = Projections.from_state(base.projections) if base else Projections()
     start = projections.position
     folded = 0
     for event in store.read(after=start):
         projections.apply(event)
         folded += 1
     log.info("projections rebuilt", snapshot=start, position=projections.position, folded=folded)
+    return projections, folded
+
+
+def _from_snapshot(store: EventStore, not_before: int) -> Projections | None:
+    snapshot = store.latest_snapshot(SNAPSHOT_NAME)
+    if snapshot is None:
+        return None
+    position, state = snapshot
+    if position < not_before:
+        return None
+    try:
+        projections = Projections.from_state(state)
+    except (KeyError, TypeError, ValueError) as exc:
+        log.warning("ignoring an unreadable snapshot", position=position, error=str(exc))
+        return None
+    if projections.position != position:
+        log.warning(
+            "ignoring a snapshot whose state disagrees with its position",
+            position=position,
+            state_position=projections.position,
+        )
+        return None
     return projections
 
 

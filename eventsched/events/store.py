@@ -23,10 +23,10 @@ from types import TracebackType
 from typing import Any
 
 import structlog
-from sqlalchemy import ColumnElement, Engine, delete, func, select, text
+from sqlalchemy import ColumnElement, Connection, Engine, delete, func, select, text
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-from eventsched.events import appendsql, partitions
+from eventsched.events import appendsql, partitions, retention
 from eventsched.events.canonical import dumps_normalized, normalize
 from eventsched.events.chain import (
     GENESIS,
@@ -276,20 +276,7 @@ class EventStore:
                     head = conn.exec_driver_sql(sql.head).first()
                     alive = True
                     first, recorded_at, last_batch, prev_hash = self._next(head)
-                    rows, jsons = _rows(prepared, first, recorded_at, sql.timestamp)
-                    conn.exec_driver_sql(sql.insert_events, rows)
-                    hashed = batch_hash(prev_hash, jsons)
-                    conn.exec_driver_sql(
-                        sql.insert_batch,
-                        (
-                            last_batch + 1,
-                            first,
-                            first + len(rows) - 1,
-                            sql.timestamp(recorded_at),
-                            prev_hash,
-                            hashed,
-                        ),
-                    )
+                    hashed = self._insert(conn, prepared, first, recorded_at, last_batch, prev_hash)
                     # Leaving the block commits; a connection lost from here on may have
                     # committed (the server got COMMIT, its answer was lost) or not.
                     committing = (last_batch + 1, hashed, first, recorded_at)
@@ -304,6 +291,49 @@ class EventStore:
             except SQLAlchemyError as exc:
                 raise translate(exc, self.url, doing) from exc
         return first, recorded_at
+
+    def _insert(
+        self,
+        conn: Connection,
+        prepared: list[_Prepared],
+        first: int,
+        recorded_at: datetime,
+        last_batch: int,
+        prev_hash: str,
+    ) -> str:
+        """Insert the events and their batch row after the head; returns the batch's hash."""
+        sql = self._sql
+        rows, jsons = _rows(prepared, first, recorded_at, sql.timestamp)
+        conn.exec_driver_sql(sql.insert_events, rows)
+        hashed = batch_hash(prev_hash, jsons)
+        conn.exec_driver_sql(
+            sql.insert_batch,
+            (
+                last_batch + 1,
+                first,
+                first + len(rows) - 1,
+                sql.timestamp(recorded_at),
+                prev_hash,
+                hashed,
+            ),
+        )
+        return hashed
+
+    def append_locked(self, conn: Connection, records: Sequence[EventRecord]) -> list[StoredEvent]:
+        """Append `records` as one batch inside the caller's transaction on `conn`.
+
+        For maintenance that must be recorded atomically with what it does
+        (`db prune`): takes the append lock, so other appends wait until the
+        caller commits or rolls back.
+        """
+        prepared = [self._prepare(r) for r in records]
+        if self._sql.lock is not None:
+            conn.exec_driver_sql(self._sql.lock)
+        first, recorded_at, last_batch, prev_hash = self._next(
+            conn.exec_driver_sql(self._sql.head).first()
+        )
+        self._insert(conn, prepared, first, recorded_at, last_batch, prev_hash)
+        return _stored(prepared, first, recorded_at)
 
     def _next(self, head: Sequence[Any] | None) -> tuple[int, datetime, int, str]:
         """(first position, time, last batch, prev hash) of the batch that follows `head`.
@@ -456,7 +486,19 @@ class EventStore:
         """
         head = self._fetch(_VERIFY_HEAD, "verifying the hash chain")[0]
         last_batch, last_position = int(head[0] or 0), int(head[1] or 0)
-        report = verify(self._batches(last_batch), self.read(until=last_position))
+        base = retention.read_base(self)
+        start = (base.batch, base.position, base.hash) if base else (0, 0, GENESIS)
+        report = verify(
+            self._batches(start[0], last_batch),
+            self.read(after=start[1], until=last_position),
+            start,
+        )
+        if base is not None and report.ok:
+            problem = retention.base_problem(self, base)
+            if problem is not None:
+                report = ChainReport(
+                    False, report.batches, base.batch + 1, problem, report.last_hash, report.events
+                )
         if report.ok:
             log.info("hash chain verified", batches=report.batches, events=report.events)
         else:
@@ -467,8 +509,8 @@ class EventStore:
             )
         return report
 
-    def _batches(self, last_batch: int) -> Iterator[BatchRow]:
-        cursor = 0
+    def _batches(self, after: int, last_batch: int) -> Iterator[BatchRow]:
+        cursor = after
         t = event_batches.c
         base = select(t.batch, t.first_position, t.last_position, t.prev_hash, t.hash).order_by(
             t.batch

@@ -10,6 +10,7 @@ does not hand out the same room twice (kube-scheduler's `cache.AssumePod`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import structlog
@@ -111,3 +112,15 @@ class Cache:
 
     def __len__(self) -> int:
         return len(self._pods)
+
+    # -- saving and restoring (a pruned log's base) --------------------------------
+
+    def placements(self) -> Iterator[tuple[Pod, str, bool, bool]]:
+        """(pod, node, assumed, binding finished) of every placed pod, in placement order."""
+        for placed in self._pods.values():
+            yield placed.pod, placed.node, placed.assumed, placed.binding_finished
+
+    def restore(self, pod: Pod, node: str, assumed: bool, binding_finished: bool) -> None:
+        """Put back one entry of `placements()` (call after the nodes are in)."""
+        self._pods[pod.uid] = _Placed(pod, node, assumed, binding_finished)
+        self.table.add_pod(pod, node)

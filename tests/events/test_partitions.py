@@ -84,9 +84,8 @@ def test_the_append_only_triggers_hold_on_every_partition(store: EventStore) -> 
             f"DELETE FROM {name}",
             "UPDATE events SET kind = 'bound'",
         ):
-            with pytest.raises(sa.exc.DBAPIError, match="append-only"):
-                with conn.begin():
-                    conn.execute(sa.text(statement))
+            with pytest.raises(sa.exc.DBAPIError, match="append-only"), conn.begin():
+                conn.execute(sa.text(statement))
 
 
 def test_upgrading_a_0001_log_keeps_every_event_view_and_grant(db_url: str) -> None:

@@ -32,6 +32,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="then replay the log the run wrote and print decisions/s and events/s folded "
         "(adds about 60%% to the time of a run; exit 1 if an attempt does not reproduce)",
     )
+    p.add_argument(
+        "--restart-events",
+        type=int,
+        metavar="N",
+        help="instead: grow a log of N events (copies of a real run, spread over --days) and "
+        "measure how long a restart takes to rebuild the scheduler's state from it "
+        "(needs an empty log; minutes for 10,000,000 on PostgreSQL)",
+    )
+    p.add_argument("--days", type=int, default=30, help="history the --restart-events log spans")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
 
@@ -56,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="eventsched-bench-") as tmp:
         given = args.db or os.environ.get("EVENTSCHED_DATABASE_URL")
         url = resolve_url(given) if given else f"sqlite:///{tmp}/bench.db"
+        if args.restart_events:
+            return run_restart(args, url)
         with progress_bar(args.pods, "bench") as bar:
 
             def progress(done: int) -> None:
@@ -74,3 +85,13 @@ def run(args: argparse.Namespace) -> int:
                 result.replay = benchmark.measure_replay(url, on_progress=replaying)
     print(json.dumps(result.to_dict()) if args.json else result.line())
     return 0 if result.replay is None or result.replay.ok else 1
+
+
+def run_restart(args: argparse.Namespace, url: str) -> int:
+    benchmark = load_benchmark("restart")
+    with progress_bar(args.restart_events, "growing the log", unit="event") as bar:
+        result = benchmark.run(
+            url, args.restart_events, days=args.days, on_progress=lambda n: bar.update(n - bar.n)
+        )
+    print(json.dumps(result.to_dict()) if args.json else result.line())
+    return 0

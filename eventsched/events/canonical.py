@@ -91,3 +91,8 @@ def dumps_normalized(value: Any) -> str:
 def digest(data: Any) -> str:
     """SHA-1 of the canonical JSON: cheap identity of an observation, not a security hash."""
     return hashlib.sha1(canonical_json(data).encode()).hexdigest()
+
+
+def digest_normalized(data: Any) -> str:
+    """`digest` of data `normalize` already returned (as every stored event's data is)."""
+    return hashlib.sha1(dumps_normalized(data).encode()).hexdigest()

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import structlog
 
-from eventsched.events.canonical import digest
+from eventsched.events.canonical import digest, digest_normalized
 from eventsched.events.record import StoredEvent
 from eventsched.events.retention import read_base
 
@@ -30,7 +30,7 @@ log = structlog.get_logger(__name__)
 
 #: Snapshot name; bump the version when the state's shape or a fold's meaning changes,
 #: so old snapshots are ignored (and the state is rebuilt from the log) instead of misread.
-SNAPSHOT_NAME = "projections/v1"
+SNAPSHOT_NAME = "projections/v2"
 
 __all__ = [
     "SNAPSHOT_NAME",
@@ -46,8 +46,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class Placement:
+class Placement(NamedTuple):
     """Where a pod identity was first bound: sticky placement keeps it there."""
 
     node: str | None
@@ -57,8 +56,7 @@ class Placement:
     name: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class Reservation:
+class Reservation(NamedTuple):
     """A pod assumed on a node whose binding has not been confirmed or undone."""
 
     attempt: str | None
@@ -69,8 +67,7 @@ class Reservation:
     scheduler: str
 
 
-@dataclass(frozen=True, slots=True)
-class Backoff:
+class Backoff(NamedTuple):
     """Where a pod stands in the queue's backoff; `backoff_until` is epoch seconds."""
 
     namespace: str | None
@@ -164,7 +161,7 @@ class Projections:
     def _node_observed(self, e: StoredEvent) -> None:
         name = _node_name(e)
         if name is not None:
-            self.observed[f"node/{name}"] = digest(e.data)
+            self.observed[f"node/{name}"] = digest_normalized(e.data)
 
     def _node_removed(self, e: StoredEvent) -> None:
         name = _node_name(e)
@@ -174,7 +171,7 @@ class Projections:
     def _pod_observed(self, e: StoredEvent) -> None:
         uid = e.uid or e.data.get("uid")
         if isinstance(uid, str) and uid:
-            self.observed[f"pod/{uid}"] = digest(e.data)
+            self.observed[f"pod/{uid}"] = digest_normalized(e.data)
         # A pod of ours found bound without a `bound` of ours (placed while the
         # scheduler was down): its node is still the identity's first placement.
         identity = e.pod_key
@@ -186,12 +183,16 @@ class Projections:
     # -- (de)serialization ------------------------------------------------------
 
     def to_state(self) -> dict[str, Any]:
-        """A JSON-ready dict (what a snapshot stores)."""
+        """A JSON-ready dict (what a snapshot stores): each fold as columns, one list per field.
+
+        Columns, not an object per entry: a million first placements load
+        several times faster as seven lists than as a million small objects.
+        """
         return {
             "position": self.position,
-            "first_placements": {k: asdict(v) for k, v in self.first_placements.items()},
-            "open_reservations": {k: asdict(v) for k, v in self.open_reservations.items()},
-            "backoff": {k: asdict(v) for k, v in self.backoff.items()},
+            "first_placements": _columns(Placement, self.first_placements),
+            "open_reservations": _columns(Reservation, self.open_reservations),
+            "backoff": _columns(Backoff, self.backoff),
             "observed": dict(self.observed),
         }
 
@@ -199,36 +200,9 @@ class Projections:
     def from_state(cls, state: Mapping[str, Any]) -> Projections:
         return cls(
             position=int(state.get("position", 0)),
-            first_placements={
-                k: Placement(
-                    node=v["node"],
-                    position=int(v["position"]),
-                    uid=v["uid"],
-                    namespace=v["namespace"],
-                    name=v["name"],
-                )
-                for k, v in state.get("first_placements", {}).items()
-            },
-            open_reservations={
-                k: Reservation(
-                    attempt=v["attempt"],
-                    node=v["node"],
-                    position=int(v["position"]),
-                    namespace=v["namespace"],
-                    name=v["name"],
-                    scheduler=v["scheduler"],
-                )
-                for k, v in state.get("open_reservations", {}).items()
-            },
-            backoff={
-                k: Backoff(
-                    namespace=v["namespace"],
-                    name=v["name"],
-                    attempts=int(v["attempts"]),
-                    backoff_until=float(v["backoff_until"]),
-                )
-                for k, v in state.get("backoff", {}).items()
-            },
+            first_placements=_rows(Placement, state.get("first_placements")),
+            open_reservations=_rows(Reservation, state.get("open_reservations")),
+            backoff=_rows(Backoff, state.get("backoff")),
             observed={str(k): str(v) for k, v in state.get("observed", {}).items()},
         )
 
@@ -241,6 +215,30 @@ class Projections:
         if isinstance(text, Mapping):
             return cls.from_state(text)
         return cls.from_state(json.loads(text))
+
+
+def _columns(
+    kind: type[NamedTuple], entries: Mapping[str, tuple[Any, ...]]
+) -> dict[str, list[Any]]:
+    columns: dict[str, list[Any]] = {"key": list(entries)}
+    values = list(zip(*entries.values(), strict=True)) or [()] * len(kind._fields)
+    for name, column in zip(kind._fields, values, strict=True):
+        columns[name] = list(column)
+    return columns
+
+
+def _rows(kind: Any, columns: Any) -> dict[str, Any]:
+    """The inverse of `_columns`; raises KeyError/TypeError on a malformed state."""
+    if not columns:
+        return {}
+    make = kind._make
+    return dict(
+        zip(
+            columns["key"],
+            map(make, zip(*(columns[f] for f in kind._fields), strict=True)),
+            strict=True,
+        )
+    )
 
 
 def _node_name(e: StoredEvent) -> str | None:
@@ -278,10 +276,14 @@ def rebuild_counted(store: EventStore) -> tuple[Projections, int]:
     if projections is None:
         projections = Projections.from_state(base.projections) if base else Projections()
     start = projections.position
+    last = store.last_position()
     folded = 0
-    for event in store.read(after=start):
+    # Only the kinds a fold reads: the decisions in between (filtered, scored, ...) are
+    # most of the log and most of its bytes, and change no projection.
+    for event in store.read(after=start, until=last, kinds=_HANDLERS):
         projections.apply(event)
         folded += 1
+    projections.position = max(projections.position, last)
     log.info("projections rebuilt", snapshot=start, position=projections.position, folded=folded)
     return projections, folded
 

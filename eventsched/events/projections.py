@@ -266,7 +266,7 @@ def rebuild(store: EventStore) -> Projections:
 
 
 def rebuild_counted(store: EventStore) -> tuple[Projections, int]:
-    """`rebuild`, and how many events it had to fold after the snapshot (or base) it began at.
+    """`rebuild`, and how many events the log holds after the snapshot (or base) it began at.
 
     A pruned log begins at its base: a snapshot older than the base would
     fold from events that are gone, so the base is used instead.
@@ -285,7 +285,7 @@ def rebuild_counted(store: EventStore) -> tuple[Projections, int]:
         folded += 1
     projections.position = max(projections.position, last)
     log.info("projections rebuilt", snapshot=start, position=projections.position, folded=folded)
-    return projections, folded
+    return projections, projections.position - start
 
 
 def _from_snapshot(store: EventStore, not_before: int) -> Projections | None:

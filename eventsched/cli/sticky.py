@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,7 +102,7 @@ def run_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _times(store: EventStore, placements: dict[str, Placement]) -> dict[int, str]:
+def _times(store: EventStore, placements: Mapping[str, Placement]) -> dict[int, str]:
     """recorded_at of each placement's event: one primary-key read each."""
     out: dict[int, str] = {}
     for position in {p.position for p in placements.values()}:

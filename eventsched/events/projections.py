@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import structlog
 
 from eventsched.events.canonical import digest, digest_normalized
+from eventsched.events.placements import Placement, PlacementTable
 from eventsched.events.record import StoredEvent
 from eventsched.events.retention import read_base
 
@@ -30,7 +31,7 @@ log = structlog.get_logger(__name__)
 
 #: Snapshot name; bump the version when the state's shape or a fold's meaning changes,
 #: so old snapshots are ignored (and the state is rebuilt from the log) instead of misread.
-SNAPSHOT_NAME = "projections/v2"
+SNAPSHOT_NAME = "projections/v3"
 
 __all__ = [
     "SNAPSHOT_NAME",
@@ -44,16 +45,6 @@ __all__ = [
     "rebuild_counted",
     "save_snapshot",
 ]
-
-
-class Placement(NamedTuple):
-    """Where a pod identity was first bound: sticky placement keeps it there."""
-
-    node: str | None
-    position: int
-    uid: str | None
-    namespace: str | None
-    name: str | None
 
 
 class Reservation(NamedTuple):
@@ -89,15 +80,24 @@ class Projections:
     """All folds together, with the position of the last event applied."""
 
     position: int = 0
-    first_placements: dict[str, Placement] = field(default_factory=dict)
+    first_placements: PlacementTable = field(default_factory=PlacementTable)
     open_reservations: dict[str, Reservation] = field(default_factory=dict)
     backoff: dict[str, Backoff] = field(default_factory=dict)
     observed: dict[str, str] = field(default_factory=dict)
 
     def first_node(self, identity: str) -> str | None:
         """The node `identity` was first bound to, if any (what StickyNode asks for)."""
-        placement = self.first_placements.get(identity)
-        return placement.node if placement is not None else None
+        return self.first_placements.get_node(identity)
+
+    def copy(self) -> Projections:
+        """A copy the loop may go on changing this one beside (snapshots are written off-loop)."""
+        return Projections(
+            self.position,
+            self.first_placements.copy(),
+            dict(self.open_reservations),
+            dict(self.backoff),
+            dict(self.observed),
+        )
 
     # -- folding ----------------------------------------------------------------
 
@@ -190,7 +190,7 @@ class Projections:
         """
         return {
             "position": self.position,
-            "first_placements": _columns(Placement, self.first_placements),
+            "first_placements": self.first_placements.pack(),
             "open_reservations": _columns(Reservation, self.open_reservations),
             "backoff": _columns(Backoff, self.backoff),
             "observed": dict(self.observed),
@@ -200,7 +200,7 @@ class Projections:
     def from_state(cls, state: Mapping[str, Any]) -> Projections:
         return cls(
             position=int(state.get("position", 0)),
-            first_placements=_rows(Placement, state.get("first_placements")),
+            first_placements=PlacementTable.unpack(state.get("first_placements")),
             open_reservations=_rows(Reservation, state.get("open_reservations")),
             backoff=_rows(Backoff, state.get("backoff")),
             observed={str(k): str(v) for k, v in state.get("observed", {}).items()},

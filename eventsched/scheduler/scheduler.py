@@ -17,7 +17,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import structlog
@@ -30,7 +30,7 @@ from eventsched.events import (
     Projections,
     StoredEvent,
     digest,
-    rebuild,
+    rebuild_counted,
     save_snapshot,
 )
 from eventsched.framework import (
@@ -151,6 +151,8 @@ class Scheduler:
         self._pending = Batch(self.options.instance)
         self._post_append: list[Callable[[], None]] = []
         self._since_snapshot = 0
+        self._snapshotter = ThreadPoolExecutor(1, thread_name_prefix="snapshot")
+        self._snapshot_writing: Future[None] | None = None
         self._log_down = False
         #: An append whose COMMIT went unanswered: settled before anything is appended again.
         self._in_doubt: AppendInDoubtError | None = None
@@ -180,7 +182,7 @@ class Scheduler:
         False when `stop` was set before the cluster's initial lists arrived.
         """
         started = time.monotonic()
-        self.projections = rebuild(self.store)
+        self.projections, folded = rebuild_counted(self.store)
         log.info(
             "state rebuilt from the log",
             position=self.projections.position,
@@ -189,6 +191,11 @@ class Scheduler:
             backoff=len(self.projections.backoff),
             seconds=round(time.monotonic() - started, 3),
         )
+        if folded >= self.options.snapshot_every:
+            # A process that died before its first snapshot left this much to fold
+            # again; snapshot now so the next start does not fold it a third time.
+            self._write_snapshot(self.projections)
+        self.store.ensure_partitions()
         self._record_config()
         self.cluster.start(self.inbox.put)
         waited = 0.0
@@ -214,6 +221,7 @@ class Scheduler:
         self._binder.shutdown(wait=True)
         self._drain_inbox()
         self._flush_until_durable(attempts=5)
+        self._snapshotter.shutdown(wait=True)
         try:
             save_snapshot(self.store, self.projections)
         except EventStoreError as exc:
@@ -379,11 +387,30 @@ class Scheduler:
         self.stats.events += len(stored)
         self._since_snapshot += len(stored)
         if self._since_snapshot >= self.options.snapshot_every:
-            self._since_snapshot = 0
-            try:
-                save_snapshot(self.store, self.projections)
-            except EventStoreError as exc:
-                log.warning("snapshot failed; will try again later", error=str(exc))
+            self._save_snapshot()
+
+    def _save_snapshot(self) -> None:
+        """Write a snapshot of the projections as they are now, off the loop.
+
+        Packing a million first placements and writing them takes seconds;
+        the loop only copies what changed since the last load (the overlay)
+        and goes on. If the previous snapshot is still being written this
+        one is skipped: the next interval writes a newer one.
+        """
+        self._since_snapshot = 0
+        if self._snapshot_writing is not None and not self._snapshot_writing.done():
+            return
+        self._snapshot_writing = self._snapshotter.submit(
+            self._write_snapshot, self.projections.copy(), True
+        )
+
+    def _write_snapshot(self, projections: Projections, partitions: bool = False) -> None:
+        try:
+            save_snapshot(self.store, projections)
+        except EventStoreError as exc:
+            log.warning("snapshot failed; will try again later", error=str(exc))
+        if partitions:  # days ahead for the log, off the loop too: it may wait for readers
+            self.store.ensure_partitions()
 
     def _fold_others(self, until: int) -> None:
         """Fold what other writers appended since our last batch (`sticky forget`, a former leader).

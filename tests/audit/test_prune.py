@@ -130,7 +130,7 @@ def test_an_edited_base_is_reported_by_the_chain(three_days: str) -> None:
         base = read_base(store)
         assert base is not None
         state = json.loads(json.dumps(base.state))
-        state["projections"]["first_placements"]["node"][0] = "somewhere-else"
+        state["projections"]["first_placements"]["nodes"][0] = "somewhere-else"
         with store.engine.begin() as conn:
             conn.execute(
                 sa.text("UPDATE snapshots SET state = :s WHERE projection = 'log-base/v1'"),

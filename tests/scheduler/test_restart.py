@@ -41,3 +41,32 @@ def test_a_new_process_rebuilds_the_projections_the_old_one_had(
     assert worker("rebuild", db_url) == second
     snapshots = store.latest_snapshot(SNAPSHOT_NAME)
     assert snapshots is not None and snapshots[0] > 0, "a snapshot was taken"
+
+
+def test_a_start_that_folds_a_long_tail_snapshots_at_once(db_url: str, store: EventStore) -> None:
+    """A process killed before its first snapshot must not leave the next starts folding it all."""
+    from eventsched.cluster import SimulatedCluster, generate_cluster
+    from eventsched.config import default_profile
+    from eventsched.plugins import in_tree_registry
+    from eventsched.scheduler import Scheduler, SchedulerOptions
+
+    def scheduler(snapshot_every: int) -> Scheduler:
+        cluster = generate_cluster(5, 20, seed=2)
+        return Scheduler(
+            store,
+            SimulatedCluster(cluster.nodes, cluster.pods),
+            [default_profile()],
+            in_tree_registry(),
+            SchedulerOptions(snapshot_every=snapshot_every),
+        )
+
+    first = scheduler(1 << 30)
+    first.start()
+    first.run(until_idle=True)  # no stop(): as if killed, so no snapshot was written
+    assert store.latest_snapshot(SNAPSHOT_NAME) is None
+    written = store.last_position()
+    second = scheduler(written // 2)
+    second.start()
+    snapshot = store.latest_snapshot(SNAPSHOT_NAME)
+    assert snapshot is not None and snapshot[0] >= written
+    second.stop()

@@ -1,6 +1,8 @@
 """Restart time from a large log: what `Scheduler.start` spends before it talks to the cluster.
 
 Run by `eventsched bench --restart-events N`. The log is grown to N events
+(or, if the database already holds at least N, as an earlier run left it,
+measured as it is)
 from a real scheduling run (the template): its events are copied again and
 again with fresh pod names, uids, identities and attempts, spread over
 `days` days (so PostgreSQL has that many partitions), and each copy's pods
@@ -73,7 +75,9 @@ def template(url: str, nodes: int, pods: int) -> int:
     upgrade(store.engine)
     if store.last_position():
         store.close()
-        raise SystemExit(f"eventsched bench --restart-events needs an empty log, not {url}")
+        raise SystemExit(
+            f"eventsched bench --restart-events grows an empty log; {url} holds a shorter one"
+        )
     cluster = generate_cluster(nodes, pods, seed=7)
     scheduler = Scheduler(
         store,
@@ -103,7 +107,7 @@ def _copy_sql(dialect: str) -> str:
             "CASE WHEN kind = 'bound' THEN json_set(data, '$.identity', "
             "namespace || '/' || name || '-' || :k) ELSE data END"
         )
-        when = "strftime('%Y-%m-%d %H:%M:%f000', recorded_at, '+' || :shift || ' seconds')"
+        when = "strftime('%Y-%m-%d %H:%M:%f000', recorded_at, printf('%+.6f seconds', :shift))"
     return (
         "INSERT INTO events (position, recorded_at, scheduler, instance, attempt, kind, uid, "
         "namespace, name, node, plugin, data) "
@@ -118,7 +122,7 @@ def _removals_sql(dialect: str) -> str:
     when = (
         "recorded_at + make_interval(secs => :shift)"
         if dialect == "postgresql"
-        else "strftime('%Y-%m-%d %H:%M:%f000', recorded_at, '+' || :shift || ' seconds')"
+        else "strftime('%Y-%m-%d %H:%M:%f000', recorded_at, printf('%+.6f seconds', :shift))"
     )
     data = "'{}'::jsonb" if dialect == "postgresql" else "'{}'"
     return (
@@ -159,7 +163,7 @@ def grow(
         )
         conn.commit()
     per_copy = size + bound
-    copies = max(1, (events - size) // per_copy)
+    copies = max(1, -(-(events - size) // per_copy))  # enough copies to reach `events`
     step = days * 86400 / (copies + 1)
     first_time = datetime.now(UTC) - timedelta(days=days)
     with store.engine.connect() as conn:
@@ -207,6 +211,15 @@ def _make_partitions(conn: Connection, start: datetime, end: datetime) -> None:
     conn.commit()
 
 
+def _existing(url: str) -> int:
+    store = EventStore.connect(url, require_schema=False)
+    try:
+        upgrade(store.engine)
+        return store.last_position()
+    finally:
+        store.close()
+
+
 def _timed_restart(url: str) -> tuple[float, int, int]:
     t0 = time.perf_counter()
     store = EventStore.connect(url)
@@ -226,8 +239,12 @@ def run(
     on_progress: Callable[[int], None] | None = None,
 ) -> RestartResult:
     t0 = time.perf_counter()
-    size = template(url, nodes, pods)
-    total = grow(url, size, events, days, on_progress)
+    total = _existing(url)
+    if total >= events:
+        size = tail  # a log grown by an earlier run: measure it again as it is
+    else:
+        size = template(url, nodes, pods)
+        total = grow(url, size, events, days, on_progress)
     with EventStore.connect(url) as store, store.engine.begin() as conn:
         conn.execute(text("DELETE FROM snapshots"))
     build = time.perf_counter() - t0
@@ -246,7 +263,7 @@ def run(
     with EventStore.connect(url) as store, store.engine.begin() as conn:
         conn.execute(
             text(_copy_sql(dialect)),
-            {"k": "tail", "offset": total, "size": min(tail, size), "shift": 0},
+            {"k": f"tail{total}", "offset": total, "size": min(tail, size), "shift": 0},
         )
     runs = [_timed_restart(url) for _ in range(3)]
     seconds = [r[0] for r in runs]

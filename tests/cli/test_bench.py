@@ -57,3 +57,31 @@ def test_bench_replay_text_and_without_replay(
     # Without --replay, nothing is replayed (and the run costs no more than before).
     code, out = bench(capsys, f"sqlite:///{tmp_path}/without.db", "--json")
     assert code == 0 and json.loads(out)["replay"] is None
+
+
+def test_bench_restart_grows_a_log_and_times_a_restart_from_its_snapshot(
+    capsys: pytest.CaptureFixture[str], db_url: str
+) -> None:
+    capsys.readouterr()
+    assert (
+        main(["bench", "--restart-events", "60000", "--days", "3", "--json", "--db", db_url]) == 0
+    )
+    result = json.loads(capsys.readouterr().out)
+    with EventStore.connect(db_url) as store:
+        last = store.last_position()
+        days = {e.recorded_at.date() for e in store.read(kinds=["bound"])}
+        removed = sum(1 for _ in store.read(kinds=["pod_removed"]))
+    assert result["events"] >= 60000 and last == result["events"] + result["tail_events"]
+    assert len(days) >= 2  # the copies are spread back over the days asked for
+    assert removed > 0
+    # Each copy's pods are new identities; each next copy removes them again.
+    assert result["first_placements"] > 2 * 2000 // 2
+    assert result["observed"] < result["first_placements"]
+    assert (
+        len(result["restart_runs"]) == 3
+        and 0 < result["restart_seconds"] < result["cold_seconds"] * 10
+    )
+    # Measuring the same log again does not grow it.
+    assert main(["bench", "--restart-events", "60000", "--json", "--db", db_url]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["events"] == last

@@ -28,6 +28,7 @@ from eventsched.events import (
     EventStore,
     EventStoreError,
     Projections,
+    Reservation,
     StoredEvent,
     digest,
     rebuild_counted,
@@ -37,6 +38,7 @@ from eventsched.framework import (
     ASSIGNED_POD_ADD,
     ASSIGNED_POD_DELETE,
     ASSIGNED_POD_UPDATE,
+    IDENTITY_KEY,
     NODE_ADD,
     NODE_DELETE,
     NODE_UPDATE,
@@ -636,7 +638,14 @@ class Scheduler:
                 (status.plugin,) if status.is_rejected else (),
             )
             return
-        sink.record("reserved", {"plugins": [p.name for p in fw.plugins_at("reserve")]}, node=node)  # type: ignore[attr-defined]
+        reserved: dict[str, object] = {"plugins": [p.name for p in fw.plugins_at("reserve")]}  # type: ignore[attr-defined]
+        identity = state.get(IDENTITY_KEY)
+        if identity is not None:
+            # The identity a plugin (StickyNode) gave the pod: if this process dies
+            # after the Binding but before its `bound`, the restart's reconciled
+            # `bound` must record the first placement under it, not under the name.
+            reserved["identity"] = identity
+        sink.record("reserved", reserved, node=node)
         status, waits = fw.run_permit(state, pod, node)
         if not (status.is_success or status.is_wait):
             sink.record(
@@ -824,7 +833,8 @@ class Scheduler:
             node = self.cache.node_of(uid)
             pod = Pod(uid=uid, namespace=reservation.namespace or "", name=reservation.name or "")
             if node == reservation.node and not self.cache.is_assumed(uid):
-                kind, data = "bound", {"identity": pod.key, "reconciled": True}
+                identity = self._reserved_identity(reservation) or pod.key
+                kind, data = "bound", {"identity": identity, "reconciled": True}
             else:
                 kind, data = (
                     "unreserved",
@@ -841,3 +851,15 @@ class Scheduler:
                 attempt=reservation.attempt,
                 node=reservation.node,
             )
+
+    def _reserved_identity(self, reservation: Reservation) -> str | None:
+        """The identity the reservation's `reserved` event recorded, if a plugin gave one.
+
+        Read back from the log (one event, at the reservation's position):
+        the projection keeps where a reservation is, not the identity.
+        """
+        for event in self.store.read(after=reservation.position - 1, until=reservation.position):
+            identity = event.data.get("identity") if event.kind == "reserved" else None
+            if isinstance(identity, str) and identity:
+                return identity
+        return None

@@ -488,6 +488,7 @@ class RequestRecord:
     content_type: str
     body: Any
     user_agent: str
+    #: The status answered; 0 for a held request dropped before it was applied (see Hold).
     status: int = 0
     #: RBAC terms of the request; empty for paths the emulator does not serve.
     api_group: str = ""
@@ -514,6 +515,75 @@ class _Fault:
     reason: str
     message: str
     retry_after: int | None
+
+
+class Hold:
+    """Requests that `ApiServer.hold_next` keeps waiting until the test lets them go.
+
+    Made for crash tests: a request of the scheduler's (a Binding) is held
+    while the test kills the scheduler, so the kill lands at a known point of
+    its binding cycle. With `apply_first` the server applies the request
+    before holding it (the write is done, the answer has not left); without,
+    it holds it before touching any state. `release()` then answers each held
+    request (serving it first if it was not applied); `drop()` closes their
+    connections without an answer, and a request not applied yet never is,
+    as when a client dies before the server acted on its request.
+
+    Held requests appear in `ApiServer.requests` once answered or dropped;
+    one dropped before it was applied has status 0, one applied before it
+    was dropped has the status it would have been answered with.
+    """
+
+    def __init__(
+        self,
+        method: str,
+        pattern: re.Pattern[str],
+        times: int,
+        apply_first: bool,
+        on_arrival: Callable[[RequestRecord], None] | None,
+    ) -> None:
+        self.method = method
+        self.pattern = pattern
+        self.remaining = times
+        self.apply_first = apply_first
+        self.on_arrival = on_arrival
+        #: Requests held so far, in arrival order.
+        self.held: list[RequestRecord] = []
+        self._changed = threading.Condition()
+        self._answer: bool | None = None  #: None while holding
+
+    def wait(self, count: int = 1, timeout: float = 10.0) -> list[RequestRecord]:
+        """Block until `count` requests are held; the held requests, or TimeoutError."""
+        with self._changed:
+            if not self._changed.wait_for(lambda: len(self.held) >= count, timeout):
+                raise TimeoutError(f"{len(self.held)} of {count} request(s) held in {timeout}s")
+            return list(self.held)
+
+    def release(self) -> None:
+        """Answer every held request (and let later matches through, unheld)."""
+        self._let_go(True)
+
+    def drop(self) -> None:
+        """Close every held request's connection without an answer; see the class doc."""
+        self._let_go(False)
+
+    def _let_go(self, answer: bool) -> None:
+        with self._changed:
+            self.remaining = 0
+            if self._answer is None:
+                self._answer = answer
+            self._changed.notify_all()
+
+    def _arrive(self, record: RequestRecord) -> bool:
+        """Called by the handler: note the request, tell the test, wait; True to answer."""
+        with self._changed:
+            self.held.append(record)
+            self._changed.notify_all()
+        if self.on_arrival is not None:
+            self.on_arrival(record)
+        with self._changed:
+            self._changed.wait_for(lambda: self._answer is not None)
+            return bool(self._answer)
 
 
 @dataclass(slots=True)
@@ -563,6 +633,7 @@ class ApiServer:
         self._store: dict[str, dict[tuple[str, str], dict]] = {key: {} for key in RESOURCES}
         self._history: list[_Event] = []
         self._faults: list[_Fault] = []
+        self._holds: list[Hold] = []
         self._requests: list[RequestRecord] = []
         self._open_watches = 0
         self._stopping = False
@@ -602,7 +673,11 @@ class ApiServer:
             return
         with self._changed:
             self._stopping = True
+            holds, self._holds = self._holds, []
             self._changed.notify_all()
+        for hold in holds:
+            hold.drop()
+        with self._changed:
             deadline = time.monotonic() + timeout
             while self._open_watches and time.monotonic() < deadline:
                 self._changed.wait(0.05)
@@ -776,6 +851,26 @@ class ApiServer:
                     retry_after,
                 )
             )
+
+    def hold_next(
+        self,
+        method: str,
+        path_regex: str,
+        times: int = 1,
+        apply_first: bool = False,
+        on_arrival: Callable[[RequestRecord], None] | None = None,
+    ) -> Hold:
+        """Hold the next `times` matching requests until the test releases or drops them.
+
+        Matching is as in `fail_next` (a fault takes precedence); watches are
+        never held. `on_arrival` runs on the request's handler thread as each
+        one is held. See `Hold` for what release and drop do; `stop()` drops
+        whatever is still held.
+        """
+        hold = Hold(method.upper(), re.compile(path_regex), times, apply_first, on_arrival)
+        with self._lock:
+            self._holds.append(hold)
+        return hold
 
     @property
     def requests(self) -> list[RequestRecord]:
@@ -1145,6 +1240,18 @@ class ApiServer:
                     return fault
         return None
 
+    def _take_hold(self, method: str, path: str) -> Hold | None:
+        with self._lock:
+            for hold in self._holds:
+                if (
+                    hold.remaining > 0
+                    and hold.method in ("*", method)
+                    and hold.pattern.search(path)
+                ):
+                    hold.remaining -= 1  # kept in the list: stop() drops what it holds
+                    return hold
+        return None
+
     def _record(self, record: RequestRecord) -> None:
         with self._changed:
             self._requests.append(record)
@@ -1380,6 +1487,10 @@ class _Handler(BaseHTTPRequestHandler):
             if route.verb == "watch":
                 self._stream(record, route, query)
                 return
+            hold = emulator._take_hold(method, url.path)
+            if hold is not None:
+                self._held(record, hold, route, method, query, body, content_type)
+                return
             status, answer = emulator._serve(route, method, query, body, content_type)
             self._answer(record, status, answer)
         except ApiError as exc:
@@ -1387,6 +1498,38 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as exc:
             emulator.internal_errors.append(traceback.format_exc())
             self._answer(record, 500, failure_status(500, f"emulator bug: {exc!r}"))
+
+    def _held(
+        self,
+        record: RequestRecord,
+        hold: Hold,
+        route: _Route,
+        method: str,
+        query: dict[str, str],
+        body: Any,
+        content_type: str,
+    ) -> None:
+        """Serve a held request: apply it (before or after the hold), then answer or drop it."""
+        emulator = self.server.emulator
+
+        def serve() -> tuple[int, dict]:
+            try:
+                return emulator._serve(route, method, query, body, content_type)
+            except ApiError as exc:
+                return exc.code, exc.status()
+
+        served = serve() if hold.apply_first else None
+        if not hold._arrive(record):
+            record.status = served[0] if served is not None else 0
+            emulator._record(record)
+            self.close_connection = True
+            return
+        if served is None:
+            served = serve()
+        try:
+            self._answer(record, *served)
+        except OSError:  # the client went away while its request was held
+            self.close_connection = True
 
     def _answer(
         self, record: RequestRecord, status: int, body: dict, headers: dict | None = None
@@ -1445,6 +1588,7 @@ __all__ = [
     "STRATEGIC_MERGE_PATCH",
     "ApiError",
     "ApiServer",
+    "Hold",
     "RequestRecord",
     "ResourceType",
     "merge_patch",

@@ -84,6 +84,9 @@ class Projections:
     open_reservations: dict[str, Reservation] = field(default_factory=dict)
     backoff: dict[str, Backoff] = field(default_factory=dict)
     observed: dict[str, str] = field(default_factory=dict)
+    #: Pods (uids) a `bound` of ours placed and that still exist: a restart that lists
+    #: them bound must not take them for pods placed by someone else.
+    bound: set[str] = field(default_factory=set)
 
     def first_node(self, identity: str) -> str | None:
         """The node `identity` was first bound to, if any (what StickyNode asks for)."""
@@ -97,6 +100,7 @@ class Projections:
             dict(self.open_reservations),
             dict(self.backoff),
             dict(self.observed),
+            set(self.bound),
         )
 
     # -- folding ----------------------------------------------------------------
@@ -123,6 +127,7 @@ class Projections:
         if e.uid is not None:
             self.open_reservations.pop(e.uid, None)
             self.backoff.pop(e.uid, None)
+            self.bound.add(e.uid)
 
     def _maintenance(self, e: StoredEvent) -> None:
         if e.data.get("action") == "sticky_forget":
@@ -157,6 +162,7 @@ class Projections:
         if e.uid is not None:
             self.backoff.pop(e.uid, None)
             self.observed.pop(f"pod/{e.uid}", None)
+            self.bound.discard(e.uid)
 
     def _node_observed(self, e: StoredEvent) -> None:
         name = _node_name(e)
@@ -194,6 +200,7 @@ class Projections:
             "open_reservations": _columns(Reservation, self.open_reservations),
             "backoff": _columns(Backoff, self.backoff),
             "observed": dict(self.observed),
+            "bound": " ".join(sorted(self.bound)),
         }
 
     @classmethod
@@ -204,6 +211,7 @@ class Projections:
             open_reservations=_rows(Reservation, state.get("open_reservations")),
             backoff=_rows(Backoff, state.get("backoff")),
             observed={str(k): str(v) for k, v in state.get("observed", {}).items()},
+            bound=set(str(state.get("bound") or "").split()),
         )
 
     def to_json(self) -> str:

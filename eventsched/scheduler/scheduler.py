@@ -530,6 +530,7 @@ class Scheduler:
         return (
             bool(pod.node_name)
             and pod.scheduler_name in self.frameworks
+            and pod.uid not in self.projections.bound
             and not self.cache.is_assumed(pod.uid)
             and pod.uid not in self.projections.open_reservations
             and pod.key not in self.projections.first_placements

@@ -70,3 +70,29 @@ def test_a_start_that_folds_a_long_tail_snapshots_at_once(db_url: str, store: Ev
     snapshot = store.latest_snapshot(SNAPSHOT_NAME)
     assert snapshot is not None and snapshot[0] >= written
     second.stop()
+
+
+def test_a_restart_does_not_take_its_own_bound_pods_for_pods_placed_elsewhere(
+    store: EventStore,
+) -> None:
+    """With a StickyNode identity other than namespace/name, listing our own bound pods after a
+    restart once added a second, name-keyed first placement for each of them."""
+    from eventsched.cluster import SimulatedCluster, load_manifests
+    from eventsched.config.file import load_config
+    from eventsched.plugins import full_registry
+    from eventsched.scheduler import Scheduler
+
+    registry = full_registry()
+    config = load_config(str(ROOT / "examples" / "profiles" / "stickynode.yaml"), registry)
+    loaded = load_manifests([str(ROOT / "examples" / "stickynode")])
+    cluster = SimulatedCluster(loaded.nodes, loaded.pods)
+    for _ in range(2):  # the second process lists the pods the first one bound
+        scheduler = Scheduler(store, cluster, config.profiles, registry)
+        scheduler.start()
+        scheduler.run(until_idle=True)
+        scheduler.stop()
+    firsts = scheduler.projections.first_placements
+    assert len(firsts) == len(loaded.pods)
+    assert all("/StatefulSet/" in identity for identity in firsts)
+    marked = [e for e in store.read(kinds=["pod_observed"]) if e.data.get("firstPlacement")]
+    assert marked == []

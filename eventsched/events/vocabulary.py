@@ -29,16 +29,20 @@ DECISION_KINDS: dict[str, str] = {
     "scores[{node, plugin, raw, normalized, weighted}] for the top K nodes, skipped[] (PreScore "
     "returned Skip), summary{max,min,mean}}",
     "selected": "a node was chosen; node column set; data: {score, seed, reason, ties[], tieCount}",
-    "reserved": "Reserve succeeded and the pod is assumed on the node; node column set",
+    "reserved": "Reserve succeeded and the pod is assumed on the node; node column set; "
+    "data: {plugins[], identity?} (identity: the one a plugin such as StickyNode gave the pod, "
+    "used if a restart must reconcile the binding)",
     "unreserved": "a reservation was undone; node column set; data: {reason}",
     "permitted": "Permit's verdict; data: {decision: approve|wait|deny|timeout, status, waits}",
     "prebound": "PreBind succeeded; node column set",
-    "bound": "the API accepted the Binding; node column set; data: {identity, code}",
+    "bound": "the API accepted the Binding; node column set; data: {identity, code, "
+    "reconciled?} (reconciled: found bound by the API when a restart resolved the reservation)",
     "bind_failed": "the Binding (or PreBind) failed; node column set; data: {code, reason, final}",
     "unschedulable": "the attempt found no node; data: {message, plugins[], attempts, backoffSeconds}",
     "requeued": "pod moved between queues; data: {from, to, event, backoffUntil?}",
-    "maintenance": "an explicit, logged maintenance action (scheduler_started, snapshot, "
-    "sticky_forget, prune); data: {action, ...}",
+    "maintenance": "an explicit, logged maintenance action; data: {action, ...}: "
+    "scheduler_started, sticky_forget {identity}, pruned {before, cut, throughPosition, "
+    "throughBatch, anchorHash, baseDigest, events, batches, partitions[]}",
 }
 
 KINDS: frozenset[str] = frozenset(INPUT_KINDS) | frozenset(DECISION_KINDS)

@@ -169,7 +169,7 @@ def render(report: ReplayReport, chain: ChainReport, selection: Selection | None
     lines.append(
         f"attempts: {report.attempts} checked, {report.reproduced} reproduced, "
         f"{len(report.mismatches)} differ, {len(report.skipped)} could not be replayed "
-        f"(events 1..{report.last_position})"
+        f"(events {report.last_position - report.events + 1}..{report.last_position})"
     )
     for m in report.mismatches:
         where = f" at {m.kind}" + (f" ({m.plugin})" if m.plugin else "") if m.kind else ""

@@ -34,6 +34,7 @@ def include_name(name: str | None, type_: str, parents: dict[str, str | None]) -
         return not is_partition_name(name)
     return not is_partition_name(parents.get("table_name"))
 
+
 REPO = Path(__file__).resolve().parents[2]
 VIEWS = {"decisions", "placements", "filter_rejections", "plugin_scores"}
 

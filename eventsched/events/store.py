@@ -49,6 +49,8 @@ log = structlog.get_logger(__name__)
 
 #: Rows fetched per query when streaming: bounded memory for any log size.
 PAGE_SIZE = 5000
+#: Positions one filtered read covers at most (see `read`).
+WINDOW = 50_000
 
 _VERIFY_HEAD = text(
     "SELECT (SELECT max(batch) FROM event_batches), (SELECT max(position) FROM events)"
@@ -419,7 +421,28 @@ class EventStore:
                 except ValueError as exc:
                     raise EventStoreError(str(exc)) from exc
             conditions.append(events.c.kind.in_(wanted))
+            # Filtered reads go window by window: a planner with stale statistics
+            # (a bulk load autovacuum has not analyzed yet) may sort every matching row
+            # of the whole log to find one page; within a window it sorts at most that.
+            last = self.last_position() if until is None else until
+            return self._windows(after, last, conditions, limit)
         return self._pages(after, conditions, limit)
+
+    def _windows(
+        self, after: int, until: int, conditions: list[ColumnElement[bool]], limit: int | None
+    ) -> Iterator[StoredEvent]:
+        remaining = limit
+        cursor = after
+        base = select(*EVENT_COLUMNS).where(*conditions).order_by(events.c.position)
+        while cursor < until and (remaining is None or remaining > 0):
+            page = PAGE_SIZE if remaining is None else min(PAGE_SIZE, remaining)
+            high = min(cursor + WINDOW, until)
+            stmt = base.where(events.c.position > cursor, events.c.position <= high).limit(page)
+            batch = [_to_event(row) for row in self._fetch(stmt, "reading")]
+            yield from batch
+            cursor = batch[-1].position if len(batch) == page else high
+            if remaining is not None:
+                remaining -= len(batch)
 
     def _pages(
         self, after: int, conditions: list[ColumnElement[bool]], limit: int | None

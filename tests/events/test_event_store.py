@@ -153,6 +153,24 @@ def test_read_streams_in_pages(store: EventStore, monkeypatch: pytest.MonkeyPatc
     assert PAGE_SIZE == 5000
 
 
+def test_filtered_reads_go_window_by_window_and_miss_nothing(
+    store: EventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import eventsched.events.store as store_module
+
+    monkeypatch.setattr(store_module, "PAGE_SIZE", 3)
+    monkeypatch.setattr(store_module, "WINDOW", 7)
+    kinds = ["queued", "bound", "bound", "scored", "bound"] * 8  # runs longer than a page
+    store.append([EventRecord(kind=k) for k in kinds])
+    bound = [i + 1 for i, k in enumerate(kinds) if k == "bound"]
+    assert [e.position for e in store.read(kinds=["bound"])] == bound
+    assert [e.position for e in store.read(kinds=["bound"], after=5, until=30)] == [
+        p for p in bound if 5 < p <= 30
+    ]
+    assert [e.position for e in store.read(kinds=["bound"], limit=4)] == bound[:4]
+    assert [e.position for e in store.read(kinds=["requeued"])] == []
+
+
 def test_unknown_kind_is_refused_and_nothing_written(store: EventStore) -> None:
     with pytest.raises(EventStoreError, match="unknown event kind 'boundd'"):
         store.append([EventRecord(kind="queued"), EventRecord(kind="boundd")])

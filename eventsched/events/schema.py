@@ -102,7 +102,8 @@ snapshots = Table(
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("projection", Text, nullable=False),
     Column("position", BigInteger, nullable=False),
-    Column("state", JSONData, nullable=False),
+    # json, not jsonb: read back whole at every start, never queried inside (migration 0003).
+    Column("state", JSON(), nullable=False),
     Column("created_at", UTCDateTime(), nullable=False),
     Index("ix_snapshots_projection_position", "projection", "position"),
 )

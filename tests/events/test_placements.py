@@ -43,6 +43,9 @@ def test_a_packed_table_loads_back_equal_and_keeps_changing_like_a_dict() -> Non
 
 def test_none_fields_and_odd_identities_survive_packing() -> None:
     table = PlacementTable()
+    table["ns/derived"] = Placement("n1", 2, "u2", "ns", "derived")
+    table["ns/StatefulSet/db/0"] = Placement("n2", 4, "u4", "ns", "db-0")
+    table["other/x"] = Placement("n2", 5, "u5", "ns", "x")
     table["a b\nc"] = Placement(None, 3, None, None, None)
     table["ns/x"] = Placement("n1", 1, "u", "ns", "x")
     assert dict(reload(table).items()) == dict(table.items())

@@ -15,15 +15,18 @@ from __future__ import annotations
 import os
 import secrets
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
+from eventsched.cli.main import main
 from eventsched.events import EventStore, upgrade
+from tests.kube.apiserver import ApiServer
 
 LOCAL_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 BACKENDS = ("sqlite", "postgresql")
@@ -145,3 +148,41 @@ def db_url(empty_db_url: str) -> str:
 def store(db_url: str) -> Iterator[EventStore]:
     with EventStore.connect(db_url) as opened:
         yield opened
+
+
+@pytest.fixture
+def apiserver() -> Iterator[ApiServer]:
+    """A started emulator, stopped at teardown.
+
+    Teardown also fails the test if the emulator itself raised: a bug in the
+    emulator answers 500, which a test of retry logic could otherwise take for
+    an injected failure and pass.
+    """
+    server = ApiServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+    assert not server.internal_errors, "the emulator raised:\n" + "\n".join(server.internal_errors)
+
+
+@dataclass
+class Done:
+    """What one `eventsched` command line gave: exit code, stdout, stderr."""
+
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str], db_url: str) -> Callable[..., Done]:
+    """Run `eventsched ARGS --db <the test's database>` in-process."""
+
+    def run(*args: str) -> Done:
+        capsys.readouterr()  # drop what fixtures printed before
+        code = main([*args, "--db", db_url])
+        out = capsys.readouterr()
+        return Done(code, out.out, out.err)
+
+    return run

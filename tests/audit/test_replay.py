@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 
 from eventsched.audit import Selection, replay
-from eventsched.cli.main import main
 from eventsched.events import EventStore
 from eventsched.plugins import full_registry
+from tests.conftest import Done
 
 ROOT = Path(__file__).resolve().parents[2]
 PROFILES = [
@@ -25,23 +24,6 @@ PROFILES = [
     "coscheduling",
     "networktraffic",
 ]
-
-
-@dataclass
-class Done:
-    code: int
-    out: str
-    err: str
-
-
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str], db_url: str) -> Callable[..., Done]:
-    def run(*args: str) -> Done:
-        code = main([*args, "--db", db_url])
-        out = capsys.readouterr()
-        return Done(code, out.out, out.err)
-
-    return run
 
 
 def report(cli: Callable[..., Done], *extra: str) -> tuple[int, dict]:

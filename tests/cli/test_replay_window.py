@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -17,25 +16,9 @@ import pytest
 from eventsched.audit import Selection
 from eventsched.cli.main import main
 from eventsched.events import EventStore, StoredEvent
+from tests.conftest import Done
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@dataclass
-class Done:
-    code: int
-    out: str
-    err: str
-
-
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str], db_url: str) -> Callable[..., Done]:
-    def run(*args: str) -> Done:
-        code = main([*args, "--db", db_url])
-        out = capsys.readouterr()
-        return Done(code, out.out, out.err)
-
-    return run
 
 
 def checked(cli: Callable[..., Done], *window: str) -> dict:

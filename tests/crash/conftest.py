@@ -13,18 +13,6 @@ import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
 from tests.crash.harness import APPLICATION_NAME, ROOT
-from tests.kube.apiserver import ApiServer
-
-
-@pytest.fixture
-def apiserver() -> Iterator[ApiServer]:
-    """A started emulator; teardown fails the test if the emulator itself raised."""
-    server = ApiServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
-    assert not server.internal_errors, "the emulator raised:\n" + "\n".join(server.internal_errors)
 
 
 @pytest.fixture(scope="session")

@@ -20,21 +20,19 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import sqlalchemy as sa
 
 from eventsched.events import EventStore, rebuild
 from tests.kube.apiserver import ApiServer
-
-T = TypeVar("T")
+from tests.loginvariants import ONCE_PER_ATTEMPT
+from tests.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The scheduler's sessions carry this, so a test can find them in pg_stat_activity.
@@ -43,16 +41,6 @@ APPLICATION_NAME = "eventsched-crash-test"
 #: placement recorded under the wrong identity is caught.
 IDENTITY_LABEL = "crash.eventsched.io/identity"
 BINDING_OF = "/pods/{name}/binding"
-#: Kinds an attempt records at most once; twice means a batch was appended twice.
-ONCE_PER_ATTEMPT = (
-    "attempt_started",
-    "selected",
-    "reserved",
-    "permitted",
-    "bound",
-    "bind_failed",
-    "unschedulable",
-)
 
 
 def scheduler_config(path: Path, qps: int = 20) -> Path:
@@ -76,19 +64,6 @@ profiles:
     pluginConfig:
       - name: StickyNode
         args: {{identity: "label:{IDENTITY_LABEL}", policy: preferred}}
-"""
-    )
-    return path
-
-
-def kubeconfig(path: Path, url: str) -> Path:
-    path.write_text(
-        f"""apiVersion: v1
-kind: Config
-clusters: [{{name: emu, cluster: {{server: "{url}"}}}}]
-users: [{{name: u, user: {{token: t}}}}]
-contexts: [{{name: c, context: {{cluster: emu, user: u}}}}]
-current-context: c
 """
     )
     return path
@@ -135,20 +110,6 @@ def node_of(apiserver: ApiServer, name: str) -> str:
 def binding_requests(apiserver: ApiServer, name: str) -> list[Any]:
     path = BINDING_OF.format(name=name)
     return [r for r in apiserver.requests if r.method == "POST" and r.path.endswith(path)]
-
-
-def wait_for(
-    what: str, predicate: Callable[[], T], timeout: float, state: Callable[[], str] = lambda: ""
-) -> T:
-    """Poll `predicate` until truthy; on timeout fail naming `what` and the state `state` gives."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}; {state()}")
-        time.sleep(0.02)
 
 
 def free_port() -> int:

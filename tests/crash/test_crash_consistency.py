@@ -46,7 +46,6 @@ from tests.crash.harness import (
     binding_requests,
     check_consistency,
     committed,
-    kubeconfig,
     node,
     node_of,
     pod,
@@ -55,6 +54,7 @@ from tests.crash.harness import (
     wait_for,
 )
 from tests.kube.apiserver import ApiServer
+from tests.kube.test_kube_runner import kubeconfig
 
 NODES = ("node-a", "node-b", "node-c")
 
@@ -72,7 +72,7 @@ class Crashes:
     processes: list[SchedulerProcess] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.kube = kubeconfig(self.tmp_path / "kubeconfig", self.apiserver.url)
+        self.kube = kubeconfig(self.tmp_path, self.apiserver.url)
         self.config = scheduler_config(self.tmp_path / "config.yaml")
         for name in NODES:
             self.apiserver.create(node(name))

@@ -30,10 +30,9 @@ import signal
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from itertools import pairwise
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 import sqlalchemy as sa
@@ -60,38 +59,11 @@ from tests.kube.test_kube_runner import free_port, get, kubeconfig, start_proces
 from tests.kube.test_kube_scheduler import bindings, node_of
 from tests.kube.test_kube_scheduler import node as kube_node
 from tests.kube.test_kube_scheduler import pod as kube_pod
+from tests.loginvariants import ONCE_PER_ATTEMPT
 from tests.scheduler.helpers import node, pod
+from tests.waiting import wait_for
 
-T = TypeVar("T")
-
-#: Kinds an attempt records at most once; a second one means a batch was appended twice.
-ONCE_PER_ATTEMPT = (
-    "attempt_started",
-    "selected",
-    "reserved",
-    "permitted",
-    "bound",
-    "bind_failed",
-    "unschedulable",
-)
 APPLICATION_NAME = "eventsched-fault-test"
-
-
-def wait_for(
-    what: str,
-    predicate: Callable[[], T],
-    timeout: float = 10.0,
-    state: Callable[[], str] = lambda: "",
-) -> T:
-    """Poll `predicate`; on timeout fail with `what` and the state `state` describes."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}; {state()}")
-        time.sleep(0.01)
 
 
 @pytest.fixture
@@ -379,17 +351,6 @@ def test_a_commit_whose_answer_is_lost_is_not_appended_twice(pg_url: str, proxy:
         run.stop()
     check_log(witness, cluster, feeder.names)
     witness.close()
-
-
-@pytest.fixture
-def apiserver() -> Iterator[ApiServer]:
-    """The emulator, failing the test if it raised (as tests/kube/conftest.py's fixture does)."""
-    server = ApiServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
-    assert not server.internal_errors, "the emulator raised:\n" + "\n".join(server.internal_errors)
 
 
 def metric(port: int, name: str) -> float:

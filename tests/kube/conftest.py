@@ -1,4 +1,4 @@
-"""Fixtures for Kubernetes-facing tests: the API server emulator and a real client pointed at it."""
+"""Fixtures for Kubernetes-facing tests: a real client pointed at the emulator (tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -8,22 +8,6 @@ import pytest
 from kubernetes import client
 
 from tests.kube.apiserver import ApiServer
-
-
-@pytest.fixture
-def apiserver() -> Iterator[ApiServer]:
-    """A started emulator, stopped at teardown.
-
-    Teardown also fails the test if the emulator itself raised: a bug in the
-    emulator answers 500, which a test of retry logic could otherwise take for
-    an injected failure and pass.
-    """
-    server = ApiServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
-    assert not server.internal_errors, "the emulator raised:\n" + "\n".join(server.internal_errors)
 
 
 @pytest.fixture

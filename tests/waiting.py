@@ -1,0 +1,26 @@
+"""Polling with a deadline, for tests that wait on another process or thread."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def wait_for(
+    what: str,
+    predicate: Callable[[], T],
+    timeout: float = 10.0,
+    state: Callable[[], str] = lambda: "",
+) -> T:
+    """Poll `predicate`; on timeout fail with `what` and the state `state` describes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}; {state()}")
+        time.sleep(0.01)

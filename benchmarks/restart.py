@@ -69,10 +69,18 @@ class RestartResult:
         return asdict(self)
 
 
-def template(url: str, nodes: int, pods: int) -> int:
-    """A real scheduling run on an empty log; returns its last position."""
+def template(url: str, nodes: int, pods: int, days: int) -> int:
+    """A real scheduling run on an empty log, recorded `days` ago; returns its last position.
+
+    Recorded at the start of the history so that the copies, each later than
+    the one before, keep time order equal to position order, as a real log's
+    is (and `db prune` checks).
+    """
     store = EventStore.connect(url, require_schema=False)
     upgrade(store.engine)
+    began = datetime.now(UTC) - timedelta(days=days)
+    started = time.monotonic()
+    store.clock = lambda: began + timedelta(seconds=time.monotonic() - started)
     if store.last_position():
         store.close()
         raise SystemExit(
@@ -119,10 +127,12 @@ def _copy_sql(dialect: str) -> str:
 
 def _removals_sql(dialect: str) -> str:
     """Copy k-1's pods deleted during copy k: one pod_removed per bound pod, after copy k."""
+    # At the copy's last moment, so time order stays position order.
+    last = "(SELECT max(recorded_at) FROM events WHERE position <= :size)"
     when = (
-        "recorded_at + make_interval(secs => :shift)"
+        f"{last} + make_interval(secs => :shift)"
         if dialect == "postgresql"
-        else "strftime('%Y-%m-%d %H:%M:%f000', recorded_at, printf('%+.6f seconds', :shift))"
+        else f"strftime('%Y-%m-%d %H:%M:%f000', {last}, printf('%+.6f seconds', :shift))"
     )
     data = "'{}'::jsonb" if dialect == "postgresql" else "'{}'"
     return (
@@ -174,7 +184,7 @@ def grow(
     batch = batches
     for k in range(1, copies + 1):
         with store.engine.begin() as conn:
-            shift = k * step - days * 86400  # template was recorded now; copies go back in time
+            shift = k * step  # the template was recorded `days` ago; each copy later
             args = {"k": str(k), "offset": position, "size": size, "shift": shift}
             conn.execute(text(_copy_sql(dialect)), args)
             conn.execute(
@@ -215,6 +225,13 @@ def _make_partitions(conn: Connection, start: datetime, end: datetime) -> None:
     conn.commit()
 
 
+def _since(url: str) -> float:
+    """Seconds from the template's first event to now: the tail is recorded now."""
+    with EventStore.connect(url) as store:
+        first = next(store.read(limit=1))
+    return (datetime.now(UTC) - first.recorded_at).total_seconds()
+
+
 def _existing(url: str) -> int:
     store = EventStore.connect(url, require_schema=False)
     try:
@@ -247,7 +264,7 @@ def run(
     if total >= events:
         size = tail  # a log grown by an earlier run: measure it again as it is
     else:
-        size = template(url, nodes, pods)
+        size = template(url, nodes, pods, days)
         total = grow(url, size, events, days, on_progress)
     with EventStore.connect(url) as store, store.engine.begin() as conn:
         conn.execute(text("DELETE FROM snapshots"))
@@ -267,7 +284,7 @@ def run(
     with EventStore.connect(url) as store, store.engine.begin() as conn:
         conn.execute(
             text(_copy_sql(dialect)),
-            {"k": f"tail{total}", "offset": total, "size": min(tail, size), "shift": 0},
+            {"k": f"tail{total}", "offset": total, "size": min(tail, size), "shift": _since(url)},
         )
     runs = [_timed_restart(url) for _ in range(3)]
     seconds = [r[0] for r in runs]

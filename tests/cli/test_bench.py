@@ -71,6 +71,8 @@ def test_bench_restart_grows_a_log_and_times_a_restart_from_its_snapshot(
         last = store.last_position()
         days = {e.recorded_at.date() for e in store.read(kinds=["bound"])}
         removed = sum(1 for _ in store.read(kinds=["pod_removed"]))
+        times = [e.recorded_at for e in store.read()]
+    assert times == sorted(times)  # time order is position order, as in a real log
     assert result["events"] >= 60000 and last == result["events"] + result["tail_events"]
     assert len(days) >= 2  # the copies are spread back over the days asked for
     assert removed > 0

@@ -144,11 +144,17 @@ def _removals_sql(dialect: str) -> str:
     )
 
 
-def _batches_sql() -> str:
+def _batches_sql(dialect: str) -> str:
+    """The template's batch rows for copy k, shifted in position and time like its events."""
+    when = (
+        "recorded_at + make_interval(secs => :shift)"
+        if dialect == "postgresql"
+        else "strftime('%Y-%m-%d %H:%M:%f000', recorded_at, printf('%+.6f seconds', :shift))"
+    )
     return (
         "INSERT INTO event_batches (batch, first_position, last_position, recorded_at, "
-        "prev_hash, hash) SELECT batch + :batch_offset, first_position + :offset, "
-        "last_position + :offset, recorded_at, prev_hash, hash FROM event_batches "
+        f"prev_hash, hash) SELECT batch + :batch_offset, first_position + :offset, "
+        f"last_position + :offset, {when}, prev_hash, hash FROM event_batches "
         "WHERE batch <= :batches ORDER BY batch"
     )
 
@@ -188,8 +194,8 @@ def grow(
             args = {"k": str(k), "offset": position, "size": size, "shift": shift}
             conn.execute(text(_copy_sql(dialect)), args)
             conn.execute(
-                text(_batches_sql()),
-                {"batch_offset": batch, "offset": position, "batches": batches},
+                text(_batches_sql(dialect)),
+                {"batch_offset": batch, "offset": position, "batches": batches, "shift": shift},
             )
             position += size
             batch += batches
@@ -200,8 +206,9 @@ def grow(
                 )
                 conn.execute(
                     text(
-                        "INSERT INTO event_batches VALUES (:b, :first, :last, "
-                        "(SELECT max(recorded_at) FROM event_batches), '', '')"
+                        "INSERT INTO event_batches VALUES (:b, :first, :last, (SELECT "
+                        "max(recorded_at) FROM events WHERE position BETWEEN :first AND :last), "
+                        "'', '')"
                     ),
                     {"b": batch + 1, "first": position + 1, "last": position + bound},
                 )

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 
 from eventsched.cli.main import main
 from eventsched.events import EventStore
@@ -72,7 +73,14 @@ def test_bench_restart_grows_a_log_and_times_a_restart_from_its_snapshot(
         days = {e.recorded_at.date() for e in store.read(kinds=["bound"])}
         removed = sum(1 for _ in store.read(kinds=["pod_removed"]))
         times = [e.recorded_at for e in store.read()]
+        with store.engine.connect() as conn:
+            batch_times = (
+                conn.execute(sa.text("SELECT recorded_at FROM event_batches ORDER BY batch"))
+                .scalars()
+                .all()
+            )
     assert times == sorted(times)  # time order is position order, as in a real log
+    assert [str(t) for t in batch_times] == sorted(str(t) for t in batch_times)
     assert result["events"] >= 60000 and last == result["events"] + result["tail_events"]
     assert len(days) >= 2  # the copies are spread back over the days asked for
     assert removed > 0

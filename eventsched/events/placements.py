@@ -196,45 +196,33 @@ class PlacementTable(MutableMapping[str, Placement]):
         ]
         nodes: dict[str | None, int] = {}
         node = array("i", [nodes.setdefault(node_names[i], len(nodes)) for i in order])
-        sorted_keys = [keys[i] for i in order]
-        return {
-            "packed": 1,
-            "count": len(keys),
-            "key": sorted_keys if any(_SEP in k for k in extra) else _SEP.join(sorted_keys),
-            "nodes": list(nodes),
-            "node": _ints(node),
-            "position": _ints(array("q", [positions[i] for i in order])),
-            "uid": _SEP.join([uids[i] for i in order]),
-            "namespace": _SEP.join([spaces[i] for i in order]),
-            "name": _SEP.join([names[i] for i in order]),
-        }
+        return _packed(
+            [keys[i] for i in order],
+            list(nodes),
+            node,
+            array("q", [positions[i] for i in order]),
+            _SEP.join([uids[i] for i in order]),
+            _SEP.join([spaces[i] for i in order]),
+            _SEP.join([names[i] for i in order]),
+        )
 
     def _pack_loaded(self) -> dict[str, Any]:
         """Nothing changed since loading: the loaded columns are the packed form already."""
-        keys = self._keys
-        return {
-            "packed": 1,
-            "count": len(keys),
-            "key": keys if any(_SEP in k for k in keys) else _SEP.join(keys),
-            "nodes": list(self._nodes),
-            "node": _ints(self._node),
-            "position": _ints(self._positions),
-            "uid": self._uids.text(),
-            "namespace": self._namespaces.text(),
-            "name": self._names.text(),
-        }
+        return _packed(
+            self._keys,
+            list(self._nodes),
+            self._node,
+            self._positions,
+            self._uids.text(),
+            self._namespaces.text(),
+            self._names.text(),
+        )
 
     @classmethod
     def unpack(cls, state: Any) -> PlacementTable:
-        """From `pack()`'s form, or the older one: {identity: {node, position, ...}}."""
+        """From `pack()`'s form."""
         table = cls()
         if not state:
-            return table
-        if not state.get("packed"):
-            for key, v in state.items():
-                table[str(key)] = Placement(
-                    v["node"], int(v["position"]), v["uid"], v["namespace"], v["name"]
-                )
             return table
         count = int(state["count"])
         keys = state["key"]
@@ -253,6 +241,29 @@ class PlacementTable(MutableMapping[str, Placement]):
         table._keys = keys
         table._count = count
         return table
+
+
+def _packed(
+    keys: list[str],
+    nodes: list[str | None],
+    node: array[int],
+    positions: array[int],
+    uids: str,
+    namespaces: str,
+    names: str,
+) -> dict[str, Any]:
+    """The snapshot form of sorted rows; identities holding the separator force a JSON list."""
+    return {
+        "packed": 1,
+        "count": len(keys),
+        "key": keys if any(_SEP in k for k in keys) else _SEP.join(keys),
+        "nodes": nodes,
+        "node": _ints(node),
+        "position": _ints(positions),
+        "uid": uids,
+        "namespace": namespaces,
+        "name": names,
+    }
 
 
 def _derived(key: str, placement: Placement) -> bool:

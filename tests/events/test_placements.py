@@ -49,6 +49,10 @@ def test_none_fields_and_odd_identities_survive_packing() -> None:
     table["a b\nc"] = Placement(None, 3, None, None, None)
     table["ns/x"] = Placement("n1", 1, "u", "ns", "x")
     assert dict(reload(table).items()) == dict(table.items())
+    # Packed again after a change: the loaded identity with a space still survives.
+    loaded = reload(table)
+    loaded["ns/later"] = Placement("n3", 9, "u9", "ns", "later")
+    assert dict(reload(loaded).items()) == dict(loaded.items())
     assert reload(PlacementTable()) == PlacementTable()
 
 

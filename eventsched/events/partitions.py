@@ -1,4 +1,4 @@
-"""PostgreSQL's day partitions of `events`: naming, creating ahead, listing, dropping.
+"""PostgreSQL's day partitions of `events`: naming, creating ahead, listing.
 
 `events` is partitioned by day of `recorded_at` (migration 0002). Because a
 batch's time never goes back along positions (the store clamps it), each
@@ -52,9 +52,12 @@ class Partition:
         return self.start + timedelta(days=1)
 
 
-def partition_for(moment: datetime) -> Partition:
-    day = moment.astimezone(UTC).date()
+def _of_day(day: date) -> Partition:
     return Partition(f"events_{day:%Y%m%d}", day)
+
+
+def partition_for(moment: datetime) -> Partition:
+    return _of_day(moment.astimezone(UTC).date())
 
 
 def days(start: datetime, end: datetime) -> Iterator[Partition]:
@@ -62,7 +65,7 @@ def days(start: datetime, end: datetime) -> Iterator[Partition]:
     day = start.astimezone(UTC).date()
     last = end.astimezone(UTC).date()
     while day <= last:
-        yield Partition(f"events_{day:%Y%m%d}", day)
+        yield _of_day(day)
         day += timedelta(days=1)
 
 
@@ -85,13 +88,8 @@ def existing(conn: Connection) -> list[Partition]:
     for (name,) in conn.execute(_LIST):
         match = _NAME.match(name)
         if match:
-            found.append(Partition(name, datetime.strptime(match.group(1), "%Y%m%d").date()))
+            found.append(_of_day(datetime.strptime(match.group(1), "%Y%m%d").date()))
     return sorted(found, key=lambda p: p.day)
-
-
-def drop(conn: Connection, partition: Partition) -> None:
-    conn.exec_driver_sql(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
-    conn.exec_driver_sql(f"DROP TABLE {partition.name}")
 
 
 def is_partition_name(name: str | None) -> bool:

@@ -302,19 +302,17 @@ def base_problem(store: EventStore, base: LogBase) -> str | None:
         for e in store.read(after=base.position, kinds=["maintenance"])
         if e.data.get("action") == PRUNED
     ]
-    for event in reversed(pruned):
-        if (
-            event.data.get("throughBatch") != base.batch
-            or event.data.get("anchorHash") != base.hash
-        ):
-            return (
-                f"the log starts after batch {base.batch}, but the newest prune (position "
-                f"{event.position}) cut through batch {event.data.get('throughBatch')}"
-            )
-        if event.data.get("baseDigest") != base.digest:
-            return (
-                f"the base snapshot the log starts from (position {base.position}) does not "
-                f"match the digest its prune recorded at position {event.position}: it was changed"
-            )
-        return None
-    return f"the log starts after position {base.position}, but no prune is recorded"
+    if not pruned:
+        return f"the log starts after position {base.position}, but no prune is recorded"
+    event = pruned[-1]
+    if event.data.get("throughBatch") != base.batch or event.data.get("anchorHash") != base.hash:
+        return (
+            f"the log starts after batch {base.batch}, but the newest prune (position "
+            f"{event.position}) cut through batch {event.data.get('throughBatch')}"
+        )
+    if event.data.get("baseDigest") != base.digest:
+        return (
+            f"the base snapshot the log starts from (position {base.position}) does not "
+            f"match the digest its prune recorded at position {event.position}: it was changed"
+        )
+    return None

@@ -424,40 +424,35 @@ class EventStore:
             # Filtered reads go window by window: a planner with stale statistics
             # (a bulk load autovacuum has not analyzed yet) may sort every matching row
             # of the whole log to find one page; within a window it sorts at most that.
-            last = self.last_position() if until is None else until
-            return self._windows(after, last, conditions, limit)
+            end = self.last_position() if until is None else until
+            return self._pages(after, conditions, limit, end)
         return self._pages(after, conditions, limit)
 
-    def _windows(
-        self, after: int, until: int, conditions: list[ColumnElement[bool]], limit: int | None
-    ) -> Iterator[StoredEvent]:
-        remaining = limit
-        cursor = after
-        base = select(*EVENT_COLUMNS).where(*conditions).order_by(events.c.position)
-        while cursor < until and (remaining is None or remaining > 0):
-            page = PAGE_SIZE if remaining is None else min(PAGE_SIZE, remaining)
-            high = min(cursor + WINDOW, until)
-            stmt = base.where(events.c.position > cursor, events.c.position <= high).limit(page)
-            batch = [_to_event(row) for row in self._fetch(stmt, "reading")]
-            yield from batch
-            cursor = batch[-1].position if len(batch) == page else high
-            if remaining is not None:
-                remaining -= len(batch)
-
     def _pages(
-        self, after: int, conditions: list[ColumnElement[bool]], limit: int | None
+        self,
+        after: int,
+        conditions: list[ColumnElement[bool]],
+        limit: int | None,
+        end: int | None = None,
     ) -> Iterator[StoredEvent]:
+        """Pages of at most PAGE_SIZE; with `end`, each query also spans at most WINDOW positions."""
         remaining = limit
         cursor = after
         base = select(*EVENT_COLUMNS).where(*conditions).order_by(events.c.position)
-        while remaining is None or remaining > 0:
+        while (remaining is None or remaining > 0) and (end is None or cursor < end):
             page = PAGE_SIZE if remaining is None else min(PAGE_SIZE, remaining)
-            rows = self._fetch(base.where(events.c.position > cursor).limit(page), "reading")
-            batch = [_to_event(row) for row in rows]
+            stmt = base.where(events.c.position > cursor)
+            high = None if end is None else min(cursor + WINDOW, end)
+            if high is not None:
+                stmt = stmt.where(events.c.position <= high)
+            batch = [_to_event(row) for row in self._fetch(stmt.limit(page), "reading")]
             yield from batch
-            if len(batch) < page:
+            if len(batch) == page:
+                cursor = batch[-1].position
+            elif high is None:
                 return
-            cursor = batch[-1].position
+            else:
+                cursor = high
             if remaining is not None:
                 remaining -= len(batch)
 

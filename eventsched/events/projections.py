@@ -56,6 +56,9 @@ class Reservation(NamedTuple):
     namespace: str | None
     name: str | None
     scheduler: str
+    #: The identity a plugin (StickyNode) gave the pod, which `reserved` records: a
+    #: restart that finds the pod bound records its first placement under it.
+    identity: str | None = None
 
 
 class Backoff(NamedTuple):
@@ -137,8 +140,15 @@ class Projections:
 
     def _reserved(self, e: StoredEvent) -> None:
         if e.uid is not None:
+            identity = e.data.get("identity")
             self.open_reservations[e.uid] = Reservation(
-                e.attempt, e.node, e.position, e.namespace, e.name, e.scheduler
+                e.attempt,
+                e.node,
+                e.position,
+                e.namespace,
+                e.name,
+                e.scheduler,
+                identity if isinstance(identity, str) and identity else None,
             )
 
     def _unreserved(self, e: StoredEvent) -> None:
@@ -240,13 +250,14 @@ def _rows(kind: Any, columns: Any) -> dict[str, Any]:
     if not columns:
         return {}
     make = kind._make
-    return dict(
-        zip(
-            columns["key"],
-            map(make, zip(*(columns[f] for f in kind._fields), strict=True)),
-            strict=True,
-        )
-    )
+    keys = columns["key"]
+    defaults = kind._field_defaults
+    # A field added with a default since the state was written reads as that default.
+    fields = [
+        columns[f] if f in columns or f not in defaults else [defaults[f]] * len(keys)
+        for f in kind._fields
+    ]
+    return dict(zip(keys, map(make, zip(*fields, strict=True)), strict=True))
 
 
 def _node_name(e: StoredEvent) -> str | None:

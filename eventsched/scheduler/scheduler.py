@@ -28,7 +28,6 @@ from eventsched.events import (
     EventStore,
     EventStoreError,
     Projections,
-    Reservation,
     StoredEvent,
     digest,
     rebuild_counted,
@@ -403,16 +402,19 @@ class Scheduler:
         if self._snapshot_writing is not None and not self._snapshot_writing.done():
             return
         self._snapshot_writing = self._snapshotter.submit(
-            self._write_snapshot, self.projections.copy(), True
+            self._write_snapshot_and_partitions, self.projections.copy()
         )
 
-    def _write_snapshot(self, projections: Projections, partitions: bool = False) -> None:
+    def _write_snapshot_and_partitions(self, projections: Projections) -> None:
+        self._write_snapshot(projections)
+        # Days ahead for the log, off the loop too: making one may wait for readers.
+        self.store.ensure_partitions()
+
+    def _write_snapshot(self, projections: Projections) -> None:
         try:
             save_snapshot(self.store, projections)
         except EventStoreError as exc:
             log.warning("snapshot failed; will try again later", error=str(exc))
-        if partitions:  # days ahead for the log, off the loop too: it may wait for readers
-            self.store.ensure_partitions()
 
     def _fold_others(self, until: int) -> None:
         """Fold what other writers appended since our last batch (`sticky forget`, a former leader).
@@ -834,7 +836,7 @@ class Scheduler:
             node = self.cache.node_of(uid)
             pod = Pod(uid=uid, namespace=reservation.namespace or "", name=reservation.name or "")
             if node == reservation.node and not self.cache.is_assumed(uid):
-                identity = self._reserved_identity(reservation) or pod.key
+                identity = reservation.identity or pod.key
                 kind, data = "bound", {"identity": identity, "reconciled": True}
             else:
                 kind, data = (
@@ -852,15 +854,3 @@ class Scheduler:
                 attempt=reservation.attempt,
                 node=reservation.node,
             )
-
-    def _reserved_identity(self, reservation: Reservation) -> str | None:
-        """The identity the reservation's `reserved` event recorded, if a plugin gave one.
-
-        Read back from the log (one event, at the reservation's position):
-        the projection keeps where a reservation is, not the identity.
-        """
-        for event in self.store.read(after=reservation.position - 1, until=reservation.position):
-            identity = event.data.get("identity") if event.kind == "reserved" else None
-            if isinstance(identity, str) and identity:
-                return identity
-        return None

@@ -1,0 +1,486 @@
+"""A real Kubernetes control plane (etcd + kube-apiserver) on loopback, for tests and benchmarks.
+
+The binaries are not part of eventsched: `kube_binaries()` finds them in a directory given
+as an argument or in ``$EVENTSCHED_KUBE_BIN`` (``kube-apiserver`` and optionally
+``kube-scheduler``, plain executables or ``NAME.xz``), and etcd on ``PATH`` (Debian's
+``etcd-server``). Compressed binaries are decompressed once into the user's cache directory.
+
+`ControlPlane` runs etcd and kube-apiserver with TLS (the apiserver's self-signed serving
+certificate is trusted as the certificate authority), static token authentication and RBAC.
+No kube-controller-manager runs: nothing creates service accounts or deletes a namespace's
+contents, and nodes stay as written (`make_ready_nodes` makes them schedulable).
+
+Self-contained: standard library, the official ``kubernetes`` client and ``openssl``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import lzma
+import os
+import secrets
+import shutil
+import socket
+import ssl
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import kubernetes.client
+
+ENV_VAR = "EVENTSCHED_KUBE_BIN"
+NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+TEST_USER = "eventsched-test"
+
+
+@dataclass(frozen=True)
+class KubeBinaries:
+    apiserver: Path
+    etcd: Path
+    scheduler: Path | None  # kube-scheduler, when present
+
+
+def _cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "eventsched" / "kube"
+
+
+def _decompressed(xz: Path) -> Path:
+    """NAME.xz decompressed into the cache (once per content), executable."""
+    digest = hashlib.sha256()
+    with xz.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    name = xz.name[: -len(".xz")]
+    target = _cache_root() / digest.hexdigest()[:12] / name
+    if target.is_file() and os.access(target, os.X_OK):
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as out, lzma.open(xz, "rb") as src:
+            shutil.copyfileobj(src, out, 1 << 20)
+        os.chmod(tmp, 0o755)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return target
+
+
+def _find(directory: Path, name: str) -> Path | None:
+    plain = directory / name
+    if plain.is_file() and os.access(plain, os.X_OK):
+        return plain
+    xz = directory / f"{name}.xz"
+    if xz.is_file():
+        return _decompressed(xz)
+    return None
+
+
+def kube_binaries(directory: str | Path | None = None) -> KubeBinaries | None:
+    """directory, else $EVENTSCHED_KUBE_BIN; None when unset, missing, or etcd is not on PATH.
+
+    Plain executables are used as they are; NAME.xz is decompressed once (lzma, to a temp
+    file then rename) into $XDG_CACHE_HOME or ~/.cache /eventsched/kube/<first 12 hex of the
+    .xz's sha256>/NAME, chmod +x.
+    """
+    if directory is None:
+        directory = os.environ.get(ENV_VAR) or None
+    if directory is None:
+        return None
+    folder = Path(directory).expanduser()
+    if not folder.is_dir():
+        return None
+    etcd = shutil.which("etcd")
+    if etcd is None:
+        return None
+    apiserver = _find(folder, "kube-apiserver")
+    if apiserver is None:
+        return None
+    return KubeBinaries(
+        apiserver=apiserver, etcd=Path(etcd), scheduler=_find(folder, "kube-scheduler")
+    )
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu_seconds(pid: int) -> float | None:
+    """utime + stime of a process from /proc, None when it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / _CLK_TCK
+
+
+def _raw(response: Any) -> Any:
+    """The JSON body of a call made with _preload_content=False."""
+    return json.loads(response.data)
+
+
+def _tail(path: Path, lines: int = 30) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return f"({path.name}: no log)"
+    return f"--- {path.name} ---\n" + "\n".join(text.splitlines()[-lines:])
+
+
+class ControlPlane:
+    """etcd + kube-apiserver on loopback ports (free ports picked), TLS, token auth, RBAC.
+
+    Context manager: ``with ControlPlane(kube_binaries()) as cp: ...`` starts and stops it.
+    """
+
+    def __init__(self, binaries: KubeBinaries, workdir: Path | None = None) -> None:
+        self.binaries = binaries
+        self._own_workdir = workdir is None
+        self.workdir = (
+            Path(tempfile.mkdtemp(prefix="eventsched-kube-")) if workdir is None else Path(workdir)
+        )
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.pki = self.workdir / "pki"
+        self.port = 0
+        self.url = ""
+        self.ca_file = self.pki / "apiserver.crt"
+        self.client_ca_file = self.workdir / "client-ca.crt"
+        self.admin_token = secrets.token_hex(16)
+        self.user_tokens: dict[str, str] = {
+            "admin": self.admin_token,
+            TEST_USER: secrets.token_hex(16),
+        }
+        self._etcd_data: Path | None = None
+        self._procs: dict[str, subprocess.Popen[bytes]] = {}
+        self._schedulers: list[subprocess.Popen[bytes]] = []
+        self._last_cpu: dict[str, float] = {}
+        self._logs: list[Path] = []
+        self._admin_kubeconfig: Path | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def __enter__(self) -> ControlPlane:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def _spawn(self, name: str, argv: list[str]) -> subprocess.Popen[bytes]:
+        log = self.workdir / f"{name}.log"
+        self._logs.append(log)
+        with log.open("ab") as out:
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=self.workdir,
+                start_new_session=True,  # a Ctrl-C reaches us, and we stop them in order
+            )
+        return proc
+
+    def _write_credentials(self) -> None:
+        self.pki.mkdir(exist_ok=True)
+        tokens = self.workdir / "tokens.csv"
+        tokens.write_text(
+            f'{self.admin_token},admin,admin-uid,"system:masters"\n'
+            f"{self.user_tokens[TEST_USER]},{TEST_USER},{TEST_USER}-uid\n"
+        )
+        tokens.chmod(0o600)
+        self._openssl("genrsa", "-out", "sa.key", "2048")
+        self._openssl("rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub")
+        self._openssl(
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+            "-keyout", "client-ca.key", "-out", self.client_ca_file.name,
+            "-days", "3650", "-subj", "/CN=eventsched-test-client-ca",
+        )  # fmt: skip
+
+    def _openssl(self, *args: str) -> None:
+        done = subprocess.run(
+            ["openssl", *args], cwd=self.workdir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"openssl {args[0]} failed: {done.stderr.decode(errors='replace')}")
+
+    def start(self, timeout: float = 90.0) -> ControlPlane:
+        """Start etcd and kube-apiserver; wait until /readyz answers ok to the admin token.
+
+        On failure raises RuntimeError with the tail of the process logs and stops what it
+        started.
+        """
+        try:
+            self._start(timeout)
+        except BaseException as e:
+            detail = "\n".join(_tail(log) for log in self._logs)
+            self.stop()
+            if isinstance(e, Exception):
+                raise RuntimeError(f"control plane did not start: {e}\n{detail}") from e
+            raise
+        return self
+
+    def _start(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        self._write_credentials()
+        shm = Path("/dev/shm")
+        if shm.is_dir() and os.access(shm, os.W_OK):
+            self._etcd_data = Path(tempfile.mkdtemp(prefix="eventsched-etcd-", dir=shm))
+        else:
+            self._etcd_data = self.workdir / "etcd-data"
+        client, peer = free_port(), free_port()
+        self._procs["etcd"] = self._spawn(
+            "etcd",
+            [
+                str(self.binaries.etcd), "--name", "t", "--data-dir", str(self._etcd_data),
+                "--listen-client-urls", f"http://127.0.0.1:{client}",
+                "--advertise-client-urls", f"http://127.0.0.1:{client}",
+                "--listen-peer-urls", f"http://127.0.0.1:{peer}",
+                "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
+                "--initial-cluster", f"t=http://127.0.0.1:{peer}",
+                "--initial-cluster-state", "new",
+                "--log-level", "warn",
+            ],
+        )  # fmt: skip
+        self._wait_etcd(client, deadline)
+        self.port = free_port()
+        self.url = f"https://127.0.0.1:{self.port}"
+        w = self.workdir
+        self._procs["kube-apiserver"] = self._spawn(
+            "kube-apiserver",
+            [
+                str(self.binaries.apiserver),
+                f"--etcd-servers=http://127.0.0.1:{client}",
+                "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+                f"--secure-port={self.port}",
+                "--endpoint-reconciler-type=none",
+                f"--cert-dir={self.pki}",
+                f"--token-auth-file={w / 'tokens.csv'}",
+                "--authorization-mode=Node,RBAC",
+                f"--service-account-key-file={w / 'sa.pub'}",
+                f"--service-account-signing-key-file={w / 'sa.key'}",
+                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                "--api-audiences=https://kubernetes.default.svc.cluster.local",
+                "--service-cluster-ip-range=10.0.0.0/24", "--allow-privileged=true",
+                "--disable-admission-plugins=ServiceAccount",
+                f"--client-ca-file={self.client_ca_file}",
+                f"--requestheader-client-ca-file={self.client_ca_file}",
+            ],
+        )  # fmt: skip
+        self._wait_ready(deadline)
+
+    def _check_alive(self) -> None:
+        for name, proc in self._procs.items():
+            if proc.poll() is not None:
+                raise RuntimeError(f"{name} exited with status {proc.returncode}")
+
+    def _wait_etcd(self, port: int, deadline: float) -> None:
+        while True:
+            self._check_alive()
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
+                    if b"true" in r.read():
+                        return
+            except (OSError, urllib.error.URLError):
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("etcd not healthy in time")
+            time.sleep(0.1)
+
+    def _wait_ready(self, deadline: float) -> None:
+        last = ""
+        while True:
+            self._check_alive()
+            if self.ca_file.is_file():
+                try:
+                    context = ssl.create_default_context(cafile=str(self.ca_file))
+                    request = urllib.request.Request(
+                        f"{self.url}/readyz",
+                        headers={"Authorization": f"Bearer {self.admin_token}"},
+                    )
+                    with urllib.request.urlopen(request, timeout=3, context=context) as r:
+                        if r.status == 200:
+                            return
+                except urllib.error.HTTPError as e:
+                    last = f"/readyz {e.code}"
+                except (OSError, ssl.SSLError, urllib.error.URLError) as e:
+                    last = str(e)
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"kube-apiserver not ready in time ({last})")
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        """Terminate every process started (schedulers first), kill after a few seconds."""
+        procs = [*self._schedulers, *reversed(self._procs.values())]
+        for proc in procs:
+            if proc.poll() is None:
+                with contextlib.suppress(OSError):
+                    proc.terminate()
+        deadline = time.monotonic() + 5
+        for proc in procs:
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(OSError):
+                    proc.kill()
+                proc.wait()
+        self._schedulers.clear()
+        self._procs.clear()
+        if self._etcd_data is not None and self._etcd_data.parent == Path("/dev/shm"):
+            shutil.rmtree(self._etcd_data, ignore_errors=True)
+        self._etcd_data = None
+        if self._own_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    # -- clients -----------------------------------------------------------------------------
+
+    def kubeconfig(self, path: Path | None = None, token: str | None = None) -> Path:
+        """Write a kubeconfig (server url, certificate-authority=ca_file, bearer token)."""
+        token = token or self.admin_token
+        if path is None:
+            if token == self.admin_token and self._admin_kubeconfig is not None:
+                return self._admin_kubeconfig
+            path = self.workdir / f"kubeconfig-{hashlib.sha256(token.encode()).hexdigest()[:8]}"
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {
+                    "name": "eventsched-test",
+                    "cluster": {"server": self.url, "certificate-authority": str(self.ca_file)},
+                }
+            ],
+            "users": [{"name": "user", "user": {"token": token}}],
+            "contexts": [
+                {
+                    "name": "eventsched-test",
+                    "context": {"cluster": "eventsched-test", "user": "user"},
+                }
+            ],
+            "current-context": "eventsched-test",
+        }
+        path.write_text(json.dumps(config, indent=2) + "\n")  # JSON is YAML
+        path.chmod(0o600)
+        if token == self.admin_token and self._admin_kubeconfig is None:
+            self._admin_kubeconfig = path
+        return path
+
+    def api_client(self, token: str | None = None) -> kubernetes.client.ApiClient:
+        """The official client, configured like the kubeconfig (verifying against ca_file)."""
+        config = kubernetes.client.Configuration()
+        config.host = self.url
+        config.ssl_ca_cert = str(self.ca_file)
+        config.verify_ssl = True
+        config.api_key = {"authorization": token or self.admin_token}
+        config.api_key_prefix = {"authorization": "Bearer"}
+        config.connection_pool_maxsize = 16
+        return kubernetes.client.ApiClient(config)
+
+    # -- measurements ------------------------------------------------------------------------
+
+    def cpu_seconds(self) -> dict[str, float]:
+        """user+system CPU seconds of each child so far (the last value seen once one exits)."""
+        for name, proc in self._procs.items():
+            cpu = process_cpu_seconds(proc.pid)
+            if cpu is not None:
+                self._last_cpu[name] = cpu
+        return {name: self._last_cpu.get(name, 0.0) for name in ("etcd", "kube-apiserver")}
+
+    # -- cluster contents --------------------------------------------------------------------
+
+    def make_ready_nodes(self, nodes: list[dict[str, Any]]) -> None:
+        """Create Node objects, write their status (Ready, capacity, allocatable) and remove
+        the not-ready taint the server adds, so they are schedulable (kube-scheduler too).
+
+        Each item is a Node manifest (at least ``metadata.name``); ``status.allocatable`` /
+        ``capacity`` default to 4 cpu, 16Gi memory, 110 pods.
+        """
+        client = self.api_client()
+        try:
+            core = kubernetes.client.CoreV1Api(client)
+            with ThreadPoolExecutor(max_workers=8) as pool:
+                for _ in pool.map(lambda node: self._make_ready_node(core, node), nodes):
+                    pass
+        finally:
+            client.close()
+
+    @staticmethod
+    def _make_ready_node(core: kubernetes.client.CoreV1Api, node: dict[str, Any]) -> None:
+        body = json.loads(json.dumps(node))  # a copy we can change
+        body.setdefault("apiVersion", "v1")
+        body.setdefault("kind", "Node")
+        wanted = body.pop("status", None) or {}
+        name = body["metadata"]["name"]
+        created = _raw(core.create_node(body, _preload_content=False))
+        default = {"cpu": "4", "memory": "16Gi", "pods": "110"}
+        capacity = wanted.get("capacity") or wanted.get("allocatable") or default
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        status = {
+            **wanted,
+            "capacity": capacity,
+            "allocatable": wanted.get("allocatable") or capacity,
+            "conditions": wanted.get("conditions")
+            or [
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "reason": "KubeletReady",
+                    "message": "kubelet is posting ready status",
+                    "lastHeartbeatTime": now,
+                    "lastTransitionTime": now,
+                }
+            ],
+        }
+        created["status"] = status
+        updated = _raw(core.replace_node_status(name, created, _preload_content=False))
+        taints = updated.get("spec", {}).get("taints") or []
+        kept = [t for t in taints if t.get("key") != NOT_READY_TAINT]
+        if len(kept) != len(taints):
+            updated["spec"]["taints"] = kept or None
+            core.replace_node(name, updated, _preload_content=False)
+
+    # -- kube-scheduler ----------------------------------------------------------------------
+
+    def start_kube_scheduler(
+        self, config: Path, port: int | None = None
+    ) -> subprocess.Popen[bytes]:
+        """kube-scheduler with the admin kubeconfig and the given KubeSchedulerConfiguration;
+        its output goes to kube-scheduler.log in the workdir. Stopped by `stop()` too."""
+        if self.binaries.scheduler is None:
+            raise RuntimeError("no kube-scheduler binary")
+        proc = self._spawn(
+            "kube-scheduler",
+            [
+                str(self.binaries.scheduler),
+                f"--config={config}",
+                f"--kubeconfig={self.kubeconfig()}",
+                f"--secure-port={port or free_port()}",
+                "--bind-address=127.0.0.1",
+                "--leader-elect=false",
+                f"--client-ca-file={self.client_ca_file}",
+                f"--requestheader-client-ca-file={self.client_ca_file}",
+            ],
+        )
+        self._schedulers.append(proc)
+        return proc

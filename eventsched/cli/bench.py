@@ -6,10 +6,12 @@ import argparse
 import importlib.util
 import json
 import os
+import signal
 import sys
 import tempfile
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from eventsched.cli.database import resolve_url
 from eventsched.cli.progress import progress_bar
@@ -23,8 +25,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "also how fast that log replays). Without --db (or EVENTSCHED_DATABASE_URL) a fresh "
         "SQLite file in a temporary directory is used.",
     )
-    p.add_argument("--nodes", type=int, default=1000)
-    p.add_argument("--pods", type=int, default=5000)
+    p.add_argument("--nodes", type=int, help="default 1000 (500 with --kube)")
+    p.add_argument("--pods", type=int, help="default 5000 (3000 with --kube)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
         "--replay",
@@ -43,6 +45,29 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--days", type=int, default=30, help="history the --restart-events log spans")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    kube = p.add_argument_group(
+        "--kube: eventsched against kube-scheduler on a real control plane",
+        "Starts etcd and kube-apiserver (fresh for every run), creates --nodes ready nodes "
+        "and --pods pending pods, then starts the scheduler under test as a separate process "
+        "and watches the binds: pods/s from the first bind to the last, CPU seconds of the "
+        "scheduler, kube-apiserver and etcd (and PostgreSQL's, machine-wide). Runs alternate "
+        "eventsched, kube-scheduler, eventsched, ... Needs kube-apiserver (and kube-scheduler "
+        "to compare with; plain or .xz) in $EVENTSCHED_KUBE_BIN or --kube-bin, and etcd on "
+        "PATH. With --db, the PostgreSQL database gets a fresh schema per eventsched run.",
+    )
+    kube.add_argument("--kube", action="store_true", help="run this benchmark instead")
+    kube.add_argument(
+        "--kube-bin", metavar="DIR", help="directory of kube-apiserver and kube-scheduler"
+    )
+    kube.add_argument("--qps", type=float, default=5000, help="client QPS of both schedulers")
+    kube.add_argument("--burst", type=int, default=5000, help="client burst of both schedulers")
+    kube.add_argument("--rounds", type=int, default=1, help="runs of each scheduler")
+    kube.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="give up a run after this long (default max(120, pods/5))",
+    )
     p.set_defaults(func=run)
 
 
@@ -62,6 +87,10 @@ def load_benchmark(name: str = "scheduling") -> ModuleType:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.kube:
+        return run_kube(args)
+    args.nodes = 1000 if args.nodes is None else args.nodes
+    args.pods = 5000 if args.pods is None else args.pods
     benchmark = load_benchmark()
     with tempfile.TemporaryDirectory(prefix="eventsched-bench-") as tmp:
         given = args.db or os.environ.get("EVENTSCHED_DATABASE_URL")
@@ -96,3 +125,59 @@ def run_restart(args: argparse.Namespace, url: str) -> int:
         )
     print(json.dumps(result.to_dict()) if args.json else result.line())
     return 0
+
+
+def run_kube(args: argparse.Namespace) -> int:
+    benchmark = load_benchmark("kube")
+    binaries = benchmark.find_binaries(args.kube_bin)
+    if binaries is None:
+        print(
+            "eventsched: error: bench --kube needs kube-apiserver (and kube-scheduler, plain "
+            "or .xz) in the directory named by EVENTSCHED_KUBE_BIN or --kube-bin DIR, and etcd "
+            "on PATH (Debian/Ubuntu: apt-get install etcd-server)",
+            file=sys.stderr,
+        )
+        return 2
+    given = args.db or os.environ.get("EVENTSCHED_DATABASE_URL")
+    url = resolve_url(given) if given else None
+    nodes = 500 if args.nodes is None else args.nodes
+    pods = 3000 if args.pods is None else args.pods
+
+    def on_run(result: Any) -> None:
+        if not args.json:
+            print(result.line(), flush=True)
+
+    bars: list[Any] = []
+
+    def progress(description: str) -> Any:
+        for bar in bars:
+            bar.close()
+        bar = progress_bar(pods, description)
+        bars[:] = [bar]
+        return lambda bound: bar.update(bound - bar.n)
+
+    # SIGTERM unwinds like Ctrl-C, so every process started is stopped on the way out.
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        result = benchmark.run(
+            binaries,
+            nodes,
+            pods,
+            qps=args.qps,
+            burst=args.burst,
+            db_url=url,
+            rounds=args.rounds,
+            timeout=args.timeout,
+            on_run=on_run,
+            progress=progress,
+        )
+    finally:
+        for bar in bars:
+            bar.close()
+        signal.signal(signal.SIGTERM, previous)
+    print(json.dumps(result.to_dict()) if args.json else result.summary())
+    return 0 if result.ok else 1
+
+
+def _exit_on_sigterm(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)

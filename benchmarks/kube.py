@@ -1,0 +1,524 @@
+"""eventsched against kube-scheduler on a real control plane (etcd + kube-apiserver).
+
+Run by `eventsched bench --kube`. Each run gets a fresh control plane (its own etcd data
+and kube-apiserver, so nothing is left over from the previous run and the API server's CPU
+is that run's alone), N ready nodes and M pending pods created BEFORE the scheduler starts;
+then the scheduler under test starts as a separate process and the benchmark watches the
+pods (a watch with ``fieldSelector=spec.nodeName!=``: each ADDED event is one bind) until
+all M are bound. Runs alternate: eventsched, kube-scheduler, eventsched, ...
+
+Measured per run: first bind to last bind (pods/s = M / that), scheduler start to last
+bind, the scheduler process's CPU (user+system from /proc), kube-apiserver's and etcd's CPU
+from scheduler start to last bind, and for eventsched on PostgreSQL the CPU of every
+process named ``postgres`` on the machine over the same interval (machine-wide: whatever
+else uses that server is counted).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import secrets
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+import kubernetes.client
+
+if TYPE_CHECKING:
+    from benchmarks.controlplane import ControlPlane, KubeBinaries
+
+NAMESPACE = "bench"
+EVENTSCHED = "eventsched"
+KUBE_SCHEDULER = "kube-scheduler"
+#: schedulerName of each scheduler's pods
+SCHEDULER_NAMES = {EVENTSCHED: "eventsched", KUBE_SCHEDULER: "default-scheduler"}
+ZONES = ("zone-a", "zone-b", "zone-c")
+
+
+def _controlplane() -> ModuleType:
+    """benchmarks/controlplane.py next to this file (as a package member or loaded by path)."""
+    name = "eventsched_bench_controlplane"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("controlplane.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def find_binaries(directory: str | Path | None = None) -> KubeBinaries | None:
+    binaries: KubeBinaries | None = _controlplane().kube_binaries(directory)
+    return binaries
+
+
+@dataclass(slots=True)
+class RunResult:
+    scheduler: str
+    round: int
+    nodes: int
+    pods: int
+    bound: int
+    #: first bind to last bind
+    seconds: float
+    pods_per_second: float
+    #: scheduler process start to last bind
+    from_start_seconds: float
+    scheduler_cpu_seconds: float
+    cpu_ms_per_pod: float
+    apiserver_cpu_seconds: float
+    etcd_cpu_seconds: float
+    #: eventsched on PostgreSQL: every `postgres` process on the machine (None otherwise)
+    postgres_cpu_seconds: float | None = None
+    #: eventsched: where its log was and how many events it holds after the run
+    database: str | None = None
+    events: int | None = None
+    #: set when not every pod was bound in time, or the scheduler exited
+    error: str | None = None
+
+    def line(self) -> str:
+        extra = ""
+        if self.postgres_cpu_seconds is not None:
+            extra += f", postgres {self.postgres_cpu_seconds:.1f} s (machine-wide)"
+        if self.events is not None:
+            extra += f"; {self.events} events logged on {self.database}"
+        line = (
+            f"{self.scheduler} (round {self.round}): {self.bound}/{self.pods} pods bound on "
+            f"{self.nodes} nodes, {self.pods_per_second:.1f} pods/s (first to last bind "
+            f"{self.seconds:.2f} s; from start {self.from_start_seconds:.2f} s); CPU: "
+            f"scheduler {self.scheduler_cpu_seconds:.1f} s ({self.cpu_ms_per_pod:.2f} ms/pod), "
+            f"kube-apiserver {self.apiserver_cpu_seconds:.1f} s, etcd {self.etcd_cpu_seconds:.1f} s"
+            f"{extra}"
+        )
+        return line + (f" -- {self.error}" if self.error else "")
+
+
+@dataclass(slots=True)
+class KubeBenchResult:
+    nodes: int
+    pods: int
+    qps: float
+    burst: int
+    rounds: int
+    database: str
+    runs: list[RunResult] = field(default_factory=list)
+
+    def _mean(self, scheduler: str, attribute: str) -> float | None:
+        values = [getattr(r, attribute) for r in self.runs if r.scheduler == scheduler]
+        return statistics.mean(values) if values else None
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.runs) and all(r.error is None for r in self.runs)
+
+    def ratios(self) -> dict[str, float | None]:
+        """eventsched / kube-scheduler, of the means over the rounds."""
+        out: dict[str, float | None] = {}
+        for key in ("pods_per_second", "cpu_ms_per_pod"):
+            ours, theirs = self._mean(EVENTSCHED, key), self._mean(KUBE_SCHEDULER, key)
+            out[key] = ours / theirs if ours is not None and theirs else None
+        return out
+
+    def summary(self) -> str:
+        means = {
+            s: (self._mean(s, "pods_per_second"), self._mean(s, "cpu_ms_per_pod"))
+            for s in (EVENTSCHED, KUBE_SCHEDULER)
+        }
+        ours_pps, ours_cpu = means[EVENTSCHED]
+        theirs_pps, theirs_cpu = means[KUBE_SCHEDULER]
+        if theirs_pps is None or ours_pps is None or theirs_cpu is None or ours_cpu is None:
+            return (
+                f"summary: eventsched {ours_pps or 0:.1f} pods/s, {ours_cpu or 0:.2f} ms CPU/pod "
+                "(no kube-scheduler binary to compare with)"
+            )
+        ratios = self.ratios()
+        return (
+            f"summary ({self.nodes} nodes x {self.pods} pods, QPS {self.qps:g}/burst {self.burst}, "
+            f"mean of {self.rounds} round(s), eventsched on {self.database}): "
+            f"eventsched/kube-scheduler pods/s {ratios['pods_per_second']:.2f}x "
+            f"({ours_pps:.1f} vs {theirs_pps:.1f}); CPU per pod {ratios['cpu_ms_per_pod']:.2f}x "
+            f"({ours_cpu:.2f} vs {theirs_cpu:.2f} ms)"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        result = asdict(self)
+        result["ratios"] = self.ratios()
+        result["ok"] = self.ok
+        return result
+
+
+# -- measuring --------------------------------------------------------------------------------
+
+
+def postgres_cpu_seconds() -> float:
+    """utime+stime of every process named `postgres` on the machine (that we may read)."""
+    total = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(entry.path, "stat").read_text()
+        except OSError:
+            continue
+        comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+        if comm == "postgres" or comm.startswith("postgres"):
+            fields = stat[stat.rindex(")") + 2 :].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+class BindWatch:
+    """Watches the namespace's pods with a node name; records when each one is seen bound."""
+
+    def __init__(self, cp: ControlPlane, namespace: str) -> None:
+        self.bound: dict[str, float] = {}
+        self.done = threading.Event()
+        self.expected = 0
+        self._error: BaseException | None = None
+        self._client = cp.api_client()
+        core: Any = kubernetes.client.CoreV1Api(self._client)
+        listed = json.loads(
+            core.list_namespaced_pod(
+                namespace, field_selector="spec.nodeName!=", _preload_content=False
+            ).data
+        )
+        now = time.monotonic()
+        for pod in listed["items"]:
+            self.bound[pod["metadata"]["name"]] = now
+        # The response (headers) is back once the watch is established: no bind is missed.
+        self._response = core.list_namespaced_pod(
+            namespace,
+            field_selector="spec.nodeName!=",
+            watch=True,
+            resource_version=listed["metadata"]["resourceVersion"],
+            allow_watch_bookmarks=False,
+            timeout_seconds=3600,
+            _preload_content=False,
+        )
+        self._thread = threading.Thread(target=self._read, name="bind-watch", daemon=True)
+
+    def start(self, expected: int) -> None:
+        self.expected = expected
+        if len(self.bound) >= expected:
+            self.done.set()
+        self._thread.start()
+
+    def _read(self) -> None:
+        buffer = b""
+        try:
+            for chunk in self._response.stream(1 << 16, decode_content=True):
+                now = time.monotonic()
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    if not line.strip():
+                        continue
+                    event = json.loads(line)
+                    if event.get("type") == "ERROR":
+                        raise RuntimeError(f"watch error: {event.get('object')}")
+                    if event.get("type") == "ADDED":
+                        self.bound.setdefault(event["object"]["metadata"]["name"], now)
+                if len(self.bound) >= self.expected:
+                    self.done.set()
+                    return
+        except BaseException as e:  # the connection closed under us at stop(), or a bug
+            self._error = e
+        finally:
+            self.done.set()
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._response.release_conn()
+            self._response.close()
+        with contextlib.suppress(Exception):
+            self._client.close()
+
+    @property
+    def error(self) -> BaseException | None:
+        return self._error
+
+
+def _nodes(count: int) -> list[dict[str, Any]]:
+    resources = {"cpu": "4", "memory": "16Gi", "pods": "110"}
+    return [
+        {
+            "metadata": {
+                "name": f"node-{i:05d}",
+                "labels": {
+                    "kubernetes.io/hostname": f"node-{i:05d}",
+                    "kubernetes.io/os": "linux",
+                    "kubernetes.io/arch": "amd64",
+                    "topology.kubernetes.io/zone": ZONES[i % len(ZONES)],
+                },
+            },
+            "status": {"capacity": resources, "allocatable": resources},
+        }
+        for i in range(count)
+    ]
+
+
+def _pod(name: str, scheduler_name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": NAMESPACE, "labels": {"app": "bench"}},
+        "spec": {
+            "schedulerName": scheduler_name,
+            "containers": [
+                {
+                    "name": "pause",
+                    "image": "registry.k8s.io/pause:3.10",
+                    "resources": {"requests": {"cpu": "100m", "memory": "100Mi"}},
+                }
+            ],
+        },
+    }
+
+
+def _create_pods(cp: ControlPlane, count: int, scheduler_name: str) -> None:
+    client = cp.api_client()
+    try:
+        core: Any = kubernetes.client.CoreV1Api(client)
+        core.create_namespace(
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
+            _preload_content=False,
+        )
+
+        def create(i: int) -> None:
+            core.create_namespaced_pod(
+                NAMESPACE, _pod(f"pod-{i:05d}", scheduler_name), _preload_content=False
+            )
+
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            for _ in pool.map(create, range(count)):
+                pass
+    finally:
+        client.close()
+
+
+def _scheduler_config(path: Path, name: str, qps: float, burst: int, kubeconfig: Path) -> Path:
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "clientConnection": {"kubeconfig": str(kubeconfig), "qps": qps, "burst": burst},
+        "leaderElection": {"leaderElect": False},
+        "profiles": [{"schedulerName": name}],
+    }
+    path.write_text(json.dumps(config, indent=2) + "\n")  # JSON is YAML
+    return path
+
+
+@contextlib.contextmanager
+def _eventsched_database(url: str | None, workdir: Path, run: int) -> Iterator[tuple[str, str]]:
+    """(URL for eventsched, what to print): a fresh SQLite file, or a fresh PostgreSQL schema
+    (selected through search_path) in the given database, dropped afterwards."""
+    if url is None or url.startswith("sqlite"):
+        path = workdir / f"eventsched-{run}.db"
+        yield f"sqlite:///{path}", "SQLite"
+        return
+    import sqlalchemy as sa
+    from sqlalchemy.engine import make_url
+
+    schema = f"eventsched_bench_{os.getpid()}_{run}_{secrets.token_hex(3)}"
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
+        scoped = make_url(url).update_query_dict({"options": f"-csearch_path={schema}"})
+        try:
+            yield scoped.render_as_string(hide_password=False), "PostgreSQL"
+        finally:
+            with engine.begin() as conn:
+                conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+    finally:
+        engine.dispose()
+
+
+def _count_events(url: str) -> int | None:
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return int(conn.execute(sa.text("SELECT count(*) FROM events")).scalar_one())
+    except Exception:
+        return None
+    finally:
+        engine.dispose()
+
+
+def _stop(proc: subprocess.Popen[bytes] | None) -> None:
+    if proc is None or proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def measure(
+    binaries: KubeBinaries,
+    scheduler: str,
+    round_: int,
+    nodes: int,
+    pods: int,
+    qps: float,
+    burst: int,
+    db_url: str | None,
+    timeout: float,
+    on_progress: Callable[[int], None] | None = None,
+) -> RunResult:
+    """One run on a fresh control plane."""
+    ControlPlaneClass = _controlplane().ControlPlane
+    proc: subprocess.Popen[bytes] | None = None
+    watch: BindWatch | None = None
+    with contextlib.ExitStack() as stack:
+        cp: ControlPlane = stack.enter_context(ControlPlaneClass(binaries))
+        workdir = cp.workdir
+        cp.make_ready_nodes(_nodes(nodes))
+        _create_pods(cp, pods, SCHEDULER_NAMES[scheduler])
+        kubeconfig = cp.kubeconfig()
+        config = _scheduler_config(
+            workdir / f"{scheduler}.yaml", SCHEDULER_NAMES[scheduler], qps, burst, kubeconfig
+        )
+        database = events_url = None
+        if scheduler == EVENTSCHED:
+            events_url, database = stack.enter_context(
+                _eventsched_database(db_url, workdir, round_)
+            )
+            upgrade = subprocess.run(
+                [sys.executable, "-m", "eventsched.cli.main", "--db", events_url, "db", "upgrade"],
+                capture_output=True,
+                text=True,
+            )
+            if upgrade.returncode != 0:
+                raise RuntimeError(f"eventsched db upgrade failed: {upgrade.stderr.strip()}")
+        watch = BindWatch(cp, NAMESPACE)
+        stack.callback(watch.close)
+        log = workdir / f"{scheduler}-run.log"
+        postgres_before = postgres_cpu_seconds() if database == "PostgreSQL" else None
+        cpu_before = cp.cpu_seconds()
+        started = time.monotonic()
+        if scheduler == EVENTSCHED:
+            assert events_url is not None
+            http = f"127.0.0.1:{_controlplane().free_port()}"
+            argv = [
+                sys.executable, "-m", "eventsched.cli.main", "--db", events_url,
+                "run", "--config", str(config), "--kubeconfig", str(kubeconfig),
+                "--leader-elect", "false", "--http-address", http,
+            ]  # fmt: skip
+            with log.open("ab") as out:
+                proc = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+        else:
+            proc = cp.start_kube_scheduler(config)
+            log = workdir / "kube-scheduler.log"
+        stack.callback(_stop, proc)
+        watch.start(pods)
+        error: str | None = None
+        deadline = started + timeout
+        while not watch.done.wait(0.2):
+            if on_progress is not None:
+                on_progress(len(watch.bound))
+            if proc.poll() is not None:
+                error = f"{scheduler} exited with status {proc.returncode}: {_tail(log)}"
+                break
+            if time.monotonic() > deadline:
+                error = f"timed out after {timeout:.0f} s with {len(watch.bound)} of {pods} bound"
+                break
+        if watch.error is not None and error is None and len(watch.bound) < pods:
+            error = f"watch failed: {watch.error!r}"
+        process_cpu = _controlplane().process_cpu_seconds(proc.pid) or 0.0
+        cpu_after = cp.cpu_seconds()
+        postgres = postgres_cpu_seconds() - postgres_before if postgres_before is not None else None
+        if on_progress is not None:
+            on_progress(len(watch.bound))
+        times = sorted(watch.bound.values())
+        first, last = (times[0], times[-1]) if times else (started, started)
+        seconds = last - first
+        bound = len(times)
+        events = _count_events(events_url) if events_url is not None else None
+        return RunResult(
+            scheduler=scheduler,
+            round=round_,
+            nodes=nodes,
+            pods=pods,
+            bound=bound,
+            seconds=seconds,
+            pods_per_second=bound / seconds if seconds > 0 else 0.0,
+            from_start_seconds=last - started if times else 0.0,
+            scheduler_cpu_seconds=process_cpu,
+            cpu_ms_per_pod=1000 * process_cpu / max(bound, 1),
+            apiserver_cpu_seconds=cpu_after["kube-apiserver"] - cpu_before["kube-apiserver"],
+            etcd_cpu_seconds=cpu_after["etcd"] - cpu_before["etcd"],
+            postgres_cpu_seconds=postgres,
+            database=database,
+            events=events,
+            error=error,
+        )
+    raise AssertionError("unreachable")
+
+
+def run(
+    binaries: KubeBinaries,
+    nodes: int,
+    pods: int,
+    *,
+    qps: float = 5000,
+    burst: int = 5000,
+    db_url: str | None = None,
+    rounds: int = 1,
+    timeout: float | None = None,
+    on_run: Callable[[RunResult], None] | None = None,
+    progress: Callable[[str], Callable[[int], None]] | None = None,
+) -> KubeBenchResult:
+    """rounds x (eventsched, kube-scheduler when its binary is present), alternating.
+
+    db_url: eventsched's log (a PostgreSQL database in which a fresh schema is made per run),
+    else a fresh SQLite file per run. progress(description) returns a callback given the
+    number of pods bound so far; on_run is called with each run's result as it ends.
+    """
+    schedulers = [EVENTSCHED] + ([KUBE_SCHEDULER] if binaries.scheduler is not None else [])
+    database = "PostgreSQL" if db_url and not db_url.startswith("sqlite") else "SQLite"
+    result = KubeBenchResult(nodes, pods, qps, burst, rounds, database)
+    limit = timeout if timeout is not None else max(120.0, pods / 5)
+    for round_ in range(1, rounds + 1):
+        for scheduler in schedulers:
+            callback = progress(f"{scheduler} round {round_}") if progress else None
+            outcome = measure(
+                binaries, scheduler, round_, nodes, pods, qps, burst, db_url, limit, callback
+            )
+            result.runs.append(outcome)
+            if on_run is not None:
+                on_run(outcome)
+    return result
+
+
+__all__ = ["KubeBenchResult", "RunResult", "find_binaries", "measure", "run"]

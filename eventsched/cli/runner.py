@@ -181,6 +181,8 @@ class Runner:
             self.api,
             self.config.scheduler_names,
             ClientConnection(kubeconfig=cc.kubeconfig, qps=cc.qps, burst=cc.burst),
+            # a connection for each binder, status and event writer, and the two watches
+            pool_size=self.options.binder_workers + 12,
         )
         scheduler = Scheduler(
             self.store,

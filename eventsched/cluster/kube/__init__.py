@@ -1,7 +1,7 @@
 """`cluster.kube`: the cluster protocol on a real API server, with the official client."""
 
 from eventsched.cluster.kube.access import REQUIRED_ACCESS, Access
-from eventsched.cluster.kube.adapter import KubeCluster, status_message
+from eventsched.cluster.kube.adapter import KubeCluster
 from eventsched.cluster.kube.connection import ClientConnection, KubeConfigError, api_client
 from eventsched.cluster.kube.election import LeaderElector, LeaseSettings
 
@@ -14,5 +14,4 @@ __all__ = [
     "LeaderElector",
     "LeaseSettings",
     "api_client",
-    "status_message",
 ]

@@ -17,21 +17,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 import structlog
-from kubernetes import client
-from kubernetes.client.exceptions import ApiException
 
-from eventsched.cluster.kube.connection import REQUEST_TIMEOUT
+from eventsched.cluster.kube.events import EventBroadcaster, rfc3339_micro
 from eventsched.cluster.kube.ratelimit import TokenBucket
+from eventsched.cluster.kube.rest import STRATEGIC_MERGE, Rest, TransportError, resource_path
 from eventsched.model import Pod
 
 log = structlog.get_logger(__name__)
-
-STRATEGIC_MERGE = "application/strategic-merge-patch+json"
-
-
-def rfc3339_micro(now: datetime) -> str:
-    """MicroTime as the API serializes it."""
-    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def rfc3339(now: datetime) -> str:
@@ -111,25 +103,45 @@ def unschedulable_patch(
 
 
 class Recorder:
-    """Writes Events and status patches from a small pool, rate limited with the client."""
+    """Events through the broadcaster (their own rate limit); status patches from a small pool.
+
+    The status patch shares the Bindings' client and rate limit, as
+    kube-scheduler's does; Events have a client of their own there, so
+    they never delay a Binding.
+    """
 
     def __init__(
         self,
-        api: client.ApiClient,
+        rest: Rest,
         limiter: TokenBucket,
+        event_limiter: TokenBucket,
         current_condition: Callable[[Pod], Mapping[str, Any] | None],
         workers: int = 4,
         hostname: str | None = None,
     ) -> None:
-        self._core = client.CoreV1Api(api)
-        self._events = client.EventsV1Api(api)
+        self._rest = rest
         self._limiter = limiter
         self._current = current_condition
         self._hostname = hostname or socket.gethostname()
-        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="kube-recorder")
-        self.failures = 0
+        self._events = EventBroadcaster(rest, event_limiter, workers)
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="kube-status")
+        self._failures = 0
 
-    def event(self, pod: Pod, event_type: str, reason: str, action: str, note: str) -> None:
+    @property
+    def failures(self) -> int:
+        """Events and status patches that could not be written."""
+        return self._failures + self._events.failures
+
+    def event(
+        self,
+        pod: Pod,
+        event_type: str,
+        reason: str,
+        action: str,
+        note: str,
+        resource_version: str = "",
+    ) -> None:
+        """`resource_version`: the pod's as last seen (client-go's reference carries it)."""
         controller = pod.scheduler_name
         body = event_body(
             pod,
@@ -140,37 +152,23 @@ class Recorder:
             controller,
             f"{controller}-{self._hostname}",
             datetime.now(UTC),
+            resource_version,
         )
-        self._submit(self._create_event, pod, body)
+        self._events.record(body)
 
     def unschedulable(
         self, pod: Pod, message: str, nominated_node: str = "", reason: str = "Unschedulable"
     ) -> None:
-        self._submit(self._patch_status, pod, message, nominated_node, reason)
-
-    def _submit(self, write: Callable[..., None], *args: Any) -> None:
         """Off the caller's thread; once stopping, on it (the last outcomes still get written)."""
         try:
-            self._pool.submit(write, *args)
+            self._pool.submit(self._patch_status, pod, message, nominated_node, reason)
         except RuntimeError:
-            write(*args)
+            self._patch_status(pod, message, nominated_node, reason)
 
     def stop(self) -> None:
-        """Let queued writes finish: each is bounded by the client's request timeout."""
+        """Let queued writes finish: each is bounded by the request timeout."""
         self._pool.shutdown(wait=True)
-
-    def _create_event(self, pod: Pod, body: dict[str, Any]) -> None:
-        self._limiter.acquire()
-        try:
-            # The client serializes a plain dict as is; building the model would only be undone.
-            self._events.create_namespaced_event(
-                pod.namespace,
-                body,  # type: ignore[arg-type]
-                _preload_content=False,
-                _request_timeout=REQUEST_TIMEOUT,
-            )
-        except Exception as exc:
-            self._failed("event", pod, exc, reason=body["reason"])
+        self._events.stop()
 
     def _patch_status(self, pod: Pod, message: str, nominated_node: str, reason: str) -> None:
         current = self._current(pod)
@@ -178,27 +176,15 @@ class Recorder:
         if patch is None:
             return
         self._limiter.acquire()
+        path = resource_path("pods", pod.namespace, pod.name) + "/status"
         try:
-            self._core.patch_namespaced_pod_status(
-                pod.name,
-                pod.namespace,
-                patch,
-                _content_type=STRATEGIC_MERGE,
-                _preload_content=False,
-                _request_timeout=REQUEST_TIMEOUT,
-            )
-        except ApiException as exc:
-            if exc.status == 404:
-                return  # the pod is gone; kube-scheduler ignores this too
-            self._failed("status patch", pod, exc)
-        except Exception as exc:
-            self._failed("status patch", pod, exc)
+            answer = self._rest.request("PATCH", path, patch, content_type=STRATEGIC_MERGE)
+        except TransportError as exc:
+            self._failed(pod, str(exc))
+            return
+        if not answer.ok and answer.status != 404:  # gone: kube-scheduler ignores this too
+            self._failed(pod, f"{answer.status} {answer.message}")
 
-    def _failed(self, what: str, pod: Pod, exc: Exception, **extra: object) -> None:
-        self.failures += 1
-        log.warning(
-            f"could not write the pod's {what}",
-            pod=pod.key,
-            error=str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__,
-            **extra,
-        )
+    def _failed(self, pod: Pod, error: str) -> None:
+        self._failures += 1
+        log.warning("could not write the pod's status patch", pod=pod.key, error=error)

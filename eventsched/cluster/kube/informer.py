@@ -1,0 +1,169 @@
+"""List and watch one resource as plain JSON, as client-go's reflector does.
+
+A list, then a watch from the list's resourceVersion (bookmarks allowed, a
+server-side timeout of 5 to 10 minutes so streams are renewed), then watches
+from the last version seen. A watch that ends is reopened from there; a 410
+Gone (the version was compacted) or a failing watch relists, and the relist
+reports as DELETED every object that vanished meanwhile. Objects reach the
+handler as the decoded dicts, never as generated models.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import structlog
+
+from eventsched.cluster.kube.rest import Rest, TransportError
+
+log = structlog.get_logger(__name__)
+
+ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
+
+#: handler(event_type, object) for ADDED, MODIFIED and DELETED.
+Handler = Callable[[str, dict[str, Any]], None]
+
+#: Seconds between attempts after a list fails, doubling up to the maximum.
+BACKOFF_INITIAL, BACKOFF_MAX = 0.8, 30.0
+
+
+class ListWatchError(Exception):
+    """The API answered a list or watch with an error status."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+
+
+class Informer:
+    """One resource's list+watch loop on a thread; `synced` is set after the first list."""
+
+    def __init__(
+        self,
+        rest: Rest,
+        path: str,
+        handler: Handler,
+        on_error: Callable[[Exception], None],
+        query: Mapping[str, str] | None = None,
+        name: str = "informer",
+    ) -> None:
+        self._rest = rest
+        self._path = path
+        self._handler = handler
+        self._on_error = on_error
+        self._query = dict(query or {})
+        self._name = name
+        self.synced = threading.Event()
+        self._stopped = threading.Event()
+        self._response: Any = None
+        self._response_lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        #: key -> the last object delivered, so a relist can report what vanished.
+        self._known: dict[str, dict[str, Any]] = {}
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """End the loop; an open watch is shut down so its thread does not wait for an event."""
+        self._stopped.set()
+        with self._response_lock:
+            response = self._response
+        if response is not None:
+            with contextlib.suppress(Exception):  # already closed
+                response.shutdown()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The last state delivered for `namespace/name` (or `name`)."""
+        return self._known.get(key)
+
+    # -- the loop ---------------------------------------------------------------
+
+    def _run(self) -> None:
+        delay = BACKOFF_INITIAL
+        version = ""
+        while not self._stopped.is_set():
+            try:
+                if not version:
+                    version = self._list()
+                    delay = BACKOFF_INITIAL
+                version = self._watch(version)
+            except Exception as exc:
+                if self._stopped.is_set():
+                    return
+                expired = isinstance(exc, ListWatchError) and exc.code == 410
+                self._on_error(exc)
+                version = ""  # relist, as the reflector does after a failed watch
+                if not expired:
+                    self._stopped.wait(delay * random.uniform(1.0, 1.25))
+                    delay = min(delay * 2, BACKOFF_MAX)
+
+    def _list(self) -> str:
+        answer = self._rest.request("GET", self._path, query=self._query)
+        if not answer.ok:
+            raise ListWatchError(answer.status, answer.message)
+        body = answer.body or {}
+        seen: set[str] = set()
+        for item in body.get("items") or []:
+            key = _key(item)
+            seen.add(key)
+            self._deliver(MODIFIED if key in self._known else ADDED, item)
+        for key in [k for k in self._known if k not in seen]:
+            self._deliver(DELETED, self._known[key])
+        self.synced.set()
+        return str((body.get("metadata") or {}).get("resourceVersion") or "")
+
+    def _watch(self, version: str) -> str:
+        query = {
+            **self._query,
+            "watch": "true",
+            "resourceVersion": version,
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": str(random.randint(300, 600)),
+        }
+        try:
+            for event in self._rest.stream(self._path, query, on_open=self._opened):
+                if self._stopped.is_set():
+                    break
+                kind = event.get("type")
+                obj = event.get("object") or {}
+                if kind == "ERROR":
+                    raise ListWatchError(int(obj.get("code") or 0), str(obj.get("message") or ""))
+                version = str((obj.get("metadata") or {}).get("resourceVersion") or version)
+                if kind in (ADDED, MODIFIED, DELETED):
+                    self._deliver(kind, obj)
+        except TransportError:
+            if self._stopped.is_set():
+                return version
+            raise
+        finally:
+            self._opened(None)
+        return version
+
+    def _opened(self, response: Any) -> None:
+        with self._response_lock:
+            self._response = response
+
+    def _deliver(self, kind: str, obj: dict[str, Any]) -> None:
+        key = _key(obj)
+        if kind == DELETED:
+            self._known.pop(key, None)
+        else:
+            self._known[key] = obj
+        try:
+            self._handler(kind, obj)
+        except Exception:  # one bad object must not stop the watch
+            log.exception("informer handler failed", resource=self._name, object=key)
+
+
+def _key(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    namespace = meta.get("namespace")
+    return f"{namespace}/{meta.get('name')}" if namespace else str(meta.get("name"))

@@ -162,9 +162,9 @@ class KubeBenchResult:
 # -- measuring --------------------------------------------------------------------------------
 
 
-def postgres_cpu_seconds() -> float:
-    """utime+stime of every process named `postgres` on the machine (that we may read)."""
-    total = 0.0
+def postgres_cpu() -> dict[int, float]:
+    """utime+stime of every process named `postgres` on the machine (that we may read), by pid."""
+    found: dict[int, float] = {}
     tick = os.sysconf("SC_CLK_TCK")
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
@@ -173,11 +173,16 @@ def postgres_cpu_seconds() -> float:
             stat = Path(entry.path, "stat").read_text()
         except OSError:
             continue
-        comm = stat[stat.index("(") + 1 : stat.rindex(")")]
-        if comm == "postgres" or comm.startswith("postgres"):
+        if stat[stat.index("(") + 1 : stat.rindex(")")].startswith("postgres"):
             fields = stat[stat.rindex(")") + 2 :].split()
-            total += (int(fields[11]) + int(fields[12])) / tick
-    return total
+            found[int(entry.name)] = (int(fields[11]) + int(fields[12])) / tick
+    return found
+
+
+def postgres_cpu_since(before: dict[int, float]) -> float:
+    """CPU the `postgres` processes used since `before` (processes started since count whole;
+    those that exited since are missing)."""
+    return sum(cpu - before.get(pid, 0.0) for pid, cpu in postgres_cpu().items())
 
 
 class BindWatch:
@@ -418,7 +423,7 @@ def measure(
         watch = BindWatch(cp, NAMESPACE)
         stack.callback(watch.close)
         log = workdir / f"{scheduler}-run.log"
-        postgres_before = postgres_cpu_seconds() if database == "PostgreSQL" else None
+        postgres_before = postgres_cpu() if database == "PostgreSQL" else None
         cpu_before = cp.cpu_seconds()
         started = time.monotonic()
         if scheduler == EVENTSCHED:
@@ -457,7 +462,7 @@ def measure(
             error = f"watch failed: {watch.error!r}"
         process_cpu = _controlplane().process_cpu_seconds(proc.pid) or 0.0
         cpu_after = cp.cpu_seconds()
-        postgres = postgres_cpu_seconds() - postgres_before if postgres_before is not None else None
+        postgres = postgres_cpu_since(postgres_before) if postgres_before is not None else None
         if on_progress is not None:
             on_progress(len(watch.bound))
         times = sorted(watch.bound.values())

@@ -26,7 +26,17 @@ from sqlalchemy.engine import make_url
 
 from eventsched.cli.main import main
 from eventsched.events import EventStore, upgrade
-from tests.kube.apiserver import ApiServer
+from tests.kube.realserver import EmulatedApiServer, KubeServer, RealApiServer
+
+try:
+    from benchmarks.controlplane import ControlPlane, kube_binaries
+except ModuleNotFoundError as missing:  # benchmarks/ is not in the checkout: emulator only
+    if missing.name not in ("benchmarks", "benchmarks.controlplane"):
+        raise
+
+    def kube_binaries(directory: str | Path | None = None) -> None:  # type: ignore[misc]
+        return None
+
 
 LOCAL_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 BACKENDS = ("sqlite", "postgresql")
@@ -151,19 +161,59 @@ def store(db_url: str) -> Iterator[EventStore]:
 
 
 @pytest.fixture
-def apiserver() -> Iterator[ApiServer]:
-    """A started emulator, stopped at teardown.
+def apiserver() -> Iterator[EmulatedApiServer]:
+    """A started emulator, stopped at teardown: for tests of what only the emulator can do
+    (`fail_next`, `hold_next`, `expire_watches`, `requests`, `access_used`).
 
     Teardown also fails the test if the emulator itself raised: a bug in the
     emulator answers 500, which a test of retry logic could otherwise take for
     an injected failure and pass.
     """
-    server = ApiServer().start()
+    yield from _emulator()
+
+
+def _emulator() -> Iterator[EmulatedApiServer]:
+    server = EmulatedApiServer().start()
     try:
         yield server
     finally:
         server.stop()
     assert not server.internal_errors, "the emulator raised:\n" + "\n".join(server.internal_errors)
+
+
+#: kube-apiserver and etcd, when $EVENTSCHED_KUBE_BIN names a directory with kube-apiserver
+#: and etcd is on PATH (benchmarks/controlplane.py); None on a machine without them.
+KUBE_BINARIES = kube_binaries()
+#: The servers `kube_server` tests run against: the real one only where its binaries are.
+KUBE_SERVERS = ("emulator", "real") if KUBE_BINARIES is not None else ("emulator",)
+
+
+@pytest.fixture(scope="session")
+def real_apiserver() -> Iterator[RealApiServer]:
+    """One real control plane (etcd + kube-apiserver, TLS, tokens, RBAC) for the whole session.
+
+    Only set up by `kube_server`'s "real" parameter, which exists only when
+    KUBE_BINARIES was found, so a machine without the binaries never gets here.
+    """
+    assert KUBE_BINARIES is not None, "no kube-apiserver/etcd: the real server is not a parameter"
+    with ControlPlane(KUBE_BINARIES) as control_plane:
+        yield RealApiServer(control_plane)
+
+
+@pytest.fixture(params=KUBE_SERVERS)
+def kube_server(request: pytest.FixtureRequest) -> Iterator[KubeServer]:
+    """An API server for tests that hold on either: the emulator, and a real kube-apiserver
+    when its binaries are present (EVENTSCHED_KUBE_BIN). Both have the emulator's
+    create/get/list/update/patch/delete/wait_for/url and bind/kubeconfig/client/reset;
+    `flavor` tells them apart. The real one is shared by the session and emptied
+    (`reset()`) before each test.
+    """
+    if request.param == "real":
+        server: RealApiServer = request.getfixturevalue("real_apiserver")
+        server.reset()
+        yield server
+    else:
+        yield from _emulator()
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Fixtures for Kubernetes-facing tests: a real client pointed at the emulator (tests/conftest.py)."""
+"""Fixtures for Kubernetes-facing tests: the official client pointed at the test's API server."""
 
 from __future__ import annotations
 
@@ -7,14 +7,17 @@ from collections.abc import Iterator
 import pytest
 from kubernetes import client
 
-from tests.kube.apiserver import ApiServer
-
 
 @pytest.fixture
-def api_client(apiserver: ApiServer) -> Iterator[client.ApiClient]:
-    """The official client, over HTTP to the emulator, without auth."""
-    configuration = client.Configuration(host=apiserver.url)
-    api = client.ApiClient(configuration)
+def api_client(request: pytest.FixtureRequest) -> Iterator[client.ApiClient]:
+    """The official client for the test's server: `kube_server` if the test uses it, else the
+    emulator `apiserver` (tests/conftest.py).
+
+    Emulator: HTTP without auth. Real kube-apiserver: HTTPS verified against the control
+    plane's CA file, with the admin bearer token.
+    """
+    name = "kube_server" if "kube_server" in request.fixturenames else "apiserver"
+    api = request.getfixturevalue(name).client()
     try:
         yield api
     finally:

@@ -1,15 +1,20 @@
-"""eventsched against an API server: the real client over HTTP to the emulator, a real database.
+"""eventsched against an API server: the real client, a real database.
 
 Each test runs the scheduling loop in a thread, drives the cluster through
-the emulator as kubelet, users or other controllers would, and checks what
-the API server received (Bindings, Events, status patches) and what the log
-holds.
+the server as kubelet, users or other controllers would, and checks what
+the API server holds (bound pods, Events, the PodScheduled condition) and
+what the log holds. Tests on `kube_server` run against the emulator and,
+when its binaries are present (EVENTSCHED_KUBE_BIN), a real kube-apiserver;
+on the emulator they also check the requests it received. Tests on
+`apiserver` need what only the emulator can do (injected failures, watch
+expiry).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -18,11 +23,14 @@ from kubernetes import client
 from eventsched.cluster.kube import REQUIRED_ACCESS, KubeCluster
 from eventsched.config import default_profile
 from eventsched.events import EventStore
+from eventsched.framework import CycleState, Profile, Registry, Status
 from eventsched.model import Pod
 from eventsched.plugins import in_tree_registry
 from eventsched.scheduler import Scheduler, SchedulerOptions
 from eventsched.scheduler.batch import Batch
 from tests.kube.apiserver import ApiServer
+from tests.kube.realserver import EmulatedApiServer, KubeServer
+from tests.scheduler.helpers import profile_with
 
 BINDING = r"/pods/[^/]+/binding$"
 
@@ -54,12 +62,13 @@ def pod(
     }
 
 
-def node_of(apiserver: ApiServer, name: str) -> str:
-    found = apiserver.get("pods", name, "default")
+def node_of(server: KubeServer, name: str) -> str:
+    found = server.get("pods", name, "default")
     return ((found or {}).get("spec") or {}).get("nodeName") or ""
 
 
 def bindings(apiserver: ApiServer, name: str) -> list[Any]:
+    """The Binding requests for pod `name` the emulator received (emulator only)."""
     return [
         r
         for r in apiserver.requests
@@ -67,18 +76,52 @@ def bindings(apiserver: ApiServer, name: str) -> list[Any]:
     ]
 
 
-def events_about(apiserver: ApiServer, name: str) -> list[dict[str, Any]]:
-    return [e for e in apiserver.list("events") if e["regarding"]["name"] == name]
+def events_about(server: KubeServer, name: str) -> list[dict[str, Any]]:
+    return [e for e in server.list("events") if e["regarding"]["name"] == name]
+
+
+def condition_of(server: KubeServer, name: str, kind: str) -> dict[str, Any] | None:
+    found = server.get("pods", name, "default") or {}
+    conditions = (found.get("status") or {}).get("conditions") or []
+    return next((c for c in conditions if c["type"] == kind), None)
+
+
+class Meddle:
+    """A PreBind plugin that lets the test act on the API just before the pod's Binding is
+    posted (as a rival binder, a user deleting the pod...), once per pod name."""
+
+    name = "Meddle"
+
+    def __init__(self, actions: dict[str, Callable[[Pod], None]]) -> None:
+        self.actions = actions
+
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        action = self.actions.pop(pod.name, None)
+        if action is not None:
+            action(pod)
+        return None
+
+
+def meddling(actions: dict[str, Callable[[Pod], None]]) -> tuple[Profile, Registry]:
+    registry = in_tree_registry()
+    registry.register("Meddle", lambda args, handle: Meddle(actions))
+    return profile_with({"preBind": ("Meddle",)}), registry
 
 
 @contextmanager
-def running(store: EventStore, api_client: client.ApiClient, **options: Any) -> Iterator[Scheduler]:
+def running(
+    store: EventStore,
+    api_client: client.ApiClient,
+    profile: Profile | None = None,
+    registry: Registry | None = None,
+    **options: Any,
+) -> Iterator[Scheduler]:
     cluster = KubeCluster(api_client, ["eventsched"])
     scheduler = Scheduler(
         store,
         cluster,
-        [default_profile()],
-        in_tree_registry(),
+        [profile or default_profile()],
+        registry or in_tree_registry(),
         SchedulerOptions(**{"initial_backoff": 0.2, "max_backoff": 0.4, **options}),
     )
     stop = threading.Event()
@@ -94,28 +137,25 @@ def running(store: EventStore, api_client: client.ApiClient, **options: Any) -> 
 
 
 def test_pods_listed_at_start_and_created_later_are_bound_with_kube_schedulers_event(
-    apiserver: ApiServer, api_client: client.ApiClient, store: EventStore
+    kube_server: KubeServer, api_client: client.ApiClient, store: EventStore
 ) -> None:
-    apiserver.create(node("node-a"))
-    apiserver.create(pod("early"))
-    apiserver.create(pod("theirs", scheduler="default-scheduler"))
+    kube_server.create(node("node-a"))
+    kube_server.create(pod("early"))
+    kube_server.create(pod("theirs", scheduler="default-scheduler"))
     with running(store, api_client):
-        apiserver.wait_for(lambda: node_of(apiserver, "early") == "node-a")
-        created = apiserver.create(pod("late"))
-        apiserver.wait_for(lambda: node_of(apiserver, "late") == "node-a")
-        apiserver.wait_for(lambda: len(events_about(apiserver, "late")) == 1)
+        kube_server.wait_for(lambda: node_of(kube_server, "early") == "node-a")
+        created = kube_server.create(pod("late"))
+        kube_server.wait_for(lambda: node_of(kube_server, "late") == "node-a")
+        kube_server.wait_for(lambda: len(events_about(kube_server, "late")) == 1)
 
-    assert node_of(apiserver, "theirs") == ""  # another scheduler's pod is left alone
+    assert node_of(kube_server, "theirs") == ""  # another scheduler's pod is left alone
     assert [e.name for e in store.read(kinds=["pod_observed"])].count("theirs") == 0
+    bound = kube_server.get("pods", "late", "default")
+    assert bound["metadata"]["uid"] == created["metadata"]["uid"]
+    scheduled = condition_of(kube_server, "late", "PodScheduled")
+    assert scheduled is not None and scheduled["status"] == "True"  # the Binding's doing
 
-    (binding,) = bindings(apiserver, "late")
-    assert binding.body == {
-        "apiVersion": "v1",
-        "kind": "Binding",
-        "metadata": {"name": "late", "namespace": "default", "uid": created["metadata"]["uid"]},
-        "target": {"apiVersion": "v1", "kind": "Node", "name": "node-a"},
-    }
-    (event,) = events_about(apiserver, "late")
+    (event,) = events_about(kube_server, "late")
     assert event["type"] == "Normal"
     assert event["reason"] == "Scheduled"
     assert event["action"] == "Binding"
@@ -125,56 +165,94 @@ def test_pods_listed_at_start_and_created_later_are_bound_with_kube_schedulers_e
     assert event["regarding"]["kind"] == "Pod"
     assert event["regarding"]["uid"] == created["metadata"]["uid"]
     assert event["metadata"]["name"].startswith("late.")
+    assert event["eventTime"]
 
     kinds = [e.kind for e in store.read_pod("default", "late")]
     assert kinds.index("selected") < kinds.index("reserved") < kinds.index("bound")
-    # Nothing outside the RBAC rules deploy/ grants.
-    granted = {(a.api_group, a.resource, v) for a in REQUIRED_ACCESS for v in a.verbs}
-    assert apiserver.access_used() <= granted
+    assert not list(store.read(kinds=["bind_failed"]))
+
+    if isinstance(kube_server, EmulatedApiServer):
+        (binding,) = bindings(kube_server, "late")
+        assert binding.body == {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": "late", "namespace": "default", "uid": created["metadata"]["uid"]},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": "node-a"},
+        }
+        # Nothing outside the RBAC rules deploy/ grants (on a real server: test_rbac_real.py).
+        granted = {(a.api_group, a.resource, v) for a in REQUIRED_ACCESS for v in a.verbs}
+        assert kube_server.access_used() <= granted
+
+
+def test_a_pod_replaced_under_its_name_is_not_bound_by_the_decision_for_the_old_one(
+    kube_server: KubeServer, api_client: client.ApiClient, store: EventStore
+) -> None:
+    """The Binding names the pod's uid: a pod deleted and created again under the same name
+    between decision and Binding makes the server refuse it (409, precondition failed)."""
+    kube_server.create(node("node-a"))
+    first = kube_server.create(pod("p"))
+    replaced: list[dict[str, Any]] = []
+
+    def replace(_: Pod) -> None:
+        kube_server.delete("pods", "p", "default")
+        replaced.append(kube_server.create(pod("p")))
+
+    profile, registry = meddling({"p": replace})
+    with running(store, api_client, profile, registry):
+        kube_server.wait_for(lambda: replaced and node_of(kube_server, "p") == "node-a")
+        second = replaced[0]
+        kube_server.wait_for(
+            lambda: any(e.uid == second["metadata"]["uid"] for e in store.read(kinds=["bound"]))
+        )
+
+    assert second["metadata"]["uid"] != first["metadata"]["uid"]
+    (failed,) = store.read(kinds=["bind_failed"])
+    assert failed.uid == first["metadata"]["uid"]
+    assert failed.data["code"] == 409
+    assert "Precondition failed" in failed.data["reason"], failed.data
+    assert [e.uid for e in store.read(kinds=["bound"])] == [second["metadata"]["uid"]]
+    if isinstance(kube_server, EmulatedApiServer):
+        assert [r.status for r in bindings(kube_server, "p")] == [409, 201]
 
 
 def test_unschedulable_pod_gets_failed_scheduling_and_the_pod_scheduled_condition(
-    apiserver: ApiServer, api_client: client.ApiClient, store: EventStore
+    kube_server: KubeServer, api_client: client.ApiClient, store: EventStore
 ) -> None:
-    apiserver.create(node("node-a", cpu="1"))
+    kube_server.create(node("node-a", cpu="1"))
     big = pod("big", cpu="2")
     big["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
-    apiserver.create(big)
+    kube_server.create(big)
     message = "0/1 nodes are available: 1 Insufficient cpu."
 
-    def condition() -> dict[str, Any] | None:
-        found = apiserver.get("pods", "big", "default") or {}
-        return next(
-            (
-                c
-                for c in (found.get("status") or {}).get("conditions") or []
-                if c["type"] == "PodScheduled"
-            ),
-            None,
-        )
-
     with running(store, api_client):
-        cond = apiserver.wait_for(condition)
-        apiserver.wait_for(lambda: events_about(apiserver, "big"))
+        cond = kube_server.wait_for(lambda: condition_of(kube_server, "big", "PodScheduled"))
+        kube_server.wait_for(lambda: events_about(kube_server, "big"))
 
     assert cond["status"] == "False"
     assert cond["reason"] == "Unschedulable"
     assert cond["message"] == message
     assert cond["lastTransitionTime"]
-    conditions = apiserver.get("pods", "big", "default")["status"]["conditions"]
-    assert {"type": "Ready", "status": "False"} in conditions  # merged, not replaced
-    (patch,) = [r for r in apiserver.requests if r.path.endswith("/pods/big/status")]
-    assert patch.method == "PATCH"
-    assert patch.content_type == "application/strategic-merge-patch+json"
-    event = events_about(apiserver, "big")[0]
+    ready = condition_of(kube_server, "big", "Ready")  # merged, not replaced
+    assert ready is not None and ready["status"] == "False"
+    assert node_of(kube_server, "big") == ""
+    event = events_about(kube_server, "big")[0]
     assert (event["type"], event["reason"], event["action"], event["note"]) == (
         "Warning",
         "FailedScheduling",
         "Scheduling",
         message,
     )
+    assert event["reportingController"] == "eventsched"
+    assert event["reportingInstance"].startswith("eventsched-")
+    assert event["regarding"]["kind"] == "Pod"
+    assert event["regarding"]["name"] == "big"
+    assert event["eventTime"]
     (failed,) = store.read(kinds=["unschedulable"])
     assert failed.data["message"] == message
+    if isinstance(kube_server, EmulatedApiServer):
+        (patch,) = [r for r in kube_server.requests if r.path.endswith("/pods/big/status")]
+        assert patch.method == "PATCH"
+        assert patch.content_type == "application/strategic-merge-patch+json"
 
 
 def test_binding_conflict_and_server_error_are_logged_and_retried(
@@ -206,27 +284,38 @@ def test_binding_conflict_and_server_error_are_logged_and_retried(
 
 
 def test_pod_bound_by_someone_else_meanwhile_is_not_requeued(
-    apiserver: ApiServer, api_client: client.ApiClient, store: EventStore
+    kube_server: KubeServer, api_client: client.ApiClient, store: EventStore
 ) -> None:
-    """The 409 the real server gives when another binder won: the informer shows it assigned."""
-    apiserver.create(node("node-a"))
-    apiserver.create(node("node-b"))
-    created = apiserver.create(pod("p", scheduler="nobody"))  # nobody schedules it yet
-    with running(store, api_client, initial_backoff=5, max_backoff=5) as scheduler:
-        # Now make it ours and, at the same time, have another binder win the race.
-        apiserver.fail_next(
-            "POST", BINDING, 409, times=1, message='pod p is already assigned to node "node-b"'
+    """Another binder wins the race: our Binding gets the server's 409 "already assigned",
+    and the informer shows the pod assigned, so it is not scheduled again."""
+    kube_server.create(node("node-a"))
+    kube_server.create(node("node-b", cpu="1"))  # the scheduler prefers node-a
+    created = kube_server.create(pod("p"))
+    rival: list[tuple[int, Any]] = []
+    profile, registry = meddling(
+        {"p": lambda p: rival.append(kube_server.bind("p", "node-b", uid=p.uid))}
+    )
+    # A backoff short enough to end within the test: a requeued attempt would start again.
+    with running(
+        store, api_client, profile, registry, initial_backoff=0.3, max_backoff=0.3
+    ) as scheduler:
+        kube_server.wait_for(lambda: list(store.read(kinds=["bind_failed"])))
+        kube_server.wait_for(
+            lambda: scheduler.cache.node_of(created["metadata"]["uid"]) == "node-b"
         )
-        created["spec"]["schedulerName"] = "eventsched"
-        apiserver.update(created)
-        apiserver.wait_for(lambda: bindings(apiserver, "p"))
-        apiserver.patch("pods", "p", {"spec": {"nodeName": "node-b"}}, "default")
-        apiserver.wait_for(lambda: list(store.read(kinds=["bind_failed"])))
-        apiserver.wait_for(lambda: scheduler.cache.node_of(created["metadata"]["uid"]) == "node-b")
-    assert len(bindings(apiserver, "p")) == 1
-    assert node_of(apiserver, "p") == "node-b"
+        time.sleep(1.0)  # three backoffs: no second attempt comes
+    assert rival[0][0] == 201, rival
+    assert node_of(kube_server, "p") == "node-b"
     (failed,) = store.read(kinds=["bind_failed"])
     assert failed.data["code"] == 409
+    assert failed.node == "node-a"
+    kinds = [e.kind for e in store.read_pod("default", "p")]
+    assert kinds.count("attempt_started") == 1, " ".join(kinds)
+    assert "bound" not in kinds, " ".join(kinds)
+    scheduled = [e for e in events_about(kube_server, "p") if e["reason"] == "Scheduled"]
+    assert scheduled == []
+    if isinstance(kube_server, EmulatedApiServer):
+        assert [r.status for r in bindings(kube_server, "p")] == [201, 409]  # the rival's, ours
 
 
 def test_watch_expiry_relists_and_keeps_scheduling(
@@ -247,11 +336,11 @@ def test_watch_expiry_relists_and_keeps_scheduling(
 
 
 def test_reconcile_on_start_closes_reservations_a_crash_left_open(
-    apiserver: ApiServer, api_client: client.ApiClient, store: EventStore
+    kube_server: KubeServer, api_client: client.ApiClient, store: EventStore
 ) -> None:
-    apiserver.create(node("node-a"))
-    bound = apiserver.create(pod("was-bound", node_name="node-a"))
-    pending = apiserver.create(pod("never-bound"))
+    kube_server.create(node("node-a"))
+    bound = kube_server.create(pod("was-bound", node_name="node-a"))
+    pending = kube_server.create(pod("never-bound"))
     crashed = Batch("crashed-replica")
     for obj in (bound, pending):
         p = Pod.from_manifest(obj)
@@ -266,24 +355,31 @@ def test_reconcile_on_start_closes_reservations_a_crash_left_open(
     store.append(crashed.records)
 
     with running(store, api_client):
-        apiserver.wait_for(lambda: node_of(apiserver, "never-bound") == "node-a")
+        kube_server.wait_for(lambda: node_of(kube_server, "never-bound") == "node-a")
+        kube_server.wait_for(
+            lambda: [e for e in store.read(kinds=["bound"]) if e.name == "never-bound"]
+        )
 
     closed = {
         e.name: e for e in store.read(kinds=["bound", "unreserved"]) if e.data.get("reconciled")
     }
     assert closed["was-bound"].kind == "bound" and closed["was-bound"].attempt == "a-was-bound"
     assert closed["never-bound"].kind == "unreserved"
-    assert bindings(apiserver, "was-bound") == []  # never bound twice
-    assert len(bindings(apiserver, "never-bound")) == 1
+    assert not list(store.read(kinds=["bind_failed"]))  # never bound twice
+    bound_events = [e.name for e in store.read(kinds=["bound"])]
+    assert sorted(bound_events) == ["never-bound", "was-bound"]
+    if isinstance(kube_server, EmulatedApiServer):
+        assert bindings(kube_server, "was-bound") == []
+        assert len(bindings(kube_server, "never-bound")) == 1
 
 
 def test_pod_bound_while_the_scheduler_was_down_records_its_first_placement(
-    apiserver: ApiServer, api_client: client.ApiClient, store: EventStore
+    kube_server: KubeServer, api_client: client.ApiClient, store: EventStore
 ) -> None:
     from eventsched.events import rebuild
 
-    apiserver.create(node("node-a"))
-    apiserver.create(pod("placed-by-hand", node_name="node-a"))
+    kube_server.create(node("node-a"))
+    kube_server.create(pod("placed-by-hand", node_name="node-a"))
     with running(store, api_client):
         pass
     placement = rebuild(store).first_placements["default/placed-by-hand"]

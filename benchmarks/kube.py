@@ -20,6 +20,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import re
 import secrets
 import statistics
 import subprocess
@@ -85,6 +86,8 @@ class RunResult:
     #: eventsched: where its log was and how many events it holds after the run
     database: str | None = None
     events: int | None = None
+    #: times the API server closed the benchmark's watch and it listed again
+    watch_restarts: int = 0
     #: set when not every pod was bound in time, or the scheduler exited
     error: str | None = None
 
@@ -102,6 +105,8 @@ class RunResult:
             f"kube-apiserver {self.apiserver_cpu_seconds:.1f} s, etcd {self.etcd_cpu_seconds:.1f} s"
             f"{extra}"
         )
+        if self.watch_restarts:
+            line += f" (the watch was restarted {self.watch_restarts} time(s))"
         return line + (f" -- {self.error}" if self.error else "")
 
 
@@ -121,7 +126,7 @@ class KubeBenchResult:
 
     @property
     def ok(self) -> bool:
-        return bool(self.runs) and all(r.error is None for r in self.runs)
+        return bool(self.runs) and all(r.error is None and r.bound == r.pods for r in self.runs)
 
     def ratios(self) -> dict[str, float | None]:
         """eventsched / kube-scheduler, of the means over the rounds."""
@@ -185,27 +190,44 @@ def postgres_cpu_since(before: dict[int, float]) -> float:
     return sum(cpu - before.get(pid, 0.0) for pid, cpu in postgres_cpu().items())
 
 
+_NAME = re.compile(
+    rb'^\{"type":"(\w+)","object":\{"kind":"Pod","apiVersion":"v1","metadata":\{"name":"([^"]+)"'
+)
+
+
 class BindWatch:
-    """Watches the namespace's pods with a node name; records when each one is seen bound."""
+    """Watches the namespace's pods that have a node name (``fieldSelector=spec.nodeName!=``:
+    a pod appears, ADDED, when it is bound) and records when each one was first seen.
+
+    The API server may close a watch whose reader falls behind; the watch then lists again
+    (pods bound in the gap get the time of that list) and resumes (counted in `restarts`).
+    """
 
     def __init__(self, cp: ControlPlane, namespace: str) -> None:
         self.bound: dict[str, float] = {}
         self.done = threading.Event()
         self.expected = 0
+        self.restarts = 0
+        self._namespace = namespace
+        self._closed = False
         self._error: BaseException | None = None
         self._client = cp.api_client()
-        core: Any = kubernetes.client.CoreV1Api(self._client)
+        self._core: Any = kubernetes.client.CoreV1Api(self._client)
+        # The response (headers) is back once the watch is established: no bind is missed.
+        self._response = self._watch()
+        self._thread = threading.Thread(target=self._read, name="bind-watch", daemon=True)
+
+    def _watch(self) -> Any:
         listed = json.loads(
-            core.list_namespaced_pod(
-                namespace, field_selector="spec.nodeName!=", _preload_content=False
+            self._core.list_namespaced_pod(
+                self._namespace, field_selector="spec.nodeName!=", _preload_content=False
             ).data
         )
         now = time.monotonic()
         for pod in listed["items"]:
-            self.bound[pod["metadata"]["name"]] = now
-        # The response (headers) is back once the watch is established: no bind is missed.
-        self._response = core.list_namespaced_pod(
-            namespace,
+            self.bound.setdefault(pod["metadata"]["name"], now)
+        return self._core.list_namespaced_pod(
+            self._namespace,
             field_selector="spec.nodeName!=",
             watch=True,
             resource_version=listed["metadata"]["resourceVersion"],
@@ -213,7 +235,6 @@ class BindWatch:
             timeout_seconds=3600,
             _preload_content=False,
         )
-        self._thread = threading.Thread(target=self._read, name="bind-watch", daemon=True)
 
     def start(self, expected: int) -> None:
         self.expected = expected
@@ -222,29 +243,49 @@ class BindWatch:
         self._thread.start()
 
     def _read(self) -> None:
-        buffer = b""
         try:
-            for chunk in self._response.stream(1 << 16, decode_content=True):
-                now = time.monotonic()
-                buffer += chunk
-                *lines, buffer = buffer.split(b"\n")
-                for line in lines:
-                    if not line.strip():
-                        continue
-                    event = json.loads(line)
-                    if event.get("type") == "ERROR":
-                        raise RuntimeError(f"watch error: {event.get('object')}")
-                    if event.get("type") == "ADDED":
-                        self.bound.setdefault(event["object"]["metadata"]["name"], now)
-                if len(self.bound) >= self.expected:
-                    self.done.set()
-                    return
-        except BaseException as e:  # the connection closed under us at stop(), or a bug
-            self._error = e
+            while len(self.bound) < self.expected and not self._closed:
+                self._follow(self._response)
+                if len(self.bound) >= self.expected or self._closed:
+                    break
+                self.restarts += 1
+                with contextlib.suppress(Exception):
+                    self._response.release_conn()
+                self._response = self._watch()
+        except BaseException as e:  # the connection closed under us at close(), or a bug
+            if not self._closed:
+                self._error = e
         finally:
             self.done.set()
 
+    def _follow(self, response: Any) -> None:
+        buffer = b""
+        for chunk in response.stream(1 << 16, decode_content=True):
+            now = time.monotonic()
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            for line in lines:
+                match = _NAME.match(line)
+                if match is not None:  # the fast path: no need to decode the whole pod
+                    kind, name = match.group(1).decode(), match.group(2).decode()
+                elif line.strip():
+                    event = json.loads(line)
+                    kind = event.get("type", "")
+                    if kind == "ERROR":
+                        status = event.get("object") or {}
+                        if status.get("code") == 410:  # Gone: list and watch again
+                            return
+                        raise RuntimeError(f"watch error: {status}")
+                    name = ((event.get("object") or {}).get("metadata") or {}).get("name", "")
+                else:
+                    continue
+                if kind == "ADDED":
+                    self.bound.setdefault(name, now)
+            if len(self.bound) >= self.expected:
+                return
+
     def close(self) -> None:
+        self._closed = True
         with contextlib.suppress(Exception):
             self._response.release_conn()
             self._response.close()
@@ -458,8 +499,8 @@ def measure(
             if time.monotonic() > deadline:
                 error = f"timed out after {timeout:.0f} s with {len(watch.bound)} of {pods} bound"
                 break
-        if watch.error is not None and error is None and len(watch.bound) < pods:
-            error = f"watch failed: {watch.error!r}"
+        if error is None and len(watch.bound) < pods:
+            error = f"watch failed with {len(watch.bound)} of {pods} bound: {watch.error!r}"
         process_cpu = _controlplane().process_cpu_seconds(proc.pid) or 0.0
         cpu_after = cp.cpu_seconds()
         postgres = postgres_cpu_since(postgres_before) if postgres_before is not None else None
@@ -486,6 +527,7 @@ def measure(
             postgres_cpu_seconds=postgres,
             database=database,
             events=events,
+            watch_restarts=watch.restarts,
             error=error,
         )
     raise AssertionError("unreachable")

@@ -271,19 +271,34 @@ class RealApiServer:
         return [self._present(kind, o) for o in items]
 
     def update(self, obj: dict, kind: str | None = None) -> dict:
-        """PUT the object without a resourceVersion, then its status (kinds with one) likewise."""
+        """Replace the object, then its status (kinds with one), whatever its resourceVersion.
+
+        Some kinds (leases) refuse a PUT without a resourceVersion, so each PUT
+        carries the current one, read just before, and is tried again on a 409.
+        """
         kind = _kind_of(obj, kind)
         body = copy.deepcopy(obj)
         body.setdefault("apiVersion", _API_VERSION[kind])
         body.setdefault("kind", _KIND[kind])
         meta = body.setdefault("metadata", {})
-        meta.pop("resourceVersion", None)
         namespace = (meta.get("namespace") or "default") if KINDS[kind][2] else None
         path = self._path(kind, namespace, meta["name"])
-        updated = self.call("PUT", path, body)
+        updated = self._put_current(path, body)
         if KINDS[kind][3] and "status" in body:
-            updated = self.call("PUT", path + "/status", {**updated, "status": body["status"]})
+            updated = self._put_current(path + "/status", {**updated, "status": body["status"]})
         return self._present(kind, updated)
+
+    def _put_current(self, path: str, body: dict, attempts: int = 5) -> Any:
+        for attempt in range(attempts):
+            current = self.call("GET", path.removesuffix("/status"))
+            body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+            status, answer = self.request("PUT", path, body)
+            if status == 409 and attempt + 1 < attempts:
+                continue
+            if status >= 400:
+                raise RealApiError("PUT", path, status, answer)
+            return answer
+        raise AssertionError("unreachable")
 
     def patch(
         self,

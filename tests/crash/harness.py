@@ -1,14 +1,16 @@
 """What the crash tests share: the scheduler as a process, the cluster they give it, the checks.
 
-The scheduler runs as `eventsched run` in its own process, against the
-API-server emulator (tests/kube/apiserver.py) over HTTP and against its own
-PostgreSQL database, so SIGKILL kills exactly what a crash kills: threads,
+The scheduler runs as `eventsched run` in its own process, against an API
+server (the emulator, tests/kube/apiserver.py, and a real kube-apiserver
+when its binaries are present: the `kube_server` fixture) and against its
+own PostgreSQL database, so SIGKILL kills exactly what a crash kills: threads,
 buffered decisions, the open transaction, half-done binding cycles. Nothing
 in the product is patched or hooked; the tests choose the moment of the kill
 by holding a request at the emulator or by slowing the database down.
 
 `check_consistency` asserts what must hold after any crash and restart,
-using only public behaviour: the emulator's request log and objects, SQL
+using only public behaviour: the server's objects (and the emulator's
+request log, where the server is the emulator), SQL
 over `events` (and `event_batches`, whose contiguity the hash chain also
 proves), the EventStore API and `eventsched.events.rebuild`.
 """
@@ -31,6 +33,7 @@ import sqlalchemy as sa
 
 from eventsched.events import EventStore, rebuild
 from tests.kube.apiserver import ApiServer
+from tests.kube.realserver import KubeServer
 from tests.loginvariants import ONCE_PER_ATTEMPT
 from tests.waiting import wait_for
 
@@ -102,8 +105,8 @@ def identity(name: str) -> str:
     return f"default/label:{IDENTITY_LABEL}=id-{name}"
 
 
-def node_of(apiserver: ApiServer, name: str) -> str:
-    found = apiserver.get("pods", name, "default")
+def node_of(server: KubeServer, name: str) -> str:
+    found = server.get("pods", name, "default")
     return ((found or {}).get("spec") or {}).get("nodeName") or ""
 
 
@@ -226,7 +229,7 @@ class Report:
     conflicts: list[str]
 
 
-def check_consistency(apiserver: ApiServer, db_url: str, names: list[str]) -> Report:
+def check_consistency(server: KubeServer, db_url: str, names: list[str]) -> Report:
     """Everything the issue asks to hold after crashes and restarts, on the real state.
 
     - every pod is bound in the API, by exactly one successful Binding, to the
@@ -238,22 +241,33 @@ def check_consistency(apiserver: ApiServer, db_url: str, names: list[str]) -> Re
 
     Returns the `bound` events and the Bindings answered 409 (an attempt to
     bind an already bound pod: refused by the API, but a sign the scheduler
-    lost track of a binding).
+    lost track of a binding). The emulator's request log has every Binding;
+    a real server's 409s are known from the `bind_failed` events they caused
+    (a real server binds a pod once at most: the successful Binding is the
+    pod's `spec.nodeName`).
     """
-    unbound = sorted(n for n in names if not node_of(apiserver, n))
+    unbound = sorted(n for n in names if not node_of(server, n))
     assert not unbound, f"pods not bound in the API: {unbound}"
     pods: dict[str, dict[str, Any]] = {}
     for name in names:
-        found = apiserver.get("pods", name, "default")
+        found = server.get("pods", name, "default")
         assert found is not None, name
         pods[name] = found
     conflicts: list[str] = []
-    for name in names:
-        requests = binding_requests(apiserver, name)
-        ok = [r for r in requests if r.status == 201]
-        assert len(ok) == 1, f"{name}: {len(ok)} successful Bindings: {requests}"
-        assert ok[0].body["target"]["name"] == pods[name]["spec"]["nodeName"], name
-        conflicts += [name for r in requests if r.status == 409]
+    if isinstance(server, ApiServer):
+        for name in names:
+            requests = binding_requests(server, name)
+            ok = [r for r in requests if r.status == 201]
+            assert len(ok) == 1, f"{name}: {len(ok)} successful Bindings: {requests}"
+            assert ok[0].body["target"]["name"] == pods[name]["spec"]["nodeName"], name
+            conflicts += [name for r in requests if r.status == 409]
+    else:
+        with EventStore.connect(db_url) as store:
+            conflicts = [
+                e.name or ""
+                for e in store.read(kinds=["bind_failed"])
+                if e.data.get("code") == 409 and e.name in pods
+            ]
 
     with EventStore.connect(db_url) as store:
         bound = [e for e in store.read(kinds=["bound"])]

@@ -2,10 +2,12 @@
 
 Issue 5: no pod bound twice, no bound pod without its `bound` event after
 reconciliation, no first placement lost, no reservation left open,
-positions gap-free. Each test runs the real process against the API-server
-emulator and a PostgreSQL database of its own, kills it with SIGKILL,
+positions gap-free. Each test runs the real process against an API server
+(the emulator, and a real kube-apiserver when its binaries are present,
+except where the kill is timed by holding a request at the emulator) and a
+PostgreSQL database of its own, kills it with SIGKILL,
 starts it again, lets it bind every pod, stops it with SIGTERM and runs
-`harness.check_consistency` over the emulator and the log.
+`harness.check_consistency` over the server and the log.
 
 Where the kills land, without hooks in the product:
 - mid-binding-cycle: the emulator holds two pods' Bindings, one before
@@ -54,7 +56,7 @@ from tests.crash.harness import (
     wait_for,
 )
 from tests.kube.apiserver import ApiServer
-from tests.kube.test_kube_runner import kubeconfig
+from tests.kube.realserver import KubeServer
 
 NODES = ("node-a", "node-b", "node-c")
 
@@ -65,17 +67,17 @@ pytestmark = pytest.mark.slow
 class Crashes:
     """One test's cluster, database and the scheduler processes it started, in order."""
 
-    apiserver: ApiServer
+    server: KubeServer
     db_url: str
     engine: sa.Engine
     tmp_path: Path
     processes: list[SchedulerProcess] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.kube = kubeconfig(self.tmp_path, self.apiserver.url)
+        self.kube = self.server.kubeconfig(self.tmp_path / "kubeconfig")
         self.config = scheduler_config(self.tmp_path / "config.yaml")
         for name in NODES:
-            self.apiserver.create(node(name))
+            self.server.create(node(name))
 
     def start(self) -> SchedulerProcess:
         """A new `eventsched run`, ready (informers synced, state rebuilt and reconciled)."""
@@ -87,15 +89,15 @@ class Crashes:
 
     def create_pods(self, names: list[str]) -> None:
         for name in names:
-            self.apiserver.create(pod(name))
+            self.server.create(pod(name))
 
     def finish(self, names: list[str], timeout: float = 40.0) -> None:
         """Wait until every pod is bound, then stop the running process as an operator would."""
         wait_for(
             "every pod to be bound",
-            lambda: all(node_of(self.apiserver, n) for n in names),
+            lambda: all(node_of(self.server, n) for n in names),
             timeout,
-            lambda: f"unbound: {[n for n in names if not node_of(self.apiserver, n)]}",
+            lambda: f"unbound: {[n for n in names if not node_of(self.server, n)]}",
         )
         assert self.processes[-1].terminate() == 0, self.processes[-1].output()
 
@@ -119,11 +121,10 @@ class Crashes:
             assert "Traceback" not in process.output(), process.output()
 
 
-@pytest.fixture
-def crashes(
-    apiserver: ApiServer, crash_db: str, log_engine: sa.Engine, tmp_path: Path
+def _crashes(
+    server: KubeServer, crash_db: str, log_engine: sa.Engine, tmp_path: Path
 ) -> Iterator[Crashes]:
-    run = Crashes(apiserver, crash_db, log_engine, tmp_path)
+    run = Crashes(server, crash_db, log_engine, tmp_path)
     try:
         yield run
     finally:
@@ -131,12 +132,28 @@ def crashes(
             process.ensure_dead()
 
 
+@pytest.fixture
+def crashes(
+    kube_server: KubeServer, crash_db: str, log_engine: sa.Engine, tmp_path: Path
+) -> Iterator[Crashes]:
+    """On the emulator and, when its binaries are present, a real kube-apiserver."""
+    yield from _crashes(kube_server, crash_db, log_engine, tmp_path)
+
+
+@pytest.fixture
+def emulator_crashes(
+    apiserver: ApiServer, crash_db: str, log_engine: sa.Engine, tmp_path: Path
+) -> Iterator[Crashes]:
+    """On the emulator only: for kills timed by holding requests there."""
+    yield from _crashes(apiserver, crash_db, log_engine, tmp_path)
+
+
 def settle(seconds: float = 0.3) -> None:
     """Let requests a killed process had already sent be answered (and so recorded)."""
     time.sleep(seconds)
 
 
-def test_kill_while_the_api_holds_bindings_applied_and_not(crashes: Crashes) -> None:
+def test_kill_while_the_api_holds_bindings_applied_and_not(emulator_crashes: Crashes) -> None:
     """Killed mid-binding-cycle: two Bindings held at the API, others waiting to be posted.
 
     `applied` is bound in the API but the log has no `bound` for it: the
@@ -147,10 +164,12 @@ def test_kill_while_the_api_holds_bindings_applied_and_not(crashes: Crashes) -> 
     as it must every pod whose decision was durable but whose Binding never
     left the process (the rate limiter held it back).
     """
+    crashes = emulator_crashes
+    assert isinstance(crashes.server, ApiServer)
     names = [f"p-{i}" for i in range(14)]
     applied, not_applied = "p-4", "p-5"
     holds = {
-        name: crashes.apiserver.hold_next(
+        name: crashes.server.hold_next(
             "POST", BINDING_OF.format(name=name) + "$", apply_first=name == applied
         )
         for name in (applied, not_applied)
@@ -174,8 +193,8 @@ def test_kill_while_the_api_holds_bindings_applied_and_not(crashes: Crashes) -> 
         )
     }
     assert len(reserved) == 2, reserved
-    assert node_of(crashes.apiserver, applied) == reserved[applied][1]
-    assert node_of(crashes.apiserver, not_applied) == ""
+    assert node_of(crashes.server, applied) == reserved[applied][1]
+    assert node_of(crashes.server, not_applied) == ""
     first.kill()
     for hold in holds.values():
         hold.drop()
@@ -183,7 +202,7 @@ def test_kill_while_the_api_holds_bindings_applied_and_not(crashes: Crashes) -> 
     never_posted = {
         n
         for n in crashes.open_reservations() - set(holds)
-        if not binding_requests(crashes.apiserver, n)
+        if not binding_requests(crashes.server, n)
     }
     assert never_posted, "no decision was caught between select and bind"
 
@@ -191,7 +210,7 @@ def test_kill_while_the_api_holds_bindings_applied_and_not(crashes: Crashes) -> 
     crashes.finish(names)
     crashes.assert_no_tracebacks()
 
-    report = check_consistency(crashes.apiserver, crashes.db_url, names)
+    report = check_consistency(crashes.server, crashes.db_url, names)
     assert not report.conflicts, f"Bindings posted for pods already bound: {report.conflicts}"
     for name, (_, reserved_node) in reserved.items():
         assert held[name].body["target"]["name"] == reserved_node
@@ -234,7 +253,7 @@ def test_kill_in_the_middle_of_a_batch_append(crashes: Crashes) -> None:
     crashes.create_pods(names)
     wait_for(
         "a few pods to be bound",
-        lambda: sum(bool(node_of(crashes.apiserver, n)) for n in names) >= 4,
+        lambda: sum(bool(node_of(crashes.server, n)) for n in names) >= 4,
         20,
     )
     with crashes.engine.connect() as conn:
@@ -252,7 +271,7 @@ def test_kill_in_the_middle_of_a_batch_append(crashes: Crashes) -> None:
         )
 
     def bound_without_event() -> set[str]:
-        bound = {n for n in names if node_of(crashes.apiserver, n)}
+        bound = {n for n in names if node_of(crashes.server, n)}
         return bound - pods_with(crashes.engine, "bound")
 
     # Caught while a Binding the API accepted has no durable `bound` yet (it is in the
@@ -277,7 +296,7 @@ def test_kill_in_the_middle_of_a_batch_append(crashes: Crashes) -> None:
     crashes.start()
     crashes.finish(names)
     crashes.assert_no_tracebacks()
-    report = check_consistency(crashes.apiserver, crashes.db_url, names)
+    report = check_consistency(crashes.server, crashes.db_url, names)
     assert not report.conflicts, f"Bindings posted for pods already bound: {report.conflicts}"
     # The batch being inserted was aborted: no row of its transaction is in the log.
     written = committed(
@@ -337,9 +356,9 @@ def test_kills_at_random_times_over_a_slow_run(crashes: Crashes) -> None:
         names += wave
         time.sleep(rng.uniform(0.1, 1.0))
         process.kill()
-        unbound = [n for n in names if not node_of(crashes.apiserver, n)]
+        unbound = [n for n in names if not node_of(crashes.server, n)]
         assert unbound, f"seed {seed}: kill {kill + 1} landed after every pod was bound"
     crashes.start()
     crashes.finish(names)
     crashes.assert_no_tracebacks()
-    check_consistency(crashes.apiserver, crashes.db_url, names)
+    check_consistency(crashes.server, crashes.db_url, names)

@@ -24,19 +24,16 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
+from benchmarks.controlplane import ControlPlane
 from eventsched.cli.main import main
 from eventsched.events import EventStore, upgrade
-from tests.kube.realserver import EmulatedApiServer, KubeServer, RealApiServer
-
-try:
-    from benchmarks.controlplane import ControlPlane, kube_binaries
-except ModuleNotFoundError as missing:  # benchmarks/ is not in the checkout: emulator only
-    if missing.name not in ("benchmarks", "benchmarks.controlplane"):
-        raise
-
-    def kube_binaries(directory: str | Path | None = None) -> None:  # type: ignore[misc]
-        return None
-
+from tests.kube.realserver import (
+    KUBE_SERVERS,
+    EmulatedApiServer,
+    KubeServer,
+    RealApiServer,
+    real_binaries,
+)
 
 LOCAL_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 BACKENDS = ("sqlite", "postgresql")
@@ -181,22 +178,16 @@ def _emulator() -> Iterator[EmulatedApiServer]:
     assert not server.internal_errors, "the emulator raised:\n" + "\n".join(server.internal_errors)
 
 
-#: kube-apiserver and etcd, when $EVENTSCHED_KUBE_BIN names a directory with kube-apiserver
-#: and etcd is on PATH (benchmarks/controlplane.py); None on a machine without them.
-KUBE_BINARIES = kube_binaries()
-#: The servers `kube_server` tests run against: the real one only where its binaries are.
-KUBE_SERVERS = ("emulator", "real") if KUBE_BINARIES is not None else ("emulator",)
-
-
 @pytest.fixture(scope="session")
 def real_apiserver() -> Iterator[RealApiServer]:
     """One real control plane (etcd + kube-apiserver, TLS, tokens, RBAC) for the whole session.
 
-    Only set up by `kube_server`'s "real" parameter, which exists only when
-    KUBE_BINARIES was found, so a machine without the binaries never gets here.
+    Only set up by `kube_server`'s "real" parameter and tests/kube/test_rbac_real.py, which
+    exist only when the binaries were found, so a machine without them never gets here.
     """
-    assert KUBE_BINARIES is not None, "no kube-apiserver/etcd: the real server is not a parameter"
-    with ControlPlane(KUBE_BINARIES) as control_plane:
+    binaries = real_binaries()
+    assert binaries is not None, "no kube-apiserver/etcd: the real server is not a parameter"
+    with ControlPlane(binaries) as control_plane:
         yield RealApiServer(control_plane)
 
 

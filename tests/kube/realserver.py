@@ -30,6 +30,7 @@ parametrized over both (the `kube_server` fixture) can use one vocabulary.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import time
 from collections.abc import Callable
@@ -40,10 +41,11 @@ from urllib.parse import urlencode
 import urllib3
 from kubernetes import client
 
+from benchmarks.controlplane import kube_binaries
 from tests.kube.apiserver import STRATEGIC_MERGE_PATCH, ApiServer
 
 if TYPE_CHECKING:
-    from benchmarks.controlplane import ControlPlane
+    from benchmarks.controlplane import ControlPlane, KubeBinaries
 
 T = TypeVar("T")
 
@@ -69,6 +71,19 @@ _BY_KIND: dict[tuple[str, str], str] = {
 }
 _API_VERSION = {key: version for (version, _), key in _BY_KIND.items()}
 _KIND = {key: kind for (_, kind), key in _BY_KIND.items()}
+
+
+@functools.cache
+def real_binaries() -> KubeBinaries | None:
+    """kube-apiserver and etcd when $EVENTSCHED_KUBE_BIN names a directory with kube-apiserver
+    and etcd is on PATH (benchmarks/controlplane.py); None on a machine without them."""
+    return kube_binaries()
+
+
+#: The servers `kube_server` tests run against: the real one only where its binaries are.
+KUBE_SERVERS: tuple[str, ...] = (
+    ("emulator", "real") if real_binaries() is not None else ("emulator",)
+)
 
 
 class RealApiError(Exception):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +40,9 @@ REQUEST_TIMEOUT = urllib3.Timeout(*CLIENT_TIMEOUT)
 #: Connection errors are retried by urllib3 (the request never left); an answer
 #: that was cut off is not, since a Binding may have been applied.
 _RETRIES = urllib3.Retry(total=2, connect=2, read=0, status=0, other=0, redirect=0)
+
+#: Seconds an auth header is reused before the configuration is asked again.
+AUTH_REFRESH = 60.0
 
 _insecure_warned = threading.Lock()
 
@@ -74,23 +78,51 @@ class Rest:
         configuration.connection_pool_maxsize = pool_size
         self._configuration = configuration
         self._host = configuration.host.rstrip("/")
-        self._pool = rest.RESTClientObject(configuration).pool_manager
+        manager = rest.RESTClientObject(configuration).pool_manager
+        # Without a proxy, requests go straight to the host's connection pool: the
+        # manager would parse the URL and look the pool up again for every request.
+        direct = not isinstance(manager, urllib3.ProxyManager)
+        self._pool: Any = manager.connection_from_url(self._host) if direct else manager
+        self._prefix = (urllib3.util.parse_url(self._host).path or "") if direct else self._host
+        self._auth: dict[str, str] = {}
+        self._auth_until = 0.0
+        self._auth_lock = threading.Lock()
         if not configuration.verify_ssl:
             _warn_insecure(self._host)
 
     def _headers(self, content_type: str | None = None) -> dict[str, str]:
-        headers = {"Accept": JSON, "User-Agent": "eventsched"}
+        headers = {"Accept": JSON, "User-Agent": "eventsched", **self._credentials()}
         if content_type:
             headers["Content-Type"] = content_type
-        # auth_settings() runs the configuration's refresh hook (in-cluster tokens rotate).
-        settings: Any = self._configuration.auth_settings()
-        for auth in settings.values():
-            if auth.get("in") == "header" and auth.get("value"):
-                headers[str(auth["key"])] = str(auth["value"])
         return headers
 
+    def _credentials(self) -> dict[str, str]:
+        """The auth header, asked of the configuration at most every AUTH_REFRESH seconds.
+
+        `auth_settings()` runs the configuration's refresh hook (in-cluster
+        tokens rotate, exec plugins renew); a kubeconfig's hook rebuilds part of
+        the configuration on every call, which cost more than the request.
+        """
+        now = time.monotonic()
+        if now < self._auth_until:
+            return self._auth
+        with self._auth_lock:
+            if now >= self._auth_until:
+                settings: Any = self._configuration.auth_settings()
+                self._auth = {
+                    str(auth["key"]): str(auth["value"])
+                    for auth in settings.values()
+                    if auth.get("in") == "header" and auth.get("value")
+                }
+                self._auth_until = now + AUTH_REFRESH
+            return self._auth
+
+    def _expire_credentials(self) -> None:
+        self._auth_until = 0.0
+
     def url(self, path: str, query: Mapping[str, str] | None = None) -> str:
-        return f"{self._host}{path}?{urlencode(query)}" if query else f"{self._host}{path}"
+        """What the pool is asked for: the path (after any prefix of the host) and query."""
+        return f"{self._prefix}{path}?{urlencode(query)}" if query else f"{self._prefix}{path}"
 
     def request(
         self,
@@ -104,7 +136,7 @@ class Rest:
         """One request; the answer is read whole and the connection goes back to the pool."""
         payload = None if body is None else orjson.dumps(body)
         try:
-            response = self._pool.request(
+            response = self._pool.urlopen(
                 method,
                 self.url(path, query),
                 body=payload,
@@ -115,6 +147,8 @@ class Rest:
             )
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise TransportError(_reason(exc)) from exc
+        if response.status == 401:
+            self._expire_credentials()  # a rotated token: ask the configuration again next time
         data = response.data
         try:
             decoded = orjson.loads(data) if data else None
@@ -131,7 +165,7 @@ class Rest:
         can shut it down (stopping an informer).
         """
         try:
-            response = self._pool.request(
+            response = self._pool.urlopen(
                 "GET",
                 self.url(path, query),
                 headers=self._headers(),
@@ -141,6 +175,7 @@ class Rest:
             )
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise TransportError(_reason(exc)) from exc
+        complete = False
         try:
             if on_open is not None:
                 on_open(response)
@@ -150,6 +185,7 @@ class Rest:
                     body = orjson.loads(data)
                 except orjson.JSONDecodeError:
                     body = {"message": data[:200].decode("utf-8", "replace")}
+                complete = True
                 yield {"type": "ERROR", "object": {"code": response.status, **body}}
                 return
             pending = b""
@@ -159,9 +195,12 @@ class Rest:
                 for line in lines:
                     if line.strip():
                         yield orjson.loads(line)
+            complete = True
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise TransportError(_reason(exc)) from exc
         finally:
+            if not complete:  # stopped or cut off mid-stream: the connection cannot be reused
+                response.close()
             response.release_conn()
 
 

@@ -329,7 +329,7 @@ class RealApiServer:
         path = self._path(kind, namespace, name)
         rest = dict(patch)
         status = rest.pop("status", None) if KINDS[kind][3] else None
-        patched = None
+        patched: dict = {}
         if rest or status is None:
             patched = self.call("PATCH", path, rest, content_type=content_type)
         if status is not None:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from eventsched.events import canonical_json, normalize
 
@@ -45,3 +49,48 @@ def test_subclasses_become_plain_json_values() -> None:
     assert value == {"red": ["red", 3], "m": {"k": 2}}
     assert [type(v) for v in value["red"]] == [str, int]
     assert [type(k) for k in value] == [str, str]
+
+
+# -- the orjson fast path writes exactly what json.dumps writes ------------------
+
+_json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(alphabet=st.characters(max_codepoint=0x7F))
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=5)
+        | st.dictionaries(
+            st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=8), children, max_size=5
+        )
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(_json_values)
+def test_canonical_json_is_json_dumps_whatever_path_it_takes(value: object) -> None:
+    """The hash chain of every existing log was computed with json.dumps: not one byte may change."""
+    normalized = normalize(value)
+    assert canonical_json(value) == json.dumps(
+        normalized, sort_keys=True, separators=(",", ":"), allow_nan=False
+    )
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"mean": 381.16, "small": 3.7638590062681084e-05, "tiny": 5e-324},
+        {"del": "a\x7fb", "ctl": "\x1f\n\t"},
+        {"text": "zürich", "big": 2**64},
+        [0.0001, 0.00012, 1e-05, 4503599627370495.5, -1.5e-7],
+        {"ok": [1, "a", None, True], "nested": {"b": {"a": -(2**63)}}},
+    ],
+)
+def test_canonical_json_edges_of_the_fast_path(value: object) -> None:
+    assert canonical_json(value) == json.dumps(
+        normalize(value), sort_keys=True, separators=(",", ":"), allow_nan=False
+    )

@@ -48,6 +48,7 @@ class SchedulerMetrics:
             ["queue"],
             registry=r,
         )
+        self._extension_points: dict[tuple[str, str, str], Any] = {}
         self.extension_point_duration = Histogram(
             "scheduler_framework_extension_point_duration_seconds",
             "Latency for running all plugins of a specific extension point.",
@@ -82,7 +83,13 @@ class SchedulerMetrics:
     def observe_extension_point(
         self, point: str, status: str, profile: str, seconds: float
     ) -> None:
-        self.extension_point_duration.labels(point, status, profile).observe(seconds)
+        # Several observations per attempt: keep each label set's child rather
+        # than asking the histogram for it (a lock and a lookup) every time.
+        key = (point, status, profile)
+        child = self._extension_points.get(key)
+        if child is None:
+            child = self._extension_points[key] = self.extension_point_duration.labels(*key)
+        child.observe(seconds)
 
     def set_pending(self, counts: Mapping[Any, int]) -> None:
         for queue in ("active", "backoff", "unschedulable", "gated"):

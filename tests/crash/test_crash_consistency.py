@@ -45,6 +45,7 @@ from tests.crash.harness import (
     APPLICATION_NAME,
     BINDING_OF,
     SchedulerProcess,
+    assigned,
     binding_requests,
     check_consistency,
     committed,
@@ -95,9 +96,9 @@ class Crashes:
         """Wait until every pod is bound, then stop the running process as an operator would."""
         wait_for(
             "every pod to be bound",
-            lambda: all(node_of(self.server, n) for n in names),
+            lambda: set(names) <= assigned(self.server).keys(),
             timeout,
-            lambda: f"unbound: {[n for n in names if not node_of(self.server, n)]}",
+            lambda: f"unbound: {sorted(set(names) - assigned(self.server).keys())}",
         )
         assert self.processes[-1].terminate() == 0, self.processes[-1].output()
 
@@ -253,7 +254,7 @@ def test_kill_in_the_middle_of_a_batch_append(crashes: Crashes) -> None:
     crashes.create_pods(names)
     wait_for(
         "a few pods to be bound",
-        lambda: sum(bool(node_of(crashes.server, n)) for n in names) >= 4,
+        lambda: len(assigned(crashes.server).keys() & set(names)) >= 4,
         20,
     )
     with crashes.engine.connect() as conn:
@@ -271,7 +272,7 @@ def test_kill_in_the_middle_of_a_batch_append(crashes: Crashes) -> None:
         )
 
     def bound_without_event() -> set[str]:
-        bound = {n for n in names if node_of(crashes.server, n)}
+        bound = assigned(crashes.server).keys() & set(names)
         return bound - pods_with(crashes.engine, "bound")
 
     # Caught while a Binding the API accepted has no durable `bound` yet (it is in the
@@ -356,7 +357,7 @@ def test_kills_at_random_times_over_a_slow_run(crashes: Crashes) -> None:
         names += wave
         time.sleep(rng.uniform(0.1, 1.0))
         process.kill()
-        unbound = [n for n in names if not node_of(crashes.server, n)]
+        unbound = sorted(set(names) - assigned(crashes.server).keys())
         assert unbound, f"seed {seed}: kill {kill + 1} landed after every pod was bound"
     crashes.start()
     crashes.finish(names)

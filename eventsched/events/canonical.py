@@ -106,6 +106,45 @@ def dumps_normalized(value: Any) -> str:
     return _dumps_json(value)
 
 
+def normalized_json(value: Any) -> tuple[Any, str]:
+    """`(normalize(value), canonical_json(value))`, in one pass where orjson can take it.
+
+    `normalize` walks the value in Python, the most expensive step of an
+    append. When orjson's sorted output already is the canonical form and
+    holds nothing `normalize` would change or refuse (no float written as an
+    integer like `2.0`, no `null` a NaN may have become, see `dumps_normalized`
+    for the rest), decoding it back gives the normalized value: what the
+    databases give back, built by C code. Anything else takes the walk.
+    """
+    try:
+        fast = orjson.dumps(value, option=_FAST_OPTIONS)
+    except TypeError:
+        fast = b""
+    if (
+        fast
+        and fast.isascii()
+        and b"\x7f" not in fast
+        and b"null" not in fast
+        and not _EXPONENT_FORM.search(fast)
+        and not _INTEGRAL_FLOAT.search(fast)
+    ):
+        return orjson.loads(fast), fast.decode()
+    normalized = normalize(value)
+    return normalized, dumps_normalized(normalized)
+
+
+#: Types orjson would write on its own but `normalize` maps or refuses go the slow way.
+_FAST_OPTIONS = (
+    orjson.OPT_SORT_KEYS
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
+
+#: A float with nothing after the point but 0 (`2.0`), which `normalize` makes `2`.
+_INTEGRAL_FLOAT = re.compile(rb"(?:^|[:,\[])-?\d+\.0(?:$|[,\]}])")
+
+
 def _dumps_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
 

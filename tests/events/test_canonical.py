@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eventsched.events import canonical_json, normalize
+from eventsched.events.canonical import normalized_json
 
 
 def test_integral_floats_become_the_integers_jsonb_gives_back() -> None:
@@ -94,3 +95,36 @@ def test_canonical_json_edges_of_the_fast_path(value: object) -> None:
     assert canonical_json(value) == json.dumps(
         normalize(value), sort_keys=True, separators=(",", ":"), allow_nan=False
     )
+
+
+_python_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats()
+    | st.sampled_from([2.0, -0.0, 381.16, 1e-05, 5e-324, 1e22])
+    | st.text(alphabet=st.characters(max_codepoint=0x7F))
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=5)
+        | st.tuples(children, children)
+        | st.dictionaries(st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=8), children)
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(_python_values)
+def test_normalized_json_is_normalize_then_canonical_json(value: object) -> None:
+    """The store's one-pass encoding gives the value and text the two-step one gives, or refuses alike."""
+    try:
+        expected = normalize(value)
+    except (TypeError, ValueError):
+        with pytest.raises((TypeError, ValueError)):
+            normalized_json(value)
+        return
+    data, text = normalized_json(value)
+    assert text == canonical_json(value)
+    assert data == expected
+    assert json.dumps(data, sort_keys=True) == json.dumps(expected, sort_keys=True)

@@ -94,7 +94,7 @@ def test_only_the_lease_holder_schedules_and_a_standby_takes_over(
 
     assert first.stop() == 0
     kube_server.create(pod("p2"))
-    # The lease is not released; the standby takes it once it expires.
+    # A graceful stop releases the lease (holderIdentity emptied): the standby takes it.
     kube_server.wait_for(lambda: node_of(kube_server, "p2") == "node-a", timeout=15)
     assert second.runner.state.role == "leading"
     assert kube_server.get("leases", "eventsched", "eventsched")["spec"]["holderIdentity"] == (

@@ -16,12 +16,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
-
-import orjson
 
 _SCALARS = (str, int, bool, type(None))
 
@@ -87,72 +84,8 @@ def canonical_json(value: Any) -> str:
 
 
 def dumps_normalized(value: Any) -> str:
-    """`canonical_json` of a value that `normalize` already returned.
-
-    The canonical form is `json.dumps(sort_keys=True, separators=(",", ":"))`
-    with its default `ensure_ascii`, as the hash chain has always been
-    computed. orjson writes the same bytes about three times faster, except
-    for non-ASCII text and DEL (json escapes them), integers beyond 64 bits
-    (orjson refuses them) and floats Python spells with an exponent (below
-    1e-4, where orjson may write `0.0000...`): those take json's path.
-    tests/events/test_canonical.py checks the two agree on arbitrary values.
-    """
-    try:
-        fast = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-    except TypeError:  # an integer beyond 64 bits, or nesting orjson does not take
-        return _dumps_json(value)
-    if fast.isascii() and b"\x7f" not in fast and not _EXPONENT_FORM.search(fast):
-        return fast.decode()
-    return _dumps_json(value)
-
-
-def normalized_json(value: Any) -> tuple[Any, str]:
-    """`(normalize(value), canonical_json(value))`, in one pass where orjson can take it.
-
-    `normalize` walks the value in Python, the most expensive step of an
-    append. When orjson's sorted output already is the canonical form and
-    holds nothing `normalize` would change or refuse (no float written as an
-    integer like `2.0`, no `null` a NaN may have become, see `dumps_normalized`
-    for the rest), decoding it back gives the normalized value: what the
-    databases give back, built by C code. Anything else takes the walk.
-    """
-    try:
-        fast = orjson.dumps(value, option=_FAST_OPTIONS)
-    except TypeError:
-        fast = b""
-    if (
-        fast
-        and fast.isascii()
-        and b"\x7f" not in fast
-        and b"null" not in fast
-        and not _EXPONENT_FORM.search(fast)
-        and not _INTEGRAL_FLOAT.search(fast)
-    ):
-        return orjson.loads(fast), fast.decode()
-    normalized = normalize(value)
-    return normalized, dumps_normalized(normalized)
-
-
-#: Types orjson would write on its own but `normalize` maps or refuses go the slow way.
-_FAST_OPTIONS = (
-    orjson.OPT_SORT_KEYS
-    | orjson.OPT_PASSTHROUGH_DATACLASS
-    | orjson.OPT_PASSTHROUGH_DATETIME
-    | orjson.OPT_PASSTHROUGH_SUBCLASS
-)
-
-#: A float with nothing after the point but 0 (`2.0`), which `normalize` makes `2`.
-_INTEGRAL_FLOAT = re.compile(rb"(?:^|[:,\[])-?\d+\.0(?:$|[,\]}])")
-
-
-def _dumps_json(value: Any) -> str:
+    """`canonical_json` of a value that `normalize` already returned."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
-
-
-#: A number token orjson may spell otherwise than json: with an exponent, or
-#: `0.0000...` where Python writes `1e-05`. Text that merely looks like one only
-#: sends the value down json's path.
-_EXPONENT_FORM = re.compile(rb"(?:^|[:,\[])-?(?:\d+(?:\.\d+)?[eE]|0\.0000)")
 
 
 def digest(data: Any) -> str:

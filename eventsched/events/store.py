@@ -27,7 +27,7 @@ from sqlalchemy import ColumnElement, Connection, Engine, delete, func, select, 
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from eventsched.events import appendsql, partitions, retention
-from eventsched.events.canonical import normalized_json
+from eventsched.events.canonical import dumps_normalized, normalize
 from eventsched.events.chain import (
     GENESIS,
     BatchRow,
@@ -227,7 +227,8 @@ class EventStore:
                 f"not {type(record.data).__name__}"
             )
         try:
-            data, data_json = normalized_json(record.data)
+            data = normalize(record.data)
+            data_json = dumps_normalized(data)
         except (TypeError, ValueError) as exc:
             raise EventStoreError(
                 f"cannot append a {record.kind} event: its data is not JSON: {exc}"

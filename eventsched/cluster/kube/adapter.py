@@ -39,7 +39,7 @@ NON_TERMINAL = "status.phase!=Succeeded,status.phase!=Failed"
 
 
 class KubeCluster:
-    """Implements `eventsched.scheduler.ports.Cluster` with the official client."""
+    """Implements `eventsched.scheduler.ports.Cluster`: plain JSON, configured by the official client."""
 
     def __init__(
         self,

@@ -152,6 +152,8 @@ class Informer:
             self._response = response
 
     def _deliver(self, kind: str, obj: dict[str, Any]) -> None:
+        # Kept per object for relists and conditions; its field-manager bookkeeping is not needed.
+        (obj.get("metadata") or {}).pop("managedFields", None)
         key = _key(obj)
         if kind == DELETED:
             self._known.pop(key, None)

@@ -433,26 +433,7 @@ class ControlPlane:
         wanted = body.pop("status", None) or {}
         name = body["metadata"]["name"]
         created = _raw(core.create_node(body, _preload_content=False))
-        default = {"cpu": "4", "memory": "16Gi", "pods": "110"}
-        capacity = wanted.get("capacity") or wanted.get("allocatable") or default
-        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        status = {
-            **wanted,
-            "capacity": capacity,
-            "allocatable": wanted.get("allocatable") or capacity,
-            "conditions": wanted.get("conditions")
-            or [
-                {
-                    "type": "Ready",
-                    "status": "True",
-                    "reason": "KubeletReady",
-                    "message": "kubelet is posting ready status",
-                    "lastHeartbeatTime": now,
-                    "lastTransitionTime": now,
-                }
-            ],
-        }
-        created["status"] = status
+        created["status"] = ready_node_status(wanted)
         updated = _raw(core.replace_node_status(name, created, _preload_content=False))
         taints = updated.get("spec", {}).get("taints") or []
         kept = [t for t in taints if t.get("key") != NOT_READY_TAINT]
@@ -484,3 +465,28 @@ class ControlPlane:
         )
         self._schedulers.append(proc)
         return proc
+
+
+def ready_node_status(wanted: dict[str, Any]) -> dict[str, Any]:
+    """A Node's status as a kubelet's registration and first heartbeat write it.
+
+    `wanted` (the manifest's own status) wins; capacity defaults to 4 cpu, 16Gi,
+    110 pods, allocatable to capacity, conditions to Ready=True.
+    """
+    default = {"cpu": "4", "memory": "16Gi", "pods": "110"}
+    capacity = wanted.get("capacity") or wanted.get("allocatable") or default
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    ready = {
+        "type": "Ready",
+        "status": "True",
+        "reason": "KubeletReady",
+        "message": "kubelet is posting ready status",
+        "lastHeartbeatTime": now,
+        "lastTransitionTime": now,
+    }
+    return {
+        **wanted,
+        "capacity": capacity,
+        "allocatable": wanted.get("allocatable") or capacity,
+        "conditions": wanted.get("conditions") or [ready],
+    }

@@ -41,7 +41,7 @@ from urllib.parse import urlencode
 import urllib3
 from kubernetes import client
 
-from benchmarks.controlplane import kube_binaries
+from benchmarks.controlplane import kube_binaries, ready_node_status
 from tests.kube.apiserver import STRATEGIC_MERGE_PATCH, ApiServer
 
 if TYPE_CHECKING:
@@ -235,27 +235,8 @@ class RealApiServer:
     def _make_ready(self, node: dict, wanted: dict) -> dict:
         """What a kubelet's registration and first heartbeat would write."""
         name = node["metadata"]["name"]
-        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        default = {"cpu": "4", "memory": "16Gi", "pods": "110"}
-        capacity = wanted.get("capacity") or wanted.get("allocatable") or default
-        status = {
-            **wanted,
-            "capacity": capacity,
-            "allocatable": wanted.get("allocatable") or capacity,
-            "conditions": wanted.get("conditions")
-            or [
-                {
-                    "type": "Ready",
-                    "status": "True",
-                    "reason": "KubeletReady",
-                    "message": "kubelet is posting ready status",
-                    "lastHeartbeatTime": now,
-                    "lastTransitionTime": now,
-                }
-            ],
-        }
         path = self._path("nodes", None, name)
-        node = self.call("PUT", path + "/status", {**node, "status": status})
+        node = self.call("PUT", path + "/status", {**node, "status": ready_node_status(wanted)})
         taints = (node.get("spec") or {}).get("taints") or []
         kept = [t for t in taints if t.get("key") != NOT_READY_TAINT]
         if len(kept) != len(taints):

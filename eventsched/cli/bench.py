@@ -13,6 +13,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from eventsched.cli.commands import summary
 from eventsched.cli.database import resolve_url
 from eventsched.cli.progress import progress_bar
 
@@ -20,7 +21,7 @@ from eventsched.cli.progress import progress_bar
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "bench",
-        help="measure scheduling throughput (pods/s) on a generated cluster",
+        help=summary("bench"),
         description="Prints '<N> pods/s' plus events/s and log bytes per pod (with --replay, "
         "also how fast that log replays). Without --db (or EVENTSCHED_DATABASE_URL) a fresh "
         "SQLite file in a temporary directory is used.",

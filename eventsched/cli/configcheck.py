@@ -8,6 +8,7 @@ import sys
 
 import yaml
 
+from eventsched.cli.commands import summary
 from eventsched.config.effective import effective_config
 from eventsched.config.file import load_config
 from eventsched.plugins import full_registry
@@ -16,7 +17,7 @@ from eventsched.plugins import full_registry
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "config",
-        help="check a KubeSchedulerConfiguration file",
+        help=summary("config"),
         description="Work with KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) files.",
     )
     inner = p.add_subparsers(dest="config_command", required=True, metavar="SUBCOMMAND")

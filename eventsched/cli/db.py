@@ -7,6 +7,7 @@ import json
 from datetime import UTC, datetime
 
 from eventsched.audit.retention import prune
+from eventsched.cli.commands import summary
 from eventsched.cli.database import open_store
 from eventsched.cli.progress import progress_bar
 from eventsched.cli.replay import FORMS, parse_bound
@@ -15,7 +16,7 @@ from eventsched.plugins import full_registry
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("db", help="manage the event log's database")
+    p = sub.add_parser("db", help=summary("db"))
     dbsub = p.add_subparsers(dest="db_command", required=True, metavar="COMMAND")
     up = dbsub.add_parser("upgrade", help="create or migrate the schema (Alembic migrations)")
     up.set_defaults(func=run_upgrade)

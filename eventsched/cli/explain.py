@@ -7,6 +7,7 @@ import json
 from collections import defaultdict
 
 from eventsched.audit import AttemptExplanation, PodExplanation, explain_full, explain_pod
+from eventsched.cli.commands import summary
 from eventsched.cli.database import open_store
 from eventsched.plugins import full_registry
 
@@ -14,7 +15,7 @@ from eventsched.plugins import full_registry
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "explain",
-        help="why a pod landed where it did (or nowhere), from the event log alone",
+        help=summary("explain"),
     )
     p.add_argument(
         "pod", metavar="NAMESPACE/NAME", help="the pod; NAME alone means namespace default"

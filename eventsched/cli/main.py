@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -10,12 +11,15 @@ from collections.abc import Sequence
 import structlog
 
 from eventsched import __version__
-from eventsched.cli import bench, configcheck, db, explain, query, replay, run, simulate, sticky
-from eventsched.cli.errors import friendly_error
+from eventsched.cli.commands import COMMANDS
 from eventsched.cli.logs import configure_logging
 
+#: Options before the command that take a value (`--db URL`, not `--db=URL`).
+_VALUED = {"--db", "--log-format", "--log-level"}
 
-def build_parser() -> argparse.ArgumentParser:
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser, with `command`'s own arguments: every command's when None, none when ""."""
     parser = argparse.ArgumentParser(
         prog="eventsched",
         description="A Kubernetes scheduler that logs every decision, so it can explain itself.",
@@ -37,11 +41,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (run, simulate, explain, replay, query, configcheck, db, bench, sticky):
-        module.add_parser(sub)
-    for command in sub.choices.values():
-        _accept_db_after_command(command)
+    for name, (module, summary) in COMMANDS.items():
+        if command is None or name == command:
+            importlib.import_module(f"eventsched.cli.{module}").add_parser(sub)
+        else:
+            sub.add_parser(name, help=summary)  # a name in the list; its module is not loaded
+    for command_parser in sub.choices.values():
+        _accept_db_after_command(command_parser)
     return parser
+
+
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The command named on the line, found without parsing it (the parser depends on it)."""
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif "=" not in arg and any(v.startswith(arg) for v in _VALUED if arg.startswith("--")):
+            skip = True  # `--db URL`, or an abbreviation argparse accepts (`--log-l info`)
+        elif not arg.startswith("-"):
+            return arg if arg in COMMANDS else None
+    return None
 
 
 def _accept_db_after_command(command: argparse.ArgumentParser) -> None:
@@ -57,7 +77,8 @@ def _accept_db_after_command(command: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command_in(argv) or "")
     args = parser.parse_args(argv)
     try:
         configure_logging(args.log_format, "debug" if args.debug else args.log_level)
@@ -71,6 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 141
     except Exception as exc:
+        from eventsched.cli.errors import friendly_error  # what it knows imports the world
+
         message = friendly_error(exc)
         if message is None or args.debug:
             if message is None:

@@ -20,6 +20,7 @@ from typing import Any, TextIO
 from uuid import UUID
 
 from eventsched.audit.query import DEFAULT_TIMEOUT_S, QueryError, QueryResult, run_read_only
+from eventsched.cli.commands import summary
 from eventsched.cli.database import resolve_url
 
 #: Default widest cell in the table format; longer values end in an ellipsis.
@@ -29,7 +30,7 @@ DEFAULT_MAX_WIDTH = 60
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "query",
-        help="run one read-only SQL statement over the event log (table, CSV or JSON)",
+        help=summary("query"),
         description="Run one SQL statement over the event log, read-only: on PostgreSQL in a "
         "READ ONLY transaction that is rolled back, on SQLite with the file opened read-only. "
         "Views: decisions, placements, filter_rejections, plugin_scores; table: events.",

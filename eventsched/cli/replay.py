@@ -13,6 +13,7 @@ from typing import Any
 
 from eventsched.audit import ReplayReport, Selection, replay
 from eventsched.audit.replay import Bound, CounterfactualReport, counterfactual
+from eventsched.cli.commands import summary
 from eventsched.cli.database import open_store
 from eventsched.cli.progress import progress_bar
 from eventsched.config.file import load_config
@@ -23,7 +24,7 @@ from eventsched.plugins import full_registry
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "replay",
-        help="re-run every recorded attempt from the log and report what does not reproduce",
+        help=summary("replay"),
         description="Rebuild, from the log alone, the scheduler's view of the cluster at each "
         "attempt and run the recorded profile's scheduling cycle again (same seed, start "
         "index and recorded plugin inputs). Reports each attempt whose node differs, with the "

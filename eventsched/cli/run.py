@@ -8,6 +8,7 @@ import types
 
 import structlog
 
+from eventsched.cli.commands import summary
 from eventsched.cli.database import open_store
 from eventsched.cli.runner import Runner
 from eventsched.cli.serve import Endpoints
@@ -21,7 +22,7 @@ log = structlog.get_logger(__name__)
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "run",
-        help="schedule pods of a Kubernetes cluster (in-cluster or with --kubeconfig)",
+        help=summary("run"),
         description="Run as a named second scheduler: watch nodes and pods, schedule pending "
         "pods whose spec.schedulerName is one of the configured profiles, log every decision.",
     )

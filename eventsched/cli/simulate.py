@@ -7,6 +7,7 @@ import sys
 import time
 from dataclasses import dataclass
 
+from eventsched.cli.commands import summary
 from eventsched.cli.database import open_store
 from eventsched.cli.progress import progress_bar
 from eventsched.cluster import SimulatedCluster, generate_cluster, load_manifests
@@ -20,7 +21,7 @@ from eventsched.scheduler import Scheduler, SchedulerOptions
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "simulate",
-        help="schedule a simulated cluster (manifests or generated) and log every decision",
+        help=summary("simulate"),
         description="Load Node/Pod/Deployment/ReplicaSet/StatefulSet manifests (files or "
         "directories) or generate a cluster, schedule its pending pods with the default "
         "profile, and print where they went.",

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from eventsched.cli.commands import summary
 from eventsched.cli.database import open_store
 from eventsched.events import EventRecord, EventStore, Placement, rebuild
 
@@ -29,7 +30,7 @@ MAX_TIME_LOOKUPS = 1000
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "sticky",
-        help="show or clear StickyNode's first placements (from the event log)",
+        help=summary("sticky"),
         description="First placements per pod identity, as the event log records them "
         "(`bound` events, minus `sticky_forget` maintenance events).",
     )

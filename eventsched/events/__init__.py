@@ -1,8 +1,8 @@
 """The event log: every input and decision of the scheduler, append-only, hash-chained.
 
 Import from here; the submodules are the implementation. This package may
-import only `eventsched.model` and third-party libraries (ARCHITECTURE.md,
-"Packages"), so everything above it can depend on it.
+import only `eventsched.model` and third-party libraries (the import-linter
+contracts in pyproject.toml), so everything above it can depend on it.
 """
 
 from eventsched.events.canonical import canonical_json, digest, normalize

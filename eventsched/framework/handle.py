@@ -27,7 +27,7 @@ def _no_event(pod: Pod, event_type: str, reason: str, action: str, note: str) ->
 class Handle:
     """kube-scheduler's `framework.Handle`, trimmed to what our plugins use.
 
-    Plugins never import the store or the cluster (ARCHITECTURE.md layers);
+    Plugins never import the store or the cluster (pyproject.toml's layers);
     the scheduler wires these callables to them instead:
 
     - `record_input`: a plugin that reads the outside world (Prometheus, the

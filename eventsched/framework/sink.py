@@ -1,6 +1,6 @@
 """Where the runtime puts its decisions. The scheduler turns them into log events.
 
-The framework may not import the event store (ARCHITECTURE.md layers), so it
+The framework may not import the event store (pyproject.toml's layers), so it
 records decisions through this protocol; `eventsched.scheduler` supplies a
 sink that stamps attempt, pod and profile and appends one batch per attempt.
 """

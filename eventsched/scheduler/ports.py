@@ -1,8 +1,8 @@
 """What the scheduler needs from a cluster, as a protocol.
 
 `eventsched.cluster.kube` and `eventsched.cluster.sim` implement it
-structurally; the scheduler never imports them (ARCHITECTURE.md layers),
-the CLI wires one in.
+structurally; the scheduler never imports them (the layer contracts in
+pyproject.toml, checked by lint-imports), the CLI wires one in.
 """
 
 from __future__ import annotations

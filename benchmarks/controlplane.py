@@ -191,16 +191,7 @@ class ControlPlane:
     def _spawn(self, name: str, argv: list[str]) -> subprocess.Popen[bytes]:
         log = self.workdir / f"{name}.log"
         self._logs.append(log)
-        with log.open("ab") as out:
-            proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                cwd=self.workdir,
-                start_new_session=True,  # a Ctrl-C reaches us, and we stop them in order
-            )
-        return proc
+        return spawn_logged(argv, log, cwd=self.workdir)
 
     def _write_credentials(self) -> None:
         self.pki.mkdir(exist_ok=True)
@@ -490,3 +481,19 @@ def ready_node_status(wanted: dict[str, Any]) -> dict[str, Any]:
         "allocatable": wanted.get("allocatable") or capacity,
         "conditions": wanted.get("conditions") or [ready],
     }
+
+
+def spawn_logged(argv: list[str], log: Path, cwd: Path | None = None) -> subprocess.Popen[bytes]:
+    """A child process writing stdout and stderr to `log`, in a session of its own.
+
+    Its own session: a Ctrl-C reaches only us, and we stop the children in order.
+    """
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=cwd,
+            start_new_session=True,
+        )

@@ -475,14 +475,7 @@ def measure(
                 "run", "--config", str(config), "--kubeconfig", str(kubeconfig),
                 "--leader-elect", "false", "--http-address", http,
             ]  # fmt: skip
-            with log.open("ab") as out:
-                proc = subprocess.Popen(
-                    argv,
-                    stdin=subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
+            proc = _controlplane().spawn_logged(argv, log)
         else:
             proc = cp.start_kube_scheduler(config)
             log = workdir / "kube-scheduler.log"

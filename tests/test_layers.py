@@ -1,4 +1,4 @@
-"""ARCHITECTURE.md's layer table, enforced: imports only point down (contracts in pyproject.toml)."""
+"""The package layers, enforced: imports only point down (import-linter contracts in pyproject.toml)."""
 
 from __future__ import annotations
 

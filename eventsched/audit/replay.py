@@ -202,11 +202,14 @@ class Replayer:
             self.inputs[(e.plugin, str(e.data.get("key", "")))] = value
 
     def _maintenance(self, e: StoredEvent) -> None:
-        """A scheduler process started: its cache and its plugins began empty."""
+        """A scheduler process started: its plugins began empty.
+
+        The view of the cluster carries on: the new process logs only what
+        differs from what the log last said (objects gone meanwhile as
+        removed, changed ones as observed), and settles the reservations its
+        predecessor left open with `bound` or `unreserved`.
+        """
         if e.data.get("action") == "scheduler_started":
-            self.cache = Cache()
-            self.pods.clear()
-            self.handle.table = self.cache.table
             self._frameworks.clear()
 
     def _config(self, e: StoredEvent) -> None:
@@ -535,14 +538,7 @@ class CounterfactualReplayer(Replayer):
 
     def _maintenance(self, e: StoredEvent) -> None:
         if e.data.get("action") == "scheduler_started":
-            known = dict(self.pods)
             super()._maintenance(e)
-            # The restarted scheduler lists our pods where they were bound: here,
-            # where this run placed them.
-            for uid, node in self.placed.items():
-                pod = known.get(uid)
-                if node and pod is not None:
-                    self.cache.add_or_update_pod(pod.with_node(node))
             self.alternatives = {
                 name: Framework(fw.profile, self.registry, self.handle)
                 for name, fw in self.alternatives.items()

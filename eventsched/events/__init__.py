@@ -5,7 +5,7 @@ import only `eventsched.model` and third-party libraries (the import-linter
 contracts in pyproject.toml), so everything above it can depend on it.
 """
 
-from eventsched.events.canonical import canonical_json, digest, normalize
+from eventsched.events.canonical import Encoded, canonical_json, digest, encode, normalize
 from eventsched.events.chain import ChainReport
 from eventsched.events.engine import create_engine, display_url
 from eventsched.events.errors import (
@@ -48,6 +48,7 @@ __all__ = [
     "Backoff",
     "ChainReport",
     "DatabaseUnavailableError",
+    "Encoded",
     "EventRecord",
     "EventStore",
     "EventStoreError",
@@ -66,6 +67,7 @@ __all__ = [
     "digest",
     "display_url",
     "downgrade",
+    "encode",
     "head_revision",
     "identity_of",
     "migrations_dir",

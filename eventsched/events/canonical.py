@@ -17,6 +17,7 @@ import hashlib
 import json
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -86,6 +87,29 @@ def canonical_json(value: Any) -> str:
 def dumps_normalized(value: Any) -> str:
     """`canonical_json` of a value that `normalize` already returned."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    """A value normalized and spelled once: what is stored, hashed and digested.
+
+    An observation is encoded before the scheduler knows whether it changed
+    (the digest says), and the same text is what the store writes and the
+    projections digest: the value is never walked or dumped a second time.
+    """
+
+    data: Any
+    text: str
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha1(self.text.encode()).hexdigest()
+
+
+def encode(value: Any) -> Encoded:
+    """Normalize and dump `value` (TypeError or ValueError if it is not JSON data)."""
+    data = normalize(value)
+    return Encoded(data, dumps_normalized(data))
 
 
 def digest(data: Any) -> str:

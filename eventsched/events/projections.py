@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import structlog
 
-from eventsched.events.canonical import digest, digest_normalized
+from eventsched.events.canonical import digest
 from eventsched.events.placements import Placement, PlacementTable
 from eventsched.events.record import StoredEvent
 from eventsched.events.retention import read_base
@@ -177,7 +177,7 @@ class Projections:
     def _node_observed(self, e: StoredEvent) -> None:
         name = _node_name(e)
         if name is not None:
-            self.observed[f"node/{name}"] = digest_normalized(e.data)
+            self.observed[f"node/{name}"] = e.data_digest
 
     def _node_removed(self, e: StoredEvent) -> None:
         name = _node_name(e)
@@ -187,7 +187,7 @@ class Projections:
     def _pod_observed(self, e: StoredEvent) -> None:
         uid = e.uid or e.data.get("uid")
         if isinstance(uid, str) and uid:
-            self.observed[f"pod/{uid}"] = digest_normalized(e.data)
+            self.observed[f"pod/{uid}"] = e.data_digest
         # A pod of ours found bound without a `bound` of ours (placed while the
         # scheduler was down): its node is still the identity's first placement.
         identity = e.pod_key

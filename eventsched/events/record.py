@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+
+from eventsched.events.canonical import digest_normalized
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +25,9 @@ class EventRecord:
     node: str | None = None
     plugin: str | None = None
     data: Mapping[str, Any] = field(default_factory=dict)
+    #: `canonical.encode(data).text` when the caller already encoded it: then `data`
+    #: is the normalized value and the store writes this text as it is.
+    data_json: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +46,16 @@ class StoredEvent:
     node: str | None
     plugin: str | None
     data: Mapping[str, Any]
+    #: The canonical JSON of `data` when this process appended the event (None when
+    #: read back): what the projections digest, so an observation is not dumped twice.
+    data_json: str | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def data_digest(self) -> str:
+        """SHA-1 of the canonical JSON of `data` (an observation's identity)."""
+        if self.data_json is not None:
+            return hashlib.sha1(self.data_json.encode()).hexdigest()
+        return digest_normalized(self.data)
 
     @property
     def pod_key(self) -> str | None:

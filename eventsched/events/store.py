@@ -226,6 +226,8 @@ class EventStore:
                 f"cannot append a {record.kind} event: data must be a JSON object, "
                 f"not {type(record.data).__name__}"
             )
+        if record.data_json is not None:
+            return self._prepared(record, record.data, record.data_json)
         try:
             data = normalize(record.data)
             data_json = dumps_normalized(data)
@@ -233,6 +235,10 @@ class EventStore:
             raise EventStoreError(
                 f"cannot append a {record.kind} event: its data is not JSON: {exc}"
             ) from exc
+        return self._prepared(record, data, data_json)
+
+    @staticmethod
+    def _prepared(record: EventRecord, data: Any, data_json: str) -> _Prepared:
         parts = event_json_parts(
             kind=record.kind,
             scheduler=record.scheduler,
@@ -608,6 +614,7 @@ def _stored(prepared: list[_Prepared], first: int, recorded_at: datetime) -> lis
             node=p.record.node,
             plugin=p.record.plugin,
             data=p.data,
+            data_json=p.data_json,
         )
         for i, p in enumerate(prepared)
     ]

@@ -10,9 +10,12 @@ from __future__ import annotations
 #: Inputs: what the scheduler saw or read. Replay rebuilds its view from these.
 INPUT_KINDS: dict[str, str] = {
     "node_observed": "a node as seen (node.to_record()); identical repeats are not written",
-    "node_removed": "a node deleted from the cluster; data: {uid}",
-    "pod_observed": "a pod as seen (pod.to_record()); identical repeats are not written",
-    "pod_removed": "a pod deleted from the cluster; data: {nodeName}",
+    "node_removed": "a node deleted from the cluster; data: {uid} or, for one the cluster no "
+    "longer listed when a scheduler started, {reason}",
+    "pod_observed": "a pod as seen (pod.to_record(), fields at their default left out); identical "
+    "repeats are not written, nor is the pod on the node our own `bound` gave it",
+    "pod_removed": "a pod deleted from the cluster; data: {nodeName, reason?} (reason: not "
+    "listed when a scheduler started; then only the uid column is set)",
     "input_recorded": "an outside value a plugin read; plugin column set; data: {key, value}",
     "config_loaded": "a profile put in force; scheduler column = profile; data: {digest, profile}",
 }

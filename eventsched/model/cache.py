@@ -75,6 +75,11 @@ class Cache:
         self._pods[pod.uid] = _Placed(assumed, node, assumed=True)
         self.table.add_pod(assumed, node)
 
+    def binding_finished(self, uid: str) -> bool:
+        """An assumed pod whose Binding the API accepted (the informer has not shown it yet)."""
+        placed = self._pods.get(uid)
+        return placed is not None and placed.binding_finished
+
     def finish_binding(self, uid: str) -> None:
         placed = self._pods.get(uid)
         if placed is not None and placed.assumed:

@@ -22,6 +22,8 @@ from eventsched.model.resources import (
 from eventsched.model.taints import Toleration
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
+#: Phases after which a pod never runs again: kube-scheduler lists pods without them.
+TERMINAL_PHASES = ("Succeeded", "Failed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +52,9 @@ class Pod:
     scheduling_gates: tuple[str, ...] = ()
     owner: OwnerRef | None = None
     created: str = ""
-    phase: str = "Pending"
+    #: Succeeded or Failed: the only thing about a pod's phase a scheduling decision reads,
+    #: so a pod going from Pending to Running is not a change worth logging.
+    terminal: bool = False
     deleting: bool = False
     nominated_node_name: str = ""
 
@@ -65,7 +69,7 @@ class Pod:
 
     @property
     def is_terminal(self) -> bool:
-        return self.phase in ("Succeeded", "Failed")
+        return self.terminal
 
     def with_node(self, node_name: str) -> Pod:
         return replace(self, node_name=node_name)
@@ -126,22 +130,29 @@ class Pod:
             ),
             owner=owner,
             created=str(meta.get("creationTimestamp") or ""),
-            phase=str(status.get("phase") or "Pending"),
+            terminal=status.get("phase") in TERMINAL_PHASES,
             deleting=bool(meta.get("deletionTimestamp")),
             nominated_node_name=str(status.get("nominatedNodeName") or ""),
         )
 
     def to_record(self) -> dict[str, Any]:
-        """What a `pod_observed` event keeps: enough to rebuild this object exactly."""
+        """What a `pod_observed` event keeps: enough to rebuild this object exactly.
+
+        Fields at their default are left out (`from_record` puts them back):
+        most pods have no tolerations, affinity or gates, and every byte is
+        written once per observation.
+        """
         record: dict[str, Any] = {
             "uid": self.uid,
             "namespace": self.namespace,
             "name": self.name,
             "schedulerName": self.scheduler_name,
-            "nodeName": self.node_name,
             "priority": self.priority,
             "requests": dict(self.requests),
             "nonZero": list(self.non_zero),
+        }
+        optional: dict[str, Any] = {
+            "nodeName": self.node_name,
             "labels": dict(self.labels),
             "annotations": dict(self.annotations),
             "tolerations": [t.to_dict() for t in self.tolerations],
@@ -149,10 +160,13 @@ class Pod:
             "affinity": dict(self.affinity),
             "schedulingGates": list(self.scheduling_gates),
             "created": self.created,
-            "phase": self.phase,
+            "terminal": self.terminal,
             "deleting": self.deleting,
             "nominatedNodeName": self.nominated_node_name,
         }
+        for key, value in optional.items():
+            if value:
+                record[key] = value
         if self.owner is not None:
             record["owner"] = {
                 "kind": self.owner.kind,
@@ -182,7 +196,8 @@ class Pod:
             scheduling_gates=tuple(record.get("schedulingGates", [])),
             owner=OwnerRef(**owner) if owner else None,
             created=record.get("created", ""),
-            phase=record.get("phase", "Pending"),
+            # Logs written before `terminal` carried the phase itself.
+            terminal=bool(record.get("terminal", record.get("phase") in TERMINAL_PHASES)),
             deleting=bool(record.get("deleting", False)),
             nominated_node_name=record.get("nominatedNodeName", ""),
         )

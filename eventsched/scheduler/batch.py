@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from eventsched.events.record import EventRecord
+from eventsched.events import Encoded, EventRecord
 from eventsched.model import Pod
 
 
@@ -25,7 +25,9 @@ class Batch:
         attempt: str | None = None,
         node: str | None = None,
         plugin: str | None = None,
+        encoded: Encoded | None = None,
     ) -> None:
+        """Queue one event; `encoded` is `data` already normalized and dumped (not done again)."""
         self.records.append(
             EventRecord(
                 kind=kind,
@@ -37,7 +39,8 @@ class Batch:
                 name=pod.name if pod else None,
                 node=node,
                 plugin=plugin,
-                data=data,
+                data=encoded.data if encoded is not None else data,
+                data_json=encoded.text if encoded is not None else None,
             )
         )
 

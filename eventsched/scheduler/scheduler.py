@@ -29,7 +29,7 @@ from eventsched.events import (
     EventStoreError,
     Projections,
     StoredEvent,
-    digest,
+    encode,
     rebuild_counted,
     save_snapshot,
 )
@@ -123,6 +123,11 @@ class Scheduler:
                 fw.observe = metrics.observe_extension_point
         #: When each pod's current attempt began, for scheduler_scheduling_attempt_duration_seconds.
         self._attempt_began: dict[str, float] = {}
+        #: Pods seen on the node their in-flight Binding names, not logged (see
+        #: _implied_by_our_binding) unless that Binding fails.
+        self._held_observations: dict[str, dict] = {}
+        #: Keys of the objects the cluster's first lists delivered (only while starting).
+        self._listed: set[str] | None = None
         #: Pods deleted while their binding cycle ran: a failed Binding must not requeue them.
         self._deleted_in_flight: set[str] = set()
         first = next(iter(self.frameworks.values()))
@@ -198,6 +203,7 @@ class Scheduler:
             self._write_snapshot(self.projections)
         self.store.ensure_partitions()
         self._record_config()
+        self._listed = set()
         self.cluster.start(self.inbox.put)
         waited = 0.0
         while not self.cluster.wait_synced(0.5):
@@ -207,10 +213,28 @@ class Scheduler:
             if waited % 10 == 0:
                 log.info("waiting for the cluster's nodes and pods to sync", seconds=waited)
         self._drain_inbox()
+        listed, self._listed = self._listed, None
+        self._remove_unlisted(listed)
         self._reconcile_reservations()
         self._flush_until_durable()
         self._ready = True
         return True
+
+    def _remove_unlisted(self, listed: set[str]) -> None:
+        """Log as removed what the log last saw but the cluster's first lists lack.
+
+        Deleted while no scheduler watched: the log must say so, or replay
+        (whose view carries on across a restart) keeps a node or pod that
+        this process never saw.
+        """
+        reason = "not listed when the scheduler started"
+        for key in sorted(set(self.projections.observed) - listed):
+            kind, _, name = key.partition("/")
+            if kind == "node":
+                self._pending.add("node_removed", {"reason": reason}, node=name)
+            else:
+                gone = Pod(uid=name, namespace="", name="")
+                self._pending.add("pod_removed", {"nodeName": "", "reason": reason}, pod=gone)
 
     def stop(self) -> None:
         """Stop taking pods; let binding cycles finish and log them; snapshot."""
@@ -461,16 +485,42 @@ class Scheduler:
         if isinstance(item, BindingDone):
             self._binding_done(item)
         elif isinstance(item.obj, Node):
+            if self._listed is not None:
+                self._listed.add(f"node/{item.obj.name}")
             self._node_changed(item)
         else:
+            if self._listed is not None:
+                self._listed.add(f"pod/{item.obj.uid}")
             self._pod_changed(item)
 
     def _observe(self, kind: str, key: str, record: dict, **where: object) -> bool:
-        """Log an observation unless it is identical to the last one for that object."""
-        if self.projections.observed.get(key) == digest(record):
+        """Log an observation unless it is identical to the last one for that object.
+
+        The record is normalized and dumped once: the digest compared here,
+        the text the store writes and the digest the projections keep all
+        come from that one encoding.
+        """
+        encoded = encode(record)
+        if self.projections.observed.get(key) == encoded.digest:
             return False
-        self._pending.add(kind, record, **where)  # type: ignore[arg-type]
+        self._pending.add(kind, encoded.data, encoded=encoded, **where)  # type: ignore[arg-type]
         return True
+
+    def _implied_by_our_binding(self, pod: Pod, key: str, record: dict) -> bool:
+        """The pod as last logged, now on the node our own Binding gave it.
+
+        The log says that already (`reserved` on the node, then `bound`), and
+        replay places the pod from those, so a second `pod_observed` that
+        differs only in nodeName adds nothing. A restarted process does not
+        have the pod in its cache yet, so there the observation is logged.
+        """
+        node = pod.node_name
+        if not node or self.cache.node_of(pod.uid) != node:
+            return False
+        if pod.uid not in self.projections.bound and not self.cache.is_assumed(pod.uid):
+            return False
+        unassigned = {k: v for k, v in record.items() if k != "nodeName"}
+        return self.projections.observed.get(key) == encode(unassigned).digest
 
     def _node_changed(self, change: ClusterChange) -> None:
         node = change.obj
@@ -498,10 +548,16 @@ class Scheduler:
             self._pod_deleted(pod)
             return
         record = pod.to_record()
+        key = f"pod/{pod.uid}"
         if self._placed_elsewhere(pod):
             # Bound while we were down, or by hand: still its first placement (sticky).
             record["firstPlacement"] = True
-        self._observe("pod_observed", f"pod/{pod.uid}", record, pod=pod, node=pod.node_name or None)
+        if not self._implied_by_our_binding(pod, key, record):
+            self._observe("pod_observed", key, record, pod=pod, node=pod.node_name or None)
+        elif self.cache.is_assumed(pod.uid) and not self.cache.binding_finished(pod.uid):
+            # Seen bound before our Binding's answer: if that answer is a failure (a
+            # rival bound it to the same node), replay needs this observation after all.
+            self._held_observations[pod.uid] = record
         if pod.node_name:
             self.queue.delete(pod.uid)
             was_assumed = self.cache.is_assumed(pod.uid)
@@ -539,6 +595,7 @@ class Scheduler:
         )
 
     def _pod_deleted(self, pod: Pod) -> None:
+        self._held_observations.pop(pod.uid, None)
         known = f"pod/{pod.uid}" in self.projections.observed or pod.uid in self.queue
         waiting = self.handle.waiting_pods.get(pod.uid)
         if waiting is not None:
@@ -699,6 +756,9 @@ class Scheduler:
         self._bindings -= 1
         self._pending.extend(done.batch)
         pod = done.info.pod
+        held = self._held_observations.pop(pod.uid, None)
+        if held is not None and not done.ok:
+            self._observe("pod_observed", f"pod/{pod.uid}", held, pod=pod, node=held["nodeName"])
         if done.ok:
             self.cache.finish_binding(pod.uid)
             self.last_failure.pop(pod.uid, None)

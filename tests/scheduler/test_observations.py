@@ -1,0 +1,111 @@
+"""What a pod observation costs the log: only changes a decision can read are written."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from eventsched.audit.replay import Selection, replay
+from eventsched.cluster import SimulatedCluster
+from eventsched.events import EventStore
+from eventsched.model import Pod
+from eventsched.model.changes import BindOutcome
+from eventsched.plugins import in_tree_registry
+from tests.scheduler.helpers import node, pod
+from tests.scheduler.test_scheduler import run_scheduler
+
+
+def observed(store: EventStore, name: str) -> list[dict]:
+    return [dict(e.data) for e in store.read_pod("default", name) if e.kind == "pod_observed"]
+
+
+def test_the_pod_our_binding_placed_is_not_observed_again(store: EventStore) -> None:
+    cluster = SimulatedCluster([node("a"), node("b")], [pod(f"p{i}") for i in range(4)])
+    run_scheduler(store, cluster)
+    for i in range(4):
+        # Pending, then bound: the informer's view of the bound pod differs only in
+        # nodeName, which `reserved` + `bound` already say.
+        records = observed(store, f"p{i}")
+        assert len(records) == 1 and "nodeName" not in records[0]
+    report = replay(store, in_tree_registry(), Selection())
+    assert report.reproduced == report.attempts == 4
+
+
+def test_a_later_change_of_a_bound_pod_is_observed_and_replay_places_it(
+    store: EventStore,
+) -> None:
+    cluster = SimulatedCluster([node("a", cpu="1")], [pod("first")])
+    assert run_scheduler(store, cluster).stats.bound == 1
+    bound = cluster.get_pod("default/first")
+    assert bound is not None and bound.node_name == "a"
+    # The pod starts running (not logged: phase is not part of a decision), then its
+    # labels change (logged, with its node).
+    cluster.update_pod(replace(bound, labels={"tier": "web"}))
+    cluster.add_pod(pod("second", cpu="800m"))  # cannot fit beside `first` (500m of 1 cpu)
+    scheduler = run_scheduler(store, cluster)
+    records = observed(store, "first")
+    assert len(records) == 2 and records[1]["nodeName"] == "a"
+    assert records[1]["labels"] == {"tier": "web"}
+    assert scheduler.last_failure
+    report = replay(store, in_tree_registry(), Selection())
+    assert report.reproduced == report.attempts == 2
+
+
+def test_running_is_not_a_change_but_terminal_is() -> None:
+    base = {
+        "metadata": {"name": "p", "namespace": "default", "uid": "u"},
+        "spec": {"containers": [{"name": "c"}], "nodeName": "a"},
+    }
+    pending = Pod.from_manifest({**base, "status": {"phase": "Pending"}})
+    running = Pod.from_manifest({**base, "status": {"phase": "Running"}})
+    done = Pod.from_manifest({**base, "status": {"phase": "Succeeded"}})
+    assert pending.to_record() == running.to_record()
+    assert done.to_record()["terminal"] is True and done.is_terminal
+    assert Pod.from_record(done.to_record()) == done
+    # A log written before `terminal` kept the phase.
+    old = {**pending.to_record(), "phase": "Failed"}
+    assert Pod.from_record(old).is_terminal
+
+
+class RivalBindsTheSameNode(SimulatedCluster):
+    """Another binder's Binding to the node we chose lands first; ours gets 409."""
+
+    def bind(self, pod: Pod, node_name: str) -> BindOutcome:
+        if pod.name == "contested" and not getattr(self, "contested", False):
+            self.contested = True
+            super().bind(pod, node_name)
+            return BindOutcome(False, 409, "the pod is already bound", final=True)
+        return super().bind(pod, node_name)
+
+
+def test_a_pod_seen_on_our_node_before_our_binding_fails_is_observed(store: EventStore) -> None:
+    cluster = RivalBindsTheSameNode([node("a", cpu="1")], [pod("contested")])
+    run_scheduler(store, cluster)
+    kinds = [e.kind for e in store.read_pod("default", "contested")]
+    assert "bind_failed" in kinds and "bound" not in kinds
+    records = observed(store, "contested")
+    assert records[-1]["nodeName"] == "a"
+    # The next pod's decision counts `contested` on node a, live and in replay.
+    cluster.add_pod(pod("next", cpu="800m"))
+    scheduler = run_scheduler(store, cluster)
+    assert "default/next" in {p.key for p, _ in scheduler.last_failure.values()}
+    report = replay(store, in_tree_registry(), Selection())
+    assert report.mismatches == [] and report.reproduced == report.attempts
+
+
+def test_a_node_deleted_while_no_scheduler_ran_is_logged_removed_at_start(
+    store: EventStore,
+) -> None:
+    # Replay's view carries on across a restart, as the restarted scheduler logs only
+    # what differs: here node b, gone while it was down, must not stay in replay's view.
+    cluster = SimulatedCluster([node("a", cpu="1"), node("b", cpu="8")], [pod("first")])
+    run_scheduler(store, cluster)
+    cluster.remove_node("b")
+    cluster.add_pod(pod("big", cpu="2"))
+    scheduler = run_scheduler(store, cluster)
+    removed = [e for e in store.read(kinds=["node_removed"])]
+    assert [(e.node, e.data["reason"]) for e in removed] == [
+        ("b", "not listed when the scheduler started")
+    ]
+    assert "default/big" in {p.key for p, _ in scheduler.last_failure.values()}
+    report = replay(store, in_tree_registry(), Selection())
+    assert report.mismatches == [] and report.reproduced == report.attempts == 2

@@ -12,7 +12,8 @@ INPUT_KINDS: dict[str, str] = {
     "node_observed": "a node as seen (node.to_record()); identical repeats are not written",
     "node_removed": "a node deleted from the cluster; data: {uid} or, for one the cluster no "
     "longer listed when a scheduler started, {reason}",
-    "pod_observed": "a pod as seen (pod.to_record(), fields at their default left out); identical "
+    "pod_observed": "a pod as seen (pod.to_record(), fields at their default left out, "
+    "annotations only under keys a configured plugin reads); identical "
     "repeats are not written, nor is the pod on the node our own `bound` gave it",
     "pod_removed": "a pod deleted from the cluster; data: {nodeName, reason?} (reason: not "
     "listed when a scheduler started; then only the uid column is set)",

@@ -8,7 +8,7 @@ batch over the NodeTable (fast); the runtime adapts the first to the second.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from eventsched.framework.cycle_state import CycleState
@@ -45,6 +45,18 @@ class PreEnqueuePlugin(Plugin, Protocol):
 @runtime_checkable
 class EnqueueExtensions(Plugin, Protocol):
     def events_to_register(self) -> Sequence[ClusterEvent]: ...
+
+
+@runtime_checkable
+class AnnotationReader(Plugin, Protocol):
+    """A plugin that reads pod annotations names their keys: only those are logged.
+
+    Annotations are often large (`kubectl.kubernetes.io/last-applied-configuration`)
+    and change for reasons no decision reads; the scheduler drops every other
+    key from the pods it observes, so the log and replay see the same pod.
+    """
+
+    def annotations_read(self) -> Collection[str]: ...
 
 
 @runtime_checkable

@@ -22,6 +22,7 @@ from eventsched.framework.handle import Handle
 from eventsched.framework.interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
+    AnnotationReader,
     BatchFilterPlugin,
     BatchScorePlugin,
     EnqueueExtensions,
@@ -199,6 +200,14 @@ class Framework:
             else:
                 events[name] = [WILDCARD_EVENT]
         return events
+
+    def annotations_read(self) -> frozenset[str]:
+        """The pod annotation keys this profile's plugins read (all others go unlogged)."""
+        keys: set[str] = set()
+        for plugin in self.instances.values():
+            if isinstance(plugin, AnnotationReader):
+                keys.update(plugin.annotations_read())
+        return frozenset(keys)
 
     # -- queueing ---------------------------------------------------------------
 

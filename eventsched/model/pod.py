@@ -74,6 +74,12 @@ class Pod:
     def with_node(self, node_name: str) -> Pod:
         return replace(self, node_name=node_name)
 
+    def keeping_annotations(self, keys: frozenset[str]) -> Pod:
+        """This pod with only the annotations under `keys` (itself when it has no other)."""
+        if all(key in keys for key in self.annotations):
+            return self
+        return replace(self, annotations={k: v for k, v in self.annotations.items() if k in keys})
+
     @classmethod
     def from_manifest(cls, obj: Mapping[str, Any], where: str = "Pod") -> Pod:
         """Read a Pod object (API JSON or YAML manifest), naming the field that is wrong."""

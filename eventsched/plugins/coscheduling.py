@@ -97,6 +97,9 @@ class Coscheduling:
         #: assumed) until the scheduler forgets them: they must not count for the gang.
         self._failed: set[str] = set()
 
+    def annotations_read(self) -> tuple[str, ...]:
+        return (MIN_AVAILABLE_ANNOTATION,)
+
     # -- gang of a pod ------------------------------------------------------------
 
     def min_available(self, pod: Pod) -> tuple[int | None, str]:

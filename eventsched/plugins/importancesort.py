@@ -87,6 +87,9 @@ class ImportanceSort:
 
     # -- QueueSort ----------------------------------------------------------------
 
+    def annotations_read(self) -> tuple[str, ...]:
+        return (self.annotation,)
+
     def importance(self, pod: Pod) -> int:
         text = pod.annotations.get(self.annotation)
         if text is None:

@@ -179,6 +179,9 @@ class NodeLabel:
     def events_to_register(self) -> Sequence[ClusterEvent]:
         return (NODE_ADD, NODE_UPDATE)
 
+    def annotations_read(self) -> tuple[str, ...]:
+        return (REQUIRES_ANNOTATION,)
+
     # -- filtering --------------------------------------------------------------
 
     def _parse(self, pod: Pod) -> _Required:

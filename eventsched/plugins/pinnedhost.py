@@ -79,6 +79,9 @@ class PinnedHost:
         self.hosts: dict[str, int] = _hosts(args.get("hosts"))
         self.selectors: tuple[Selector, ...] = _selectors(args.get("selectors"))
 
+    def annotations_read(self) -> tuple[str, ...]:
+        return (PREFERRED_NODE_ANNOTATION,)
+
     def pre_score(
         self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
     ) -> Status | None:

@@ -128,6 +128,9 @@ class StickyNode:
         """A waiting pod's node may come back (Add); with reassign, its deletion frees the pod."""
         return (NODE_ADD, NODE_DELETE)
 
+    def annotations_read(self) -> tuple[str, ...]:
+        return (self.identity.key,) if self.identity.kind == "annotation" else ()
+
     # -- the decision, once per cycle ---------------------------------------------
 
     def _decide(self, state: CycleState, pod: Pod, table: NodeTable) -> Decision:

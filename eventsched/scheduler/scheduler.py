@@ -117,6 +117,10 @@ class Scheduler:
         self.handle.emit_event = cluster.emit_event
         self.frameworks = {p.scheduler_name: Framework(p, registry, self.handle) for p in profiles}
         self.digests = {name: profile_digest(fw.profile) for name, fw in self.frameworks.items()}
+        #: The only pod annotations kept (and logged): those a configured plugin reads.
+        self.annotation_keys = frozenset().union(
+            *(fw.annotations_read() for fw in self.frameworks.values())
+        )
         self.metrics = metrics
         if metrics is not None:
             for fw in self.frameworks.values():
@@ -540,8 +544,8 @@ class Scheduler:
         self._move(NODE_ADD if new else NODE_UPDATE, "NodeAdd" if new else "NodeUpdate")
 
     def _pod_changed(self, change: ClusterChange) -> None:
-        pod = change.obj
-        assert isinstance(pod, Pod)
+        assert isinstance(change.obj, Pod)
+        pod = change.obj.keeping_annotations(self.annotation_keys)
         if change.type == "DELETED":
             self.last_failure.pop(pod.uid, None)
             self._attempt_began.pop(pod.uid, None)

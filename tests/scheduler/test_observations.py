@@ -6,10 +6,12 @@ from dataclasses import replace
 
 from eventsched.audit.replay import Selection, replay
 from eventsched.cluster import SimulatedCluster
+from eventsched.config import default_profile
 from eventsched.events import EventStore
+from eventsched.framework import PluginRef
 from eventsched.model import Pod
 from eventsched.model.changes import BindOutcome
-from eventsched.plugins import in_tree_registry
+from eventsched.plugins import full_registry, in_tree_registry
 from tests.scheduler.helpers import node, pod
 from tests.scheduler.test_scheduler import run_scheduler
 
@@ -109,3 +111,33 @@ def test_a_node_deleted_while_no_scheduler_ran_is_logged_removed_at_start(
     assert "default/big" in {p.key for p, _ in scheduler.last_failure.values()}
     report = replay(store, in_tree_registry(), Selection())
     assert report.mismatches == [] and report.reproduced == report.attempts == 2
+
+
+def test_only_the_annotations_a_configured_plugin_reads_are_kept(store: EventStore) -> None:
+    # ImportanceSort reads eventsched.io/importance; no plugin of this profile reads
+    # kubectl's last-applied-configuration (or any other annotation).
+    base = default_profile()
+    importance = replace(
+        base, plugins={**base.plugins, "queueSort": (PluginRef("ImportanceSort"),)}
+    )
+    manifest = pod("annotated")
+    annotated = replace(
+        manifest,
+        annotations={
+            "eventsched.io/importance": "7",
+            "kubectl.kubernetes.io/last-applied-configuration": "{" + "x" * 5000 + "}",
+        },
+    )
+    cluster = SimulatedCluster([node("a")], [annotated])
+    run_scheduler(store, cluster, profiles=[importance], registry=full_registry())
+    (record,) = observed(store, "annotated")
+    assert record["annotations"] == {"eventsched.io/importance": "7"}
+    report = replay(store, full_registry(), Selection())
+    assert report.reproduced == report.attempts == 1
+
+
+def test_the_default_profile_keeps_no_annotation(store: EventStore) -> None:
+    annotated = replace(pod("plain"), annotations={"team": "payments"})
+    run_scheduler(store, SimulatedCluster([node("a")], [annotated]))
+    (record,) = observed(store, "plain")
+    assert "annotations" not in record

@@ -14,7 +14,7 @@ from typing import Any
 
 from eventsched.audit.replay import full_scores
 from eventsched.events import EventStore, StoredEvent
-from eventsched.framework import Registry
+from eventsched.framework import Registry, score_cells
 
 
 @dataclass(slots=True)
@@ -170,17 +170,19 @@ def _scored(result: AttemptExplanation, event: StoredEvent) -> None:
 
 def apply_scored(result: AttemptExplanation, data: Mapping[str, Any]) -> None:
     """Fill the score table from a `scored` record (recorded, or recomputed by replay)."""
-    result.score_plugins = list(data.get("plugins", []))
     result.score_skipped = list(data.get("skipped", []))
     result.scored_nodes = int(data.get("nodes", 0))
+    result.score_plugins = [
+        {"name": p["name"], "weight": p.get("weight", 1)} for p in data.get("plugins", [])
+    ]
     tops = {t["node"]: NodeScore(t["node"], int(t["total"])) for t in data.get("top", [])}
-    for entry in data.get("scores", []):
-        node = tops.get(entry["node"])
+    for (plugin, name), cell in score_cells(data).items():
+        node = tops.get(name)
         if node is not None:
-            node.plugins[entry["plugin"]] = {
-                "raw": int(entry["raw"]),
-                "normalized": int(entry["normalized"]),
-                "weighted": int(entry["weighted"]),
+            node.plugins[plugin] = {
+                "raw": cell.raw,
+                "normalized": cell.normalized,
+                "weighted": cell.weighted,
             }
     result.top = list(tops.values())
 

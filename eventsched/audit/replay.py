@@ -34,7 +34,9 @@ from eventsched.framework import (
     Profile,
     Registry,
     SchedulingError,
+    in_columns,
     schedule_pod,
+    score_cells,
 )
 from eventsched.model import Cache, Node, Pod
 
@@ -309,6 +311,11 @@ def _recorded_outcome(events: Iterable[StoredEvent]) -> str:
     return "(no outcome recorded)"
 
 
+def _current_shape(kind: str, data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A recorded decision as this version writes it (older logs kept `scored` per cell)."""
+    return in_columns(data) if kind == "scored" else data
+
+
 def _normal(value: Any) -> Any:
     """As the log stores it (JSON), so recorded and recomputed data compare equal."""
     return json.loads(json.dumps(value, default=str, sort_keys=True))
@@ -321,7 +328,7 @@ def _first_difference(
     after = {d.kind: d for d in replayed if d.kind in COMPARED}
     for kind in COMPARED:
         old, new = before.get(kind), after.get(kind)
-        old_data = _normal(old.data) if old is not None else None
+        old_data = _normal(_current_shape(kind, old.data)) if old is not None else None
         new_data = _normal(new.data) if new is not None else None
         if old_data == new_data:
             continue
@@ -338,15 +345,15 @@ def _plugin_difference(kind: str, old: Any, new: Any) -> tuple[str, str]:
             side = "recorded" if (plugin, node) in rejected_old else "replayed"
             return plugin, f"node {node} rejected only in the {side} attempt"
     if kind == "scored" and old is not None and new is not None:
-        cells_old = {(s["plugin"], s["node"]): s for s in old.get("scores", [])}
-        cells_new = {(s["plugin"], s["node"]): s for s in new.get("scores", [])}
+        cells_old, cells_new = score_cells(old), score_cells(new)
         for key in sorted(set(cells_old) | set(cells_new)):
-            if cells_old.get(key) != cells_new.get(key):
+            was, now = cells_old.get(key), cells_new.get(key)
+            if was != now:
                 plugin, node = key
-                was, now = cells_old.get(key, {}), cells_new.get(key, {})
                 return (
                     plugin,
-                    f"node {node}: recorded {was.get('raw')} raw, replayed {now.get('raw')}",
+                    f"node {node}: recorded {was.raw if was else None} raw, "
+                    f"replayed {now.raw if now else None}",
                 )
     return "", f"recorded {json.dumps(old)[:200]}, replayed {json.dumps(new)[:200]}"
 

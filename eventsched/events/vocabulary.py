@@ -29,9 +29,10 @@ DECISION_KINDS: dict[str, str] = {
     "filtered": "Filter ran; data: {numAllNodes, numNodesToFind, startIndex, evaluated, feasible, "
     "rejections[{plugin, code, reasons[], nodes[]}], absent?{count, code, reasons[]}}",
     "post_filtered": "PostFilter ran after no node fit; data: {status, nominatedNodeName}",
-    "scored": "Score ran; data: {nodes, plugins[{name, weight}], top[{node, total}], "
-    "scores[{node, plugin, raw, normalized, weighted}] for the top K nodes, skipped[] (PreScore "
-    "returned Skip), summary{max,min,mean}}",
+    "scored": "Score ran; data: {nodes, plugins[{name, weight, raw[], normalized[]}], "
+    "top[{node, total}], skipped[] (PreScore returned Skip), summary{max,min,mean}}: raw and "
+    "normalized are aligned with top (the top K nodes, best first), weighted = normalized x "
+    "weight (logs before migration 0004 kept scores[{node, plugin, raw, normalized, weighted}])",
     "selected": "a node was chosen; node column set; data: {score, seed, reason, ties[], tieCount}",
     "reserved": "Reserve succeeded and the pod is assumed on the node; node column set; "
     "data: {plugins[], identity?} (identity: the one a plugin such as StickyNode gave the pod, "

@@ -45,6 +45,7 @@ from eventsched.framework.registry import (
     check_args,
 )
 from eventsched.framework.runtime import Framework, ProfileError, Rejection, ScoreTable
+from eventsched.framework.scoredrecord import ScoreCell, in_columns, score_cells, scored_data
 from eventsched.framework.sink import Decision, DecisionSink, ListSink
 from eventsched.framework.status import SUCCESS, Code, Status
 from eventsched.framework.types import (
@@ -115,6 +116,7 @@ __all__ = [
     "ReservePlugin",
     "ScheduleResult",
     "SchedulingError",
+    "ScoreCell",
     "ScoreExtensions",
     "ScorePlugin",
     "ScoreTable",
@@ -125,7 +127,10 @@ __all__ = [
     "check_args",
     "default_normalize_score",
     "implements",
+    "in_columns",
     "min_max_normalize",
     "num_feasible_nodes_to_find",
     "schedule_pod",
+    "score_cells",
+    "scored_data",
 ]

@@ -15,6 +15,7 @@ import numpy as np
 
 from eventsched.framework.cycle_state import CycleState
 from eventsched.framework.runtime import Framework, Rejection, ScoreTable
+from eventsched.framework.scoredrecord import scored_data
 from eventsched.framework.sink import DecisionSink
 from eventsched.framework.status import Code, Status
 from eventsched.model import Indexes, NodeTable, Pod
@@ -303,30 +304,19 @@ def _record_scores(
 ) -> None:
     order = np.argsort(-scores.totals, kind="stable")
     top = order[:top_k]
-    weighted = scores.weighted()
     totals = scores.totals
     sink.record(
         "scored",
         {
             "nodes": len(scores.rows),
-            "plugins": [
-                {"name": name, "weight": weight}
-                for name, weight in zip(scores.plugins, scores.weights, strict=True)
-            ],
-            "top": [
-                {"node": table.names[int(scores.rows[i])], "total": int(totals[i])} for i in top
-            ],
-            "scores": [
-                {
-                    "node": table.names[int(scores.rows[i])],
-                    "plugin": name,
-                    "raw": int(scores.raw[p, i]),
-                    "normalized": int(scores.normalized[p, i]),
-                    "weighted": int(weighted[p, i]),
-                }
-                for i in top
-                for p, name in enumerate(scores.plugins)
-            ],
+            **scored_data(
+                scores.plugins,
+                scores.weights,
+                [table.names[int(r)] for r in scores.rows[top]],
+                totals[top].tolist(),
+                scores.raw[:, top],
+                scores.normalized[:, top],
+            ),
             # Score plugins whose PreScore returned Skip this cycle (e.g. NetworkTraffic
             # while Prometheus is down): why a column is missing from this attempt.
             "skipped": sorted(skipped),

@@ -30,6 +30,7 @@ from sqlalchemy.engine import make_url
 from eventsched.audit.query import QueryError, single_statement
 from eventsched.cli.main import main
 from eventsched.events import DECISION_KINDS, EventRecord, EventStore, StoredEvent, upgrade
+from eventsched.framework import score_cells
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -385,9 +386,9 @@ def test_what_each_plugin_gave_the_winning_node(
     given: dict[str, list[int]] = defaultdict(list)
     for e in events:
         if e.kind == "scored" and e.attempt in selected:
-            for s in e.data["scores"]:
-                if s["node"] == selected[e.attempt]:
-                    given[s["plugin"]].append(s["weighted"])
+            for (plugin, node), cell in score_cells(e.data).items():
+                if node == selected[e.attempt]:
+                    given[plugin].append(cell.weighted)
     rows = query(url, WINNING_SCORES, capsys=capsys)
     assert {r["plugin"]: r["attempts"] for r in rows} == {p: len(v) for p, v in given.items()}
     for r in rows:

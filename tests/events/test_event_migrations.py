@@ -52,7 +52,7 @@ def test_check_schema_on_an_empty_database_names_the_command(empty_db_url: str) 
     engine = sa.create_engine(empty_db_url)
     try:
         check_schema(engine)
-        assert current_revision(engine) == head_revision() == "0003"
+        assert current_revision(engine) == head_revision() == "0004"
     finally:
         engine.dispose()
 
@@ -62,7 +62,7 @@ def test_check_schema_names_both_revisions(db_url: str) -> None:
     with pytest.raises(SchemaOutdatedError) as caught:
         check_schema(db_url)
     assert (
-        "is at revision 0002, this eventsched needs 0003: run `eventsched db upgrade --db"
+        "is at revision 0002, this eventsched needs 0004: run `eventsched db upgrade --db"
         in str(caught.value)
     )
 

@@ -258,3 +258,34 @@ def test_plugin_scores_one_row_per_entry(store: EventStore) -> None:
         "GROUP BY node ORDER BY total DESC",
     )
     assert [(r["node"], int(r["total"])) for r in total] == [("n1", 180), ("n2", 99)]
+
+
+def test_plugin_scores_reads_the_per_plugin_columns_as_it_read_the_cells(
+    store: EventStore,
+) -> None:
+    # The shape algorithm.py writes now: arrays aligned with `top`, weighted derived.
+    store.append(
+        [
+            pod(
+                "scored",
+                "a",
+                "u1",
+                data={
+                    "nodes": 3,
+                    "plugins": [
+                        {"name": "Fit", "weight": 1, "raw": [40, 12], "normalized": [40, 99]},
+                        {"name": "Balanced", "weight": 2, "raw": [7, 3], "normalized": [70, 30]},
+                    ],
+                    "top": [{"node": "n1", "total": 180}, {"node": "n2", "total": 159}],
+                },
+            ),
+        ]
+    )
+    found = rows(store, "SELECT * FROM plugin_scores ORDER BY node, plugin")
+    assert [(r["node"], r["plugin"], r["raw"], r["normalized"], r["weighted"]) for r in found] == [
+        ("n1", "Balanced", 7, 70, 140),
+        ("n1", "Fit", 40, 40, 40),
+        ("n2", "Balanced", 3, 30, 60),
+        ("n2", "Fit", 12, 99, 99),
+    ]
+    assert all(isinstance(r["weighted"], int) for r in found)

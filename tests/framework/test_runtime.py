@@ -25,11 +25,13 @@ from eventsched.framework import (
     QueuedPodInfo,
     Registry,
     SchedulingError,
+    ScoreCell,
     Status,
     default_normalize_score,
     min_max_normalize,
     num_feasible_nodes_to_find,
     schedule_pod,
+    score_cells,
 )
 from eventsched.model import Node, NodeTable, Pod
 
@@ -186,14 +188,11 @@ def test_highest_weighted_total_wins_and_breakdown_is_recorded() -> None:
     top = scored["top"][0]
     # raw 30 normalized to 100, weight 2 -> 200, plus Constant 50 x 1 -> 250
     assert top == {"node": "n3", "total": 250}
-    entry = next(s for s in scored["scores"] if s["node"] == "n3" and s["plugin"] == "ScoreByIndex")
-    assert entry == {
-        "node": "n3",
-        "plugin": "ScoreByIndex",
-        "raw": 30,
-        "normalized": 100,
-        "weighted": 200,
-    }
+    assert score_cells(scored)[("ScoreByIndex", "n3")] == ScoreCell(
+        raw=30, normalized=100, weighted=200
+    )
+    by_index = next(p for p in scored["plugins"] if p["name"] == "ScoreByIndex")
+    assert by_index["weight"] == 2 and by_index["normalized"][0] == 100
     assert sink.kinds() == ["filtered", "scored", "selected"]
 
 

@@ -22,6 +22,7 @@ from eventsched.framework import (
     PluginRef,
     Profile,
     schedule_pod,
+    score_cells,
 )
 from eventsched.model import NodeTable, Pod
 from eventsched.plugins import full_registry
@@ -326,9 +327,9 @@ def test_score_steers_the_pod_through_the_framework() -> None:
     )
     assert result.node == "high"
     scored = sink.of("scored")[0].data
-    by_node = {s["node"]: s for s in scored["scores"] if s["plugin"] == "NodeLabel"}
-    assert by_node["high"]["normalized"] == 100 and by_node["high"]["weighted"] == 500
-    assert by_node["low"]["normalized"] == 0 and by_node["none"]["normalized"] == 0
+    by_node = {node: c for (p, node), c in score_cells(scored).items() if p == "NodeLabel"}
+    assert by_node["high"].normalized == 100 and by_node["high"].weighted == 500
+    assert by_node["low"].normalized == 0 and by_node["none"].normalized == 0
 
 
 # -- Args ---------------------------------------------------------------------------

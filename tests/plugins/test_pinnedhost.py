@@ -21,6 +21,7 @@ from eventsched.framework import (
     PluginRef,
     Profile,
     schedule_pod,
+    score_cells,
 )
 from eventsched.model import NodeTable, Pod
 from eventsched.plugins import full_registry
@@ -155,9 +156,9 @@ def test_steers_the_pod_through_the_framework() -> None:
     sink = ListSink()
     assert schedule_pod(fw, CycleState(), preferring("n0"), nodes, 0, sink).node == "n0"
     scored = {
-        s["node"]: s["normalized"]
-        for s in sink.of("scored")[0].data["scores"]
-        if s["plugin"] == "PinnedHost"
+        node: cell.normalized
+        for (plugin, node), cell in score_cells(sink.of("scored")[0].data).items()
+        if plugin == "PinnedHost"
     }
     assert scored == {"n0": 100, "n2": 50, "n1": 0, "n3": 0}
 

@@ -41,6 +41,7 @@ __all__ = [
     "Reservation",
     "digest",
     "identity_of",
+    "placement_change",
     "rebuild",
     "rebuild_counted",
     "save_snapshot",
@@ -72,10 +73,43 @@ class Backoff(NamedTuple):
 
 def identity_of(event: StoredEvent) -> str | None:
     """A `bound` pod's identity: what the binder wrote, else namespace/name."""
-    identity = event.data.get("identity")
+    return _bound_identity(event.data, event.pod_key)
+
+
+def _bound_identity(data: Mapping[str, Any], pod_key: str | None) -> str | None:
+    identity = data.get("identity")
     if isinstance(identity, str) and identity:
         return identity
-    return event.pod_key
+    return pod_key
+
+
+class PlacementChange(NamedTuple):
+    """What one event does to the first placements (StickyNode's memory)."""
+
+    identity: str
+    #: The node; None when the identity's placement is forgotten.
+    node: str | None
+    #: A `bound` or a pod found bound records a first placement only if there is none yet.
+    first_only: bool
+
+
+def placement_change(
+    kind: str, data: Mapping[str, Any], node: str | None, pod_key: str | None
+) -> PlacementChange | None:
+    """The first-placement fold of one event, for stored events and for events still pending."""
+    if kind == "bound":
+        identity = _bound_identity(data, pod_key)
+        return PlacementChange(identity, node, True) if identity is not None else None
+    if kind == "pod_observed":
+        # A pod of ours found bound without a `bound` of ours (placed while the
+        # scheduler was down): its node is still the identity's first placement.
+        if data.get("firstPlacement") and node and pod_key is not None:
+            return PlacementChange(pod_key, node, True)
+        return None
+    if kind == "maintenance" and data.get("action") == "sticky_forget":
+        identity = data.get("identity")
+        return PlacementChange(identity, None, False) if isinstance(identity, str) else None
+    return None
 
 
 @dataclass(eq=True)
@@ -121,22 +155,26 @@ class Projections:
         for event in events:
             self.apply(event)
 
-    def _bound(self, e: StoredEvent) -> None:
-        identity = identity_of(e)
-        if identity is not None and identity not in self.first_placements:
-            self.first_placements[identity] = Placement(
-                e.node, e.position, e.uid, e.namespace, e.name
+    def _place(self, e: StoredEvent) -> None:
+        change = placement_change(e.kind, e.data, e.node, e.pod_key)
+        if change is None:
+            return
+        if not change.first_only:
+            self.first_placements.pop(change.identity, None)
+        elif change.identity not in self.first_placements:
+            self.first_placements[change.identity] = Placement(
+                change.node, e.position, e.uid, e.namespace, e.name
             )
+
+    def _bound(self, e: StoredEvent) -> None:
+        self._place(e)
         if e.uid is not None:
             self.open_reservations.pop(e.uid, None)
             self.backoff.pop(e.uid, None)
             self.bound.add(e.uid)
 
     def _maintenance(self, e: StoredEvent) -> None:
-        if e.data.get("action") == "sticky_forget":
-            identity = e.data.get("identity")
-            if isinstance(identity, str):
-                self.first_placements.pop(identity, None)
+        self._place(e)
 
     def _reserved(self, e: StoredEvent) -> None:
         if e.uid is not None:
@@ -188,13 +226,7 @@ class Projections:
         uid = e.uid or e.data.get("uid")
         if isinstance(uid, str) and uid:
             self.observed[f"pod/{uid}"] = e.data_digest
-        # A pod of ours found bound without a `bound` of ours (placed while the
-        # scheduler was down): its node is still the identity's first placement.
-        identity = e.pod_key
-        if e.data.get("firstPlacement") and e.node and identity is not None:
-            self.first_placements.setdefault(
-                identity, Placement(e.node, e.position, e.uid, e.namespace, e.name)
-            )
+        self._place(e)
 
     # -- (de)serialization ------------------------------------------------------
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +14,8 @@ from eventsched.model import Pod
 class Batch:
     instance: str
     records: list[EventRecord] = field(default_factory=list)
+    #: Told of every record added (the scheduler's pending batch: see UnfoldedPlacements).
+    observer: Callable[[EventRecord], None] | None = None
 
     def add(
         self,
@@ -28,24 +30,28 @@ class Batch:
         encoded: Encoded | None = None,
     ) -> None:
         """Queue one event; `encoded` is `data` already normalized and dumped (not done again)."""
-        self.records.append(
-            EventRecord(
-                kind=kind,
-                scheduler=scheduler,
-                instance=self.instance,
-                attempt=attempt,
-                uid=pod.uid if pod else None,
-                namespace=pod.namespace if pod else None,
-                name=pod.name if pod else None,
-                node=node,
-                plugin=plugin,
-                data=encoded.data if encoded is not None else data,
-                data_json=encoded.text if encoded is not None else None,
-            )
+        record = EventRecord(
+            kind=kind,
+            scheduler=scheduler,
+            instance=self.instance,
+            attempt=attempt,
+            uid=pod.uid if pod else None,
+            namespace=pod.namespace if pod else None,
+            name=pod.name if pod else None,
+            node=node,
+            plugin=plugin,
+            data=encoded.data if encoded is not None else data,
+            data_json=encoded.text if encoded is not None else None,
         )
+        self.records.append(record)
+        if self.observer is not None:
+            self.observer(record)
 
     def extend(self, other: Batch) -> None:
         self.records.extend(other.records)
+        if self.observer is not None:
+            for record in other.records:
+                self.observer(record)
 
     def __len__(self) -> int:
         return len(self.records)

@@ -60,6 +60,7 @@ from eventsched.scheduler.binding import BindingDone, bind_status, run_binding_c
 from eventsched.scheduler.metrics import SchedulerMetrics
 from eventsched.scheduler.ports import Cluster, ClusterChange
 from eventsched.scheduler.queue import Move, SchedulingQueue
+from eventsched.scheduler.unfolded import UnfoldedPlacements
 
 log = structlog.get_logger(__name__)
 
@@ -113,7 +114,8 @@ class Scheduler:
         self.cache = Cache()
         self.handle = Handle(self.cache.table, clock=clock)
         self.handle.bind = self._bind_via_cluster
-        self.handle.first_placement = lambda identity: self.projections.first_node(identity)
+        self._unfolded = UnfoldedPlacements(lambda identity: self.projections.first_node(identity))
+        self.handle.first_placement = self._unfolded.first_node
         self.handle.emit_event = cluster.emit_event
         self.frameworks = {p.scheduler_name: Framework(p, registry, self.handle) for p in profiles}
         self.digests = {name: profile_digest(fw.profile) for name, fw in self.frameworks.items()}
@@ -158,7 +160,7 @@ class Scheduler:
         self._rng = random.Random(secrets.randbits(64))
         self._binder = ThreadPoolExecutor(self.options.binder_workers, thread_name_prefix="binder")
         self._bindings = 0
-        self._pending = Batch(self.options.instance)
+        self._pending = self._new_batch()
         self._post_append: list[Callable[[], None]] = []
         self._since_snapshot = 0
         self._snapshotter = ThreadPoolExecutor(1, thread_name_prefix="snapshot")
@@ -328,12 +330,14 @@ class Scheduler:
             log.info("event log writable again; scheduling resumes")
             self._log_down = False
             self._ready = True
-        self._pending = Batch(self.options.instance)
+        appended = self._unfolded.batch
+        self._pending = self._new_batch()
         self._log_retry = self.options.log_retry
         self._group_attempts = 0
         if self.metrics is not None:
             self._observe_append(stored, time.perf_counter() - began)
         self._apply(stored)
+        self._unfolded.folded(appended)
         decided, self._decided = self._decided, []
         for fw, state, info, node, attempt, waited in decided:
             self.queue.done(info.pod.uid)
@@ -348,6 +352,10 @@ class Scheduler:
         return True
 
     _log_retry = 0.5
+
+    def _new_batch(self) -> Batch:
+        self._unfolded.new_batch()
+        return Batch(self.options.instance, observer=self._unfolded.note)
 
     def _settle_in_doubt(self, doubt: AppendInDoubtError) -> None:
         """Find out whether the unanswered append was committed, so it is never appended twice.

@@ -261,7 +261,7 @@ def test_kill_in_the_middle_of_a_batch_append(crashes: Crashes) -> None:
         conn.execute(
             sa.text(
                 "CREATE FUNCTION crash_test_slow_insert() RETURNS trigger LANGUAGE plpgsql AS "
-                "$$ BEGIN PERFORM pg_sleep(0.02); RETURN NEW; END $$"
+                "$$ BEGIN PERFORM pg_sleep(0.05); RETURN NEW; END $$"
             )
         )
         conn.execute(

@@ -57,7 +57,6 @@ from eventsched.model import Node, Pod
 from eventsched.model.cache import Cache
 from eventsched.scheduler.batch import AttemptSink, Batch
 from eventsched.scheduler.binding import BindingDone, bind_status, run_binding_cycle
-from eventsched.scheduler.journal import Append, Decided, LogWriter
 from eventsched.scheduler.metrics import SchedulerMetrics
 from eventsched.scheduler.ports import Cluster, ClusterChange
 from eventsched.scheduler.queue import Move, SchedulingQueue
@@ -170,8 +169,7 @@ class Scheduler:
         #: An append whose COMMIT went unanswered: settled before anything is appended again.
         self._in_doubt: AppendInDoubtError | None = None
         #: Decisions in the pending batch whose binding cycles wait for it to be durable.
-        self._decided: list[Decided] = []
-        self._writer = LogWriter(store)
+        self._decided: list[tuple[Framework, CycleState, QueuedPodInfo, str, str, bool]] = []
         self._group_attempts = 0
         self._group_started = 0.0
         self._ready = False
@@ -254,7 +252,6 @@ class Scheduler:
         self._binder.shutdown(wait=True)
         self._drain_inbox()
         self._flush_until_durable(attempts=5)
-        self._writer.shutdown()
         self._snapshotter.shutdown(wait=True)
         try:
             save_snapshot(self.store, self.projections)
@@ -266,15 +263,13 @@ class Scheduler:
         stop = stop or threading.Event()
         while not stop.is_set():
             self._drain_inbox()
-            self._finish_append(block=False)
             self._record_moves(self.queue.flush())
             if self._log_down and not self._flush():
                 stop.wait(self._retry_delay())
                 continue
             if self.schedule_one():
                 if self._group_full():
-                    # Appended while the next group is scheduled; its bindings start once durable.
-                    self._flush(wait=False)
+                    self._flush()
                 continue
             if not self._flush():
                 stop.wait(self._retry_delay())
@@ -297,7 +292,6 @@ class Scheduler:
             and self._bindings == 0
             and self.inbox.empty()
             and not self._pending
-            and not self._writer.busy
         )
 
     def _wait_for_inbox(self) -> None:
@@ -313,78 +307,49 @@ class Scheduler:
 
     # -- the log ----------------------------------------------------------------
 
-    def _flush(self, wait: bool = True) -> bool:
-        """Hand what is pending to the log writer; True when durable (with `wait`) or on its way.
-
-        One append at a time, in order: the previous one is taken back first.
-        False when an append failed; nothing of it is lost (its records wait
-        in front of the pending batch, its decisions have not been bound).
-        """
-        if not self._finish_append(block=True):
-            return False
+    def _flush(self) -> bool:
+        """Append what is pending; True when it is durable (or there was nothing)."""
         if not self._pending:
             return True
-        if self._in_doubt is not None:
-            try:
-                self._settle_in_doubt(self._in_doubt)
-            except EventStoreError as exc:
-                self._append_failed(exc)
-                return False
-        append = Append(
-            self._unfolded.batch, self._pending.records, self._decided, self._post_append
-        )
-        self._pending = self._new_batch()
-        self._decided = []
-        self._post_append = []
-        self._group_attempts = 0
-        self._writer.submit(append)
-        return self._finish_append(block=True) if wait else True
-
-    def _finish_append(self, block: bool) -> bool:
-        """Fold the append in flight once it is done and start what waited for it.
-
-        False when it failed: its records, decisions and actions go back in
-        front of what was added since, to be appended again first.
-        """
-        append = self._writer.take(block)
-        if append is None:
-            return True
+        began = time.perf_counter()
         try:
-            appended = append.result()
+            if self._in_doubt is not None:
+                self._settle_in_doubt(self._in_doubt)
+            records = self._pending.records
+            stored = self.store.append_stored(records) if records else []
         except EventStoreError as exc:
-            self._pending.records[:0] = append.records
-            self._decided[:0] = append.decided
-            self._post_append[:0] = append.actions
-            self._append_failed(exc)
+            if isinstance(exc, AppendInDoubtError):
+                self._in_doubt = exc
+            if self.metrics is not None:
+                self.metrics.log_append_failures.inc()
+            self._ready = False
+            self._log_down = True
+            log.error("cannot write the event log; scheduling paused", error=str(exc))
             return False
         if self._log_down:
             log.info("event log writable again; scheduling resumes")
             self._log_down = False
             self._ready = True
+        appended = self._unfolded.batch
+        self._pending = self._new_batch()
         self._log_retry = self.options.log_retry
+        self._group_attempts = 0
         if self.metrics is not None:
-            self._observe_append(appended.stored, appended.seconds)
-        self._apply(appended.stored)
-        self._unfolded.folded(append.batch)
-        for decided in append.decided:
-            self.queue.done(decided.info.pod.uid)
+            self._observe_append(stored, time.perf_counter() - began)
+        self._apply(stored)
+        self._unfolded.folded(appended)
+        decided, self._decided = self._decided, []
+        for fw, state, info, node, attempt, waited in decided:
+            self.queue.done(info.pod.uid)
             self._bindings += 1
-            self._binder.submit(self._binding_cycle, decided)
-        for action in append.actions:
+            self._binder.submit(self._binding_cycle, fw, state, info, node, attempt, waited)
+        actions, self._post_append = self._post_append, []
+        for action in actions:
             try:
                 action()
             except Exception:
                 log.exception("action after append failed")
         return True
-
-    def _append_failed(self, exc: EventStoreError) -> None:
-        if isinstance(exc, AppendInDoubtError):
-            self._in_doubt = exc
-        if self.metrics is not None:
-            self.metrics.log_append_failures.inc()
-        self._ready = False
-        self._log_down = True
-        log.error("cannot write the event log; scheduling paused", error=str(exc))
 
     _log_retry = 0.5
 
@@ -784,13 +749,19 @@ class Scheduler:
         )
         # The decision must be durable before anything acts on it: the binding
         # cycle starts when the group this attempt belongs to is appended.
-        self._decided.append(Decided(fw, state, info, node, state.attempt, bool(waits)))
+        self._decided.append((fw, state, info, node, state.attempt, bool(waits)))
 
-    def _binding_cycle(self, d: Decided) -> None:
+    def _binding_cycle(
+        self,
+        fw: Framework,
+        state: CycleState,
+        info: QueuedPodInfo,
+        node: str,
+        attempt: str,
+        waited: bool,
+    ) -> None:
         self.inbox.put(
-            run_binding_cycle(
-                d.fw, d.state, d.info, d.node, d.attempt, d.waited, self.options.instance
-            )
+            run_binding_cycle(fw, state, info, node, attempt, waited, self.options.instance)
         )
 
     def _binding_done(self, done: BindingDone) -> None:

@@ -190,6 +190,10 @@ def apply_scored(result: AttemptExplanation, data: Mapping[str, Any]) -> None:
 def _selected(result: AttemptExplanation, event: StoredEvent) -> None:
     result.selected = event.node
     result.selection = dict(event.data)
+    if "ties" not in result.selection:
+        # Written once, in `scored`: the tied nodes lead its top list.
+        ties = int(result.selection.get("tieCount", 0) or 0)
+        result.selection["ties"] = [n.node for n in result.top[:ties]]
 
 
 def _bound(result: AttemptExplanation, event: StoredEvent) -> None:

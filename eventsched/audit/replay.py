@@ -312,8 +312,24 @@ def _recorded_outcome(events: Iterable[StoredEvent]) -> str:
 
 
 def _current_shape(kind: str, data: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A recorded decision as this version writes it (older logs kept `scored` per cell)."""
-    return in_columns(data) if kind == "scored" else data
+    """A recorded decision as this version writes it, from a log an older version wrote.
+
+    Older logs kept `scored` per (node, plugin) cell, `selected` with the
+    tied nodes again, and `prefiltered` with a null nodeNames and a Success
+    status spelled out.
+    """
+    if kind == "scored":
+        return in_columns(data)
+    if kind == "selected":
+        return {k: v for k, v in data.items() if k != "ties"}
+    if kind == "prefiltered":
+        out = dict(data)
+        if out.get("nodeNames", 0) is None:
+            del out["nodeNames"]
+        if out.get("status") == {"code": "Success", "reasons": []}:
+            del out["status"]
+        return out
+    return data
 
 
 def _normal(value: Any) -> Any:

@@ -25,7 +25,8 @@ INPUT_KINDS: dict[str, str] = {
 DECISION_KINDS: dict[str, str] = {
     "queued": "pod entered the scheduling queue; data: {queue, event}",
     "attempt_started": "a scheduling cycle began; data: {attempts, startIndex, seed, configDigest, nodes}",
-    "prefiltered": "PreFilter ran; data: {status{code,reasons,plugin}, nodeNames|null, skipped[]}",
+    "prefiltered": "PreFilter ran; data: {skipped[], nodeNames? (when a plugin narrowed the "
+    "nodes), status?{code,reasons,plugin} (unless Success)}",
     "filtered": "Filter ran; data: {numAllNodes, numNodesToFind, startIndex, evaluated, feasible, "
     "rejections[{plugin, code, reasons[], nodes[]}], absent?{count, code, reasons[]}}",
     "post_filtered": "PostFilter ran after no node fit; data: {status, nominatedNodeName}",
@@ -33,12 +34,14 @@ DECISION_KINDS: dict[str, str] = {
     "top[{node, total}], skipped[] (PreScore returned Skip), summary{max,min,mean}}: raw and "
     "normalized are aligned with top (the top K nodes, best first), weighted = normalized x "
     "weight (logs before migration 0004 kept scores[{node, plugin, raw, normalized, weighted}])",
-    "selected": "a node was chosen; node column set; data: {score, seed, reason, ties[], tieCount}",
+    "selected": "a node was chosen; node column set; data: {score, seed, reason, tieCount?} "
+    "(the tied nodes are the first tieCount of scored's top)",
     "reserved": "Reserve succeeded and the pod is assumed on the node; node column set; "
     "data: {plugins[], identity?} (identity: the one a plugin such as StickyNode gave the pod, "
     "used if a restart must reconcile the binding)",
     "unreserved": "a reservation was undone; node column set; data: {reason}",
-    "permitted": "Permit's verdict; data: {decision: approve|wait|deny|timeout, status, waits}",
+    "permitted": "Permit's verdict; data: {decision: approve|wait|deny|timeout, status? (left "
+    "out when Success), waits? (when a plugin said wait)}",
     "prebound": "PreBind succeeded; node column set",
     "bound": "the API accepted the Binding; node column set; data: {identity, code, "
     "reconciled?} (reconciled: found bound by the API when a restart resolved the reservation)",

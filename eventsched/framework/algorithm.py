@@ -142,7 +142,7 @@ def schedule_pod(
         row = int(feasible[0])
         sink.record(
             "selected",
-            {"score": None, "seed": state.seed, "reason": "only one feasible node", "ties": []},
+            {"score": None, "seed": state.seed, "reason": "only one feasible node"},
             node=table.names[row],
         )
         return ScheduleResult(table.names[row], evaluated, 1, next_start)
@@ -162,7 +162,8 @@ def schedule_pod(
             "score": int(scores.totals[list(scores.rows).index(row)]),
             "seed": state.seed,
             "reason": reason,
-            "ties": [table.names[r] for r in tied[: fw.profile.score_breakdown_top_k]],
+            # The tied nodes are the first tieCount of `scored`'s top (stable order): not
+            # written twice.
             "tieCount": len(tied),
         },
         node=table.names[row],
@@ -184,17 +185,12 @@ def _find_nodes_that_fit(
     pre_result, status, plugins = fw.run_pre_filter(state, pod, table)
     diagnosis.unschedulable_plugins = set(plugins) if not status.is_success else set()
     if fw.plugins_at("preFilter"):
-        sink.record(
-            "prefiltered",
-            {
-                "status": status.to_record(),
-                "nodeNames": sorted(pre_result.node_names)
-                if pre_result is not None and pre_result.node_names is not None
-                else None,
-                "skipped": sorted(state.skip_filter),
-            },
-            plugin=status.plugin or None,
-        )
+        data: dict[str, Any] = {"skipped": sorted(state.skip_filter)}
+        if pre_result is not None and pre_result.node_names is not None:
+            data["nodeNames"] = sorted(pre_result.node_names)
+        if not status.is_success or status.reasons:
+            data["status"] = status.to_record()
+        sink.record("prefiltered", data, plugin=status.plugin or None)
     if not status.is_success:
         if not status.is_rejected:
             _raise_error(status, start)

@@ -738,15 +738,12 @@ class Scheduler:
                 (status.plugin,) if status.is_rejected else (),
             )
             return
-        sink.record(
-            "permitted",
-            {
-                "decision": "wait" if waits else "approve",
-                "waits": waits,
-                "status": status.to_record(),
-            },
-            node=node,
-        )
+        permitted: dict[str, object] = {"decision": "wait" if waits else "approve"}
+        if waits:
+            permitted["waits"] = waits
+        if not status.is_success or status.reasons:
+            permitted["status"] = status.to_record()
+        sink.record("permitted", permitted, node=node)
         # The decision must be durable before anything acts on it: the binding
         # cycle starts when the group this attempt belongs to is appended.
         self._decided.append((fw, state, info, node, state.attempt, bool(waits)))

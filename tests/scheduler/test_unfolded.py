@@ -43,7 +43,7 @@ def test_pods_sharing_an_identity_follow_the_first_and_replay_agrees(store: Even
         store, cluster, profiles=[profile], registry=full_registry(), group_commit_attempts=1
     )
     assert sum(1 for p in cluster.list_pods() if p.node_name) == 30
-    followed = [e for e in store.read(kinds=["prefiltered"]) if e.data["nodeNames"]]
+    followed = [e for e in store.read(kinds=["prefiltered"]) if e.data.get("nodeNames")]
     assert followed, "no attempt saw the identity's first placement"
     report = replay(store, full_registry(), Selection())
     assert report.mismatches == [] and report.reproduced == report.attempts == 30

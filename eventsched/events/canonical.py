@@ -86,7 +86,10 @@ def canonical_json(value: Any) -> str:
 
 def dumps_normalized(value: Any) -> str:
     """`canonical_json` of a value that `normalize` already returned."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    # normalize made fresh containers from the value, so there is no cycle to look for.
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), allow_nan=False, check_circular=False
+    )
 
 
 @dataclass(frozen=True, slots=True)

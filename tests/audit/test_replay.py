@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,28 @@ PROFILES = [
     "coscheduling",
     "networktraffic",
 ]
+
+
+@contextmanager
+def editing_events(db_url: str) -> Iterator[sa.Connection]:
+    """A transaction in which the append-only triggers do not stop UPDATE (as an attacker's)."""
+    engine = sa.create_engine(db_url)
+    try:
+        with engine.begin() as conn:
+            if conn.dialect.name == "postgresql":
+                conn.execute(sa.text("ALTER TABLE events DISABLE TRIGGER USER"))
+            else:
+                conn.execute(sa.text("DROP TRIGGER events_no_update"))
+            yield conn
+    finally:
+        engine.dispose()
+
+
+def rewrite(conn: sa.Connection, position: int, data: dict) -> None:
+    conn.execute(
+        sa.text("UPDATE events SET data = :d WHERE position = :p"),
+        {"d": json.dumps(data), "p": position},
+    )
 
 
 def report(cli: Callable[..., Done], *extra: str) -> tuple[int, dict]:
@@ -69,12 +92,7 @@ def test_an_edited_observation_breaks_the_chain_and_the_decision(
 ) -> None:
     assert cli("simulate", str(ROOT / "examples" / "cluster")).code == 0
     # An attacker who owns the tables makes worker-3 look four times bigger.
-    engine = sa.create_engine(db_url)
-    with engine.begin() as conn:
-        if conn.dialect.name == "postgresql":
-            conn.execute(sa.text("ALTER TABLE events DISABLE TRIGGER USER"))
-        else:
-            conn.execute(sa.text("DROP TRIGGER events_no_update"))
+    with editing_events(db_url) as conn:
         row = conn.execute(
             sa.text(
                 "SELECT position, data FROM events WHERE kind = 'node_observed' AND node = 'worker-3'"
@@ -82,11 +100,7 @@ def test_an_edited_observation_breaks_the_chain_and_the_decision(
         ).one()
         data = row.data if isinstance(row.data, dict) else json.loads(row.data)
         data["allocatable"]["cpu"] = data["allocatable"]["cpu"] * 4
-        conn.execute(
-            sa.text("UPDATE events SET data = :d WHERE position = :p"),
-            {"d": json.dumps(data), "p": row.position},
-        )
-    engine.dispose()
+        rewrite(conn, row.position, data)
     code, result = report(cli)
     assert code == 1
     assert result["chain"]["ok"] is False and result["chain"]["firstBrokenBatch"] is not None
@@ -208,12 +222,7 @@ def test_a_log_written_before_the_compact_shapes_still_reproduces(
     cli: Callable[..., Done], db_url: str, store: EventStore
 ) -> None:
     assert cli("simulate", "--nodes", "30", "--pods", "60", "--seed", "5").code == 0
-    engine = sa.create_engine(db_url)
-    with engine.begin() as conn:
-        if conn.dialect.name == "postgresql":
-            conn.execute(sa.text("ALTER TABLE events DISABLE TRIGGER USER"))
-        else:
-            conn.execute(sa.text("DROP TRIGGER events_no_update"))
+    with editing_events(db_url) as conn:
         rows = conn.execute(
             sa.text(
                 "SELECT position, kind, data FROM events WHERE kind IN ('scored', 'prefiltered', 'selected')"
@@ -221,14 +230,10 @@ def test_a_log_written_before_the_compact_shapes_still_reproduces(
         ).all()
         for row in rows:
             data = row.data if isinstance(row.data, dict) else json.loads(row.data)
-            conn.execute(
-                sa.text("UPDATE events SET data = :d WHERE position = :p"),
-                {"d": json.dumps(as_written_before_0004(row.kind, data)), "p": row.position},
-            )
+            rewrite(conn, row.position, as_written_before_0004(row.kind, data))
         scored = conn.execute(
             sa.text("SELECT count(*) FROM plugin_scores WHERE weighted IS NOT NULL")
         ).scalar_one()
-    engine.dispose()
     assert rows and scored > 0
     code, result = report(cli)
     # The chain says the rows were edited (exit 1); every decision still compares equal.

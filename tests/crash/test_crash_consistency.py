@@ -257,11 +257,13 @@ def test_kill_in_the_middle_of_a_batch_append(crashes: Crashes) -> None:
         lambda: len(assigned(crashes.server).keys() & set(names)) >= 4,
         20,
     )
+    # 200 ms a row: slower than the client binds (QPS 20), so appends fall behind the
+    # Bindings and one is caught while an accepted Binding waits for its `bound`.
     with crashes.engine.connect() as conn:
         conn.execute(
             sa.text(
                 "CREATE FUNCTION crash_test_slow_insert() RETURNS trigger LANGUAGE plpgsql AS "
-                "$$ BEGIN PERFORM pg_sleep(0.05); RETURN NEW; END $$"
+                "$$ BEGIN PERFORM pg_sleep(0.2); RETURN NEW; END $$"
             )
         )
         conn.execute(

@@ -13,6 +13,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from eventsched.cli.arguments import count
 from eventsched.cli.commands import summary
 from eventsched.cli.database import resolve_url
 from eventsched.cli.progress import progress_bar
@@ -26,8 +27,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "also how fast that log replays). Without --db (or EVENTSCHED_DATABASE_URL) a fresh "
         "SQLite file in a temporary directory is used.",
     )
-    p.add_argument("--nodes", type=int, help="default 1000 (500 with --kube)")
-    p.add_argument("--pods", type=int, help="default 5000 (3000 with --kube)")
+    p.add_argument("--nodes", type=count(0), help="default 1000 (500 with --kube)")
+    p.add_argument("--pods", type=count(0), help="default 5000 (3000 with --kube)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
         "--replay",

@@ -38,7 +38,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _past_time(text: str) -> datetime:
-    value = parse_bound(text)
+    try:
+        value = parse_bound(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"{err}: give a time: {FORMS}") from None
     if isinstance(value, int):
         raise argparse.ArgumentTypeError(f"--before takes a time, not a position: {FORMS}")
     if value > datetime.now(UTC):

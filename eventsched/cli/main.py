@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import structlog
 
 from eventsched import __version__
+from eventsched.cli.arguments import Parser
 from eventsched.cli.commands import COMMANDS
 from eventsched.cli.logs import configure_logging
 
@@ -20,7 +21,7 @@ _VALUED = {"--db", "--log-format", "--log-level"}
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser, with `command`'s own arguments: every command's when None, none when ""."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="eventsched",
         description="A Kubernetes scheduler that logs every decision, so it can explain itself.",
     )

@@ -7,6 +7,7 @@ import sys
 import time
 from dataclasses import dataclass
 
+from eventsched.cli.arguments import count
 from eventsched.cli.commands import summary
 from eventsched.cli.database import open_store
 from eventsched.cli.progress import progress_bar
@@ -28,18 +29,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("paths", nargs="*", help="manifest files or directories")
     p.add_argument(
-        "--nodes", type=int, help="generate this many nodes instead of reading manifests"
+        "--nodes", type=count(0), help="generate this many nodes instead of reading manifests"
     )
-    p.add_argument("--pods", type=int, help="with --nodes: generate this many pending pods")
+    p.add_argument("--pods", type=count(0), help="with --nodes: generate this many pending pods")
     p.add_argument("--seed", type=int, default=0, help="seed of the generated cluster (default 0)")
-    p.add_argument("--binder-workers", type=int, default=16, help="concurrent binding cycles")
+    p.add_argument("--binder-workers", type=count(1), default=16, help="concurrent binding cycles")
     p.add_argument(
         "--config",
         metavar="FILE",
         help="KubeSchedulerConfiguration (v1) file: its profiles schedule the pods whose "
         "schedulerName they carry (default: one default profile named eventsched)",
     )
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, usage_error=p.error)
 
 
 #: A generated cluster of thousands of nodes would flood the terminal.
@@ -59,8 +60,12 @@ class Outcome:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.pods is not None and args.nodes is None:
+        args.usage_error("--pods goes with --nodes")
     if args.nodes is None and not args.paths:
-        raise SystemExit("eventsched simulate: give manifest paths, or --nodes N --pods M")
+        args.usage_error("give manifest paths, or --nodes N --pods M")
+    if args.nodes is not None and args.paths:
+        args.usage_error("give manifest paths or --nodes N --pods M, not both")
     if args.nodes is not None:
         loaded = generate_cluster(args.nodes, args.pods or 0, seed=args.seed)
     else:

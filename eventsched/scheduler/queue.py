@@ -272,6 +272,10 @@ class SchedulingQueue:
             counts[queue] += 1
         return counts
 
+    def backing_off(self) -> list[str]:
+        """The uids of the pods waiting out a backoff."""
+        return [uid for uid, (_, queue) in self._where.items() if queue == "backoff"]
+
     @property
     def in_flight(self) -> int:
         return len(self._in_flight)

@@ -176,6 +176,10 @@ class Scheduler:
         self.on_progress: Callable[[Stats], None] | None = None
         #: Pods whose latest attempt failed, with the message their FailedScheduling carries.
         self.last_failure: dict[str, tuple[Pod, str]] = {}
+        #: Cluster changes, binding answers and placements so far; and each failed pod's
+        #: count when it last failed (see _idle).
+        self._changes = 0
+        self._failed_at: dict[str, int] = {}
 
     # -- lifecycle --------------------------------------------------------------
 
@@ -285,14 +289,17 @@ class Scheduler:
         )
 
     def _idle(self) -> bool:
+        """Nothing left that could end differently without a change from outside.
+
+        A pod waiting out a backoff counts as done when it failed after the
+        last change (a cluster event, a binding's answer, another pod
+        placed): trying it again would decide the same, and a simulation,
+        whose cluster changes only when we act, would retry it forever.
+        """
         counts = self.queue.counts()
-        return (
-            not counts["active"]
-            and not counts["backoff"]
-            and self._bindings == 0
-            and self.inbox.empty()
-            and not self._pending
-        )
+        if counts["active"] or self._bindings or not self.inbox.empty() or self._pending:
+            return False
+        return all(self._failed_at.get(uid) == self._changes for uid in self.queue.backing_off())
 
     def _wait_for_inbox(self) -> None:
         timeout = self.options.idle_wait
@@ -494,6 +501,7 @@ class Scheduler:
             self._handle(item)
 
     def _handle(self, item: ClusterChange | BindingDone) -> None:
+        self._changes += 1
         if isinstance(item, BindingDone):
             self._binding_done(item)
         elif isinstance(item.obj, Node):
@@ -744,6 +752,8 @@ class Scheduler:
         if not status.is_success or status.reasons:
             permitted["status"] = status.to_record()
         sink.record("permitted", permitted, node=node)
+        self._changes += 1  # a pod placed: others' next attempts see it
+        self._failed_at.pop(pod.uid, None)
         # The decision must be durable before anything acts on it: the binding
         # cycle starts when the group this attempt belongs to is appended.
         self._decided.append((fw, state, info, node, state.attempt, bool(waits)))
@@ -879,6 +889,7 @@ class Scheduler:
         )
         pod = info.pod
         self.last_failure[pod.uid] = (pod, message)
+        self._failed_at[pod.uid] = self._changes
         reason = "SchedulerError" if error else "Unschedulable"
         self._post_append.append(lambda: self._report_failure(pod, message, reason, nominated_node))
 

@@ -1,0 +1,31 @@
+"""argparse pieces every command shares: one-line usage errors, counts that must be whole numbers."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import NoReturn
+
+
+class Parser(argparse.ArgumentParser):
+    """Usage errors as one line that names the problem and where help is, exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: error: {message} (see {self.prog} --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def count(minimum: int) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least `minimum`."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text.strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be {minimum} or more, got {value}")
+        return value
+
+    return parse

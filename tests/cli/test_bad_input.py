@@ -1,0 +1,107 @@
+"""Bad input gets one line naming the problem and exit code 2, never a traceback or a hang.
+
+Each case here misbehaved on an earlier main (issue 12): a traceback with exit 1,
+an internal function's name in the message, or a simulation that never ended.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from eventsched.cli.main import main
+from eventsched.events import EventStore
+
+
+def usage_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """The one line a refused command line prints; it must exit 2."""
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exited:
+        main(list(argv))
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    return err.strip()
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (
+            ("simulate", "--nodes", "-5", "--pods", "3"),
+            "argument --nodes: must be 0 or more, got -5",
+        ),
+        (
+            ("simulate", "--nodes", "3", "--pods", "-4"),
+            "argument --pods: must be 0 or more, got -4",
+        ),
+        (
+            ("simulate", "--nodes", "2", "--pods", "2", "--binder-workers", "0"),
+            "argument --binder-workers: must be 1 or more, got 0",
+        ),
+        (("simulate", "--nodes", "two"), "argument --nodes: must be a whole number, got 'two'"),
+        (("simulate",), "give manifest paths, or --nodes N --pods M"),
+        (
+            ("simulate", "x.yaml", "--nodes", "3"),
+            "give manifest paths or --nodes N --pods M, not both",
+        ),
+        (("simulate", "--pods", "3"), "--pods goes with --nodes"),
+        (("bench", "--pods", "-1"), "argument --pods: must be 0 or more, got -1"),
+    ],
+)
+def test_counts_and_argument_rules(
+    capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], expected: str
+) -> None:
+    line = usage_error(capsys, *argv)
+    assert line.startswith(f"eventsched {argv[0]}: error: {expected}")
+    assert line.endswith(f"(see eventsched {argv[0]} --help)")
+
+
+def test_prune_before_a_word_names_the_forms_not_a_function(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    line = usage_error(capsys, "db", "prune", "--before", "tomorrow")
+    assert "_past_time" not in line
+    assert "argument --before: invalid value 'tomorrow': give a time: RFC 3339" in line
+
+
+def test_simulate_ends_when_no_pending_pod_can_fare_otherwise(
+    capsys: pytest.CaptureFixture[str], db_url: str, store: EventStore
+) -> None:
+    # No node at all: every attempt is an error, retried with backoff forever before.
+    assert main(["--db", db_url, "simulate", "--nodes", "0", "--pods", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "0 of 3 pending pods bound, 3 unschedulable, on 0 nodes" in out
+    assert out.count(": no nodes available to schedule pods") == 3
+    assert [e.kind for e in store.read(kinds=["attempt_started"])] == ["attempt_started"] * 3
+
+
+def test_simulate_ends_for_a_pod_pinned_to_a_node_that_does_not_exist(
+    capsys: pytest.CaptureFixture[str], db_url: str, tmp_path: Path
+) -> None:
+    manifest = tmp_path / "ghost.yaml"
+    manifest.write_text(
+        """
+apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: pinned, namespace: default}
+spec:
+  schedulerName: eventsched
+  containers: [{name: c, image: x}]
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+          - matchFields: [{key: metadata.name, operator: In, values: [ghost]}]
+"""
+    )
+    assert main(["--db", db_url, "simulate", str(manifest)]) == 0
+    out = capsys.readouterr().out
+    assert "0 of 1 pending pods bound, 1 unschedulable" in out
+    assert "default/pinned: 0/1 nodes are available" in out

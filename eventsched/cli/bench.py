@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import os
 import signal
 import sys
 import tempfile
@@ -24,8 +23,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "bench",
         help=summary("bench"),
         description="Prints '<N> pods/s' plus events/s and log bytes per pod (with --replay, "
-        "also how fast that log replays). Without --db (or EVENTSCHED_DATABASE_URL) a fresh "
-        "SQLite file in a temporary directory is used.",
+        "also how fast that log replays). Without --db a fresh SQLite file in a temporary "
+        "directory is used: a benchmark never writes into the log EVENTSCHED_DATABASE_URL "
+        "names, which is append-only.",
     )
     p.add_argument("--nodes", type=count(0), help="default 1000 (500 with --kube)")
     p.add_argument("--pods", type=count(0), help="default 5000 (3000 with --kube)")
@@ -95,8 +95,7 @@ def run(args: argparse.Namespace) -> int:
     args.pods = 5000 if args.pods is None else args.pods
     benchmark = load_benchmark()
     with tempfile.TemporaryDirectory(prefix="eventsched-bench-") as tmp:
-        given = args.db or os.environ.get("EVENTSCHED_DATABASE_URL")
-        url = resolve_url(given) if given else f"sqlite:///{tmp}/bench.db"
+        url = resolve_url(args.db) if args.db else f"sqlite:///{tmp}/bench.db"
         if args.restart_events:
             return run_restart(args, url)
         with progress_bar(args.pods, "bench") as bar:
@@ -140,8 +139,7 @@ def run_kube(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    given = args.db or os.environ.get("EVENTSCHED_DATABASE_URL")
-    url = resolve_url(given) if given else None
+    url = resolve_url(args.db) if args.db else None
     nodes = 500 if args.nodes is None else args.nodes
     pods = 3000 if args.pods is None else args.pods
 

@@ -95,3 +95,18 @@ def test_bench_restart_grows_a_log_and_times_a_restart_from_its_snapshot(
     assert main(["bench", "--restart-events", "60000", "--json", "--db", db_url]) == 0
     again = json.loads(capsys.readouterr().out)
     assert again["events"] == last
+
+
+def test_bench_never_writes_into_the_log_the_environment_names(
+    capsys: pytest.CaptureFixture[str], db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The log EVENTSCHED_DATABASE_URL names is a real, append-only one: without --db,
+    # a benchmark uses a database of its own.
+    monkeypatch.setenv("EVENTSCHED_DATABASE_URL", db_url)
+    with EventStore.connect(db_url) as store:
+        before = store.last_position()
+    capsys.readouterr()
+    assert main(["bench", "--nodes", "3", "--pods", "5", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["bound"] == 5
+    with EventStore.connect(db_url) as store:
+        assert store.last_position() == before

@@ -127,9 +127,16 @@ def load_config(path: str | Path, registry: Registry) -> SchedulerConfig:
     """Read and validate a file; `registry` names the plugins its profiles may use."""
     source = str(path)
     try:
-        text = Path(path).read_text()
+        text = Path(path).read_bytes().decode("utf-8")
     except OSError as exc:
         raise ConfigError(source, "", f"cannot read the file: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            source,
+            "",
+            f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}): "
+            "save it as UTF-8, as kube-scheduler reads it",
+        ) from exc
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -105,3 +105,41 @@ spec:
     out = capsys.readouterr().out
     assert "0 of 1 pending pods bound, 1 unschedulable" in out
     assert "default/pinned: 0/1 nodes are available" in out
+
+
+@pytest.mark.parametrize("command", [("config", "check"), ("replay", "--config")])
+def test_a_configuration_that_is_not_utf8_is_one_line(
+    capsys: pytest.CaptureFixture[str], db_url: str, tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    config = tmp_path / "latin1.yaml"
+    config.write_bytes("# caf\xe9\napiVersion: kubescheduler.config.k8s.io/v1\n".encode("latin-1"))
+    capsys.readouterr()
+    assert main(["--db", db_url, *command, str(config)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"eventsched: error: {config}: not UTF-8 text (byte 0xe9 at offset 5): save it as "
+        "UTF-8, as kube-scheduler reads it"
+    )
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (b"apiVersion: v1\nclusters: [oops\n", "while parsing a flow sequence"),
+        (b"apiVersion: v1\nkind: Config\nclusters: 5\n", "'int' object is not iterable"),
+        (b"\xff\xfe", "'utf-8' codec can't decode byte 0xff"),
+    ],
+)
+def test_a_malformed_kubeconfig_is_one_line(
+    capsys: pytest.CaptureFixture[str], db_url: str, tmp_path: Path, content: bytes, expected: str
+) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_bytes(content)
+    capsys.readouterr()
+    assert main(["--db", db_url, "run", "--kubeconfig", str(kubeconfig)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith(
+        f"eventsched: error: cannot configure the Kubernetes client from kubeconfig {kubeconfig}: "
+    )
+    assert expected in err

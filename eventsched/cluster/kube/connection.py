@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+import yaml
 from kubernetes import client, config
 from kubernetes.config.config_exception import ConfigException
 
@@ -38,10 +39,11 @@ def api_client(connection: ClientConnection) -> client.ApiClient:
             )
         else:
             config.load_incluster_config(client_configuration=configuration)
-    except (ConfigException, OSError, TypeError, ValueError) as exc:
+    except (ConfigException, OSError, TypeError, ValueError, KeyError, yaml.YAMLError) as exc:
         source = f"kubeconfig {path}" if path else "the in-cluster service account"
+        problem = " ".join(str(exc).split())  # YAML's errors span lines
         raise KubeConfigError(
-            f"cannot configure the Kubernetes client from {source}: {exc}; "
+            f"cannot configure the Kubernetes client from {source}: {problem}; "
             "pass --kubeconfig FILE (or set clientConnection.kubeconfig) when running outside a cluster"
         ) from exc
     # Bindings, Events and status patches run concurrently in a pool.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from eventsched.model.quantity import parse_milli, parse_quantity
+from eventsched.model.quantity import QuantityError, parse_milli, parse_quantity
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -21,13 +21,18 @@ Resources = dict[str, int]
 
 
 def parse_resource_list(values: Mapping[str, object] | None) -> Resources:
-    """Turn a manifest's `resources.requests` (or a node's allocatable) into integers."""
+    """Turn a manifest's `resources.requests` (or a node's allocatable) into integers.
+
+    Negative amounts are refused, as the API server refuses them ("must be
+    greater than or equal to 0"): a negative request would free room on a
+    node, a negative allocatable make room out of nothing.
+    """
     parsed: Resources = {}
     for name, raw in (values or {}).items():
-        if name == CPU:
-            parsed[name] = parse_milli(raw)  # type: ignore[arg-type]
-        else:
-            parsed[name] = parse_quantity(raw)  # type: ignore[arg-type]
+        amount = parse_milli(raw) if name == CPU else parse_quantity(raw)  # type: ignore[arg-type]
+        if amount < 0:
+            raise QuantityError(f"{name}: must be greater than or equal to 0 (got {raw!r})")
+        parsed[name] = amount
     return parsed
 
 

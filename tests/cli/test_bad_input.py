@@ -143,3 +143,54 @@ def test_a_malformed_kubeconfig_is_one_line(
         f"eventsched: error: cannot configure the Kubernetes client from kubeconfig {kubeconfig}: "
     )
     assert expected in err
+
+
+NODE = """
+apiVersion: v1
+kind: Node
+metadata: {{name: n1}}
+status: {{allocatable: {{cpu: "{cpu}", memory: 8Gi, pods: "110"}}}}
+"""
+POD = """
+apiVersion: v1
+kind: Pod
+metadata: {{name: p, namespace: default}}
+spec:
+  schedulerName: eventsched
+  containers: [{{name: c, image: x, resources: {{requests: {{cpu: "{cpu}"}}}}}}]
+"""
+
+
+@pytest.mark.parametrize(
+    ("node_cpu", "pod_cpu", "expected"),
+    [
+        (
+            "4",
+            "-100",
+            "(document 2): Pod default/p: spec.containers[0].resources.requests: cpu: must be "
+            "greater than or equal to 0 (got '-100')",
+        ),
+        (
+            "-4",
+            "1",
+            "(document 1): Node n1: status.allocatable: cpu: must be greater than or equal to 0 "
+            "(got '-4')",
+        ),
+    ],
+)
+def test_negative_quantities_are_refused_as_the_api_server_refuses_them(
+    capsys: pytest.CaptureFixture[str],
+    db_url: str,
+    store: EventStore,
+    tmp_path: Path,
+    node_cpu: str,
+    pod_cpu: str,
+    expected: str,
+) -> None:
+    # A pod requesting cpu -100 freed capacity, so a 50-CPU pod then fit on a 4-CPU node.
+    manifest = tmp_path / "negative.yaml"
+    manifest.write_text(NODE.format(cpu=node_cpu) + "---" + POD.format(cpu=pod_cpu))
+    capsys.readouterr()
+    assert main(["--db", db_url, "simulate", str(manifest)]) == 2
+    assert capsys.readouterr().err.strip() == f"eventsched: error: {manifest} {expected}"
+    assert store.last_position() == 0  # a refused input writes nothing

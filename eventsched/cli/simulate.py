@@ -52,6 +52,7 @@ class Outcome:
     pending: int
     bound: int
     unschedulable: dict[str, str]
+    ignored: dict[str, str]
     seconds: float
     first_events: int
     last_position: int
@@ -116,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
         pending=len(ours),
         bound=scheduler.stats.bound,
         unschedulable={pod.key: msg for pod, msg in scheduler.last_failure.values()},
+        ignored={pod.key: msg for pod, msg in scheduler.ignored.values()},
         seconds=seconds,
         first_events=before + 1,
         last_position=store.last_position(),
@@ -155,6 +157,10 @@ def _print_summary(outcome: Outcome, table: NodeTable, url: str) -> None:
     if outcome.unschedulable:
         print("\nunschedulable:")
         for key, message in sorted(outcome.unschedulable.items()):
+            print(f"  {key}: {message}")
+    if outcome.ignored:
+        print("\nscheduled without fields eventsched does not honour yet:")
+        for key, message in sorted(outcome.ignored.items()):
             print(f"  {key}: {message}")
     print("\npods per node:")
     cpu, mem, pods = table.column("cpu"), table.column("memory"), table.column("pods")

@@ -17,7 +17,9 @@ INPUT_KINDS: dict[str, str] = {
     "repeats are not written, nor is the pod on the node our own `bound` gave it",
     "pod_removed": "a pod deleted from the cluster; data: {nodeName, reason?} (reason: not "
     "listed when a scheduler started; then only the uid column is set)",
-    "input_recorded": "an outside value a plugin read; plugin column set; data: {key, value}",
+    "input_recorded": "an outside value a plugin read; plugin column set; data: {key, value}; "
+    "with no plugin, the scheduler's note that a pod sets fields no plugin of its profile "
+    "honours: key ignoredFields, value {fields[], plugins[]}",
     "config_loaded": "a profile put in force; scheduler column = profile; data: {digest, profile}",
 }
 

@@ -11,7 +11,7 @@ import functools
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 import numpy as np
 import structlog
@@ -42,8 +42,24 @@ from eventsched.framework.types import (
 )
 from eventsched.framework.waiting import WaitingPod
 from eventsched.model import Indexes, IntArray, NodeTable, Pod
+from eventsched.model.pod import HOST_PORTS, POD_AFFINITY, POD_ANTI_AFFINITY, TOPOLOGY_SPREAD
 
 log = structlog.get_logger(__name__)
+
+#: The kube-scheduler plugin that honours each field a pod may set (Pod.uses).
+HONOURED_BY: dict[str, str] = {
+    POD_AFFINITY: "InterPodAffinity",
+    POD_ANTI_AFFINITY: "InterPodAffinity",
+    TOPOLOGY_SPREAD: "PodTopologySpread",
+    HOST_PORTS: "NodePorts",
+}
+
+
+class IgnoredField(NamedTuple):
+    field: str
+    #: The plugin that would honour it, not in the profile.
+    plugin: str
+
 
 #: kube-scheduler's `maxTimeout` for Permit waits.
 MAX_PERMIT_TIMEOUT = 15 * 60.0
@@ -200,6 +216,14 @@ class Framework:
             else:
                 events[name] = [WILDCARD_EVENT]
         return events
+
+    def ignored_fields(self, pod: Pod) -> list[IgnoredField]:
+        """The fields `pod` sets that no plugin of this profile honours (placed as if absent)."""
+        return [
+            IgnoredField(field, HONOURED_BY[field])
+            for field in pod.uses
+            if field in HONOURED_BY and HONOURED_BY[field] not in self.instances
+        ]
 
     def annotations_read(self) -> frozenset[str]:
         """The pod annotation keys this profile's plugins read (all others go unlogged)."""

@@ -25,6 +25,11 @@ DEFAULT_SCHEDULER_NAME = "default-scheduler"
 #: Phases after which a pod never runs again: kube-scheduler lists pods without them.
 TERMINAL_PHASES = ("Succeeded", "Failed")
 
+POD_AFFINITY = "spec.affinity.podAffinity"
+POD_ANTI_AFFINITY = "spec.affinity.podAntiAffinity"
+TOPOLOGY_SPREAD = "spec.topologySpreadConstraints"
+HOST_PORTS = "spec.containers[].ports[].hostPort"
+
 
 @dataclass(frozen=True, slots=True)
 class OwnerRef:
@@ -57,6 +62,9 @@ class Pod:
     terminal: bool = False
     deleting: bool = False
     nominated_node_name: str = ""
+    #: Scheduling fields of the spec that only a plugin eventsched may lack honours
+    #: (POD_AFFINITY, ...): the scheduler warns when no enabled plugin does.
+    uses: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -139,6 +147,7 @@ class Pod:
             terminal=status.get("phase") in TERMINAL_PHASES,
             deleting=bool(meta.get("deletionTimestamp")),
             nominated_node_name=str(status.get("nominatedNodeName") or ""),
+            uses=_fields_used(spec),
         )
 
     def to_record(self) -> dict[str, Any]:
@@ -169,6 +178,7 @@ class Pod:
             "terminal": self.terminal,
             "deleting": self.deleting,
             "nominatedNodeName": self.nominated_node_name,
+            "uses": list(self.uses),
         }
         for key, value in optional.items():
             if value:
@@ -206,7 +216,31 @@ class Pod:
             terminal=bool(record.get("terminal", record.get("phase") in TERMINAL_PHASES)),
             deleting=bool(record.get("deleting", False)),
             nominated_node_name=record.get("nominatedNodeName", ""),
+            uses=tuple(record.get("uses", ())),
         )
+
+
+def _fields_used(spec: Mapping[str, Any]) -> tuple[str, ...]:
+    """Which of the fields in `uses` the pod's spec sets."""
+    affinity = spec.get("affinity") or {}
+    used = []
+    if isinstance(affinity, Mapping):
+        used += [
+            f
+            for f, key in ((POD_AFFINITY, "podAffinity"), (POD_ANTI_AFFINITY, "podAntiAffinity"))
+            if affinity.get(key)
+        ]
+    if spec.get("topologySpreadConstraints"):
+        used.append(TOPOLOGY_SPREAD)
+    containers = [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]
+    if any(
+        isinstance(port, Mapping) and port.get("hostPort")
+        for c in containers
+        if isinstance(c, Mapping)
+        for port in c.get("ports") or []
+    ):
+        used.append(HOST_PORTS)
+    return tuple(used)
 
 
 def _container_requests(container: Mapping[str, Any], path: str, where: str) -> Resources:

@@ -176,6 +176,8 @@ class Scheduler:
         self.on_progress: Callable[[Stats], None] | None = None
         #: Pods whose latest attempt failed, with the message their FailedScheduling carries.
         self.last_failure: dict[str, tuple[Pod, str]] = {}
+        #: Pods that set a field no plugin of their profile honours, with the warning given.
+        self.ignored: dict[str, tuple[Pod, str]] = {}
         #: Cluster changes, binding answers and placements so far; and each failed pod's
         #: count when it last failed (see _idle).
         self._changes = 0
@@ -602,6 +604,34 @@ class Scheduler:
             self._pending.add(
                 "queued", {"queue": where, "event": "PodAdd"}, pod=pod, scheduler=pod.scheduler_name
             )
+            self._warn_ignored(pod)
+
+    def _warn_ignored(self, pod: Pod) -> None:
+        """Say so, in the log and on the pod, when the pod sets a field no plugin here honours.
+
+        It is placed as if the field were absent: never silently.
+        """
+        fw = self.frameworks[pod.scheduler_name]
+        ignored = fw.ignored_fields(pod)
+        if not ignored or pod.uid in self.ignored:
+            return
+        fields = [i.field for i in ignored]
+        plugins = sorted({i.plugin for i in ignored})
+        message = (
+            f"{', '.join(fields)} not honoured: profile {fw.name} has no "
+            f"{' or '.join(plugins)} plugin; the pod is placed as if "
+            f"{'it were' if len(fields) == 1 else 'they were'} absent"
+        )
+        self.ignored[pod.uid] = (pod, message)
+        self._pending.add(
+            "input_recorded",
+            {"key": "ignoredFields", "value": {"fields": fields, "plugins": plugins}},
+            pod=pod,
+            scheduler=pod.scheduler_name,
+        )
+        self._post_append.append(
+            lambda: self.cluster.emit_event(pod, "Warning", "FieldsIgnored", "Scheduling", message)
+        )
 
     def _placed_elsewhere(self, pod: Pod) -> bool:
         """An assigned pod of ours that no `bound` of ours placed, and whose identity has no placement."""

@@ -14,7 +14,7 @@ from eventsched.cli.progress import progress_bar
 from eventsched.cluster import SimulatedCluster, generate_cluster, load_manifests
 from eventsched.config.file import SchedulerConfig, load_config
 from eventsched.model import NodeTable
-from eventsched.model.quantity import format_bytes, format_milli_cpu
+from eventsched.model.quantity import format_bytes_of, format_cpu_of
 from eventsched.plugins import full_registry
 from eventsched.scheduler import Scheduler, SchedulerOptions
 
@@ -171,8 +171,8 @@ def _print_summary(outcome: Outcome, table: NodeTable, url: str) -> None:
             (
                 name,
                 f"{req[pods]}/{alloc[pods]}",
-                f"{format_milli_cpu(int(req[cpu]))}/{format_milli_cpu(int(alloc[cpu]))}",
-                f"{format_bytes(int(req[mem]))}/{format_bytes(int(alloc[mem]))}",
+                format_cpu_of(int(req[cpu]), int(alloc[cpu])),
+                format_bytes_of(int(req[mem]), int(alloc[mem])),
             )
         )
     body = sorted(rows[1:])

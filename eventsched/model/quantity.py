@@ -63,12 +63,16 @@ def parse_milli(value: str | int | float) -> int:
     return int((_parse(value) * 1000).to_integral_value(rounding=ROUND_CEILING))
 
 
-def format_milli_cpu(milli: int) -> str:
-    return f"{milli // 1000}" if milli % 1000 == 0 else f"{milli}m"
+def format_cpu_of(used: int, total: int) -> str:
+    """`used/total` millicores in one unit: whole cores when both are, else millicores."""
+    if used % 1000 == 0 and total % 1000 == 0:
+        return f"{used // 1000}/{total // 1000}"
+    return f"{used}m/{total}m"
 
 
-def format_bytes(amount: int) -> str:
+def format_bytes_of(used: int, total: int) -> str:
+    """`used/total` bytes in the largest binary unit that divides both."""
     for suffix, size in (("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
-        if amount and amount % size == 0:
-            return f"{amount // size}{suffix}"
-    return str(amount)
+        if (used or total) and used % size == 0 and total % size == 0:
+            return f"{used // size}{suffix}/{total // size}{suffix}"
+    return f"{used}/{total}"

@@ -12,6 +12,7 @@ import pytest
 
 from eventsched.cli.main import main
 from eventsched.events import EventStore
+from eventsched.model.quantity import format_bytes_of, format_cpu_of
 
 
 def usage_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
@@ -194,3 +195,12 @@ def test_negative_quantities_are_refused_as_the_api_server_refuses_them(
     assert main(["--db", db_url, "simulate", str(manifest)]) == 2
     assert capsys.readouterr().err.strip() == f"eventsched: error: {manifest} {expected}"
     assert store.last_position() == 0  # a refused input writes nothing
+
+
+def test_requested_and_allocatable_are_shown_in_one_unit() -> None:
+    # `2/7910m` and `8Gi/27100Mi` mixed units on one line.
+    assert format_cpu_of(2000, 7910) == "2000m/7910m"
+    assert format_cpu_of(2000, 8000) == "2/8"
+    assert format_bytes_of(8 * 2**30, 27100 * 2**20) == "8192Mi/27100Mi"
+    assert format_bytes_of(0, 13580 * 2**20) == "0Mi/13580Mi"
+    assert format_bytes_of(0, 0) == "0/0"

@@ -149,7 +149,12 @@ def _render_step(step: dict) -> str:
     if kind == "unreserved":
         return f"Unreserved {node}: {step.get('reason')}"
     if kind == "unschedulable":
-        return f"Unschedulable ({step.get('code')}): {step.get('message')} → {step.get('queue')} queue, backoff {step.get('backoffSeconds')}s"
+        code = step.get("code")
+        # The code only when it says more than the word before it.
+        what = {"Unschedulable": "Unschedulable", "Error": "Error"}.get(
+            str(code), f"Unschedulable ({code})"
+        )
+        return f"{what}: {step.get('message')} → {step.get('queue')} queue, backoff {step.get('backoffSeconds')}s"
     if kind == "post_filtered":
         status = step.get("status", {})
         return f"PostFilter: {status.get('code')} {', '.join(status.get('reasons', []))}"

@@ -50,7 +50,8 @@ def test_simulate_examples_then_explain_then_run_again(db_url: str) -> None:
         in out
     )
     assert "NodeUnschedulable rejected 1 node(s) (node(s) were unschedulable): worker-4" in out
-    assert TOO_BIG in out
+    # The code is not repeated when it says what the word before it says (issue 12).
+    assert f"  Unschedulable: {TOO_BIG} → unschedulable queue, backoff 1s" in out
 
     gpu = json.loads(eventsched("explain", "default/gpu-train", "--json", db=db_url).stdout)
     assert gpu["final_node"] == "gpu-1"

@@ -40,6 +40,7 @@ from sqlalchemy.engine import URL
 
 from eventsched.events.engine import create_engine, display_url, parse_url
 from eventsched.events.errors import DatabaseUnavailableError
+from eventsched.events.migrate import current_revision
 
 #: Seconds a query may run before the database cancels it.
 DEFAULT_TIMEOUT_S = 30.0
@@ -201,13 +202,34 @@ def run_read_only(url: str | URL, sql: str, *, timeout: float = DEFAULT_TIMEOUT_
     parsed = parse_url(url)
     dialect = parsed.get_backend_name()
     statement = single_statement(sql, dialect)
-    if dialect == "sqlite":
-        return _run_sqlite(parsed, statement, timeout)
-    if dialect == "postgresql":
+    if dialect not in ("sqlite", "postgresql"):
+        raise QueryError(
+            f"eventsched query supports SQLite and PostgreSQL, not {dialect} ({display_url(parsed)})"
+        )
+    try:
+        if dialect == "sqlite":
+            return _run_sqlite(parsed, statement, timeout)
         return _run_postgresql(parsed, statement, timeout)
-    raise QueryError(
-        f"eventsched query supports SQLite and PostgreSQL, not {dialect} ({display_url(parsed)})"
-    )
+    except QueryError as exc:
+        text = str(exc)
+        if "no such table" in text or ("relation" in text and "does not exist" in text):
+            raise QueryError(text + _schema_hint(parsed)) from exc
+        raise
+
+
+def _schema_hint(url: URL) -> str:
+    """What to do when a table is missing because the database has no eventsched schema."""
+    engine = create_engine(url)
+    try:
+        revision = current_revision(engine)
+    except Exception:  # the hint is a courtesy; the error stands without it
+        return ""
+    finally:
+        engine.dispose()
+    if revision is not None:
+        return ""
+    shown = display_url(url)
+    return f" ({shown} has no eventsched schema: run `eventsched db upgrade --db {shown}`)"
 
 
 def _first_line(exc: BaseException) -> str:

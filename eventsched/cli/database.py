@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
+
+from sqlalchemy.engine import make_url
 
 from eventsched.events import EventStore
 
@@ -21,6 +24,11 @@ def resolve_url(url: str | None) -> str:
 
     `postgresql://` is taken to mean psycopg 3, the driver eventsched ships with.
     """
+    if url is not None and not url.strip():
+        raise DatabaseURLError(
+            "--db is empty: give a database URL such as sqlite:///eventsched.db or "
+            "postgresql://USER@HOST:5432/DB, or leave --db out for the default"
+        )
     url = url or os.environ.get("EVENTSCHED_DATABASE_URL") or DEFAULT_DATABASE_URL
     for prefix in ("postgresql://", "postgres://"):
         if url.startswith(prefix):
@@ -35,5 +43,26 @@ def resolve_url(url: str | None) -> str:
 
 
 def open_store(url: str | None, *, require_schema: bool = True) -> EventStore:
-    """Refuses an outdated schema, naming `eventsched db upgrade`, unless told not to."""
-    return EventStore.connect(resolve_url(url), require_schema=require_schema)
+    """Refuses an outdated schema, naming `eventsched db upgrade`, unless told not to.
+
+    A SQLite file that does not exist is refused before connecting, which
+    would create it: a mistyped path must not leave an empty file behind.
+    """
+    resolved = resolve_url(url)
+    if require_schema:
+        missing = _missing_sqlite_file(resolved)
+        if missing is not None:
+            raise DatabaseURLError(
+                f"the event log at {resolved} does not exist (no file {missing}): check the "
+                f"path, or create it with `eventsched db upgrade --db {resolved}`"
+            )
+    return EventStore.connect(resolved, require_schema=require_schema)
+
+
+def _missing_sqlite_file(url: str) -> Path | None:
+    parsed = make_url(url)
+    database = parsed.database
+    if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:":
+        return None
+    path = Path(database)
+    return None if path.exists() else path

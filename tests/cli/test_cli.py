@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -77,13 +78,53 @@ def test_simulate_examples_then_explain_then_run_again(db_url: str) -> None:
 
 
 def test_simulate_refuses_a_database_without_schema_and_names_the_command(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'new.db'}"
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    url = f"sqlite:///{empty}"
     result = eventsched("simulate", str(EXAMPLES), db=url)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         f"eventsched: error: the event log at {url} has no eventsched schema: "
         f"run `eventsched db upgrade --db {url}`"
     ]
+
+
+def test_a_mistyped_sqlite_path_is_not_created(tmp_path: Path) -> None:
+    # Connecting would have created an empty file at the typo (issue 12).
+    typo = tmp_path / "evnets.db"
+    url = f"sqlite:///{typo}"
+    result = eventsched("explain", "default/x", db=url)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"eventsched: error: the event log at {url} does not exist (no file {typo}): check the "
+        f"path, or create it with `eventsched db upgrade --db {url}`"
+    ]
+    assert not typo.exists()
+
+
+def test_an_empty_db_option_is_refused_not_replaced_by_the_default(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "eventsched.cli.main", "--db", "", "explain", "default/x"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith("eventsched: error: --db is empty: give a database URL")
+    assert not (tmp_path / "eventsched.db").exists()
+
+
+def test_query_without_the_schema_names_db_upgrade(tmp_path: Path) -> None:
+    other = tmp_path / "other.db"
+    sqlite3.connect(other).close()
+    url = f"sqlite:///{other}"
+    result = eventsched("query", "SELECT * FROM decisions", db=url)
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        f"eventsched: error: query failed on {url}: no such table: decisions ({url} has no "
+        f"eventsched schema: run `eventsched db upgrade --db {url}`)"
+    )
 
 
 def test_bad_manifest_is_one_line_naming_file_and_field(tmp_path: Path, db_url: str) -> None:

@@ -38,5 +38,5 @@ def friendly_error(exc: BaseException) -> str | None:
     if isinstance(exc, OperationalError):
         return f"database error: {exc.orig}; check --db / EVENTSCHED_DATABASE_URL and that the database is running"
     if isinstance(exc, FileNotFoundError):
-        return f"{exc.filename}: no such file or directory"
+        return f"{exc.filename}: {exc.strerror or 'no such file or directory'}"
     return None

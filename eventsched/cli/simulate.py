@@ -71,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
         loaded = generate_cluster(args.nodes, args.pods or 0, seed=args.seed)
     else:
         loaded = load_manifests(args.paths)
+        _warn_skipped(loaded.skipped)
     registry = full_registry()
     config = load_config(args.config, registry) if args.config else SchedulerConfig()
     for warning in config.warnings:
@@ -127,6 +128,21 @@ def run(args: argparse.Namespace) -> int:
     _print_summary(outcome, scheduler.cache.table, store.url)
     store.close()
     return 0
+
+
+#: Skipped documents named one by one; the count covers the rest.
+MAX_SKIPPED_SHOWN = 20
+
+
+def _warn_skipped(skipped: list[str]) -> None:
+    if not skipped:
+        return
+    noun = "document" if len(skipped) == 1 else "documents"
+    print(f"eventsched: warning: skipped {len(skipped)} {noun}:", file=sys.stderr)
+    for line in skipped[:MAX_SKIPPED_SHOWN]:
+        print(f"  {line}", file=sys.stderr)
+    if len(skipped) > MAX_SKIPPED_SHOWN:
+        print(f"  ... and {len(skipped) - MAX_SKIPPED_SHOWN} more", file=sys.stderr)
 
 
 def _print_rebuilt(scheduler: Scheduler, before: int) -> None:

@@ -61,8 +61,15 @@ def load_manifests(
     `FileNotFoundError` for a path that does not exist or holds no manifests.
     """
     files = _manifest_files(paths)
-    documents = [doc for path in files for doc in _read_documents(path)]
+    documents: list[_Document] = []
+    empty: list[str] = []
+    for path in files:
+        found = list(_read_documents(path))
+        if not found:
+            empty.append(f"{path}: no objects in the file")
+        documents += found
     loaded = _build(documents, rfc3339(now or datetime.now(UTC)), lambda _: str(uuid4()))
+    loaded.skipped[:0] = empty
     log.info(
         "manifests loaded",
         files=len(files),
@@ -102,13 +109,11 @@ def _build(documents: Sequence[_Document], created: str, new_uid: UidFactory) ->
                     _register(pod_sources, pod.key, doc.location, label, "Pod")
                     loaded.pods.append(pod)
             elif kind in _NOT_EXPANDED:
-                log.warning(
-                    "workload not expanded into pods; the simulation ignores it",
-                    kind=kind,
-                    location=doc.location,
+                loaded.skipped.append(
+                    f"{doc.location}: kind {kind} is not expanded into pods by the simulation"
                 )
             elif kind != "PriorityClass":
-                log.debug("object ignored", kind=kind, location=doc.location)
+                loaded.skipped.append(f"{doc.location}: {_unknown_kind(kind)}")
         except ManifestError as exc:
             raise ManifestError(f"{doc.location}: {exc.where}", exc.field, exc.problem) from exc
         except (AttributeError, TypeError, ValueError) as exc:
@@ -120,6 +125,17 @@ def _build(documents: Sequence[_Document], created: str, new_uid: UidFactory) ->
                 f"a field has an unexpected shape ({exc})",
             ) from exc
     return loaded
+
+
+_KNOWN_KINDS = ("Node", "Pod", "PriorityClass", *WORKLOAD_KINDS, *_NOT_EXPANDED)
+
+
+def _unknown_kind(kind: str) -> str:
+    """Why a document of `kind` was skipped, with the kind it probably meant."""
+    meant = next((k for k in _KNOWN_KINDS if k.lower() == kind.lower()), None)
+    if meant is not None:
+        return f"kind {kind}: kinds are case-sensitive; did you mean {meant}?"
+    return f"kind {kind} is not simulated (only {', '.join(_KNOWN_KINDS[: -len(_NOT_EXPANDED)])})"
 
 
 def _register(sources: dict[str, str], key: str, location: str, label: str, kind: str) -> None:

@@ -35,3 +35,5 @@ class LoadedCluster:
 
     nodes: list[Node] = field(default_factory=list)
     pods: list[Pod] = field(default_factory=list)
+    #: What was read but not simulated, each as "where: why" (simulate prints them).
+    skipped: list[str] = field(default_factory=list)

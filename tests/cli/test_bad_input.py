@@ -204,3 +204,38 @@ def test_requested_and_allocatable_are_shown_in_one_unit() -> None:
     assert format_bytes_of(8 * 2**30, 27100 * 2**20) == "8192Mi/27100Mi"
     assert format_bytes_of(0, 13580 * 2**20) == "0Mi/13580Mi"
     assert format_bytes_of(0, 0) == "0/0"
+
+
+def test_documents_that_are_not_simulated_are_named_not_skipped_silently(
+    capsys: pytest.CaptureFixture[str], db_url: str, tmp_path: Path
+) -> None:
+    kinds = tmp_path / "kinds.yaml"
+    kinds.write_text(
+        "apiVersion: v1\nkind: node\nmetadata: {name: a}\n---\n"
+        "kind: Widget\nmetadata: {name: w}\n---\n"
+        "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: ds}\n---\n"
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+        "status: {allocatable: {cpu: '1', memory: 1Gi}}\n"
+    )
+    (tmp_path / "empty.yaml").write_text("")
+    capsys.readouterr()
+    assert main(["--db", db_url, "simulate", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert (
+        "eventsched: warning: skipped 4 documents:\n"
+        f"  {tmp_path / 'empty.yaml'}: no objects in the file\n"
+        f"  {kinds} (document 1): kind node: kinds are case-sensitive; did you mean Node?\n"
+        f"  {kinds} (document 2): kind Widget is not simulated (only Node, Pod, PriorityClass, "
+        "Deployment, ReplicaSet, StatefulSet)\n"
+        f"  {kinds} (document 3): kind DaemonSet is not expanded into pods by the simulation\n"
+    ) in err
+
+
+def test_an_empty_directory_is_not_reported_missing(
+    capsys: pytest.CaptureFixture[str], db_url: str, tmp_path: Path
+) -> None:
+    capsys.readouterr()
+    assert main(["--db", db_url, "simulate", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"eventsched: error: {tmp_path}: no manifests (*.yaml, *.yml, *.json) in directory"
+    )

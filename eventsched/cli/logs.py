@@ -54,7 +54,21 @@ def configure_logging(fmt: LogFormat = "auto", level: str = "info") -> None:
         logger_factory=_stderr_logger,
         cache_logger_on_first_use=False,
     )
-    # Libraries that use the standard logging module (alembic, sqlalchemy) stay quiet below it.
-    logging.basicConfig(
-        level=max(numeric, logging.WARNING), stream=sys.stderr, format="%(message)s"
-    )
+    # Libraries that use the standard logging module (alembic, sqlalchemy, urllib3's
+    # "Retrying ...") stay quiet below warning and go through the same structured lines.
+    root = logging.getLogger()
+    for handler in [h for h in root.handlers if isinstance(h, _ToStructlog)]:
+        root.removeHandler(handler)
+    root.addHandler(_ToStructlog())
+    root.setLevel(max(numeric, logging.WARNING))
+
+
+class _ToStructlog(logging.Handler):
+    """A standard-library log record as a structlog line, with the library's logger name."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = record.getMessage()
+        except Exception:  # a library's bad format string must not break logging
+            message = str(record.msg)
+        structlog.get_logger().log(record.levelno, message, logger=record.name)

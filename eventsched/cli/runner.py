@@ -128,7 +128,8 @@ class Runner:
             if not self._wait_for_schema():
                 return 0
             if self.config.leader_election.leader_elect and not self._lead():
-                return 0
+                # Stopped while standing by (0), or the election itself failed.
+                return EXIT_LEASE_LOST if self.state.lease_lost else 0
             return self._schedule()
         finally:
             self.state.role = "stopped"

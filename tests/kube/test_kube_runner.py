@@ -7,6 +7,7 @@ need the emulator's failure injection.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -293,3 +294,40 @@ def test_run_binds_pods_serves_probes_and_a_crash_mid_run_binds_nothing_twice(
     assert 10 <= len(first_run) < 40  # the first process was stopped mid-run
     # The crash left reservations open; the second process closed them from what the API showed.
     assert any(e.data.get("reconciled") for e in store.read(kinds=["bound", "unreserved"]))
+
+
+def test_an_api_server_down_at_start_is_retried_not_a_silent_exit(
+    tmp_path: Path, db_url: str
+) -> None:
+    """kube-scheduler keeps trying to acquire its lease while the API server is down.
+
+    eventsched's election used to die on the first refused connection
+    (AttributeError inside the client library) and the process exit 0 within
+    two seconds; urllib3's "Retrying ..." lines went to stderr as plain text.
+    """
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "leaderElection: {leaderElect: true, leaseDuration: 3s, renewDeadline: 2s, "
+        "retryPeriod: 1s}\n"
+    )
+    down = kubeconfig(tmp_path, f"https://127.0.0.1:{free_port()}")
+    proc = start_process(db_url, down, free_port(), config)
+    assert proc.stdout is not None
+    lines: list[str] = []
+    deadline = time.monotonic() + 60
+    try:
+        while sum("cannot read the leader lease; retrying" in line for line in lines) < 3:
+            assert time.monotonic() < deadline, "no third retry:\n" + "".join(lines[-20:])
+            line = proc.stdout.readline()
+            assert line, f"eventsched exited ({proc.wait()}):\n" + "".join(lines[-20:])
+            lines.append(line)
+        assert proc.poll() is None
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        rest, _ = proc.communicate(timeout=30)
+    lines += rest.splitlines(keepends=True)
+    assert proc.returncode == 0
+    records = [json.loads(line) for line in lines if line.strip()]  # every line is structured
+    assert any(r.get("logger") == "urllib3.connectionpool" for r in records)
+    assert not any("AttributeError" in json.dumps(r) for r in records)

@@ -91,6 +91,19 @@ class _TimedCoordinationApi(client.CoordinationV1Api):
         return super().replace_namespaced_lease(*args, **kwargs)
 
 
+@dataclass(frozen=True, slots=True)
+class _Unreachable:
+    """What `get` answers when the API server cannot be reached.
+
+    The library retries on its next period for any answer but a 404 (it
+    reads `body` and `reason`); `None` made it raise AttributeError and end
+    the election, so an API server down at start stopped eventsched.
+    """
+
+    reason: str
+    body: str = '{"code": 503}'
+
+
 class _ReleasableLeaseLock(LeaseLock):
     """A LeaseLock that can be told to stop: the library then fails its next renewal.
 
@@ -99,6 +112,7 @@ class _ReleasableLeaseLock(LeaseLock):
     """
 
     released = False
+    retry_period = 2
 
     def get(self, name: str, namespace: str) -> tuple[bool, Any]:
         if self.released:
@@ -106,8 +120,12 @@ class _ReleasableLeaseLock(LeaseLock):
         try:
             return super().get(name, namespace)
         except (HTTPError, OSError) as exc:  # unreachable API: retry next period
-            log.warning("cannot read the leader lease", error=str(exc))
-            return False, None
+            log.warning(
+                "cannot read the leader lease; retrying",
+                error=str(exc),
+                retry_seconds=self.retry_period,
+            )
+            return False, _Unreachable(str(exc))
 
     def create(self, name: str, namespace: str, election_record: Any) -> bool:
         if self.released:
@@ -155,6 +173,7 @@ class LeaderElector:
             settings.resource_name, settings.resource_namespace, self.identity
         )
         lock.api_instance = _TimedCoordinationApi(api)
+        lock.retry_period = settings.retry_period
         self._lock = lock
         self._config = electionconfig.Config(
             lock=lock,

@@ -13,6 +13,7 @@ from eventsched.cli.database import open_store
 from eventsched.cli.progress import progress_bar
 from eventsched.cluster import SimulatedCluster, generate_cluster, load_manifests
 from eventsched.config.file import SchedulerConfig, load_config
+from eventsched.events import EventStore
 from eventsched.model import NodeTable
 from eventsched.model.quantity import format_bytes_of, format_cpu_of
 from eventsched.plugins import full_registry
@@ -67,16 +68,23 @@ def run(args: argparse.Namespace) -> int:
         args.usage_error("give manifest paths, or --nodes N --pods M")
     if args.nodes is not None and args.paths:
         args.usage_error("give manifest paths or --nodes N --pods M, not both")
+    store = open_store(args.db)  # a database problem first, before reading anything else
+    try:
+        return _simulate(args, store)
+    finally:
+        store.close()
+
+
+def _simulate(args: argparse.Namespace, store: EventStore) -> int:
     if args.nodes is not None:
         loaded = generate_cluster(args.nodes, args.pods or 0, seed=args.seed)
     else:
         loaded = load_manifests(args.paths)
-        _warn_skipped(loaded.skipped)
+        _warn_skipped(loaded.skipped, loaded.unused)
     registry = full_registry()
     config = load_config(args.config, registry) if args.config else SchedulerConfig()
     for warning in config.warnings:
         print(f"eventsched: warning: {warning}", file=sys.stderr)
-    store = open_store(args.db)
     cluster = SimulatedCluster(loaded.nodes, loaded.pods)
     scheduler = Scheduler(
         store,
@@ -126,7 +134,6 @@ def run(args: argparse.Namespace) -> int:
         on_first_node=on_first,
     )
     _print_summary(outcome, scheduler.cache.table, store.url)
-    store.close()
     return 0
 
 
@@ -134,7 +141,14 @@ def run(args: argparse.Namespace) -> int:
 MAX_SKIPPED_SHOWN = 20
 
 
-def _warn_skipped(skipped: list[str]) -> None:
+def _warn_skipped(skipped: list[str], unused: dict[str, int]) -> None:
+    if unused:
+        kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(unused.items()))
+        print(
+            "eventsched: note: not simulated (only nodes, pods and the workloads that make "
+            f"them are): {kinds}",
+            file=sys.stderr,
+        )
     if not skipped:
         return
     noun = "document" if len(skipped) == 1 else "documents"

@@ -112,8 +112,13 @@ def _build(documents: Sequence[_Document], created: str, new_uid: UidFactory) ->
                 loaded.skipped.append(
                     f"{doc.location}: kind {kind} is not expanded into pods by the simulation"
                 )
+            elif kind.lower() in _KNOWN_LOWER:
+                meant = _KNOWN_LOWER[kind.lower()]
+                loaded.skipped.append(
+                    f"{doc.location}: kind {kind}: kinds are case-sensitive; did you mean {meant}?"
+                )
             elif kind != "PriorityClass":
-                loaded.skipped.append(f"{doc.location}: {_unknown_kind(kind)}")
+                loaded.unused[kind] = loaded.unused.get(kind, 0) + 1
         except ManifestError as exc:
             raise ManifestError(f"{doc.location}: {exc.where}", exc.field, exc.problem) from exc
         except (AttributeError, TypeError, ValueError) as exc:
@@ -127,15 +132,8 @@ def _build(documents: Sequence[_Document], created: str, new_uid: UidFactory) ->
     return loaded
 
 
-_KNOWN_KINDS = ("Node", "Pod", "PriorityClass", *WORKLOAD_KINDS, *_NOT_EXPANDED)
-
-
-def _unknown_kind(kind: str) -> str:
-    """Why a document of `kind` was skipped, with the kind it probably meant."""
-    meant = next((k for k in _KNOWN_KINDS if k.lower() == kind.lower()), None)
-    if meant is not None:
-        return f"kind {kind}: kinds are case-sensitive; did you mean {meant}?"
-    return f"kind {kind} is not simulated (only {', '.join(_KNOWN_KINDS[: -len(_NOT_EXPANDED)])})"
+#: The kinds the simulation reads, by their lower-case spelling (to catch `kind: node`).
+_KNOWN_LOWER = {k.lower(): k for k in ("Node", "Pod", "PriorityClass", *WORKLOAD_KINDS)}
 
 
 def _register(sources: dict[str, str], key: str, location: str, label: str, kind: str) -> None:

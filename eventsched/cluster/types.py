@@ -35,5 +35,7 @@ class LoadedCluster:
 
     nodes: list[Node] = field(default_factory=list)
     pods: list[Pod] = field(default_factory=list)
-    #: What was read but not simulated, each as "where: why" (simulate prints them).
+    #: Documents that look like mistakes, each as "where: why" (simulate warns of each).
     skipped: list[str] = field(default_factory=list)
+    #: Kinds the simulation has no use for (Namespace, Service, ...), with their counts.
+    unused: dict[str, int] = field(default_factory=dict)

@@ -112,12 +112,14 @@ def _build(documents: Sequence[_Document], created: str, new_uid: UidFactory) ->
                 loaded.skipped.append(
                     f"{doc.location}: kind {kind} is not expanded into pods by the simulation"
                 )
+            elif kind == "PriorityClass":
+                pass  # read before the loop, for the pods' priorities
             elif kind.lower() in _KNOWN_LOWER:
                 meant = _KNOWN_LOWER[kind.lower()]
                 loaded.skipped.append(
                     f"{doc.location}: kind {kind}: kinds are case-sensitive; did you mean {meant}?"
                 )
-            elif kind != "PriorityClass":
+            else:
                 loaded.unused[kind] = loaded.unused.get(kind, 0) + 1
         except ManifestError as exc:
             raise ManifestError(f"{doc.location}: {exc.where}", exc.field, exc.problem) from exc

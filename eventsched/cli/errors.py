@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 
 from eventsched.audit import PodNotFound
@@ -15,7 +17,20 @@ from eventsched.model import ManifestError
 
 
 def friendly_error(exc: BaseException) -> str | None:
-    """The message to print for an error the user can act on; None for a bug."""
+    """The message to print for an error the user can act on, on one line; None for a bug."""
+    message = _friendly(exc)
+    return None if message is None else one_line(message)
+
+
+def one_line(text: str) -> str:
+    """`text` on one line: line breaks and tabs as spaces, other control characters escaped."""
+    if text.isprintable():
+        return text
+    text = re.sub(r"[\r\n\t]+", " ", text.strip())
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _friendly(exc: BaseException) -> str | None:
     if isinstance(
         exc, ManifestError | SchemaOutdatedError | EventStoreError | PodNotFound | DatabaseURLError
     ):

@@ -26,6 +26,7 @@ from eventsched.config.extenders import (
     is_extended_resource_name,
 )
 from eventsched.framework import Handle, PluginArgsError, Profile, Registry, implements
+from eventsched.framework.registry import field_name
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
@@ -204,7 +205,7 @@ class _Reader:
         not_yet: Mapping[str, str] | None = None,
     ) -> None:
         for key in obj:
-            where = f"{path}.{key}" if path else str(key)
+            where = _where(path, field_name(key))
             if not_yet and key in not_yet:
                 raise self.fail(where, f"{not_yet[key]}; remove the field")
             if key not in known:

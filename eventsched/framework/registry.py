@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -23,10 +24,18 @@ class PluginArgsError(ValueError):
 
 def check_args(plugin: str, args: Mapping[str, Any], known: tuple[str, ...] = ()) -> None:
     """Refuse arg keys a plugin does not take, naming the first and what it does take."""
-    unknown = sorted(set(args) - set(known))
+    unknown = sorted(str(k) for k in set(args) - set(known))
     if unknown:
         takes = f"takes {', '.join(known)}" if known else "takes no args"
-        raise PluginArgsError(unknown[0], f"unknown field; {plugin} {takes}")
+        raise PluginArgsError(field_name(unknown[0]), f"unknown field; {plugin} {takes}")
+
+
+def field_name(key: object) -> str:
+    """A key from a file as an error shows it: quoted when empty, padded or not printable."""
+    text = str(key)
+    if text and text.isprintable() and text.strip() == text:
+        return text
+    return json.dumps(text)
 
 
 class UnknownPluginError(KeyError):

@@ -20,6 +20,10 @@ Resources = dict[str, int]
 """Resource name to amount: CPU in millicores, everything else in base units."""
 
 
+#: Amounts are counted in int64 columns (NodeTable), as kube-scheduler counts them.
+MAX_AMOUNT = 2**63 - 1
+
+
 def parse_resource_list(values: Mapping[str, object] | None) -> Resources:
     """Turn a manifest's `resources.requests` (or a node's allocatable) into integers.
 
@@ -32,6 +36,12 @@ def parse_resource_list(values: Mapping[str, object] | None) -> Resources:
         amount = parse_milli(raw) if name == CPU else parse_quantity(raw)  # type: ignore[arg-type]
         if amount < 0:
             raise QuantityError(f"{name}: must be greater than or equal to 0 (got {raw!r})")
+        if amount > MAX_AMOUNT:
+            unit = "millicores" if name == CPU else "units"
+            raise QuantityError(
+                f"{name}: {raw!r} is too large ({amount} {unit}; the scheduler counts in "
+                f"64-bit integers, at most {MAX_AMOUNT})"
+            )
         parsed[name] = amount
     return parsed
 

@@ -239,3 +239,36 @@ def test_an_empty_directory_is_not_reported_missing(
     assert capsys.readouterr().err.strip() == (
         f"eventsched: error: {tmp_path}: no manifests (*.yaml, *.yml, *.json) in directory"
     )
+
+
+# Found by the fuzz suite (tests/fuzz), kept as plain cases.
+
+
+def test_a_field_name_with_a_line_break_stays_on_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        'clientConnection: {"a\\nb": 1}\n'
+    )
+    capsys.readouterr()
+    assert main(["config", "check", str(config)]) == 2
+    assert capsys.readouterr().err == (
+        f'eventsched: error: {config}: clientConnection."a\\nb": unknown field; known fields '
+        "here: acceptContentTypes, burst, contentType, kubeconfig, qps\n"
+    )
+
+
+def test_a_quantity_past_64_bits_is_refused(
+    capsys: pytest.CaptureFixture[str], db_url: str, tmp_path: Path
+) -> None:
+    manifest = tmp_path / "huge.yaml"
+    manifest.write_text(NODE.format(cpu="1E"))
+    capsys.readouterr()
+    assert main(["--db", db_url, "simulate", str(manifest)]) == 2
+    assert capsys.readouterr().err == (
+        f"eventsched: error: {manifest} (document 1): Node n1: status.allocatable: cpu: '1E' is "
+        "too large (1000000000000000000000 millicores; the scheduler counts in 64-bit integers, "
+        "at most 9223372036854775807)\n"
+    )

@@ -1,0 +1,151 @@
+"""Inputs a user or a cluster can send, mostly right and a little wrong."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+#: Scalars of every JSON/YAML type, with the awkward ones: huge, negative, unicode, empty.
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=12)
+    | st.sampled_from(["", "-1", "1e400", "100Gi", "-100m", "0.5", "1.5x", "Ki", "\u00e9", "\x00"])
+)
+values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+def _set(obj: dict[str, Any], path: tuple[str | int, ...], value: Any) -> None:
+    """Put `value` at `path`, making the mappings on the way; DELETE removes the key."""
+    target: Any = obj
+    for key in path[:-1]:
+        if isinstance(key, int):
+            if not (isinstance(target, list) and len(target) > key):
+                return
+            target = target[key]
+            continue
+        if not isinstance(target, dict):
+            return
+        if not isinstance(target.get(key), dict | list):
+            target[key] = {}
+        target = target[key]
+    last = path[-1]
+    if not (isinstance(last, str) and isinstance(target, dict)):
+        return
+    if value is DELETE:
+        target.pop(last, None)
+    else:
+        target[last] = value
+
+
+DELETE = object()
+
+POD_PATHS: list[tuple[str | int, ...]] = [
+    ("metadata",),
+    ("metadata", "name"),
+    ("metadata", "namespace"),
+    ("metadata", "uid"),
+    ("metadata", "labels"),
+    ("metadata", "annotations"),
+    ("metadata", "annotations", "eventsched.io/importance"),
+    ("metadata", "annotations", "eventsched.io/preferred-node"),
+    ("metadata", "annotations", "eventsched.io/requires"),
+    ("metadata", "annotations", "scheduling.x-k8s.io/min-available"),
+    ("metadata", "ownerReferences"),
+    ("metadata", "creationTimestamp"),
+    ("metadata", "deletionTimestamp"),
+    ("spec",),
+    ("spec", "containers"),
+    ("spec", "containers", 0, "resources"),
+    ("spec", "containers", 0, "resources", "requests"),
+    ("spec", "containers", 0, "resources", "requests", "cpu"),
+    ("spec", "containers", 0, "resources", "requests", "memory"),
+    ("spec", "containers", 0, "resources", "limits", "cpu"),
+    ("spec", "containers", 0, "ports"),
+    ("spec", "initContainers"),
+    ("spec", "overhead"),
+    ("spec", "priority"),
+    ("spec", "schedulerName"),
+    ("spec", "nodeName"),
+    ("spec", "nodeSelector"),
+    ("spec", "tolerations"),
+    ("spec", "affinity"),
+    ("spec", "affinity", "nodeAffinity"),
+    ("spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"),
+    ("spec", "affinity", "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution"),
+    ("spec", "schedulingGates"),
+    ("spec", "topologySpreadConstraints"),
+    ("status",),
+    ("status", "phase"),
+    ("status", "nominatedNodeName"),
+]
+
+NODE_PATHS: list[tuple[str | int, ...]] = [
+    ("metadata",),
+    ("metadata", "name"),
+    ("metadata", "labels"),
+    ("metadata", "labels", "kubernetes.io/hostname"),
+    ("spec",),
+    ("spec", "taints"),
+    ("spec", "unschedulable"),
+    ("status",),
+    ("status", "allocatable"),
+    ("status", "allocatable", "cpu"),
+    ("status", "allocatable", "memory"),
+    ("status", "allocatable", "pods"),
+]
+
+
+def valid_pod(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "labels": {"app": "web"}},
+        "spec": {
+            "schedulerName": "eventsched",
+            "containers": [
+                {"name": "c", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}
+            ],
+        },
+    }
+
+
+def valid_node(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+    }
+
+
+@st.composite
+def mutated(
+    draw: st.DrawFn, base: dict[str, Any], paths: list[tuple[str | int, ...]]
+) -> dict[str, Any]:
+    """`base` with a few of `paths` replaced by anything, or removed."""
+    obj: dict[str, Any] = base
+    for _ in range(draw(st.integers(min_value=1, max_value=3))):
+        path = draw(st.sampled_from(paths))
+        _set(obj, path, draw(st.just(DELETE) | values))
+    return obj
+
+
+@st.composite
+def clusters(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A node and a pod that are fine, and a mutated node and pod."""
+    return [
+        valid_node("good-node"),
+        draw(mutated(valid_node("odd-node"), NODE_PATHS)),
+        valid_pod("good-pod"),
+        draw(mutated(valid_pod("odd-pod"), POD_PATHS)),
+    ]

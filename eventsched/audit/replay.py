@@ -481,6 +481,8 @@ class PodOutcome:
     pod: str
     recorded: str | None
     counterfactual: str | None
+    #: Tells apart pods of one name: one deleted and created again is another pod.
+    uid: str = ""
 
 
 @dataclass(slots=True)
@@ -602,6 +604,6 @@ def counterfactual(
         if why:
             report.skipped.append(_skip(events[0], why))
     for uid, (key, node) in replayer.recorded.items():
-        report.pods.append(PodOutcome(key, node, replayer.placed.get(uid)))
-    report.pods.sort(key=lambda p: p.pod)
+        report.pods.append(PodOutcome(key, node, replayer.placed.get(uid), uid))
+    report.pods.sort(key=lambda p: (p.pod, p.uid))
     return report

@@ -6,13 +6,14 @@ import argparse
 import json
 import re
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from eventsched.audit import ReplayReport, Selection, replay
-from eventsched.audit.replay import Bound, CounterfactualReport, counterfactual
+from eventsched.audit.replay import Bound, CounterfactualReport, PodOutcome, counterfactual
 from eventsched.cli.commands import summary
 from eventsched.cli.database import open_store
 from eventsched.cli.progress import progress_bar
@@ -225,17 +226,29 @@ def render_counterfactual(report: CounterfactualReport, source: str) -> str:
         report.became_unschedulable(),
         report.became_schedulable(),
     )
+    names = Counter(p.pod for p in report.pods)
+    pods = f"{len(report.pods)} pods"
+    if len(names) < len(report.pods):
+        pods += (
+            f" ({len(names)} names: a name used again is another pod, "
+            "created after the first was deleted, and is shown with its uid)"
+        )
     lines = [
-        f"{source} over the recorded history: {report.attempts} attempts, {len(report.pods)} pods; "
+        f"{source} over the recorded history: {report.attempts} attempts, {pods}; "
         f"{len(moved)} would land elsewhere, {len(lost)} would become unschedulable, "
         f"{len(gained)} would become schedulable"
     ]
-    for p in moved:
-        lines.append(f"  moved        {p.pod}: {p.recorded} -> {p.counterfactual}")
-    for p in lost:
-        lines.append(f"  unschedulable {p.pod}: was on {p.recorded}")
-    for p in gained:
-        lines.append(f"  schedulable  {p.pod}: -> {p.counterfactual}")
+
+    def pod(p: PodOutcome) -> str:
+        return f"{p.pod} (uid {p.uid})" if names[p.pod] > 1 else p.pod
+
+    for label, chosen, change in (
+        ("moved", moved, lambda p: f"{p.recorded} -> {p.counterfactual}"),
+        ("unschedulable", lost, lambda p: f"was on {p.recorded}"),
+        ("schedulable", gained, lambda p: f"-> {p.counterfactual}"),
+    ):
+        for p in chosen:
+            lines.append(f"  {label:<13}  {pod(p)}: {change(p)}")
     lines.append("pods per node (recorded -> counterfactual):")
     for node, (before, after) in report.load().items():
         mark = "" if before == after else "  *"

@@ -239,3 +239,27 @@ def test_a_log_written_before_the_compact_shapes_still_reproduces(
     # The chain says the rows were edited (exit 1); every decision still compares equal.
     assert code == 1 and result["chain"]["ok"] is False
     assert result["mismatches"] == [] and result["reproduced"] == result["attempts"] == 60
+
+
+def test_counterfactual_text_tells_pods_of_one_name_apart_and_aligns_its_rows(
+    cli: Callable[..., Done], tmp_path: Path
+) -> None:
+    # Two runs of the same manifests: each pod name belongs to two pods (two uids).
+    for _ in range(2):
+        assert cli("simulate", str(ROOT / "examples" / "cluster")).code == 0
+    tolerant = tmp_path / "tolerant.yaml"
+    tolerant.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "profiles:\n- schedulerName: eventsched\n  plugins:\n    filter:\n"
+        "      disabled: [{name: TaintToleration}, {name: NodeResourcesFit}]\n"
+    )
+    text = cli("replay", "--config", str(tolerant)).out
+    header, *rows = text.splitlines()
+    assert "20 attempts, 20 pods (10 names: a name used again is another pod" in header
+    labelled = [
+        r for r in rows if r.split() and r.split()[0] in ("moved", "unschedulable", "schedulable")
+    ]
+    assert labelled and {r.split()[0] for r in labelled} >= {"moved", "schedulable"}
+    # Every pod name starts in the same column, whatever the label.
+    assert len({len(r) - len(r[2:].split(maxsplit=1)[1]) for r in labelled}) == 1
+    assert all("(uid " in r for r in labelled)

@@ -1,7 +1,7 @@
 """`eventsched query "SQL"`: one read-only statement over the log, as a table, CSV or JSON.
 
 The views `decisions`, `placements`, `filter_rejections` and
-`plugin_scores` (README, "Querying the log") are what people query;
+`plugin_scores` (docs/querying.md) are what people query;
 `events` is there too. The guard against writes is in
 `eventsched.audit.query`; this module only turns values into text.
 """

@@ -1,7 +1,7 @@
 """kube-scheduler's v1 default profile, restricted to the plugins eventsched has so far.
 
 Order and weights follow `pkg/scheduler/apis/config/v1/default_plugins.go`;
-plugins we have not written yet are left out rather than faked (README lists them).
+plugins we have not written yet are left out rather than faked (README "Not supported yet" lists them).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """`extenders[]` of KubeSchedulerConfiguration v1: parsed and validated as kube-scheduler does.
 
-The extender client itself is a later piece of work (README "Status"); the
+The extender client itself is a later piece of work (docs/status.md); the
 configuration is checked now so a file that kube-scheduler would refuse is
 refused here too, with the same rules (`validateExtenders`).
 """

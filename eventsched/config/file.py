@@ -437,7 +437,7 @@ class _Reader:
             raise self.fail(
                 f"{where}.name",
                 f"{name} is a kube-scheduler plugin eventsched does not implement yet; "
-                f"remove it (README: Status)",
+                f"remove it (README: Not supported yet)",
             )
         raise self.fail(f"{where}.name", self.unknown(name))
 

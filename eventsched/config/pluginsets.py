@@ -53,7 +53,7 @@ DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
     PluginRef("DefaultBinder"),
 )
 
-#: kube-scheduler plugins eventsched does not have yet (README "Status").
+#: kube-scheduler plugins eventsched does not have yet (docs/status.md).
 #: Disabling one is accepted (it never runs); configuring one is a warning;
 #: enabling one is an error, because the profile would not do what it says.
 UPSTREAM_NOT_IMPLEMENTED: frozenset[str] = frozenset(

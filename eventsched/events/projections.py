@@ -1,7 +1,7 @@
 """The scheduler's durable state, as pure folds over the log.
 
 Nothing the scheduler must remember across a restart is stored anywhere
-else (the log is the truth; README "How it works"): a restart folds the log again,
+else (the log is the truth; docs/architecture.md): a restart folds the log again,
 from the newest snapshot if there is one. Because the folds are pure,
 folding from a snapshot and folding from the start give equal state, and
 tests compare exactly that.

@@ -1,8 +1,8 @@
 """The closed vocabulary of event kinds, and what each one's `data` holds.
 
 The store refuses a kind not listed here, so a typo cannot invent a new
-kind that no view, projection or replay understands. README.md ("The event
-log") documents the same table for people writing SQL.
+kind that no view, projection or replay understands. docs/event-log.md
+documents the same table for people writing SQL.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ IN_TREE = (
     DefaultBinder,
 )
 
-#: eventsched's own plugins (README "Plugins"); enabled only where a profile names them.
+#: eventsched's own plugins (docs/plugins); enabled only where a profile names them.
 OWN: tuple[Any, ...] = (
     ImportanceSort,
     RandomScore,

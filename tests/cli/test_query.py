@@ -1,6 +1,6 @@
 """`eventsched query`: read-only SQL over a log that `eventsched simulate` wrote, on both databases.
 
-The README's example queries (README, "Querying the log") are the
+The query cookbook's example queries (docs/querying.md) are the
 constants below, run through the command against the log of three
 simulations of examples/ and checked against what the raw events say.
 Every way of writing is tried and must be refused with one line, exit 2,
@@ -37,7 +37,7 @@ EXAMPLES = ROOT / "examples"
 #: The default profile's configuration digest (config_loaded.digest, attempt_started.configDigest).
 DEFAULT_DIGEST = "2769cdecd7898ec4"
 
-# -- the README's queries -----------------------------------------------------------
+# -- the cookbook's queries -----------------------------------------------------------
 
 MOVED = """
 SELECT p.identity, p.first_node, p.node AS last_node, p.bound_at
@@ -265,7 +265,7 @@ def expected_waits(events: list[StoredEvent], now: datetime) -> dict[str, tuple[
     return {ns: (int(r[0]), int(r[1]), r[2]) for ns, r in out.items()}
 
 
-# -- the README's queries, checked ---------------------------------------------------------
+# -- the cookbook's queries, checked ---------------------------------------------------------
 
 
 def test_pods_that_moved_from_their_first_node(

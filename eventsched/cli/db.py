@@ -66,8 +66,7 @@ def run_prune(args: argparse.Namespace) -> int:
         with progress_bar(last, "folding", unit="event") as bar:
 
             def advance(position: int) -> None:
-                bar.n = position
-                bar.refresh()
+                bar.update(position - bar.n)  # redraws at most every 0.1 s
 
             result = prune(
                 store, full_registry(), args.before, dry_run=args.dry_run, progress=advance

@@ -103,8 +103,8 @@ def _simulate(args: argparse.Namespace, store: EventStore) -> int:
     with progress_bar(len(ours), "scheduling") as bar:
 
         def progress(stats: object) -> None:
-            bar.n = scheduler.stats.bound + len(scheduler.last_failure)
-            bar.refresh()
+            # update() redraws at most every 0.1 s; a refresh per pod drew every pod.
+            bar.update(scheduler.stats.bound + len(scheduler.last_failure) - bar.n)
 
         scheduler.on_progress = progress
         started = time.monotonic()

@@ -60,6 +60,8 @@ POD_PATHS: list[tuple[str | int, ...]] = [
     ("metadata", "annotations", "eventsched.io/preferred-node"),
     ("metadata", "annotations", "eventsched.io/requires"),
     ("metadata", "annotations", "scheduling.x-k8s.io/min-available"),
+    ("metadata", "annotations", "eventsched.io/identity"),
+    ("metadata", "labels", "scheduling.x-k8s.io/pod-group"),
     ("metadata", "ownerReferences"),
     ("metadata", "creationTimestamp"),
     ("metadata", "deletionTimestamp"),

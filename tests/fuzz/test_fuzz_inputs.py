@@ -43,14 +43,44 @@ def run_cli(*argv: str) -> tuple[int, str]:
     return code, err.getvalue()
 
 
-@given(clusters())
-def test_a_manifest_is_simulated_or_refused_in_one_line(documents: list[Any]) -> None:
+#: A profile with every plugin of ours that reads a pod's annotations (but NetworkTraffic,
+#: which needs a Prometheus), so the fuzzed annotations reach them.
+ANNOTATION_READERS = """
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+  - schedulerName: eventsched
+    plugins:
+      multiPoint:
+        enabled:
+          - {name: ImportanceSort}
+          - {name: NodeLabel}
+          - {name: PinnedHost}
+          - {name: Coscheduling}
+          - {name: StickyNode}
+      queueSort:
+        disabled: [{name: PrioritySort}]
+    pluginConfig:
+      - {name: Coscheduling, args: {permitWaitingTimeSeconds: 1}}
+      - {name: StickyNode, args: {identity: "annotation:eventsched.io/identity", policy: preferred}}
+"""
+
+
+@given(clusters(), st.booleans())
+def test_a_manifest_is_simulated_or_refused_in_one_line(
+    documents: list[Any], our_plugins: bool
+) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         manifest = Path(tmp, "cluster.yaml")
         manifest.write_text(dump(documents), encoding="utf-8")
         url = f"sqlite:///{tmp}/events.db"
         upgrade(url)
-        code, err = run_cli("--db", url, "--log-level", "critical", "simulate", str(manifest))
+        config = Path(tmp, "config.yaml")
+        config.write_text(ANNOTATION_READERS)
+        extra = ["--config", str(config)] if our_plugins else []
+        code, err = run_cli(
+            "--db", url, "--log-level", "critical", "simulate", *extra, str(manifest)
+        )
         assert code in (0, 2), err
         if code == 2:
             assert err.startswith("eventsched: error: ") and len(err.strip().splitlines()) == 1, err

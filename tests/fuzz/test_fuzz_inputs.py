@@ -78,9 +78,7 @@ def test_a_manifest_is_simulated_or_refused_in_one_line(
         config = Path(tmp, "config.yaml")
         config.write_text(ANNOTATION_READERS)
         extra = ["--config", str(config)] if our_plugins else []
-        code, err = run_cli(
-            "--db", url, "--log-level", "critical", "simulate", *extra, str(manifest)
-        )
+        code, err = run_cli("--db", url, "simulate", *extra, str(manifest))
         assert code in (0, 2), err
         if code == 2:
             assert err.startswith("eventsched: error: ") and len(err.strip().splitlines()) == 1, err

@@ -143,7 +143,7 @@ MAX_SKIPPED_SHOWN = 20
 
 def _warn_skipped(skipped: list[str], unused: dict[str, int]) -> None:
     if unused:
-        kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(unused.items()))
+        kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(unused.items()))
         print(
             "eventsched: note: not simulated (only nodes, pods and the workloads that make "
             f"them are): {kinds}",

@@ -106,7 +106,7 @@ class Encoded:
 
     @property
     def digest(self) -> str:
-        return hashlib.sha1(self.text.encode()).hexdigest()
+        return text_digest(self.text)
 
 
 def encode(value: Any) -> Encoded:
@@ -117,9 +117,14 @@ def encode(value: Any) -> Encoded:
 
 def digest(data: Any) -> str:
     """SHA-1 of the canonical JSON: cheap identity of an observation, not a security hash."""
-    return hashlib.sha1(canonical_json(data).encode()).hexdigest()
+    return text_digest(canonical_json(data))
 
 
 def digest_normalized(data: Any) -> str:
     """`digest` of data `normalize` already returned (as every stored event's data is)."""
-    return hashlib.sha1(dumps_normalized(data).encode()).hexdigest()
+    return text_digest(dumps_normalized(data))
+
+
+def text_digest(text: str) -> str:
+    """`digest` of a value from its canonical JSON text (one definition for every path)."""
+    return hashlib.sha1(text.encode()).hexdigest()

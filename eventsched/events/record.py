@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from eventsched.events.canonical import digest_normalized
+from eventsched.events.canonical import digest_normalized, text_digest
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +27,10 @@ class EventRecord:
     #: `canonical.encode(data).text` when the caller already encoded it: then `data`
     #: is the normalized value and the store writes this text as it is.
     data_json: str | None = None
+
+    @property
+    def pod_key(self) -> str | None:
+        return pod_key(self.namespace, self.name)
 
 
 @dataclass(slots=True)
@@ -59,11 +62,16 @@ class StoredEvent:
     def data_digest(self) -> str:
         """SHA-1 of the canonical JSON of `data` (an observation's identity)."""
         if self.data_json is not None:
-            return hashlib.sha1(self.data_json.encode()).hexdigest()
+            return text_digest(self.data_json)
         return digest_normalized(self.data)
 
     @property
     def pod_key(self) -> str | None:
-        if self.namespace is None or self.name is None:
-            return None
-        return f"{self.namespace}/{self.name}"
+        return pod_key(self.namespace, self.name)
+
+
+def pod_key(namespace: str | None, name: str | None) -> str | None:
+    """`namespace/name` of an event's pod; None for an event about no pod."""
+    if namespace is None or name is None:
+        return None
+    return f"{namespace}/{name}"

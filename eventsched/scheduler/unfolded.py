@@ -36,12 +36,7 @@ class UnfoldedPlacements:
         """A record was added to the pending batch."""
         if record.kind not in ("bound", "pod_observed", "maintenance"):
             return
-        pod_key = (
-            f"{record.namespace}/{record.name}"
-            if record.namespace is not None and record.name is not None
-            else None
-        )
-        change = placement_change(record.kind, record.data, record.node, pod_key)
+        change = placement_change(record.kind, record.data, record.node, record.pod_key)
         if change is None:
             return
         if not change.first_only or self.first_node(change.identity) is None:

@@ -39,78 +39,23 @@ DEFAULT_DIGEST = "2769cdecd7898ec4"
 
 # -- the cookbook's queries -----------------------------------------------------------
 
-MOVED = """
-SELECT p.identity, p.first_node, p.node AS last_node, p.bound_at
-FROM placements AS p
-WHERE p.position = (SELECT MAX(q.position) FROM placements AS q WHERE q.identity = p.identity)
-  AND p.node <> p.first_node
-ORDER BY p.identity
-"""
+QUERIES = ROOT / "docs" / "samples" / "queries"
 
-_TOP_REJECTER = """
-SELECT plugin, COUNT(*) AS rejections, COUNT(DISTINCT node) AS nodes
-FROM (SELECT DISTINCT position, node, plugin FROM filter_rejections
-      WHERE recorded_at > {week_ago}) AS r
-GROUP BY plugin
-ORDER BY rejections DESC, plugin
-"""
-TOP_REJECTER = {
-    "postgresql": _TOP_REJECTER.format(week_ago="now() - INTERVAL '7 days'"),
-    "sqlite": _TOP_REJECTER.format(week_ago="datetime('now', '-7 days')"),
-}
 
-_UNSCHEDULABLE_TIME = """
-WITH first_unschedulable AS (
-    SELECT namespace, uid, MIN(recorded_at) AS since
-    FROM decisions WHERE kind = 'unschedulable'
-    GROUP BY namespace, uid
-), first_bound AS (
-    SELECT uid, MIN(recorded_at) AS bound_at
-    FROM decisions WHERE kind = 'bound'
-    GROUP BY uid
-)
-SELECT u.namespace,
-       COUNT(*) AS pods,
-       COUNT(*) - COUNT(b.bound_at) AS still_pending,
-       ROUND({seconds}, 1) AS unschedulable_seconds
-FROM first_unschedulable AS u
-LEFT JOIN first_bound AS b ON b.uid = u.uid AND b.bound_at > u.since
-GROUP BY u.namespace
-ORDER BY unschedulable_seconds DESC, u.namespace
-"""
-UNSCHEDULABLE_TIME = {
-    "postgresql": _UNSCHEDULABLE_TIME.format(
-        seconds="SUM(EXTRACT(EPOCH FROM COALESCE(b.bound_at, now()) - u.since))"
-    ),
-    "sqlite": _UNSCHEDULABLE_TIME.format(
-        seconds="SUM((julianday(COALESCE(b.bound_at, 'now')) - julianday(u.since)) * 86400)"
-    ),
-}
+def cookbook(name: str, dialect: str) -> str:
+    """A cookbook query as docs/querying.md shows it: `NAME.DIALECT.sql` where the two
+    databases spell it differently, else `NAME.sql`."""
+    spelled = QUERIES / f"{name}.{dialect}.sql"
+    return (spelled if spelled.exists() else QUERIES / f"{name}.sql").read_text()
 
-CONFIGURATIONS = """
-SELECT data ->> 'digest' AS digest, scheduler AS profile, MIN(recorded_at) AS first_loaded
-FROM events
-WHERE kind = 'config_loaded'
-GROUP BY data ->> 'digest', scheduler
-ORDER BY first_loaded
-"""
 
-UNDER_CONFIGURATION = f"""
-SELECT d.kind, COUNT(*) AS decisions, COUNT(DISTINCT d.uid) AS pods
-FROM decisions AS d
-JOIN decisions AS a ON a.attempt = d.attempt AND a.kind = 'attempt_started'
-WHERE a.data ->> 'configDigest' = '{DEFAULT_DIGEST}'
-GROUP BY d.kind
-ORDER BY decisions DESC, d.kind
-"""
-
-WINNING_SCORES = """
-SELECT s.plugin, COUNT(*) AS attempts, ROUND(AVG(s.weighted), 1) AS avg_weighted
-FROM plugin_scores AS s
-JOIN decisions AS sel ON sel.attempt = s.attempt AND sel.kind = 'selected' AND sel.node = s.node
-GROUP BY s.plugin
-ORDER BY avg_weighted DESC, s.plugin
-"""
+MOVED = cookbook("moved", "any")
+TOP_REJECTER = {d: cookbook("top-rejecter", d) for d in ("postgresql", "sqlite")}
+UNSCHEDULABLE_TIME = {d: cookbook("unschedulable-time", d) for d in ("postgresql", "sqlite")}
+CONFIGURATIONS = cookbook("configurations", "any")
+UNDER_CONFIGURATION = cookbook("under-configuration", "any")
+assert DEFAULT_DIGEST in UNDER_CONFIGURATION
+WINNING_SCORES = cookbook("winning-scores", "any")
 
 
 # -- the log ----------------------------------------------------------------------------

@@ -151,6 +151,13 @@ PLUGIN_SAMPLES: dict[str, tuple[tuple[str, ...], Compare]] = {
     ),
 }
 
+CONFIG_HEAD = (
+    "apiVersion: kubescheduler.config.k8s.io/v1\n"
+    "kind: KubeSchedulerConfiguration\n"
+    "profiles:\n"
+    "  - schedulerName: eventsched"
+)
+
 LOGS = [
     # The home page: the example cluster, simulated twice, explained, replayed.
     Log(
@@ -213,6 +220,24 @@ LOGS = [
                 )
             ),
         }
+    ),
+    # Refused input: one line naming the field (configuration page, query page).
+    Log(
+        {
+            "config-errors.txt": Sample(
+                ("eventsched config check range.yaml", "eventsched config check typo.yaml"),
+                transcript=False,
+                stderr=True,
+            ),
+            "query-refused.txt": Sample(('eventsched query "DELETE FROM snapshots"',), stderr=True),
+        },
+        setup=(
+            f"printf '%s\\n' {shlex.quote(CONFIG_HEAD)} '    pluginConfig:' "
+            "'      - name: NetworkTraffic' "
+            "'        args: {address: \"http://prometheus:9090\", timeRange: 1m}' > range.yaml",
+            f"printf '%s\\n' {shlex.quote(CONFIG_HEAD)} '    plugins:' '      score:' "
+            "'        enabled:' '          - name: NodeAfinity' > typo.yaml",
+        ),
     ),
     *[
         Log(

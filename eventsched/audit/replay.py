@@ -3,7 +3,7 @@
 The one rule makes this exact: everything a decision depended on is in the
 log before the decision (nodes and pods as observed, reservations, the
 profile, the seed, the start index, the values plugins read outside). So
-folding the events in order through the same `Cache` the scheduler uses and
+folding the events in order through the same `ClusterView.apply` the scheduler uses and
 running the recorded profile's scheduling cycle at each `attempt_started`
 must give the recorded `selected` node (or the recorded failure). Any
 attempt that does not is reported with the first decision that differs.
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from eventsched.audit.view import seeded
+from eventsched.audit.base import from_base
 from eventsched.events import EventStore, StoredEvent
 from eventsched.events.projections import Projections
 from eventsched.framework import (
@@ -38,7 +38,8 @@ from eventsched.framework import (
     schedule_pod,
     score_cells,
 )
-from eventsched.model import Cache, Node, Pod
+from eventsched.model import NodeTable, Pod
+from eventsched.view import ClusterView
 
 #: More nodes than any cluster has: the recomputed `scored` keeps them all.
 FULL = 1 << 30
@@ -139,18 +140,25 @@ def _bound_json(bound: Bound | None) -> int | str | None:
 
 
 class Replayer:
-    """Folds the log into the scheduler's view and re-runs each attempt's scheduling cycle."""
+    """Folds the log into the scheduler's view and re-runs each attempt's scheduling cycle.
 
-    def __init__(self, registry: Registry) -> None:
+    The view is `ClusterView`, folded by the very code the live scheduler
+    changes its own view with; replay adds the projections (first
+    placements for StickyNode) and the frameworks of the recorded profiles.
+    """
+
+    def __init__(
+        self,
+        registry: Registry,
+        view: ClusterView | None = None,
+        projections: Projections | None = None,
+    ) -> None:
         self.registry = registry
-        self.cache = Cache()
-        self.projections = Projections()
-        self.pods: dict[str, Pod] = {}
-        self.inputs: dict[tuple[str, str], Mapping[str, Any]] = {}
-        self.handle = Handle(self.cache.table)
-        self.handle.replay_inputs = self.inputs
+        self.view = view or ClusterView()
+        self.projections = projections or Projections()
+        self.handle = Handle(self.view.table)
+        self.handle.replay_inputs = self.view.inputs
         self.handle.first_placement = lambda identity: self.projections.first_node(identity)
-        self.profiles: dict[str, Profile] = {}
         self._frameworks: dict[str, Framework] = {}
         #: Keep every node's per-plugin scores in the recomputed `scored` (explain --full).
         self.full_scores = False
@@ -158,66 +166,23 @@ class Replayer:
         self.last_decisions: list[Decision] = []
         self.folded = 0
 
+    @property
+    def pods(self) -> dict[str, Pod]:
+        return self.view.pods
+
+    @property
+    def table(self) -> NodeTable:
+        return self.view.table
+
     # -- folding ------------------------------------------------------------------
 
     def fold(self, event: StoredEvent) -> None:
-        """Apply one event to the view, as the live scheduler changed its cache for it."""
-        handler = _FOLDS.get(event.kind)
-        if handler is not None:
-            getattr(self, handler)(event)
+        """Apply one event to the view and the projections."""
+        self.view.apply(event)
         self.projections.apply(event)
-
-    def _node_observed(self, e: StoredEvent) -> None:
-        self.cache.upsert_node(Node.from_record(e.data))
-
-    def _node_removed(self, e: StoredEvent) -> None:
-        if e.node:
-            self.cache.remove_node(e.node)
-
-    def _pod_observed(self, e: StoredEvent) -> None:
-        pod = Pod.from_record(e.data)
-        self.pods[pod.uid] = pod
-        if pod.node_name:
-            self.cache.add_or_update_pod(pod)
-
-    def _pod_removed(self, e: StoredEvent) -> None:
-        if e.uid:
-            self.pods.pop(e.uid, None)
-            self.cache.remove_pod(e.uid)
-
-    def _reserved(self, e: StoredEvent) -> None:
-        pod = self.pods.get(e.uid or "")
-        if pod is not None and e.node and self.cache.node_of(pod.uid) is None:
-            self.cache.assume(pod, e.node)
-
-    def _unreserved(self, e: StoredEvent) -> None:
-        if e.uid:
-            self.cache.forget(e.uid)
-
-    def _bound(self, e: StoredEvent) -> None:
-        if e.uid:
-            self.cache.finish_binding(e.uid)
-
-    def _input(self, e: StoredEvent) -> None:
-        value = e.data.get("value")
-        if e.plugin and isinstance(value, Mapping):
-            self.inputs[(e.plugin, str(e.data.get("key", "")))] = value
-
-    def _maintenance(self, e: StoredEvent) -> None:
-        """A scheduler process started: its plugins began empty.
-
-        The view of the cluster carries on: the new process logs only what
-        differs from what the log last said (objects gone meanwhile as
-        removed, changed ones as observed), and settles the reservations its
-        predecessor left open with `bound` or `unreserved`.
-        """
-        if e.data.get("action") == "scheduler_started":
+        if event.kind == "maintenance" and event.data.get("action") == "scheduler_started":
+            # A scheduler process started: its plugins began empty.
             self._frameworks.clear()
-
-    def _config(self, e: StoredEvent) -> None:
-        digest = str(e.data.get("digest", ""))
-        if digest and digest not in self.profiles:
-            self.profiles[digest] = Profile.from_record(e.data["profile"])
 
     def walk(
         self, events: Iterable[StoredEvent], progress: Callable[[int], None] | None = None
@@ -236,8 +201,8 @@ class Replayer:
 
     def framework(self, digest: str) -> Framework | None:
         fw = self._frameworks.get(digest)
-        if fw is None and digest in self.profiles:
-            profile = self.profiles[digest]
+        if fw is None and digest in self.view.profiles:
+            profile = self.view.profiles[digest]
             if self.full_scores:
                 profile = replace(profile, score_breakdown_top_k=FULL)
             fw = self._frameworks[digest] = Framework(profile, self.registry, self.handle)
@@ -255,13 +220,13 @@ class Replayer:
         started = events[0]
         for event in events:
             if event.kind == "input_recorded":
-                self._input(event)
+                self.view.apply(event)
         state = CycleState(started.attempt or "", int(started.data.get("seed", 0)))
         sink = ListSink()
         self.handle.sink = sink
         start = int(started.data.get("startIndex", 0))
         try:
-            node = schedule_pod(fw, state, pod, self.cache.table, start, sink).node
+            node = schedule_pod(fw, state, pod, self.view.table, start, sink).node
             return node, node
         except FitError:
             return None, "(unschedulable)"
@@ -374,21 +339,6 @@ def _plugin_difference(kind: str, old: Any, new: Any) -> tuple[str, str]:
     return "", f"recorded {json.dumps(old)[:200]}, replayed {json.dumps(new)[:200]}"
 
 
-#: Event kind to the Replayer method that folds it (by name, so subclasses can override).
-_FOLDS: dict[str, str] = {
-    "node_observed": "_node_observed",
-    "node_removed": "_node_removed",
-    "pod_observed": "_pod_observed",
-    "pod_removed": "_pod_removed",
-    "reserved": "_reserved",
-    "unreserved": "_unreserved",
-    "bound": "_bound",
-    "input_recorded": "_input",
-    "config_loaded": "_config",
-    "maintenance": "_maintenance",
-}
-
-
 def attempts_and_folds(events: Iterable[StoredEvent]) -> Iterator[tuple[str, list[StoredEvent]]]:
     """("fold", [event]) for ordinary events, ("attempt", events) for a scheduling cycle.
 
@@ -421,7 +371,7 @@ def replay(
 ) -> ReplayReport:
     """Replay the whole log (folding every event), checking the attempts `selection` wants."""
     selection = selection or Selection()
-    replayer = seeded(Replayer(registry), store)
+    replayer = Replayer(registry, *from_base(store))
     report = ReplayReport()
 
     def seen(position: int) -> None:
@@ -461,7 +411,7 @@ class FullScores:
 
 def full_scores(store: EventStore, registry: Registry, attempts: set[str]) -> dict[str, FullScores]:
     """Replay the log up to each of `attempts` and keep all nodes' scores (the log keeps the top K)."""
-    replayer = seeded(Replayer(registry), store)
+    replayer = Replayer(registry, *from_base(store))
     replayer.full_scores = True
     found: dict[str, FullScores] = {}
     for events in replayer.walk(store.read()):
@@ -536,34 +486,28 @@ class CounterfactualReplayer(Replayer):
     as it would have in the cluster.
     """
 
-    def __init__(self, registry: Registry, profiles: Iterable[Profile]) -> None:
-        super().__init__(registry)
+    def __init__(
+        self,
+        registry: Registry,
+        profiles: Iterable[Profile],
+        view: ClusterView | None = None,
+        projections: Projections | None = None,
+    ) -> None:
+        super().__init__(registry, view, projections)
         self.alternatives = {
             p.scheduler_name: Framework(p, registry, self.handle) for p in profiles
         }
+        #: Our pods: this run places them, not the log (the view leaves them to us).
         self.ours: set[str] = set()
+        self.view.placed_by_caller = self.ours
         self.recorded: dict[str, tuple[str, str | None]] = {}
         self.placed: dict[str, str | None] = {}
 
-    def _pod_observed(self, e: StoredEvent) -> None:
-        pod = Pod.from_record(e.data)
-        self.pods[pod.uid] = pod
-        if pod.node_name and pod.uid not in self.ours:
-            self.cache.add_or_update_pod(pod)
-
-    def _reserved(self, e: StoredEvent) -> None:
-        return None
-
-    def _unreserved(self, e: StoredEvent) -> None:
-        return None
-
-    def _bound(self, e: StoredEvent) -> None:
-        if e.uid:
-            self.recorded[e.uid] = (e.pod_key or e.uid, e.node)
-
-    def _maintenance(self, e: StoredEvent) -> None:
-        if e.data.get("action") == "scheduler_started":
-            super()._maintenance(e)
+    def fold(self, event: StoredEvent) -> None:
+        super().fold(event)
+        if event.kind == "bound" and event.uid:
+            self.recorded[event.uid] = (event.pod_key or event.uid, event.node)
+        elif event.kind == "maintenance" and event.data.get("action") == "scheduler_started":
             self.alternatives = {
                 name: Framework(fw.profile, self.registry, self.handle)
                 for name, fw in self.alternatives.items()
@@ -584,8 +528,8 @@ class CounterfactualReplayer(Replayer):
             return ""  # already placed by an earlier counterfactual attempt
         node, _ = self.decide_again(fw, pod, events)
         self.placed[pod.uid] = node
-        if node is not None and self.cache.node_of(pod.uid) is None:
-            self.cache.assume(pod, node)
+        if node is not None and self.view.cache.node_of(pod.uid) is None:
+            self.view.cache.assume(pod, node)
         return ""
 
 
@@ -596,7 +540,7 @@ def counterfactual(
     progress: Callable[[int], None] | None = None,
 ) -> CounterfactualReport:
     """Run `profiles` over the recorded history; writes nothing."""
-    replayer = seeded(CounterfactualReplayer(registry, profiles), store)
+    replayer = CounterfactualReplayer(registry, profiles, *from_base(store))
     report = CounterfactualReport()
     for events in replayer.walk(store.read(), progress):
         report.attempts += 1

@@ -1,11 +1,12 @@
 """`db prune`'s fold: what a pruned log must keep so that replay and restarts still work.
 
 The base of a pruned log (events.retention) holds, as of the cut, the
-scheduler's projections and replay's own view: nodes in table order, every
-observed pod, the cache's placements (assumed ones included), recorded
-plugin inputs and the profiles seen. It is folded by the same `Replayer`
-that replays, so replaying from the base and replaying the whole log agree
-on every later attempt (a test replays both).
+scheduler's projections and the saved form of `ClusterView`: nodes in table
+order, every observed pod, the placements (assumed ones included), recorded
+plugin inputs and the profiles seen. The dropped events are applied by the
+same `ClusterView.apply` that the scheduler and replay use, so replaying
+from the base and replaying the whole log agree on every later attempt (a
+test replays both).
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from eventsched.audit.replay import Replayer
-from eventsched.audit.view import seed, view_state
+from eventsched.audit.base import base_state, loaded
 from eventsched.events import EventStore, PrunePlan, StoredEvent
+from eventsched.events.projections import Projections
 from eventsched.events.retention import carry_out, plan
-from eventsched.framework import Registry
+from eventsched.view import ClusterView
 
 __all__ = ["PruneResult", "prune"]
 
@@ -32,7 +33,6 @@ class PruneResult:
 
 def prune(
     store: EventStore,
-    registry: Registry,
     before: datetime,
     *,
     dry_run: bool = False,
@@ -48,14 +48,15 @@ def prune(
         return None
     if dry_run:
         return PruneResult(cut, None)
-    replayer = Replayer(registry)
-    if cut.since.position:
-        seed(replayer, cut.since)
-    for _ in replayer.walk(store.read(after=cut.since.position, until=cut.position), progress):
-        pass
-    state = {"projections": replayer.projections.to_state(), "replay": view_state(replayer)}
+    view, projections = loaded(cut.since) if cut.since.position else (ClusterView(), Projections())
+    for event in store.read(after=cut.since.position, until=cut.position):
+        view.apply(event)
+        projections.apply(event)
+        if progress is not None:
+            progress(event.position)
     detail = {
-        "firstPlacements": len(replayer.projections.first_placements),
-        "openReservations": len(replayer.projections.open_reservations),
+        "firstPlacements": len(projections.first_placements),
+        "openReservations": len(projections.open_reservations),
     }
+    state = base_state(view, projections)
     return PruneResult(cut, carry_out(store, cut, state, detail))

@@ -12,7 +12,6 @@ from eventsched.cli.database import open_store
 from eventsched.cli.progress import progress_bar
 from eventsched.cli.replay import FORMS, parse_bound
 from eventsched.events import head_revision, upgrade
-from eventsched.plugins import full_registry
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -68,9 +67,7 @@ def run_prune(args: argparse.Namespace) -> int:
             def advance(position: int) -> None:
                 bar.update(position - bar.n)  # redraws at most every 0.1 s
 
-            result = prune(
-                store, full_registry(), args.before, dry_run=args.dry_run, progress=advance
-            )
+            result = prune(store, args.before, dry_run=args.dry_run, progress=advance)
     finally:
         store.close()
     if result is None:

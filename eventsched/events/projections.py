@@ -175,6 +175,9 @@ class Projections:
 
     def _maintenance(self, e: StoredEvent) -> None:
         self._place(e)
+        if e.data.get("action") == "scheduler_started" and e.data.get("view") == "empty":
+            # The process logs every object it lists, as the view starts empty.
+            self.observed.clear()
 
     def _reserved(self, e: StoredEvent) -> None:
         if e.uid is not None:

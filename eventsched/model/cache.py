@@ -115,6 +115,13 @@ class Cache:
         self.table.remove_pod(uid, placed.node)
         return placed.pod
 
+    def clear(self) -> None:
+        """Forget every pod and node, keeping the same table (handles hold it)."""
+        for uid in list(self._pods):
+            self.remove_pod(uid)
+        for name in reversed(self.table.names[:]):
+            self.table.remove_node(name)
+
     def __len__(self) -> int:
         return len(self._pods)
 

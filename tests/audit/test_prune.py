@@ -64,7 +64,7 @@ def test_prune_keeps_first_placements_and_replay_of_what_remains(three_days: str
         before = state_of(store)
         whole = replay(store, registry)
         assert whole.ok and whole.attempts > 0
-        result = prune(store, registry, NOW - timedelta(days=2))
+        result = prune(store, NOW - timedelta(days=2))
         assert result is not None and result.recorded is not None
         cut = result.plan
         assert cut.position > 0 and cut.events == cut.position
@@ -90,7 +90,7 @@ def test_a_restart_after_prune_keeps_sticky_placement(three_days: str) -> None:
     registry = full_registry()
     with EventStore.connect(three_days) as store:
         firsts = dict(rebuild(store).first_placements)
-        assert prune(store, registry, NOW - timedelta(hours=12)) is not None
+        assert prune(store, NOW - timedelta(hours=12)) is not None
     scheduler = run_phase(three_days, NOW, seed=4)
     sticky = load_manifests([str(ROOT / "examples" / "stickynode")]).pods
     assert sticky
@@ -111,22 +111,21 @@ def test_prune_twice_and_dry_run(three_days: str) -> None:
     registry = full_registry()
     with EventStore.connect(three_days) as store:
         last = store.last_position()
-        dry = prune(store, registry, NOW - timedelta(days=2), dry_run=True)
+        dry = prune(store, NOW - timedelta(days=2), dry_run=True)
         assert dry is not None and dry.recorded is None
         assert store.last_position() == last and next(store.read()).position == 1
-        first = prune(store, registry, NOW - timedelta(days=2))
+        first = prune(store, NOW - timedelta(days=2))
         assert first is not None
-        assert prune(store, registry, NOW - timedelta(days=2)) is None
-        second = prune(store, registry, NOW - timedelta(hours=12))
+        assert prune(store, NOW - timedelta(days=2)) is None
+        second = prune(store, NOW - timedelta(hours=12))
         assert second is not None and second.plan.since.position == first.plan.position
         assert store.verify_chain().ok
         assert replay(store, registry).ok
 
 
 def test_an_edited_base_is_reported_by_the_chain(three_days: str) -> None:
-    registry = full_registry()
     with EventStore.connect(three_days) as store:
-        assert prune(store, registry, NOW - timedelta(days=2)) is not None
+        assert prune(store, NOW - timedelta(days=2)) is not None
         base = read_base(store)
         assert base is not None
         state = json.loads(json.dumps(base.state))
@@ -143,7 +142,7 @@ def test_an_edited_base_is_reported_by_the_chain(three_days: str) -> None:
 
 def test_the_append_only_guard_survives_a_prune(three_days: str) -> None:
     with EventStore.connect(three_days) as store:
-        assert prune(store, full_registry(), NOW - timedelta(days=2)) is not None
+        assert prune(store, NOW - timedelta(days=2)) is not None
         with store.engine.connect() as conn:
             for statement in ("DELETE FROM events", "UPDATE event_batches SET hash = ''"):
                 with pytest.raises(sa.exc.DBAPIError, match="append-only"), conn.begin():
@@ -153,7 +152,7 @@ def test_the_append_only_guard_survives_a_prune(three_days: str) -> None:
 @pytest.mark.parametrize("backend", ["postgresql"])
 def test_postgresql_drops_whole_days(three_days: str) -> None:
     with EventStore.connect(three_days) as store:
-        result = prune(store, full_registry(), NOW - timedelta(days=2))
+        result = prune(store, NOW - timedelta(days=2))
         assert result is not None
         cut = result.plan
         midnight = (NOW - timedelta(days=2)).replace(hour=0, minute=0, second=0, microsecond=0)
@@ -211,7 +210,7 @@ def test_a_cut_in_the_middle_of_a_run_replays_from_the_base(db_url: str, plugin:
     scheduler.stop()
     whole = replay(store, registry)
     assert whole.ok and whole.skipped == []
-    result = prune(store, registry, midnight + timedelta(minutes=1))
+    result = prune(store, midnight + timedelta(minutes=1))
     assert result is not None and result.plan.position > 0
     assert any(e.kind == "attempt_started" for e in store.read())  # the cut is mid-run
     rest = replay(store, registry)

@@ -1,0 +1,25 @@
+"""Where a (possibly pruned) log starts: the view and projections of its base, or empty ones."""
+
+from __future__ import annotations
+
+from eventsched.events import EventStore, LogBase, read_base
+from eventsched.events.projections import Projections
+from eventsched.view import ClusterView
+
+__all__ = ["base_state", "from_base", "loaded"]
+
+
+def loaded(base: LogBase) -> tuple[ClusterView, Projections]:
+    """The view and projections a base saved (`base_state`), loaded by `ClusterView.from_state`."""
+    return ClusterView.from_state(base.replay), Projections.from_state(base.projections)
+
+
+def from_base(store: EventStore) -> tuple[ClusterView, Projections]:
+    """The state the log's first kept event applies to: its base's, or empty."""
+    base = read_base(store)
+    return loaded(base) if base is not None else (ClusterView(), Projections())
+
+
+def base_state(view: ClusterView, projections: Projections) -> dict[str, object]:
+    """What a pruned log's base stores: the projections and the view's saved form."""
+    return {"projections": projections.to_state(), "replay": view.to_state()}

@@ -1,0 +1,164 @@
+"""`ClusterView`: the view every scheduling decision reads, changed only by events."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from eventsched.framework import Profile
+from eventsched.model import Cache, Node, NodeTable, Pod
+
+#: `maintenance` data of a process that starts from an empty view and logs the
+#: cluster as it lists it (older logs carried the view across a restart).
+EMPTY_VIEW = {"action": "scheduler_started", "view": "empty"}
+
+
+class Fact(Protocol):
+    """What the fold reads of an event: a stored event, or a record about to be appended."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def data(self) -> Mapping[str, Any]: ...
+    @property
+    def uid(self) -> str | None: ...
+    @property
+    def node(self) -> str | None: ...
+    @property
+    def plugin(self) -> str | None: ...
+
+
+class ClusterView:
+    """Nodes, pods, placements, plugin inputs and profiles, as the events applied so far say."""
+
+    def __init__(self) -> None:
+        self.cache = Cache()
+        #: Every pod observed and not removed, by uid, as its last observation says.
+        self.pods: dict[str, Pod] = {}
+        #: The latest value each plugin recorded under each key (replay feeds them back).
+        self.inputs: dict[tuple[str, str], Mapping[str, Any]] = {}
+        #: Every configuration loaded, by digest.
+        self.profiles: dict[str, Profile] = {}
+        #: None: placements follow the log. A set (counterfactual replay): the caller
+        #: places these pods itself, so the log's reservations and bindings are not
+        #: applied, nor the node of these pods' observations.
+        self.placed_by_caller: set[str] | None = None
+
+    @property
+    def table(self) -> NodeTable:
+        return self.cache.table
+
+    def apply(self, event: Fact) -> None:
+        """Change the view as `event` says; kinds that say nothing about it are ignored."""
+        fold = _FOLDS.get(event.kind)
+        if fold is not None:
+            fold(self, event)
+
+    # -- the folds ----------------------------------------------------------------------
+
+    def _node_observed(self, e: Fact) -> None:
+        self.cache.upsert_node(Node.from_record(e.data))
+
+    def _node_removed(self, e: Fact) -> None:
+        if e.node:
+            self.cache.remove_node(e.node)
+
+    def _pod_observed(self, e: Fact) -> None:
+        pod = Pod.from_record(e.data)
+        self.pods[pod.uid] = pod
+        if pod.node_name and (
+            self.placed_by_caller is None or pod.uid not in self.placed_by_caller
+        ):
+            self.cache.add_or_update_pod(pod)
+
+    def _pod_removed(self, e: Fact) -> None:
+        if e.uid:
+            self.pods.pop(e.uid, None)
+            self.cache.remove_pod(e.uid)
+
+    def _reserved(self, e: Fact) -> None:
+        pod = self.pods.get(e.uid or "")
+        if self.placed_by_caller is not None or pod is None or not e.node:
+            return
+        if self.cache.node_of(pod.uid) is None:
+            self.cache.assume(pod, e.node)
+
+    def _unreserved(self, e: Fact) -> None:
+        if e.uid and self.placed_by_caller is None:
+            self.cache.forget(e.uid)
+
+    def _bound(self, e: Fact) -> None:
+        if e.uid and self.placed_by_caller is None:
+            self.cache.finish_binding(e.uid)
+
+    def _input_recorded(self, e: Fact) -> None:
+        value = e.data.get("value")
+        if e.plugin and isinstance(value, Mapping):
+            self.inputs[(e.plugin, str(e.data.get("key", "")))] = value
+
+    def _config_loaded(self, e: Fact) -> None:
+        digest = str(e.data.get("digest", ""))
+        if digest and digest not in self.profiles:
+            self.profiles[digest] = Profile.from_record(e.data["profile"])
+
+    def _maintenance(self, e: Fact) -> None:
+        """A process that starts from an empty view: what it lists next is all there is."""
+        if e.data.get("action") == "scheduler_started" and e.data.get("view") == "empty":
+            self.cache.clear()
+            self.pods.clear()
+            self.inputs.clear()
+
+    # -- saved form ---------------------------------------------------------------------
+
+    def to_state(self) -> dict[str, Any]:
+        """The view as JSON-ready data: what a pruned log's base keeps, and what tests compare."""
+        return {
+            "nodes": [node.to_record() for node in self.cache.table],
+            "pods": [pod.to_record() for pod in self.pods.values()],
+            "placements": [
+                {"pod": pod.to_record(), "node": node, "assumed": assumed, "finished": finished}
+                for pod, node, assumed, finished in self.cache.placements()
+            ],
+            "inputs": [
+                {"plugin": plugin, "key": key, "value": value}
+                for (plugin, key), value in self.inputs.items()
+            ],
+            "profiles": {d: p.to_record() for d, p in self.profiles.items()},
+        }
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> ClusterView:
+        """The view `to_state` saved."""
+        view = cls()
+        for record in state.get("nodes", []):
+            view.cache.upsert_node(Node.from_record(record))
+        for record in state.get("pods", []):
+            pod = Pod.from_record(record)
+            view.pods[pod.uid] = pod
+        for placed in state.get("placements", []):
+            view.cache.restore(
+                Pod.from_record(placed["pod"]),
+                str(placed["node"]),
+                bool(placed["assumed"]),
+                bool(placed["finished"]),
+            )
+        for item in state.get("inputs", []):
+            if isinstance(item.get("value"), Mapping):
+                view.inputs[(str(item["plugin"]), str(item["key"]))] = item["value"]
+        for digest, record in (state.get("profiles") or {}).items():
+            view.profiles[str(digest)] = Profile.from_record(record)
+        return view
+
+
+_FOLDS: dict[str, Callable[[ClusterView, Fact], None]] = {
+    "node_observed": ClusterView._node_observed,
+    "node_removed": ClusterView._node_removed,
+    "pod_observed": ClusterView._pod_observed,
+    "pod_removed": ClusterView._pod_removed,
+    "reserved": ClusterView._reserved,
+    "unreserved": ClusterView._unreserved,
+    "bound": ClusterView._bound,
+    "input_recorded": ClusterView._input_recorded,
+    "config_loaded": ClusterView._config_loaded,
+    "maintenance": ClusterView._maintenance,
+}

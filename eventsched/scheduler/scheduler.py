@@ -25,6 +25,7 @@ import structlog
 from eventsched.config import profile_digest
 from eventsched.events import (
     AppendInDoubtError,
+    EventRecord,
     EventStore,
     EventStoreError,
     Projections,
@@ -61,6 +62,7 @@ from eventsched.scheduler.metrics import SchedulerMetrics
 from eventsched.scheduler.ports import Cluster, ClusterChange
 from eventsched.scheduler.queue import Move, SchedulingQueue
 from eventsched.scheduler.unfolded import UnfoldedPlacements
+from eventsched.view import ClusterView
 
 log = structlog.get_logger(__name__)
 
@@ -111,8 +113,10 @@ class Scheduler:
         self.cluster = cluster
         self.options = options or SchedulerOptions()
         self.clock = clock
-        self.cache = Cache()
-        self.handle = Handle(self.cache.table, clock=clock)
+        #: The view decisions read: changed only by the events this process adds to
+        #: its batches, applied as they are added (see _new_batch), as replay applies them.
+        self.view = ClusterView()
+        self.handle = Handle(self.view.table, clock=clock)
         self.handle.bind = self._bind_via_cluster
         self._unfolded = UnfoldedPlacements(lambda identity: self.projections.first_node(identity))
         self.handle.first_placement = self._unfolded.first_node
@@ -132,8 +136,6 @@ class Scheduler:
         #: Pods seen on the node their in-flight Binding names, not logged (see
         #: _implied_by_our_binding) unless that Binding fails.
         self._held_observations: dict[str, dict] = {}
-        #: Keys of the objects the cluster's first lists delivered (only while starting).
-        self._listed: set[str] | None = None
         #: Pods deleted while their binding cycle ran: a failed Binding must not requeue them.
         self._deleted_in_flight: set[str] = set()
         first = next(iter(self.frameworks.values()))
@@ -174,6 +176,9 @@ class Scheduler:
         self._group_started = 0.0
         self._ready = False
         self.on_progress: Callable[[Stats], None] | None = None
+        #: Called with the last position after each append is durable, when the view holds
+        #: exactly the log up to it (tests compare it with replay's view there).
+        self.on_durable: Callable[[int], None] | None = None
         #: Pods whose latest attempt failed, with the message their FailedScheduling carries.
         self.last_failure: dict[str, tuple[Pod, str]] = {}
         #: Pods that set a field no plugin of their profile honours, with the warning given.
@@ -182,6 +187,11 @@ class Scheduler:
         #: count when it last failed (see _idle).
         self._changes = 0
         self._failed_at: dict[str, int] = {}
+
+    @property
+    def cache(self) -> Cache:
+        """Nodes and placed pods as this process's view holds them."""
+        return self.view.cache
 
     # -- lifecycle --------------------------------------------------------------
 
@@ -215,7 +225,6 @@ class Scheduler:
             self._write_snapshot(self.projections)
         self.store.ensure_partitions()
         self._record_config()
-        self._listed = set()
         self.cluster.start(self.inbox.put)
         waited = 0.0
         while not self.cluster.wait_synced(0.5):
@@ -225,28 +234,10 @@ class Scheduler:
             if waited % 10 == 0:
                 log.info("waiting for the cluster's nodes and pods to sync", seconds=waited)
         self._drain_inbox()
-        listed, self._listed = self._listed, None
-        self._remove_unlisted(listed)
         self._reconcile_reservations()
         self._flush_until_durable()
         self._ready = True
         return True
-
-    def _remove_unlisted(self, listed: set[str]) -> None:
-        """Log as removed what the log last saw but the cluster's first lists lack.
-
-        Deleted while no scheduler watched: the log must say so, or replay
-        (whose view carries on across a restart) keeps a node or pod that
-        this process never saw.
-        """
-        reason = "not listed when the scheduler started"
-        for key in sorted(set(self.projections.observed) - listed):
-            kind, _, name = key.partition("/")
-            if kind == "node":
-                self._pending.add("node_removed", {"reason": reason}, node=name)
-            else:
-                gone = Pod(uid=name, namespace="", name="")
-                self._pending.add("pod_removed", {"nodeName": "", "reason": reason}, pod=gone)
 
     def stop(self) -> None:
         """Stop taking pods; let binding cycles finish and log them; snapshot."""
@@ -346,6 +337,8 @@ class Scheduler:
         if self.metrics is not None:
             self._observe_append(stored, time.perf_counter() - began)
         self._apply(stored)
+        if stored and self.on_durable is not None:
+            self.on_durable(stored[-1].position)
         self._unfolded.folded(appended)
         decided, self._decided = self._decided, []
         for fw, state, info, node, attempt, waited in decided:
@@ -364,7 +357,13 @@ class Scheduler:
 
     def _new_batch(self) -> Batch:
         self._unfolded.new_batch()
-        return Batch(self.options.instance, observer=self._unfolded.note)
+        return Batch(self.options.instance, observer=self._added)
+
+    def _added(self, record: EventRecord) -> None:
+        """An event joined the pending batch: the view and the sticky overlay follow it now,
+        so the next decision sees it, by the same fold replay applies it with."""
+        self.view.apply(record)
+        self._unfolded.note(record)
 
     def _settle_in_doubt(self, doubt: AppendInDoubtError) -> None:
         """Find out whether the unanswered append was committed, so it is never appended twice.
@@ -468,9 +467,9 @@ class Scheduler:
         taken past their positions.
         """
         try:
-            self.projections.apply_all(
-                self.store.read(after=self.projections.position, until=until)
-            )
+            for event in self.store.read(after=self.projections.position, until=until):
+                self.view.apply(event)
+                self.projections.apply(event)
         except EventStoreError as exc:
             log.warning("could not read events appended by others", error=str(exc))
 
@@ -478,11 +477,13 @@ class Scheduler:
         # This process's view starts empty and is rebuilt from what the cluster
         # lists next: replay must start from empty here too.
         self._pending.add(
-            "maintenance", {"action": "scheduler_started", "instance": self.options.instance}
+            "maintenance",
+            {"action": "scheduler_started", "instance": self.options.instance, "view": "empty"},
         )
         last: dict[str, str] = {}
         for event in self.store.read(kinds=["config_loaded"]):
             last[event.scheduler] = event.data.get("digest", "")
+            self.view.apply(event)  # the profiles by digest, as replay's view has them
         for name, fw in self.frameworks.items():
             if last.get(name) != self.digests[name]:
                 self._pending.add(
@@ -507,23 +508,25 @@ class Scheduler:
         if isinstance(item, BindingDone):
             self._binding_done(item)
         elif isinstance(item.obj, Node):
-            if self._listed is not None:
-                self._listed.add(f"node/{item.obj.name}")
             self._node_changed(item)
         else:
-            if self._listed is not None:
-                self._listed.add(f"pod/{item.obj.uid}")
             self._pod_changed(item)
 
-    def _observe(self, kind: str, key: str, record: dict, **where: object) -> bool:
+    def _observe(
+        self, kind: str, key: str, record: dict, *, known: bool = True, **where: object
+    ) -> bool:
         """Log an observation unless it is identical to the last one for that object.
+
+        An object the view does not hold (`known` False) is always logged: the
+        last logged observation may have been removed since, in a batch not yet
+        folded into the projections.
 
         The record is normalized and dumped once: the digest compared here,
         the text the store writes and the digest the projections keep all
         come from that one encoding.
         """
         encoded = encode(record)
-        if self.projections.observed.get(key) == encoded.digest:
+        if known and self.projections.observed.get(key) == encoded.digest:
             return False
         self._pending.add(kind, encoded.data, encoded=encoded, **where)  # type: ignore[arg-type]
         return True
@@ -549,17 +552,14 @@ class Scheduler:
         assert isinstance(node, Node)
         if change.type == "DELETED":
             self._pending.add("node_removed", {"uid": node.uid}, node=node.name)
-            self.cache.remove_node(node.name)
             self._move(NODE_DELETE, "NodeDelete")
             return
-        known = self.cache.table.row_of(node.name) is not None
+        known = self.view.table.row_of(node.name) is not None
         changed = self._observe(
-            "node_observed", f"node/{node.name}", node.to_record(), node=node.name
+            "node_observed", f"node/{node.name}", node.to_record(), known=known, node=node.name
         )
-        if known and not changed:
-            return
-        new = self.cache.upsert_node(node)
-        self._move(NODE_ADD if new else NODE_UPDATE, "NodeAdd" if new else "NodeUpdate")
+        if changed:
+            self._move(NODE_UPDATE if known else NODE_ADD, "NodeUpdate" if known else "NodeAdd")
 
     def _pod_changed(self, change: ClusterChange) -> None:
         assert isinstance(change.obj, Pod)
@@ -574,19 +574,23 @@ class Scheduler:
         if self._placed_elsewhere(pod):
             # Bound while we were down, or by hand: still its first placement (sticky).
             record["firstPlacement"] = True
+        was_assumed = self.cache.is_assumed(pod.uid)
+        was_placed = self.cache.node_of(pod.uid) is not None
         if not self._implied_by_our_binding(pod, key, record):
-            self._observe("pod_observed", key, record, pod=pod, node=pod.node_name or None)
+            known = pod.uid in self.view.pods
+            self._observe(
+                "pod_observed", key, record, known=known, pod=pod, node=pod.node_name or None
+            )
         elif self.cache.is_assumed(pod.uid) and not self.cache.binding_finished(pod.uid):
             # Seen bound before our Binding's answer: if that answer is a failure (a
             # rival bound it to the same node), replay needs this observation after all.
             self._held_observations[pod.uid] = record
         if pod.node_name:
             self.queue.delete(pod.uid)
-            was_assumed = self.cache.is_assumed(pod.uid)
-            known = self.cache.node_of(pod.uid) is not None
-            self.cache.add_or_update_pod(pod)
             if not was_assumed:
-                self._move(ASSIGNED_POD_UPDATE if known else ASSIGNED_POD_ADD, "AssignedPodAdd")
+                self._move(
+                    ASSIGNED_POD_UPDATE if was_placed else ASSIGNED_POD_ADD, "AssignedPodAdd"
+                )
             return
         if pod.scheduler_name not in self.frameworks or pod.is_terminal or pod.deleting:
             return
@@ -651,15 +655,14 @@ class Scheduler:
         if waiting is not None:
             waiting.reject("", "pod was deleted while waiting at Permit")
         self.queue.delete(pod.uid)
-        assumed = self.cache.is_assumed(pod.uid)
-        if assumed:
+        if self.cache.is_assumed(pod.uid) and not self.cache.binding_finished(pod.uid):
             self._deleted_in_flight.add(pod.uid)
-        removed = None if assumed else self.cache.remove_pod(pod.uid)
-        if known or removed is not None:
+        placed = self.cache.node_of(pod.uid) is not None
+        if known or placed or pod.uid in self.view.pods:
             self._pending.add(
                 "pod_removed", {"nodeName": pod.node_name}, pod=pod, node=pod.node_name or None
             )
-        if removed is not None:
+        if placed:
             self._move(ASSIGNED_POD_DELETE, "AssignedPodDelete")
 
     def _move(self, event: ClusterEvent, label: str) -> None:
@@ -707,12 +710,12 @@ class Scheduler:
                 "startIndex": self.next_start_index,
                 "seed": seed,
                 "configDigest": self.digests[fw.name],
-                "nodes": len(self.cache.table),
+                "nodes": len(self.view.table),
             },
         )
         state = CycleState(attempt, seed)
         try:
-            result = schedule_pod(fw, state, pod, self.cache.table, self.next_start_index, sink)
+            result = schedule_pod(fw, state, pod, self.view.table, self.next_start_index, sink)
         except FitError as err:
             self.next_start_index = err.next_start_index  # type: ignore[attr-defined]
             self._unschedulable(fw, state, info, sink, err)
@@ -729,11 +732,11 @@ class Scheduler:
         self, fw: Framework, state: CycleState, info: QueuedPodInfo, sink: AttemptSink, node: str
     ) -> None:
         pod = info.pod
-        self.cache.assume(pod, node)
+        # Reserve plugins run first, and the pod is assumed on the node when `reserved`
+        # joins the batch (the view's fold): a failed Reserve leaves nothing to undo.
         status = fw.run_reserve(state, pod, node)
         if not status.is_success:
             fw.run_unreserve(state, pod, node)
-            self.cache.forget(pod.uid)
             sink.record(
                 "unreserved",
                 {"reason": f"Reserve failed: {status.message}", "status": status.to_record()},
@@ -765,7 +768,6 @@ class Scheduler:
                 plugin=status.plugin or None,
             )
             fw.run_unreserve(state, pod, node)
-            self.cache.forget(pod.uid)
             sink.record("unreserved", {"reason": f"Permit refused: {status.message}"}, node=node)
             self._failed(
                 fw,
@@ -809,7 +811,6 @@ class Scheduler:
         if held is not None and not done.ok:
             self._observe("pod_observed", f"pod/{pod.uid}", held, pod=pod, node=held["nodeName"])
         if done.ok:
-            self.cache.finish_binding(pod.uid)
             self.last_failure.pop(pod.uid, None)
             self.stats.bound += 1
             self._attempt_result(pod.uid, done.fw.name, "scheduled")
@@ -829,7 +830,6 @@ class Scheduler:
             return
         self.stats.bind_failures += 1
         self._attempt_result(pod.uid, done.fw.name, "error")
-        self.cache.forget(pod.uid)
         self._move(ASSIGNED_POD_DELETE, "AssignedPodDelete")
         message = f"Binding rejected: {done.message}"
         # As kube-scheduler's failure handler: a pod the cluster already shows
@@ -861,7 +861,7 @@ class Scheduler:
         diagnosis = err.diagnosis
         nominated = ""
         if fw.plugins_at("postFilter"):
-            names = self.cache.table.names
+            names = self.view.table.names
             statuses = {
                 names[row]: status for r in diagnosis.rejections for row, status in r.status_of()
             }

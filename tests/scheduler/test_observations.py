@@ -94,21 +94,27 @@ def test_a_pod_seen_on_our_node_before_our_binding_fails_is_observed(store: Even
     assert report.mismatches == [] and report.reproduced == report.attempts
 
 
-def test_a_node_deleted_while_no_scheduler_ran_is_logged_removed_at_start(
+def test_a_restarted_scheduler_logs_the_cluster_it_lists_from_an_empty_view(
     store: EventStore,
 ) -> None:
-    # Replay's view carries on across a restart, as the restarted scheduler logs only
-    # what differs: here node b, gone while it was down, must not stay in replay's view.
+    # Node b is deleted while no scheduler runs. The restarted process says its view
+    # starts empty and logs every node and pod it lists, in list order (the node
+    # table's row order, which decisions depend on), so replay's view is its own:
+    # b is simply not in it, without a removal the process never saw.
     cluster = SimulatedCluster([node("a", cpu="1"), node("b", cpu="8")], [pod("first")])
     run_scheduler(store, cluster)
     cluster.remove_node("b")
     cluster.add_pod(pod("big", cpu="2"))
     scheduler = run_scheduler(store, cluster)
-    removed = [e for e in store.read(kinds=["node_removed"])]
-    assert [(e.node, e.data["reason"]) for e in removed] == [
-        ("b", "not listed when the scheduler started")
-    ]
+    starts = [e for e in store.read(kinds=["maintenance"])]
+    assert [e.data["view"] for e in starts] == ["empty", "empty"]
+    after = [e for e in store.read(after=starts[-1].position)]
+    assert [e.node for e in after if e.kind == "node_observed"] == ["a"]
+    assert not [e for e in store.read(kinds=["node_removed"])]
+    first = [e for e in after if e.kind == "pod_observed" and e.name == "first"]
+    assert len(first) == 1 and first[0].data["nodeName"] == "b"  # LeastAllocated chose b
     assert "default/big" in {p.key for p, _ in scheduler.last_failure.values()}
+    assert scheduler.view.table.names == ["a"]
     report = replay(store, in_tree_registry(), Selection())
     assert report.mismatches == [] and report.reproduced == report.attempts == 2
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import os
 import re
 import shlex
@@ -326,6 +327,8 @@ def mask(text: str) -> str:
     text = re.sub(r"\b[0-9a-f]{8}-[0-9a-f-]{27}\b", "<uid>", text)
     text = re.sub(r"\b[0-9a-f]{16,}\b", "<hex>", text)
     text = re.sub(r"\d+(?:\.\d+)?", "0", text)
+    # A value cut with … at a fixed width ends elsewhere when a number before it is longer.
+    text = re.sub(r".{0,16}…", "…", text)
     return re.sub(r"[ ]+", " ", text)
 
 
@@ -372,8 +375,15 @@ def check(made: dict[str, str]) -> list[str]:
     samples = {name: sample for log in LOGS for name, sample in log.samples.items()}
     for name, text in made.items():
         kept = (HERE / name).read_text()
-        if compared(samples[name], kept) != compared(samples[name], text):
-            problems.append(f"docs/samples/{name} differs from what the command prints now")
+        was, now = compared(samples[name], kept), compared(samples[name], text)
+        if was != now:
+            diff = difflib.unified_diff(
+                was.splitlines(), now.splitlines(), "kept", "now", n=1, lineterm=""
+            )
+            problems.append(
+                f"docs/samples/{name} differs from what the command prints now "
+                "(masked: times, uids and numbers as 0):\n" + "\n".join(diff)
+            )
     for path, name in QUOTED.items():
         if name not in made:
             continue

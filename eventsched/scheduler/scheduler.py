@@ -62,7 +62,7 @@ from eventsched.scheduler.metrics import SchedulerMetrics
 from eventsched.scheduler.ports import Cluster, ClusterChange
 from eventsched.scheduler.queue import Move, SchedulingQueue
 from eventsched.scheduler.unfolded import UnfoldedPlacements
-from eventsched.view import ClusterView
+from eventsched.view import FOLDED_KINDS, ClusterView
 
 log = structlog.get_logger(__name__)
 
@@ -362,8 +362,11 @@ class Scheduler:
     def _added(self, record: EventRecord) -> None:
         """An event joined the pending batch: the view and the sticky overlay follow it now,
         so the next decision sees it, by the same fold replay applies it with."""
-        self.view.apply(record)
-        self._unfolded.note(record)
+        kind = record.kind
+        if kind in FOLDED_KINDS:  # most of an attempt's records change nothing here
+            self.view.apply(record)
+            if kind in UnfoldedPlacements.KINDS:
+                self._unfolded.note(record)
 
     def _settle_in_doubt(self, doubt: AppendInDoubtError) -> None:
         """Find out whether the unanswered append was committed, so it is never appended twice.

@@ -32,9 +32,12 @@ class UnfoldedPlacements:
             return change[0]
         return self._folded(identity)
 
+    #: The kinds that can change a first placement.
+    KINDS = frozenset(("bound", "pod_observed", "maintenance"))
+
     def note(self, record: EventRecord) -> None:
         """A record was added to the pending batch."""
-        if record.kind not in ("bound", "pod_observed", "maintenance"):
+        if record.kind not in self.KINDS:
             return
         change = placement_change(record.kind, record.data, record.node, record.pod_key)
         if change is None:

@@ -9,6 +9,6 @@ the view's saved form (`to_state` / `from_state`). A new observed kind is
 added here once and every one of them sees it.
 """
 
-from eventsched.view.cluster import ClusterView, Fact
+from eventsched.view.cluster import FOLDED_KINDS, ClusterView, Fact
 
-__all__ = ["ClusterView", "Fact"]
+__all__ = ["FOLDED_KINDS", "ClusterView", "Fact"]

@@ -150,6 +150,9 @@ class ClusterView:
         return view
 
 
+#: The event kinds that change the view; the others are ignored by `apply`.
+FOLDED_KINDS: frozenset[str]
+
 _FOLDS: dict[str, Callable[[ClusterView, Fact], None]] = {
     "node_observed": ClusterView._node_observed,
     "node_removed": ClusterView._node_removed,
@@ -162,3 +165,4 @@ _FOLDS: dict[str, Callable[[ClusterView, Fact], None]] = {
     "config_loaded": ClusterView._config_loaded,
     "maintenance": ClusterView._maintenance,
 }
+FOLDED_KINDS = frozenset(_FOLDS)

@@ -80,17 +80,21 @@ class Diagnosis:
 
 
 class FitError(Exception):
-    def __init__(self, pod: Pod, diagnosis: Diagnosis) -> None:
+    """No node fits the pod; `next_start_index` is where the next attempt starts looking."""
+
+    def __init__(self, pod: Pod, diagnosis: Diagnosis, next_start_index: int) -> None:
         self.pod = pod
         self.diagnosis = diagnosis
+        self.next_start_index = next_start_index
         super().__init__(diagnosis.message())
 
 
 class SchedulingError(Exception):
     """A plugin or the runtime failed: the scheduler's fault, not the pod's."""
 
-    def __init__(self, status: Status) -> None:
+    def __init__(self, status: Status, next_start_index: int) -> None:
         self.status = status
+        self.next_start_index = next_start_index
         super().__init__(status.message)
 
 
@@ -120,24 +124,20 @@ def schedule_pod(
 ) -> ScheduleResult:
     """Filter, score and select a node, or raise FitError / SchedulingError.
 
-    `start_index` is where the previous attempt stopped looking; the result
-    carries the next one (FitError and SchedulingError carry it as
-    `next_start_index` too), as `sched.nextStartNodeIndex` rotates upstream.
+    `start_index` is where the previous attempt stopped looking; the result,
+    FitError and SchedulingError carry the next one (`next_start_index`), as
+    `sched.nextStartNodeIndex` rotates upstream.
     """
     num_all = len(table)
     if num_all == 0:
-        error = SchedulingError(Status.as_error("no nodes available to schedule pods"))
-        error.next_start_index = start_index  # type: ignore[attr-defined]
-        raise error
+        raise SchedulingError(Status.as_error("no nodes available to schedule pods"), start_index)
     found = _find_nodes_that_fit(fw, state, pod, table, start_index % num_all, sink)
     next_start = (start_index + found.processed) % num_all
     diagnosis = found.diagnosis
     feasible = found.rows
     evaluated = len(feasible) + diagnosis.rejected
     if len(feasible) == 0:
-        error_fit = FitError(pod, diagnosis)
-        error_fit.next_start_index = next_start  # type: ignore[attr-defined]
-        raise error_fit
+        raise FitError(pod, diagnosis, next_start)
     if len(feasible) == 1:
         row = int(feasible[0])
         sink.record(
@@ -172,9 +172,7 @@ def schedule_pod(
 
 
 def _raise_error(status: Status, next_start: int) -> None:
-    error = SchedulingError(status)
-    error.next_start_index = next_start  # type: ignore[attr-defined]
-    raise error
+    raise SchedulingError(status, next_start)
 
 
 def _find_nodes_that_fit(

@@ -1,9 +1,19 @@
-"""The live scheduler: queue, cache, the scheduling loop and binding cycles."""
+"""The live scheduler, laid out as kube-scheduler's `pkg/scheduler`.
+
+`scheduler` (the Scheduler and its loop), `eventhandlers` (cluster changes
+to events to the view, queue moves), `schedule_one` (scheduling and binding
+cycles, failure handling), `journal` (the log writer: pending batch, group
+commit, in-doubt appends, snapshots), `reconcile` (what a starting process
+logs), `queue` (activeQ, backoff, unschedulable), `binding` (the binding
+cycle on a binder thread). The view the scheduler decides on is
+`eventsched.view.ClusterView`, changed only by the events it appends.
+"""
 
 from eventsched.model.cache import Cache
+from eventsched.scheduler.options import SchedulerOptions, Stats
 from eventsched.scheduler.ports import BindOutcome, Cluster, ClusterChange
 from eventsched.scheduler.queue import SchedulingQueue
-from eventsched.scheduler.scheduler import Scheduler, SchedulerOptions, Stats
+from eventsched.scheduler.scheduler import Scheduler
 
 __all__ = [
     "BindOutcome",

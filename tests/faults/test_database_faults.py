@@ -159,7 +159,7 @@ class Running:
         """What the scheduler is doing, for a failure message."""
         s = self.scheduler
         return (
-            f"queues {s.queue.counts()}, bindings in flight {s._bindings}, "
+            f"queues {s.queue.counts()}, bindings in flight {s.bindings}, "
             f"log_down {s.log_down}, ready {s.ready}, loop alive {self.thread.is_alive()}, "
             f"pending events {len(s._pending)}, decided {len(s._decided)}, {s.stats}, "
             f"append failures {self.failures}, "
@@ -240,7 +240,7 @@ def test_cut_database_stops_binding_retries_with_backoff_and_resumes(
         noticed = time.monotonic() - cut_at
         assert not run.scheduler.ready
         # Binding cycles whose decision was durable before the cut may still finish.
-        wait_for("in-flight binding cycles to finish", lambda: run.scheduler._bindings == 0, 5)
+        wait_for("in-flight binding cycles to finish", lambda: run.scheduler.bindings == 0, 5)
         binds = cluster.bind_calls
         failures: list[tuple[float, float]] = [(time.monotonic(), run.failures)]
         deadline = time.monotonic() + 2.5

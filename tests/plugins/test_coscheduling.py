@@ -472,7 +472,7 @@ def test_gang_of_four_with_room_for_three_times_out_and_leaves_nothing_reserved(
         return (
             len({e.name for e in refused}) == 3
             and len(scheduler.handle.waiting_pods) == 0
-            and scheduler._bindings == 0
+            and scheduler.bindings == 0
         )
 
     wait_for(settled)
@@ -570,7 +570,7 @@ def test_a_member_deleted_while_waiting_fails_the_whole_gang_at_once(
     waiting = sorted(w.pod.name for w in scheduler.handle.waiting_pods)
     began = time.monotonic()
     cluster.delete_pod(f"shop/{waiting[0]}")
-    wait_for(lambda: len(scheduler.handle.waiting_pods) == 0 and scheduler._bindings == 0)
+    wait_for(lambda: len(scheduler.handle.waiting_pods) == 0 and scheduler.bindings == 0)
     assert time.monotonic() - began < 30  # well before the 60 s timeout
     halt(running)
     message = f"pod group shop/train rejected: member shop/{waiting[0]} failed"

@@ -1,0 +1,242 @@
+"""Cluster changes become events, the view follows the events, the queue moves.
+
+As kube-scheduler's `eventhandlers.go`: a node or pod added, updated or
+deleted is logged (`node_observed`, `pod_observed`, `pod_removed`, ...) unless
+the log already says it, applied to the view by the same fold replay uses
+(the journal's batch applies it), and moves the pods that plugins registered
+for that kind of change. Pods of our profiles that are pending enter the
+scheduling queue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from eventsched.events import Projections, encode
+from eventsched.framework import (
+    ASSIGNED_POD_ADD,
+    ASSIGNED_POD_DELETE,
+    ASSIGNED_POD_UPDATE,
+    NODE_ADD,
+    NODE_DELETE,
+    NODE_UPDATE,
+    ClusterEvent,
+    Framework,
+    Handle,
+    Status,
+)
+from eventsched.model import Node, Pod
+from eventsched.model.cache import Cache
+from eventsched.scheduler.batch import AttemptSink
+from eventsched.scheduler.journal import Journal
+from eventsched.scheduler.ports import Cluster, ClusterChange
+from eventsched.scheduler.queue import Move, SchedulingQueue
+from eventsched.view import ClusterView
+
+
+class EventHandlers:
+    """The scheduler's handlers of cluster changes (its state is set up by `Scheduler`)."""
+
+    journal: Journal
+    view: ClusterView
+    queue: SchedulingQueue
+    cluster: Cluster
+    handle: Handle
+    frameworks: dict[str, Framework]
+    #: The only pod annotations kept (and logged): those a configured plugin reads.
+    annotation_keys: frozenset[str]
+    #: Plugins' events to register (QueueingHint's map): which changes move which pods.
+    plugin_events: dict[str, list[ClusterEvent]]
+    #: Pods whose latest attempt failed, with the message their FailedScheduling carries.
+    last_failure: dict[str, tuple[Pod, str]]
+    #: Pods that set a field no plugin of their profile honours, with the warning given.
+    ignored: dict[str, tuple[Pod, str]]
+    #: When each pod's current attempt began, for scheduler_scheduling_attempt_duration_seconds.
+    attempt_began: dict[str, float]
+    #: Pods seen on the node their in-flight Binding names, not logged (see
+    #: _implied_by_our_binding) unless that Binding fails.
+    held_observations: dict[str, dict]
+    #: Pods deleted while their binding cycle ran: a failed Binding must not requeue them.
+    deleted_in_flight: set[str]
+
+    @property
+    def projections(self) -> Projections:
+        return self.journal.projections
+
+    @property
+    def cache(self) -> Cache:
+        """Nodes and placed pods as this process's view holds them."""
+        return self.view.cache
+
+    def _observe(
+        self, kind: str, key: str, record: dict, *, known: bool = True, **where: object
+    ) -> bool:
+        """Log an observation unless it is identical to the last one for that object.
+
+        An object the view does not hold (`known` False) is always logged: the
+        last logged observation may have been removed since, in a batch not yet
+        folded into the projections.
+
+        The record is normalized and dumped once: the digest compared here,
+        the text the store writes and the digest the projections keep all
+        come from that one encoding.
+        """
+        encoded = encode(record)
+        if known and self.projections.observed.get(key) == encoded.digest:
+            return False
+        self.journal.pending.add(kind, encoded.data, encoded=encoded, **where)  # type: ignore[arg-type]
+        return True
+
+    def _implied_by_our_binding(self, pod: Pod, key: str, record: dict) -> bool:
+        """The pod as last logged, now on the node our own Binding gave it.
+
+        The log says that already (`reserved` on the node, then `bound`), and
+        replay places the pod from those, so a second `pod_observed` that
+        differs only in nodeName adds nothing. A restarted process does not
+        have the pod in its cache yet, so there the observation is logged.
+        """
+        node = pod.node_name
+        if not node or self.cache.node_of(pod.uid) != node:
+            return False
+        if pod.uid not in self.projections.bound and not self.cache.is_assumed(pod.uid):
+            return False
+        unassigned = {k: v for k, v in record.items() if k != "nodeName"}
+        return self.projections.observed.get(key) == encode(unassigned).digest
+
+    def _node_changed(self, change: ClusterChange) -> None:
+        node = change.obj
+        assert isinstance(node, Node)
+        if change.type == "DELETED":
+            self.journal.pending.add("node_removed", {"uid": node.uid}, node=node.name)
+            self._move(NODE_DELETE, "NodeDelete")
+            return
+        known = self.view.table.row_of(node.name) is not None
+        changed = self._observe(
+            "node_observed", f"node/{node.name}", node.to_record(), known=known, node=node.name
+        )
+        if changed:
+            self._move(NODE_UPDATE if known else NODE_ADD, "NodeUpdate" if known else "NodeAdd")
+
+    def _pod_changed(self, change: ClusterChange) -> None:
+        assert isinstance(change.obj, Pod)
+        pod = change.obj.keeping_annotations(self.annotation_keys)
+        if change.type == "DELETED":
+            self.last_failure.pop(pod.uid, None)
+            self.attempt_began.pop(pod.uid, None)
+            self._pod_deleted(pod)
+            return
+        record = pod.to_record()
+        key = f"pod/{pod.uid}"
+        if self._placed_elsewhere(pod):
+            # Bound while we were down, or by hand: still its first placement (sticky).
+            record["firstPlacement"] = True
+        was_assumed = self.cache.is_assumed(pod.uid)
+        was_placed = self.cache.node_of(pod.uid) is not None
+        if not self._implied_by_our_binding(pod, key, record):
+            known = pod.uid in self.view.pods
+            self._observe(
+                "pod_observed", key, record, known=known, pod=pod, node=pod.node_name or None
+            )
+        elif self.cache.is_assumed(pod.uid) and not self.cache.binding_finished(pod.uid):
+            # Seen bound before our Binding's answer: if that answer is a failure (a
+            # rival bound it to the same node), replay needs this observation after all.
+            self.held_observations[pod.uid] = record
+        if pod.node_name:
+            self.queue.delete(pod.uid)
+            if not was_assumed:
+                self._move(
+                    ASSIGNED_POD_UPDATE if was_placed else ASSIGNED_POD_ADD, "AssignedPodAdd"
+                )
+            return
+        if pod.scheduler_name not in self.frameworks or pod.is_terminal or pod.deleting:
+            return
+        if self.cache.is_assumed(pod.uid):
+            return  # its binding is in flight; the bound pod will be observed
+        if pod.uid in self.queue:
+            where = self.queue.update(pod)
+            return
+        backoff = self.projections.backoff.get(pod.uid)
+        if backoff is not None:
+            where = self.queue.restore(pod, backoff.attempts, backoff.backoff_until)
+        else:
+            where = self.queue.add(pod)
+        if where is not None:
+            self.journal.pending.add(
+                "queued", {"queue": where, "event": "PodAdd"}, pod=pod, scheduler=pod.scheduler_name
+            )
+            self._warn_ignored(pod)
+
+    def _warn_ignored(self, pod: Pod) -> None:
+        """Say so, in the log and on the pod, when the pod sets a field no plugin here honours.
+
+        It is placed as if the field were absent: never silently.
+        """
+        fw = self.frameworks[pod.scheduler_name]
+        ignored = fw.ignored_fields(pod)
+        if not ignored or pod.uid in self.ignored:
+            return
+        fields = [i.field for i in ignored]
+        plugins = sorted({i.plugin for i in ignored})
+        message = (
+            f"{', '.join(fields)} not honoured: profile {fw.name} has no "
+            f"{' or '.join(plugins)} plugin; the pod is placed as if "
+            f"{'it were' if len(fields) == 1 else 'they were'} absent"
+        )
+        self.ignored[pod.uid] = (pod, message)
+        self.journal.pending.add(
+            "input_recorded",
+            {"key": "ignoredFields", "value": {"fields": fields, "plugins": plugins}},
+            pod=pod,
+            scheduler=pod.scheduler_name,
+        )
+        self.journal.after(
+            lambda: self.cluster.emit_event(pod, "Warning", "FieldsIgnored", "Scheduling", message)
+        )
+
+    def _placed_elsewhere(self, pod: Pod) -> bool:
+        """An assigned pod of ours that no `bound` of ours placed, and whose identity has no placement."""
+        return (
+            bool(pod.node_name)
+            and pod.scheduler_name in self.frameworks
+            and pod.uid not in self.projections.bound
+            and not self.cache.is_assumed(pod.uid)
+            and pod.uid not in self.projections.open_reservations
+            and pod.key not in self.projections.first_placements
+        )
+
+    def _pod_deleted(self, pod: Pod) -> None:
+        self.held_observations.pop(pod.uid, None)
+        known = f"pod/{pod.uid}" in self.projections.observed or pod.uid in self.queue
+        waiting = self.handle.waiting_pods.get(pod.uid)
+        if waiting is not None:
+            waiting.reject("", "pod was deleted while waiting at Permit")
+        self.queue.delete(pod.uid)
+        if self.cache.is_assumed(pod.uid) and not self.cache.binding_finished(pod.uid):
+            self.deleted_in_flight.add(pod.uid)
+        placed = self.cache.node_of(pod.uid) is not None
+        if known or placed or pod.uid in self.view.pods:
+            self.journal.pending.add(
+                "pod_removed", {"nodeName": pod.node_name}, pod=pod, node=pod.node_name or None
+            )
+        if placed:
+            self._move(ASSIGNED_POD_DELETE, "AssignedPodDelete")
+
+    def _move(self, event: ClusterEvent, label: str) -> None:
+        self._record_moves(self.queue.move_on_event(event, self.plugin_events, label))
+
+    def _record_moves(self, moves: Sequence[Move]) -> None:
+        for move in moves:
+            data: dict[str, object] = {"from": move.source, "to": move.to, "event": move.event}
+            if move.backoff_until is not None:
+                data["backoffUntil"] = move.backoff_until
+            self.journal.pending.add(
+                "requeued", data, pod=move.info.pod, scheduler=move.info.pod.scheduler_name
+            )
+
+    def _pre_enqueue(self, pod: Pod) -> Status:
+        fw = self.frameworks.get(pod.scheduler_name)
+        if fw is None:
+            return Status()
+        # What a PreEnqueue plugin records (e.g. a malformed annotation) belongs to this pod.
+        self.handle.sink = AttemptSink(self.journal.pending, pod, fw.name, None)
+        return fw.run_pre_enqueue(pod)

@@ -1,0 +1,247 @@
+"""The log writer: the pending batch, group commit, an in-doubt append settled, snapshots.
+
+Everything the scheduler decides or observes joins the pending batch and is
+applied to its view at once (`ClusterView.apply`, the fold replay uses); the
+batch is appended as one transaction, and only then folded into the
+projections and acted on. An append whose COMMIT went unanswered is settled
+(committed or not) before anything is appended again, so no event is ever
+written twice.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import structlog
+
+from eventsched.events import (
+    AppendInDoubtError,
+    EventRecord,
+    EventStore,
+    EventStoreError,
+    Projections,
+    StoredEvent,
+    rebuild_counted,
+    save_snapshot,
+)
+from eventsched.scheduler.batch import Batch
+from eventsched.scheduler.metrics import SchedulerMetrics
+from eventsched.scheduler.unfolded import UnfoldedPlacements
+from eventsched.view import FOLDED_KINDS, ClusterView
+
+log = structlog.get_logger(__name__)
+
+#: Longest wait between two tries while the log cannot be written.
+MAX_RETRY = 30.0
+
+
+class Journal:
+    def __init__(
+        self,
+        store: EventStore,
+        view: ClusterView,
+        instance: str,
+        *,
+        snapshot_every: int,
+        log_retry: float,
+        metrics: SchedulerMetrics | None = None,
+    ) -> None:
+        self.store = store
+        self.view = view
+        self.instance = instance
+        self.snapshot_every = snapshot_every
+        self.metrics = metrics
+        #: What the durable log says beyond the view: first placements, open
+        #: reservations, backoff, last observations (folded once appended).
+        self.projections = Projections()
+        #: First placements as the pending events will make them (StickyNode reads them).
+        self.unfolded = UnfoldedPlacements(lambda identity: self.projections.first_node(identity))
+        self.pending = self._new_batch()
+        #: True while appends fail; the scheduler stops scheduling until one succeeds.
+        self.down = False
+        #: Called after each successful flush with the events it appended (durable and
+        #: folded), which may be none when a settled in-doubt append already held them.
+        self.on_durable: Callable[[Sequence[StoredEvent]], None] | None = None
+        #: Events appended so far by this process.
+        self.events = 0
+        self._first_retry = log_retry
+        self._retry = log_retry
+        #: An append whose COMMIT went unanswered: settled before anything is appended again.
+        self._in_doubt: AppendInDoubtError | None = None
+        self._actions: list[Callable[[], None]] = []
+        self._since_snapshot = 0
+        self._snapshotter = ThreadPoolExecutor(1, thread_name_prefix="snapshot")
+        self._snapshot_writing: Future[None] | None = None
+
+    # -- starting and stopping -------------------------------------------------------
+
+    def rebuild(self) -> None:
+        """The projections from the last snapshot and the events after it."""
+        started = time.monotonic()
+        self.projections, folded = rebuild_counted(self.store)
+        log.info(
+            "state rebuilt from the log",
+            position=self.projections.position,
+            first_placements=len(self.projections.first_placements),
+            open_reservations=len(self.projections.open_reservations),
+            backoff=len(self.projections.backoff),
+            seconds=round(time.monotonic() - started, 3),
+        )
+        if folded >= self.snapshot_every:
+            # A process that died before its first snapshot left this much to fold
+            # again; snapshot now so the next start does not fold it a third time.
+            self._write_snapshot(self.projections)
+
+    def close(self) -> None:
+        """Wait for a snapshot being written, then save the last one."""
+        self._snapshotter.shutdown(wait=True)
+        try:
+            save_snapshot(self.store, self.projections)
+        except EventStoreError as exc:
+            log.warning("could not save a snapshot on shutdown", error=str(exc))
+
+    # -- appending -------------------------------------------------------------------
+
+    def _new_batch(self) -> Batch:
+        self.unfolded.new_batch()
+        return Batch(self.instance, observer=self._added)
+
+    def _added(self, record: EventRecord) -> None:
+        """An event joined the pending batch: the view and the sticky overlay follow it now,
+        so the next decision sees it, by the same fold replay applies it with."""
+        kind = record.kind
+        if kind in FOLDED_KINDS:  # most of an attempt's records change nothing here
+            self.view.apply(record)
+            if kind in UnfoldedPlacements.KINDS:
+                self.unfolded.note(record)
+
+    def flush(self) -> bool:
+        """Append what is pending; True when it is durable (or there was nothing)."""
+        if not self.pending:
+            return True
+        began = time.perf_counter()
+        try:
+            if self._in_doubt is not None:
+                self._settle_in_doubt(self._in_doubt)
+            records = self.pending.records
+            stored = self.store.append_stored(records) if records else []
+        except EventStoreError as exc:
+            if isinstance(exc, AppendInDoubtError):
+                self._in_doubt = exc
+            if self.metrics is not None:
+                self.metrics.log_append_failures.inc()
+            self.down = True
+            log.error("cannot write the event log; scheduling paused", error=str(exc))
+            return False
+        if self.down:
+            log.info("event log writable again; scheduling resumes")
+            self.down = False
+        appended = self.unfolded.batch
+        self.pending = self._new_batch()
+        self._retry = self._first_retry
+        if self.metrics is not None:
+            self._observe_append(stored, time.perf_counter() - began)
+        self._fold(stored)
+        self.unfolded.folded(appended)
+        if self.on_durable is not None:
+            self.on_durable(stored)  # even empty: a settled in-doubt append held them all
+        actions, self._actions = self._actions, []
+        for action in actions:
+            try:
+                action()
+            except Exception:
+                log.exception("action after append failed")
+        return True
+
+    def after(self, action: Callable[[], None]) -> None:
+        """Run `action` once what is pending now is durable (tell the cluster only then)."""
+        self._actions.append(action)
+
+    def retry_delay(self) -> float:
+        """How long to wait before the next try: doubles up to MAX_RETRY while appends fail."""
+        delay = self._retry
+        self._retry = min(self._retry * 2, MAX_RETRY)
+        return delay
+
+    def _settle_in_doubt(self, doubt: AppendInDoubtError) -> None:
+        """Find out whether the unanswered append was committed, so it is never appended twice.
+
+        Raises EventStoreError while the database still does not answer. If
+        it was committed, its records (the head of the pending batch: only
+        the inbox added to it since, at the end) are durable: fold them and
+        drop them from what is pending. The decisions among them start their
+        binding cycles with the rest of the batch, once that is appended too.
+        """
+        committed = self.store.batch_committed(doubt.batch, doubt.batch_hash)
+        self._in_doubt = None
+        if not committed:
+            log.info("the unanswered append was not committed; appending it again")
+            return
+        log.warning(
+            "the unanswered append was committed; not appending it again",
+            batch=doubt.batch,
+            events=len(doubt.stored),
+        )
+        del self.pending.records[: len(doubt.stored)]
+        self._fold(doubt.stored)
+
+    def _observe_append(self, stored: Sequence[StoredEvent], seconds: float) -> None:
+        metrics = self.metrics
+        assert metrics is not None
+        metrics.log_append_duration.observe(seconds)
+        metrics.log_batch_events.observe(len(stored))
+        for kind, count in Counter(event.kind for event in stored).items():
+            metrics.log_events.labels(kind).inc(count)
+
+    # -- folding and snapshots -------------------------------------------------------
+
+    def _fold(self, stored: Sequence[StoredEvent]) -> None:
+        if stored and stored[0].position > self.projections.position + 1:
+            self._fold_others(stored[0].position - 1)
+        self.projections.apply_all(stored)
+        self.events += len(stored)
+        self._since_snapshot += len(stored)
+        if self._since_snapshot >= self.snapshot_every:
+            self._save_snapshot()
+
+    def _fold_others(self, until: int) -> None:
+        """Fold what other writers appended since our last batch (`sticky forget`, a former leader).
+
+        Skipping them would lose them for good: the next snapshot would be
+        taken past their positions.
+        """
+        try:
+            for event in self.store.read(after=self.projections.position, until=until):
+                self.view.apply(event)
+                self.projections.apply(event)
+        except EventStoreError as exc:
+            log.warning("could not read events appended by others", error=str(exc))
+
+    def _save_snapshot(self) -> None:
+        """Write a snapshot of the projections as they are now, off the loop.
+
+        Packing a million first placements and writing them takes seconds;
+        the loop only copies what changed since the last load (the overlay)
+        and goes on. If the previous snapshot is still being written this
+        one is skipped: the next interval writes a newer one.
+        """
+        self._since_snapshot = 0
+        if self._snapshot_writing is not None and not self._snapshot_writing.done():
+            return
+        self._snapshot_writing = self._snapshotter.submit(
+            self._write_snapshot_and_partitions, self.projections.copy()
+        )
+
+    def _write_snapshot_and_partitions(self, projections: Projections) -> None:
+        self._write_snapshot(projections)
+        # Days ahead for the log, off the loop too: making one may wait for readers.
+        self.store.ensure_partitions()
+
+    def _write_snapshot(self, projections: Projections) -> None:
+        try:
+            save_snapshot(self.store, projections)
+        except EventStoreError as exc:
+            log.warning("snapshot failed; will try again later", error=str(exc))

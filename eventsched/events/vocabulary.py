@@ -51,7 +51,8 @@ DECISION_KINDS: dict[str, str] = {
     "unschedulable": "the attempt found no node; data: {message, plugins[], attempts, backoffSeconds}",
     "requeued": "pod moved between queues; data: {from, to, event, backoffUntil?}",
     "maintenance": "an explicit, logged maintenance action; data: {action, ...}: "
-    "scheduler_started, sticky_forget {identity}, pruned {before, cut, throughPosition, "
+    "scheduler_started {instance, view: empty} (the process's view starts empty and it "
+    "logs every node and pod it lists), sticky_forget {identity}, pruned {before, cut, throughPosition, "
     "throughBatch, anchorHash, baseDigest, events, batches, partitions[]}",
 }
 

@@ -221,19 +221,17 @@ class Replayer:
         for event in events:
             if event.kind == "input_recorded":
                 self.view.apply(event)
-        state = CycleState(started.attempt or "", int(started.data.get("seed", 0)))
         sink = ListSink()
-        self.handle.sink = sink
+        state = CycleState(started.attempt or "", int(started.data.get("seed", 0)), sink)
         start = int(started.data.get("startIndex", 0))
         try:
-            node = schedule_pod(fw, state, pod, self.view.table, start, sink).node
+            node = schedule_pod(fw, state, pod, self.view.table, start).node
             return node, node
         except FitError:
             return None, "(unschedulable)"
         except SchedulingError as err:
             return None, f"(error: {err.status.message})"
         finally:
-            self.handle.sink = None
             self.last_decisions = sink.decisions
 
     def replay_attempt(self, events: list[StoredEvent]) -> tuple[Mismatch | None, str]:

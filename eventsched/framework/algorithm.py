@@ -120,7 +120,7 @@ def schedule_pod(
     pod: Pod,
     table: NodeTable,
     start_index: int,
-    sink: DecisionSink,
+    sink: DecisionSink | None = None,
 ) -> ScheduleResult:
     """Filter, score and select a node, or raise FitError / SchedulingError.
 
@@ -128,10 +128,13 @@ def schedule_pod(
     FitError and SchedulingError carry the next one (`next_start_index`), as
     `sched.nextStartNodeIndex` rotates upstream.
     """
+    if sink is not None:
+        state.sink = sink  # the attempt's decisions, and its plugins' inputs, go there
+    recorder: DecisionSink = state
     num_all = len(table)
     if num_all == 0:
         raise SchedulingError(Status.as_error("no nodes available to schedule pods"), start_index)
-    found = _find_nodes_that_fit(fw, state, pod, table, start_index % num_all, sink)
+    found = _find_nodes_that_fit(fw, state, pod, table, start_index % num_all, recorder)
     next_start = (start_index + found.processed) % num_all
     diagnosis = found.diagnosis
     feasible = found.rows
@@ -140,7 +143,7 @@ def schedule_pod(
         raise FitError(pod, diagnosis, next_start)
     if len(feasible) == 1:
         row = int(feasible[0])
-        sink.record(
+        recorder.record(
             "selected",
             {"score": None, "seed": state.seed, "reason": "only one feasible node"},
             node=table.names[row],
@@ -153,10 +156,10 @@ def schedule_pod(
     if scores is None or not status.is_success:
         _raise_error(status, next_start)
     assert scores is not None
-    _record_scores(sink, table, scores, fw.profile.score_breakdown_top_k, state.skip_score)
+    _record_scores(recorder, table, scores, fw.profile.score_breakdown_top_k, state.skip_score)
     row, tied = _select_host(scores, state.seed)
     reason = "highest score" if len(tied) == 1 else f"tie between {len(tied)} nodes broken by seed"
-    sink.record(
+    recorder.record(
         "selected",
         {
             "score": int(scores.totals[list(scores.rows).index(row)]),

@@ -30,10 +30,12 @@ class Handle:
     Plugins never import the store or the cluster (pyproject.toml's layers);
     the scheduler wires these callables to them instead:
 
-    - `record_input`: a plugin that reads the outside world (Prometheus, the
-      clock) puts the value it read into the log, so replay can feed it back;
-      while replaying, `replay_inputs` holds those values and
-      `recorded_input` returns the latest one instead of reading again.
+    - `recorded_input`: while replaying, `replay_inputs` holds the values
+      plugins recorded (`CycleState.record_input`: a Prometheus sample, a
+      gang's count) and this returns the latest one instead of reading again.
+    - `record_input`: the same record for a PreEnqueue plugin, which runs
+      before any attempt (no CycleState); `Framework.run_pre_enqueue` points
+      it at the pod being enqueued, on the loop thread.
     - `first_placement`: the node an identity was first bound to, from the
       log's projection, so sticky placement survives restarts.
     - `emit_event`: a Kubernetes Event on the pod (kube-scheduler's recorder).
@@ -49,7 +51,8 @@ class Handle:
         self.waiting_pods = WaitingPods()
         self.clock = clock
         self.monotonic = monotonic
-        self.sink: DecisionSink | None = None
+        #: Where `record_input` writes while a PreEnqueue plugin runs; None otherwise.
+        self.enqueue_sink: DecisionSink | None = None
         #: Posts a Binding; set by the scheduler to its cluster adapter, used by DefaultBinder.
         self.bind: Callable[[Pod, str], Status] | None = None
         self.first_placement: Callable[[str], str | None] = _no_placement
@@ -62,8 +65,11 @@ class Handle:
         return self.replay_inputs is not None
 
     def record_input(self, plugin: str, key: str, value: Mapping[str, Any]) -> None:
-        if self.sink is not None:
-            self.sink.record("input_recorded", {"key": key, "value": dict(value)}, plugin=plugin)
+        """PreEnqueue only: what the plugin read of the pod being enqueued, into the log."""
+        if self.enqueue_sink is not None:
+            self.enqueue_sink.record(
+                "input_recorded", {"key": key, "value": dict(value)}, plugin=plugin
+            )
 
     def recorded_input(self, plugin: str, key: str) -> Mapping[str, Any] | None:
         """While replaying: the latest value `plugin` recorded under `key` up to this point.
@@ -74,10 +80,3 @@ class Handle:
         if self.replay_inputs is None:
             return None
         return self.replay_inputs.get((plugin, key))
-
-    def record(
-        self, plugin: str, kind: str, data: Mapping[str, Any], node: str | None = None
-    ) -> None:
-        """A plugin's own decision event (e.g. Coscheduling's `permitted` for a gang member)."""
-        if self.sink is not None:
-            self.sink.record(kind, data, node=node, plugin=plugin)

@@ -32,6 +32,7 @@ from eventsched.framework.interface import (
 )
 from eventsched.framework.profile import Profile
 from eventsched.framework.registry import PluginArgsError, Registry
+from eventsched.framework.sink import DecisionSink
 from eventsched.framework.status import Code, Status
 from eventsched.framework.types import (
     WILDCARD_EVENT,
@@ -236,12 +237,17 @@ class Framework:
     # -- queueing ---------------------------------------------------------------
 
     @_timed("PreEnqueue")
-    def run_pre_enqueue(self, pod: Pod) -> Status:
-        for plugin in self.plugins_at("preEnqueue"):
-            status = self._call(plugin, "pre_enqueue", pod)
-            if not status.is_success:
-                return status
-        return Status()
+    def run_pre_enqueue(self, pod: Pod, sink: DecisionSink | None = None) -> Status:
+        """PreEnqueue in order; what a plugin records about the pod goes to `sink`."""
+        self.handle.enqueue_sink = sink
+        try:
+            for plugin in self.plugins_at("preEnqueue"):
+                status = self._call(plugin, "pre_enqueue", pod)
+                if not status.is_success:
+                    return status
+            return Status()
+        finally:
+            self.handle.enqueue_sink = None
 
     # -- filtering --------------------------------------------------------------
 

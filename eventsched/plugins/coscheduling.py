@@ -171,7 +171,7 @@ class Coscheduling:
             view = None
         if view is None:
             return None, None
-        self.handle.record_input(self.name, key, view)
+        state.record_input(self.name, key, view)
         known = int(view["pods"])
         if known < minimum:
             return None, Status.unresolvable(
@@ -227,7 +227,7 @@ class Coscheduling:
             self._failed.discard(pod.uid)
         self._refresh(group, pod.uid)
         view = self._input(
-            f"podgroup/{group}/permit", lambda: self._permit_view(state, group, pod, minimum)
+            state, f"podgroup/{group}/permit", lambda: self._permit_view(state, group, pod, minimum)
         )
         reserved = int(view["reserved"])
         if reserved < minimum:
@@ -256,14 +256,16 @@ class Coscheduling:
 
     # -- recorded inputs ------------------------------------------------------------
 
-    def _input(self, key: str, read: Callable[[], dict[str, Any]]) -> Mapping[str, Any]:
+    def _input(
+        self, state: CycleState, key: str, read: Callable[[], dict[str, Any]]
+    ) -> Mapping[str, Any]:
         """What the plugin read beyond the snapshot, into the log; replay reads it back."""
         value: Mapping[str, Any] | None = None
         if self.handle.replaying:
             value = self.handle.recorded_input(self.name, key)
         if value is None:
             value = read()
-        self.handle.record_input(self.name, key, value)
+        state.record_input(self.name, key, value)
         return value
 
 

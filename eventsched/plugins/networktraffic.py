@@ -19,7 +19,7 @@ scheduled:
   busiest 0; when every node has the same traffic they all get 100.
 
 The log is the truth: every answer actually fetched (samples, or the failure)
-is written with `handle.record_input(name, "traffic", ...)` when it is read,
+is written with `state.record_input(name, "traffic", ...)` when it is read,
 not on every attempt that reuses it. While replaying, the plugin never calls
 Prometheus: it takes the latest recorded value, so replay makes the same
 Skip-or-score decision the live run made.
@@ -262,7 +262,7 @@ class NetworkTraffic:
             return f"cannot connect to Prometheus at {self.address}: {detail}"
         return f"Prometheus at {self.address}: {type(exc).__name__}: {text}"[:300]
 
-    def traffic(self) -> Traffic | None:
+    def traffic(self, state: CycleState) -> Traffic | None:
         """This cycle's samples: the cache, a fresh fetch, or (replaying) the log's value."""
         if self.handle.replaying:
             value = self.handle.recorded_input(self.name, INPUT_KEY)
@@ -282,7 +282,7 @@ class NetworkTraffic:
         }
         if fetched.error is not None:
             record["error"] = fetched.error
-        self.handle.record_input(self.name, INPUT_KEY, record)
+        state.record_input(self.name, INPUT_KEY, record)
         self._cached = fetched
         if fetched.usable:
             self._next_fetch = now + self.cache_seconds
@@ -308,7 +308,7 @@ class NetworkTraffic:
     def pre_score(
         self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
     ) -> Status | None:
-        traffic = self.traffic()
+        traffic = self.traffic(state)
         if traffic is None:
             return Status(Code.SKIP, ("no traffic samples recorded before this attempt",))
         if not traffic.usable:
@@ -319,7 +319,7 @@ class NetworkTraffic:
     def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes) -> IntArray:
         traffic: Traffic | None = state.get(_STATE_KEY)
         if traffic is None:  # enabled at score without preScore: fetch here, neutral if none
-            traffic = self.traffic()
+            traffic = self.traffic(state)
         if traffic is None or not traffic.usable:
             return np.zeros(len(rows), dtype=np.int64)
         values = self._traffic_column(traffic, table)[rows]

@@ -292,7 +292,7 @@ class NodeLabel:
         a large cluster where the label is rolled out to only some nodes.
         The list is a deterministic function of the snapshot, so replay
         recomputes the rest exactly. `input_recorded` rather than
-        `handle.record`: the closed vocabulary has no decision kind for a
+        `state.record`: the closed vocabulary has no decision kind for a
         plugin's notes, and this is what the plugin read from the nodes.
         """
         if self.score_label is None:
@@ -302,12 +302,17 @@ class NodeLabel:
         numeric = numbers.numeric[rows]
         state.write(_SCORE_KEY, (values, numeric))
         if not numeric.all():
-            self._record_unscored(table, rows, numbers.present[rows], numeric)
+            self._record_unscored(state, table, rows, numbers.present[rows], numeric)
         bound = float(2**62)
         return np.where(numeric, np.trunc(np.clip(values, -bound, bound)), 0).astype(np.int64)
 
     def _record_unscored(
-        self, table: NodeTable, rows: Indexes, present: BoolArray, numeric: BoolArray
+        self,
+        state: CycleState,
+        table: NodeTable,
+        rows: Indexes,
+        present: BoolArray,
+        numeric: BoolArray,
     ) -> None:
         key = self.score_label
         column = table.label_values(key)  # type: ignore[arg-type]
@@ -322,7 +327,7 @@ class NodeLabel:
             listed.append({"node": table.names[row], "reason": reason})
         missing = int((~present).sum())
         not_numeric = int((present & ~numeric).sum())
-        self.handle.record_input(
+        state.record_input(
             self.name,
             "unscoredNodes",
             {

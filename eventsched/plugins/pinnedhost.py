@@ -110,10 +110,12 @@ class PinnedHost:
         for selector in self.selectors:
             scores = np.maximum(scores, np.where(selector.matches(table, rows), selector.score, 0))
         if preferred:
-            self._check_preferred(pod, preferred, table, rows)
+            self._check_preferred(state, preferred, table, rows)
         return scores
 
-    def _check_preferred(self, pod: Pod, preferred: str, table: NodeTable, rows: Indexes) -> None:
+    def _check_preferred(
+        self, state: CycleState, preferred: str, table: NodeTable, rows: Indexes
+    ) -> None:
         """Log, once per attempt, why the pod's preferred node could not get its score.
 
         The runtime records only numbers for Score, so a typo in the
@@ -133,7 +135,7 @@ class PinnedHost:
             found = True
         else:
             return
-        self.handle.record_input(
+        state.record_input(
             self.name,
             "preferredNode",
             {

@@ -140,7 +140,7 @@ class StickyNode:
         identity, fallback = self.identity.of(pod)
         state.write(IDENTITY_KEY, identity)
         if fallback is not None:
-            self._report_fallback(pod, identity, fallback)
+            self._report_fallback(state, pod, identity, fallback)
         node = self.handle.first_placement(identity)
         decision = Decision(identity, None)
         if node and table.row_of(node) is not None:
@@ -148,8 +148,7 @@ class StickyNode:
         elif node and self.on_node_deleted == "reassign":
             # The node is gone: the old placement no longer means anything. The
             # forget is in the log before the `bound` that records the new one.
-            self.handle.record(
-                self.name,
+            state.record(
                 "maintenance",
                 {
                     "action": "sticky_forget",
@@ -157,16 +156,17 @@ class StickyNode:
                     "reason": f"node {node} deleted",
                 },
                 node=node,
+                plugin=self.name,
             )
         elif node:
             decision = Decision(identity, None, missing=node)
         state.write(_STATE_KEY, decision)
         return decision
 
-    def _report_fallback(self, pod: Pod, identity: str, why: str) -> None:
+    def _report_fallback(self, state: CycleState, pod: Pod, identity: str, why: str) -> None:
         kind = self.identity.kind
         wanted = f"{kind}:{self.identity.key}" if self.identity.key else kind
-        self.handle.record_input(
+        state.record_input(
             self.name,
             "identity",
             {"identity": identity, "wanted": wanted, "fallback": why},

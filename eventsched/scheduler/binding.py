@@ -60,6 +60,9 @@ def run_binding_cycle(
     pod = info.pod
     batch = Batch(instance)
     sink = AttemptSink(batch, pod, fw.name, attempt)
+    # From here on the attempt's plugins record into this cycle's own batch: the
+    # scheduling cycle's batch is appended already, and the loop has moved on.
+    state.sink = sink
     try:
         status = Status()
         if waited:

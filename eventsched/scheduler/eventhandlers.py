@@ -238,5 +238,4 @@ class EventHandlers:
         if fw is None:
             return Status()
         # What a PreEnqueue plugin records (e.g. a malformed annotation) belongs to this pod.
-        self.handle.sink = AttemptSink(self.journal.pending, pod, fw.name, None)
-        return fw.run_pre_enqueue(pod)
+        return fw.run_pre_enqueue(pod, AttemptSink(self.journal.pending, pod, fw.name, None))

@@ -90,7 +90,6 @@ class SchedulingCycle(EventHandlers):
         seed = self.rng.getrandbits(63)
         self.attempt_began[pod.uid] = time.perf_counter()
         sink = AttemptSink(self.journal.pending, pod, fw.name, attempt)
-        self.handle.sink = sink
         if self.group_attempts == 0:
             self.group_started = time.monotonic()
         self.group_attempts += 1
@@ -105,9 +104,9 @@ class SchedulingCycle(EventHandlers):
                 "nodes": len(self.view.table),
             },
         )
-        state = CycleState(attempt, seed)
+        state = CycleState(attempt, seed, sink)
         try:
-            result = schedule_pod(fw, state, pod, self.view.table, self.next_start_index, sink)
+            result = schedule_pod(fw, state, pod, self.view.table, self.next_start_index)
         except FitError as err:
             self.next_start_index = err.next_start_index
             self._unschedulable(fw, state, info, sink, err)

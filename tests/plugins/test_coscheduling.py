@@ -68,8 +68,7 @@ def gang(n: int, **kw: Any) -> list[Pod]:
 
 def setup(args: dict[str, Any] | None = None) -> tuple[Coscheduling, Handle, ListSink]:
     handle = Handle(NodeTable([make_node("n1", cpu="64"), make_node("n2", cpu="64")]))
-    sink = ListSink()
-    handle.sink = sink
+    sink = ListSink()  # the tests give it to the CycleStates whose records they read
     return Coscheduling(args or {}, handle), handle, sink
 
 
@@ -156,8 +155,8 @@ def test_pods_outside_any_gang_pass_everywhere() -> None:
     plugin, handle, sink = setup()
     for pod in (member("solo", group=None), member("empty", group="")):
         plugin.pre_enqueue(pod)
-        assert plugin.pre_filter(CycleState(), pod, handle.table) == (None, None)
-        assert plugin.permit(CycleState(), pod, "n1") == (None, 0.0)
+        assert plugin.pre_filter(CycleState(sink=sink), pod, handle.table) == (None, None)
+        assert plugin.permit(CycleState(sink=sink), pod, "n1") == (None, 0.0)
     assert sink.decisions == []
 
 
@@ -205,7 +204,7 @@ def test_prefilter_rejects_a_gang_smaller_than_min_available() -> None:
     pods = gang(3)
     for pod in pods:
         plugin.pre_enqueue(pod)
-    _, status = plugin.pre_filter(CycleState(), pods[0], handle.table)
+    _, status = plugin.pre_filter(CycleState(sink=sink), pods[0], handle.table)
     assert status is not None and status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     assert status.message == "pod group shop/train has 3 pods, fewer than minAvailable 4"
     (recorded,) = sink.of("input_recorded")
@@ -216,7 +215,7 @@ def test_prefilter_rejects_a_gang_smaller_than_min_available() -> None:
     }
     # A fourth member arrives: the gang can now be complete.
     plugin.pre_enqueue(member("train-3"))
-    assert plugin.pre_filter(CycleState(), pods[0], handle.table) == (None, None)
+    assert plugin.pre_filter(CycleState(sink=sink), pods[0], handle.table) == (None, None)
 
 
 def test_prefilter_counts_placed_and_waiting_members_and_only_this_namespace() -> None:
@@ -238,7 +237,7 @@ def test_prefilter_does_not_guess_without_preenqueue() -> None:
     """Without PreEnqueue the pending members are unknown: no early rejection, no record."""
     plugin, handle, sink = setup()
     pod = member("train-0")
-    assert plugin.pre_filter(CycleState(), pod, handle.table) == (None, None)
+    assert plugin.pre_filter(CycleState(sink=sink), pod, handle.table) == (None, None)
     assert sink.of("input_recorded") == []
 
 
@@ -267,7 +266,7 @@ def test_prefilter_while_replaying_uses_the_recorded_count() -> None:
         }
     }
     # Live, nothing is known about the gang; the log says four pods were.
-    assert plugin.pre_filter(CycleState(), pod, handle.table) == (None, None)
+    assert plugin.pre_filter(CycleState(sink=sink), pod, handle.table) == (None, None)
     assert sink.of("input_recorded")[0].data["value"]["pods"] == 4
 
 
@@ -279,7 +278,7 @@ def test_permit_waits_until_min_available_then_approves_the_whole_gang() -> None
     pods = gang(4)
     parked: list[WaitingPod] = []
     for i, pod in enumerate(pods[:3]):
-        status, timeout = plugin.permit(CycleState(), pod, "n1")
+        status, timeout = plugin.permit(CycleState(sink=sink), pod, "n1")
         assert status is not None and status.is_wait and timeout == 5.0
         assert status.message == f"pod group shop/train: {i + 1} of minAvailable 4 members reserved"
         parked.append(park(handle, pod))
@@ -287,7 +286,7 @@ def test_permit_waits_until_min_available_then_approves_the_whole_gang() -> None
     other_group = park(handle, member("eval-0", group="eval"))
     assert [verdict(w) for w in parked] == [None, None, None]
 
-    assert plugin.permit(CycleState(), pods[3], "n1") == (None, 0.0)
+    assert plugin.permit(CycleState(sink=sink), pods[3], "n1") == (None, 0.0)
     assert [verdict(w) for w in parked] == [(Code.SUCCESS, "Coscheduling", "")] * 3
     assert verdict(other_ns) is None and verdict(other_group) is None
     last = sink.of("input_recorded")[-1].data

@@ -258,7 +258,7 @@ class Recorder:
 def reporting_plugin() -> tuple[ImportanceSort, ListSink, Recorder]:
     handle = Handle()
     sink, recorder = ListSink(), Recorder()
-    handle.sink = sink
+    handle.enqueue_sink = sink  # as Framework.run_pre_enqueue sets it
     handle.emit_event = recorder
     return ImportanceSort({}, handle), sink, recorder
 

@@ -82,16 +82,17 @@ def make_plugin(
 ) -> tuple[NetworkTraffic, Handle, ListSink]:
     clock = clock or FakeClock()
     handle = Handle(table, clock=clock.wall, monotonic=clock.monotonic)
-    sink = ListSink()
-    handle.sink = sink
+    sink = ListSink()  # the tests give it to the CycleStates whose records they read
     plugin = full_registry().factory("NetworkTraffic")(args, handle)
     assert isinstance(plugin, NetworkTraffic)
     return plugin, handle, sink
 
 
-def attempt(plugin: NetworkTraffic, table: NodeTable) -> tuple[Code, list[int], list[int]]:
+def attempt(
+    plugin: NetworkTraffic, table: NodeTable, sink: ListSink | None = None
+) -> tuple[Code, list[int], list[int]]:
     """PreScore, then (unless it skipped) Score and NormalizeScore over every node."""
-    state = CycleState()
+    state = CycleState(sink=sink)
     rows = np.arange(len(table))
     status = plugin.pre_score(state, make_pod(), table, rows)
     if status is not None and status.is_skip:
@@ -151,16 +152,16 @@ def test_one_query_per_cache_window_and_each_fetch_recorded(prometheus: RealProm
         {"address": prometheus.url, "timeRange": WINDOW, "cacheSeconds": 30}, table, clock
     )
     before = prometheus.queries_served()
-    first = [attempt(plugin, table) for _ in range(5)]
+    first = [attempt(plugin, table, sink) for _ in range(5)]
     clock.now += 29.9
-    first.append(attempt(plugin, table))
+    first.append(attempt(plugin, table, sink))
     assert prometheus.queries_served() - before == 1
     assert all(result == first[0] for result in first)
     assert len(recorded(sink)) == 1
 
     clock.now += 0.2  # the window has passed: the next attempt asks again, once
     for _ in range(3):
-        assert attempt(plugin, table)[0] == Code.SUCCESS
+        assert attempt(plugin, table, sink)[0] == Code.SUCCESS
     assert prometheus.queries_served() - before == 2
     values = recorded(sink)
     assert len(values) == 2
@@ -178,7 +179,7 @@ def test_replay_uses_the_recorded_samples_and_never_asks_prometheus(
 ) -> None:
     table = table_of("node-a", "node-b", "node-c")
     live, _, sink = make_plugin({"address": prometheus.url, "timeRange": WINDOW}, table)
-    live_result = attempt(live, table)
+    live_result = attempt(live, table, sink)
     [value] = recorded(sink)
 
     before = prometheus.queries_served()
@@ -259,10 +260,10 @@ def test_prometheus_down_skips_at_once_warns_once_and_backs_off() -> None:
     )
     with capture_logs() as logs:
         began = time.monotonic()
-        assert attempt(plugin, table)[0] == Code.SKIP
+        assert attempt(plugin, table, sink)[0] == Code.SKIP
         assert time.monotonic() - began < 1.0  # connection refused: no retries, no backoff sleep
         for _ in range(5):
-            assert attempt(plugin, table)[0] == Code.SKIP
+            assert attempt(plugin, table, sink)[0] == Code.SKIP
     warnings = [e for e in logs if e["log_level"] == "warning"]
     assert len(warnings) == 1
     assert "Connection refused" in warnings[0]["reason"]
@@ -278,10 +279,10 @@ def test_failing_prometheus_is_not_asked_again_before_cache_seconds() -> None:
         plugin, _, sink = make_plugin({"address": fake.url, "cacheSeconds": 10}, table, clock)
         with capture_logs() as logs:
             for _ in range(4):
-                assert attempt(plugin, table)[0] == Code.SKIP
+                assert attempt(plugin, table, sink)[0] == Code.SKIP
             assert fake.queries == 1  # one try: the library's default 3 retries are off
             clock.now += 10
-            assert attempt(plugin, table)[0] == Code.SKIP
+            assert attempt(plugin, table, sink)[0] == Code.SKIP
             assert fake.queries == 2
         # The second failure falls inside the warning interval (60 s): still one warning.
         assert len([e for e in logs if e["log_level"] == "warning"]) == 1
@@ -328,12 +329,12 @@ def test_slow_prometheus_skips_within_the_timeout() -> None:
         table = table_of("node-a", "node-b")
         plugin, _, sink = make_plugin({"address": fake.url, "timeoutSeconds": 0.5}, table)
         began = time.monotonic()
-        assert attempt(plugin, table)[0] == Code.SKIP
+        assert attempt(plugin, table, sink)[0] == Code.SKIP
         took = time.monotonic() - began
         assert 0.4 <= took < 1.5, took
         assert "did not answer within 0.5s" in recorded(sink)[0]["error"]
         began = time.monotonic()
-        assert attempt(plugin, table)[0] == Code.SKIP  # backed off: not even a connection
+        assert attempt(plugin, table, sink)[0] == Code.SKIP  # backed off: not even a connection
         assert time.monotonic() - began < 0.05
         assert fake.queries == 1
     finally:
@@ -401,7 +402,7 @@ def test_odd_answers_never_crash(body: bytes, expected: tuple[Code, list[int], l
     try:
         table = table_of("node-a", "node-b", "node-c")
         plugin, _, sink = make_plugin({"address": fake.url}, table)
-        assert attempt(plugin, table) == expected
+        assert attempt(plugin, table, sink) == expected
         [value] = recorded(sink)
         assert all(isinstance(v, float) and math.isfinite(v) for v in value["samples"].values())
         json.dumps(value, allow_nan=False)  # what goes into the log is plain JSON

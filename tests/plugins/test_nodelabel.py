@@ -254,8 +254,7 @@ def test_missing_and_non_numeric_values_score_zero_and_are_recorded_once() -> No
     table = prio_table("10", "high", None, "20", "1e3", "nan")
     p = plugin("NodeLabel", {"scoreLabel": PRIO}, table)
     sink = ListSink()
-    p.handle.sink = sink
-    state = CycleState()
+    state = CycleState(sink=sink)
     rows = np.arange(len(table))
     assert p.pre_score(state, make_pod(), table, rows) is None
     raw = p.score_batch(state, make_pod(), table, rows)
@@ -281,16 +280,16 @@ def test_missing_and_non_numeric_values_score_zero_and_are_recorded_once() -> No
 def test_nothing_recorded_when_every_node_has_a_number() -> None:
     table = prio_table("1", "2")
     p = plugin("NodeLabel", {"scoreLabel": PRIO}, table)
-    p.handle.sink = sink = ListSink()
-    p.score_batch(CycleState(), make_pod(), table, np.arange(2))
+    sink = ListSink()
+    p.score_batch(CycleState(sink=sink), make_pod(), table, np.arange(2))
     assert sink.decisions == []
 
 
 def test_recorded_node_list_is_bounded() -> None:
     table = prio_table(*([None] * 50), "3")
     p = plugin("NodeLabel", {"scoreLabel": PRIO}, table)
-    p.handle.sink = sink = ListSink()
-    p.score_batch(CycleState(), make_pod(), table, np.arange(len(table)))
+    sink = ListSink()
+    p.score_batch(CycleState(sink=sink), make_pod(), table, np.arange(len(table)))
     [event] = sink.decisions
     assert event.data["value"]["missing"] == 50
     assert len(event.data["value"]["nodes"]) == 20

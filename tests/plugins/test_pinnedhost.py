@@ -106,8 +106,8 @@ def test_nothing_configured_and_no_annotation_skips() -> None:
 
 def scored_with_sink(pod: Pod, nodes: NodeTable, rows: list[int]) -> tuple[list[int], ListSink]:
     p = plugin("PinnedHost", {}, nodes)
-    p.handle.sink = sink = ListSink()
-    state = CycleState()
+    sink = ListSink()
+    state = CycleState(sink=sink)
     idx = np.array(rows, dtype=np.intp)
     assert p.pre_score(state, pod, nodes, idx) is None
     return p.score_batch(state, pod, nodes, idx).tolist(), sink

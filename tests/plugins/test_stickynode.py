@@ -81,7 +81,6 @@ class Harness:
         self.placements = dict(placements or {})
         self.handle.first_placement = self.placements.get
         self.sink = ListSink()
-        self.handle.sink = self.sink
         self.events: list[tuple[str, str, str, str, str]] = []
         self.handle.emit_event = lambda p, t, r, a, n: self.events.append((p.key, t, r, a, n))
         self.plugin = StickyNode(args or {}, self.handle)
@@ -90,7 +89,7 @@ class Harness:
     def pre_filter(
         self, p: Pod, state: CycleState | None = None
     ) -> tuple[PreFilterResult | None, Status | None, CycleState]:
-        state = state or CycleState("attempt", 1)
+        state = state or CycleState("attempt", 1, self.sink)
         result, status = self.plugin.pre_filter(state, p, self.table)
         return result, status, state
 
@@ -263,7 +262,7 @@ def test_fallback_identity_finds_the_namespace_name_placement() -> None:
 
 def test_identity_is_computed_once_per_cycle() -> None:
     h = Harness({"identity": "label:app"})
-    p, state = pod(), CycleState("a", 1)
+    p, state = pod(), CycleState("a", 1, h.sink)
     h.pre_filter(p, state)
     h.filtered(p, state)
     h.scores(p, state)
@@ -404,7 +403,6 @@ def run_cycle(
     fw = Framework(profile, full_registry(), handle)
     state = CycleState("attempt", 7)
     sink = ListSink()
-    handle.sink = sink
     try:
         return schedule_pod(fw, state, p, table, 0, sink).node, fw, state
     except FitError as err:

@@ -11,6 +11,7 @@ and the view rebuilt from the log up to that position must be equal.
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,11 +21,13 @@ from eventsched.audit.base import from_base
 from eventsched.audit.replay import Replayer
 from eventsched.audit.retention import prune
 from eventsched.cluster import SimulatedCluster
+from eventsched.config import default_profile
 from eventsched.config.file import load_config
 from eventsched.events import EventStore, upgrade
+from eventsched.framework import CycleState, PluginRef
 from eventsched.model import Pod
 from eventsched.model.changes import BindOutcome
-from eventsched.plugins import full_registry
+from eventsched.plugins import full_registry, in_tree_registry
 from eventsched.scheduler import Scheduler, SchedulerOptions
 from eventsched.view import ClusterView
 from tests.scheduler.helpers import node, pod
@@ -123,3 +126,43 @@ def pruned_base_is_the_view(store: EventStore) -> None:
     assert view.to_state() == views[cut]
     last = max(views)
     assert ClusterView.from_state(views[last]).to_state() == views[last]
+
+
+class RecordsAtPreBind:
+    """A PreBind plugin that records what it saw: on a binder thread, while the loop
+    schedules the next pods into another batch."""
+
+    name = "RecordsAtPreBind"
+
+    def __init__(self, args: object, handle: object) -> None:
+        return None
+
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        time.sleep(0.002)  # let the loop start other attempts meanwhile
+        state.record_input(self.name, "seen", {"pod": pod.uid, "attempt": state.attempt})
+
+
+def test_a_binding_cycle_records_into_its_own_attempt(store: EventStore) -> None:
+    # The sink travels with the attempt's CycleState: what a PreBind plugin records on
+    # a binder thread lands on its own pod and attempt, never on the attempt the loop
+    # is deciding at that moment (a handle-wide sink did that).
+    registry = in_tree_registry()
+    registry.register("RecordsAtPreBind", RecordsAtPreBind)
+    base = default_profile()
+    profile = replace(base, plugins={**base.plugins, "preBind": (PluginRef("RecordsAtPreBind"),)})
+    cluster = SimulatedCluster([node("a", cpu="64")], [pod(f"p{i}") for i in range(30)])
+    scheduler = Scheduler(
+        store,
+        cluster,
+        [profile],
+        registry,
+        SchedulerOptions(group_commit_attempts=1, binder_workers=4),
+    )
+    scheduler.start()
+    scheduler.run(until_idle=True)
+    scheduler.stop()
+    seen = [e for e in store.read(kinds=["input_recorded"]) if e.plugin == "RecordsAtPreBind"]
+    assert len(seen) == 30
+    for event in seen:
+        assert event.uid == event.data["value"]["pod"]
+        assert event.attempt == event.data["value"]["attempt"]

@@ -327,9 +327,10 @@ def mask(text: str) -> str:
     text = re.sub(r"\b[0-9a-f]{8}-[0-9a-f-]{27}\b", "<uid>", text)
     text = re.sub(r"\b[0-9a-f]{16,}\b", "<hex>", text)
     text = re.sub(r"\d+(?:\.\d+)?", "0", text)
-    # A value cut with … at a fixed width ends elsewhere when a number before it is longer.
-    text = re.sub(r".{0,16}…", "…", text)
-    return re.sub(r"[ ]+", " ", text)
+    text = re.sub(r"[ ]+", " ", text)
+    # A value cut with … at a fixed width ends elsewhere once its numbers are masked
+    # (a longer number before the cut): compare such a line up to a fixed length.
+    return re.sub(r"^(.{0,100}).*…$", r"\1…", text, flags=re.M)
 
 
 def compared(sample: Sample, text: str) -> str:

@@ -142,7 +142,7 @@ class SchedulingCycle(EventHandlers):
                 (status.plugin,) if status.is_rejected else (),
             )
             return
-        reserved: dict[str, object] = {"plugins": [p.name for p in fw.plugins_at("reserve")]}  # type: ignore[attr-defined]
+        reserved: dict[str, object] = {"plugins": fw.plugins_at("reserve")}
         identity = state.get(IDENTITY_KEY)
         if identity is not None:
             # The identity a plugin (StickyNode) gave the pod: if this process dies

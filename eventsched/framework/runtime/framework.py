@@ -7,31 +7,26 @@ into an Error status naming it, so one bad plugin never stops the loop.
 
 from __future__ import annotations
 
-import functools
-import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, NamedTuple, TypeVar, cast
+from typing import NamedTuple
 
 import numpy as np
 import structlog
 
-from eventsched.framework.adapters import filter_rows, score_rows
 from eventsched.framework.cycle_state import CycleState
 from eventsched.framework.handle import Handle
 from eventsched.framework.interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
     AnnotationReader,
-    BatchFilterPlugin,
-    BatchScorePlugin,
     EnqueueExtensions,
-    QueueSortPlugin,
-    ScoreExtensions,
-    implements,
 )
 from eventsched.framework.profile import Profile
 from eventsched.framework.registry import PluginArgsError, Registry
+from eventsched.framework.runtime.guarded import PluginFailed, guarded
+from eventsched.framework.runtime.plugins import PluginSet, ScoreEntry
+from eventsched.framework.runtime.results import Rejection, ScoreTable
+from eventsched.framework.runtime.timing import ExtensionPointObserver, timed
 from eventsched.framework.sink import DecisionSink
 from eventsched.framework.status import Code, Status
 from eventsched.framework.types import (
@@ -66,87 +61,6 @@ class IgnoredField(NamedTuple):
 MAX_PERMIT_TIMEOUT = 15 * 60.0
 
 
-class ProfileError(ValueError):
-    """A profile that cannot be built: names the plugin and extension point at fault."""
-
-
-@dataclass(slots=True)
-class Rejection:
-    """Rows one Filter plugin rejected: row `rows[i]` failed with `statuses[slots[i]]`.
-
-    Arrays, not an object per node: an unschedulable pod in a 5,000-node
-    cluster is 5,000 rejections, and the hot path must not build them one by one.
-    """
-
-    plugin: str
-    rows: Indexes
-    slots: IntArray
-    statuses: list[Status]
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    def keep(self, mask: np.ndarray) -> Rejection:
-        return Rejection(self.plugin, self.rows[mask], self.slots[mask], self.statuses)
-
-    def counts(self) -> IntArray:
-        return np.bincount(self.slots, minlength=len(self.statuses))
-
-    def status_of(self) -> list[tuple[int, Status]]:
-        return [(int(r), self.statuses[int(k)]) for r, k in zip(self.rows, self.slots, strict=True)]
-
-
-@dataclass(slots=True)
-class ScoreTable:
-    """Scores of the feasible rows: one line per score plugin, totals weighted and summed."""
-
-    rows: Indexes
-    plugins: list[str]
-    weights: list[int]
-    raw: IntArray  # plugins x rows
-    normalized: IntArray  # plugins x rows
-    totals: IntArray  # rows
-
-    def weighted(self) -> IntArray:
-        return self.normalized * np.asarray(self.weights, dtype=np.int64)[:, None]
-
-
-#: (extension point, status code label, profile, seconds): what the scheduler's
-#: `scheduler_framework_extension_point_duration_seconds` histogram records.
-ExtensionPointObserver = Callable[[str, str, str, float], None]
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def _status_in(result: object) -> Status:
-    if isinstance(result, Status):
-        return result
-    if isinstance(result, tuple):
-        for item in result:
-            if isinstance(item, Status):
-                return item
-    return Status()
-
-
-def _timed(point: str) -> Callable[[_F], _F]:
-    """Time one extension point for the observer, as kube-scheduler's runtime does."""
-
-    def wrap(method: _F) -> _F:
-        @functools.wraps(method)
-        def timed(self: Framework, *args: Any, **kwargs: Any) -> Any:
-            observe = self.observe
-            if observe is None:
-                return method(self, *args, **kwargs)
-            started = time.perf_counter()
-            result = method(self, *args, **kwargs)
-            observe(point, _status_in(result).code.label, self.name, time.perf_counter() - started)
-            return result
-
-        return cast(_F, timed)
-
-    return wrap
-
-
 class Framework:
     #: Set by the scheduler to export extension-point latencies; None costs nothing.
     observe: ExtensionPointObserver | None = None
@@ -163,47 +77,22 @@ class Framework:
                 raise
             except (TypeError, ValueError) as exc:
                 raise PluginArgsError("", f"plugin {name}: {exc}") from exc
-        self._points: dict[str, list[object]] = {}
-        for point, refs in profile.plugins.items():
-            plugins = []
-            for ref in refs:
-                plugin = self.instances[ref.name]
-                if not implements(plugin, point):
-                    raise ProfileError(
-                        f"profile {profile.scheduler_name}: plugin {ref.name} does not "
-                        f"implement the {point} extension point"
-                    )
-                plugins.append(plugin)
-            self._points[point] = plugins
-        self.score_weights = {ref.name: (ref.weight or 1) for ref in profile.at("score")}
-        # isinstance on runtime-checkable protocols is slow; decide each plugin's form once.
-        self._batch_filter = {
-            n for n, p in self.instances.items() if isinstance(p, BatchFilterPlugin)
-        }
-        self._batch_score = {
-            n for n, p in self.instances.items() if isinstance(p, BatchScorePlugin)
-        }
-        self._normalizes = {n for n, p in self.instances.items() if isinstance(p, ScoreExtensions)}
-        sorters = self._points.get("queueSort", [])
-        if len(sorters) != 1:
-            raise ProfileError(
-                f"profile {profile.scheduler_name}: exactly one queueSort plugin must be enabled "
-                f"(got {len(sorters)})"
-            )
-        self.queue_sort: QueueSortPlugin = sorters[0]  # type: ignore[assignment]
+        self.plugins = PluginSet.build(profile, self.instances)
+        self.queue_sort = self.plugins.queue_sort
 
     @property
     def name(self) -> str:
         return self.profile.scheduler_name
 
-    def plugins_at(self, point: str) -> list[object]:
-        return self._points.get(point, [])
+    def plugins_at(self, point: str) -> list[str]:
+        """The names of the plugins enabled at `point`, in order."""
+        return self.plugins.names(point)
 
     def has_score_plugins(self) -> bool:
-        return bool(self._points.get("score"))
+        return bool(self.plugins.score)
 
     def has_filter_plugins(self) -> bool:
-        return bool(self._points.get("filter"))
+        return bool(self.plugins.filter)
 
     def queue_less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         return self.queue_sort.less(a, b)
@@ -236,13 +125,13 @@ class Framework:
 
     # -- queueing ---------------------------------------------------------------
 
-    @_timed("PreEnqueue")
+    @timed("PreEnqueue")
     def run_pre_enqueue(self, pod: Pod, sink: DecisionSink | None = None) -> Status:
         """PreEnqueue in order; what a plugin records about the pod goes to `sink`."""
         self.handle.enqueue_sink = sink
         try:
-            for plugin in self.plugins_at("preEnqueue"):
-                status = self._call(plugin, "pre_enqueue", pod)
+            for plugin in self.plugins.pre_enqueue:
+                status = _status(plugin.name, "PreEnqueue", plugin.pre_enqueue, pod)
                 if not status.is_success:
                     return status
             return Status()
@@ -251,20 +140,19 @@ class Framework:
 
     # -- filtering --------------------------------------------------------------
 
-    @_timed("PreFilter")
+    @timed("PreFilter")
     def run_pre_filter(
         self, state: CycleState, pod: Pod, table: NodeTable
     ) -> tuple[PreFilterResult | None, Status, set[str]]:
         """PreFilter in order; stops at the first rejection. Returns the merged node subset."""
         merged: PreFilterResult | None = None
         narrowing: list[str] = []
-        for plugin in self.plugins_at("preFilter"):
-            name = plugin.name  # type: ignore[attr-defined]
+        for plugin in self.plugins.pre_filter:
+            name = plugin.name
             try:
-                result, status = plugin.pre_filter(state, pod, table)  # type: ignore[attr-defined]
-            except Exception as exc:  # a plugin's bug must not stop the loop
-                log.exception("plugin failed", plugin=name, point="PreFilter")
-                return None, Status.as_error(exc, name), set()
+                result, status = guarded("PreFilter", name, plugin.pre_filter, state, pod, table)
+            except PluginFailed as failed:
+                return None, failed.status, set()
             status = (status or Status()).with_plugin(name)
             if status.is_skip:
                 state.skip_filter.add(name)
@@ -272,16 +160,7 @@ class Framework:
             if not status.is_success:
                 if status.is_rejected:
                     return None, status, {name}
-                return (
-                    None,
-                    Status(
-                        Code.ERROR,
-                        (f"running PreFilter plugin {name}: {status.message}",),
-                        name,
-                        status.error,
-                    ),
-                    set(),
-                )
+                return None, _running("PreFilter", name, status), set()
             if result is not None and result.node_names is not None:
                 narrowing.append(name)
                 merged = result.merge(merged) if merged is not None else result
@@ -294,7 +173,7 @@ class Framework:
                     return None, Status.unresolvable(message, plugin=name), set(narrowing)
         return merged, Status(), set(narrowing)
 
-    @_timed("Filter")
+    @timed("Filter")
     def run_filter(
         self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
     ) -> tuple[Indexes, list[Rejection], Status]:
@@ -306,18 +185,15 @@ class Framework:
         """
         remaining = rows
         rejections: list[Rejection] = []
-        for plugin in self.plugins_at("filter"):
-            name = plugin.name  # type: ignore[attr-defined]
+        for entry in self.plugins.filter:
+            name = entry.name
             if name in state.skip_filter or len(remaining) == 0:
                 continue
+            passed = remaining
             try:
-                if name in self._batch_filter:
-                    result = plugin.filter_batch(state, pod, table, remaining)  # type: ignore[attr-defined]
-                else:
-                    result = filter_rows(plugin, state, pod, table, remaining)  # type: ignore[arg-type]
-            except Exception as exc:
-                log.exception("plugin failed", plugin=name, point="Filter")
-                return remaining[:0], rejections, Status.as_error(exc, name)
+                result = guarded("Filter", name, entry.run, state, pod, table, passed)
+            except PluginFailed as failed:
+                return remaining[:0], rejections, failed.status
             failing = result.verdict >= 0
             if not failing.any():
                 continue
@@ -330,19 +206,20 @@ class Framework:
             remaining = remaining[~failing]
         return remaining, rejections, Status()
 
-    @_timed("PostFilter")
+    @timed("PostFilter")
     def run_post_filter(
         self, state: CycleState, pod: Pod, statuses: Mapping[str, Status]
     ) -> tuple[PostFilterResult | None, Status]:
         """PostFilter in order until one makes the pod schedulable (kube-scheduler semantics)."""
         messages: list[str] = []
-        for plugin in self.plugins_at("postFilter"):
-            name = plugin.name  # type: ignore[attr-defined]
+        for plugin in self.plugins.post_filter:
+            name = plugin.name
             try:
-                result, status = plugin.post_filter(state, pod, statuses)  # type: ignore[attr-defined]
-            except Exception as exc:
-                log.exception("plugin failed", plugin=name, point="PostFilter")
-                return None, Status.as_error(exc, name)
+                result, status = guarded(
+                    "PostFilter", name, plugin.post_filter, state, pod, statuses
+                )
+            except PluginFailed as failed:
+                return None, failed.status
             status = (status or Status()).with_plugin(name)
             if status.is_success:
                 return result, status
@@ -355,102 +232,82 @@ class Framework:
 
     # -- scoring ----------------------------------------------------------------
 
-    @_timed("PreScore")
+    @timed("PreScore")
     def run_pre_score(self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes) -> Status:
-        for plugin in self.plugins_at("preScore"):
-            name = plugin.name  # type: ignore[attr-defined]
-            status = self._call(plugin, "pre_score", state, pod, table, rows)
+        for plugin in self.plugins.pre_score:
+            name = plugin.name
+            status = _status(name, "PreScore", plugin.pre_score, state, pod, table, rows)
             if status.is_skip:
                 state.skip_score.add(name)
             elif not status.is_success:
-                return Status(
-                    Code.ERROR,
-                    (f"running PreScore plugin {name}: {status.message}",),
-                    name,
-                    status.error,
-                )
+                return _running("PreScore", name, status)
         return Status()
 
-    @_timed("Score")
+    @timed("Score")
     def run_score(
         self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
     ) -> tuple[ScoreTable | None, Status]:
         """Score, NormalizeScore and weights; any score outside 0..100 is an Error, as upstream."""
-        plugins = [p for p in self.plugins_at("score") if p.name not in state.skip_score]  # type: ignore[attr-defined]
-        names = [p.name for p in plugins]  # type: ignore[attr-defined]
-        raw = np.zeros((len(plugins), len(rows)), dtype=np.int64)
+        entries = [e for e in self.plugins.score if e.name not in state.skip_score]
+        raw = np.zeros((len(entries), len(rows)), dtype=np.int64)
         normalized = np.zeros_like(raw)
-        for i, plugin in enumerate(plugins):
-            name = names[i]
+        for i, entry in enumerate(entries):
             try:
-                if name in self._batch_score:
-                    scores = np.asarray(plugin.score_batch(state, pod, table, rows), dtype=np.int64)  # type: ignore[attr-defined]
-                else:
-                    scores = score_rows(plugin, state, pod, table, rows)  # type: ignore[arg-type]
-                raw[i] = scores
-                normal = scores.copy()
-                if name in self._normalizes:
-                    normal = np.asarray(
-                        plugin.normalize_score(state, pod, normal, rows),  # type: ignore[attr-defined]
-                        dtype=np.int64,
-                    )
-            except Exception as exc:
-                log.exception("plugin failed", plugin=name, point="Score")
-                return None, Status.as_error(exc, name)
+                raw[i], normal = guarded(
+                    "Score", entry.name, _scored, entry, state, pod, table, rows
+                )
+            except PluginFailed as failed:
+                return None, failed.status
             if len(normal) and (normal.min() < MIN_NODE_SCORE or normal.max() > MAX_NODE_SCORE):
                 bad = int(normal[(normal < MIN_NODE_SCORE) | (normal > MAX_NODE_SCORE)][0])
                 return None, Status.as_error(
-                    f"plugin {name!r} returns an invalid score {bad}, it should in the range of "
-                    f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
-                    name,
+                    f"plugin {entry.name!r} returns an invalid score {bad}, it should in the "
+                    f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                    entry.name,
                 )
             normalized[i] = normal
-        weights = [self.score_weights[n] for n in names]
-        table_ = ScoreTable(
-            rows, names, weights, raw, normalized, np.zeros(len(rows), dtype=np.int64)
+        scores = ScoreTable(
+            rows,
+            [e.name for e in entries],
+            [e.weight for e in entries],
+            raw,
+            normalized,
+            np.zeros(len(rows), dtype=np.int64),
         )
-        table_.totals = table_.weighted().sum(axis=0) if len(names) else table_.totals
-        return table_, Status()
+        if entries:
+            scores.totals = scores.weighted().sum(axis=0)
+        return scores, Status()
 
     # -- reserve, permit, bind --------------------------------------------------
 
-    @_timed("Reserve")
+    @timed("Reserve")
     def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        for plugin in self.plugins_at("reserve"):
-            status = self._call(plugin, "reserve", state, pod, node_name)
+        for plugin in self.plugins.reserve:
+            status = _status(plugin.name, "Reserve", plugin.reserve, state, pod, node_name)
             if not status.is_success:
                 if status.is_rejected:
                     return status
-                return Status(
-                    Code.ERROR,
-                    (f"running Reserve plugin {status.plugin}: {status.message}",),
-                    status.plugin,
-                    status.error,
-                )
+                return _running("Reserve", plugin.name, status)
         return Status()
 
-    @_timed("Unreserve")
+    @timed("Unreserve")
     def run_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """Every Reserve plugin's Unreserve, in reverse order; must not fail."""
-        for plugin in reversed(self.plugins_at("reserve")):
-            try:
-                plugin.unreserve(state, pod, node_name)  # type: ignore[attr-defined]
-            except Exception:
-                log.exception("unreserve failed", plugin=plugin.name, pod=pod.key)  # type: ignore[attr-defined]
+        for plugin in reversed(self.plugins.reserve):
+            _status(plugin.name, "Unreserve", plugin.unreserve, state, pod, node_name)
 
-    @_timed("Permit")
+    @timed("Permit")
     def run_permit(
         self, state: CycleState, pod: Pod, node_name: str
     ) -> tuple[Status, dict[str, float]]:
         """Permit in order. Wait from any plugin parks the pod in the waiting map."""
         waits: dict[str, float] = {}
-        for plugin in self.plugins_at("permit"):
-            name = plugin.name  # type: ignore[attr-defined]
+        for plugin in self.plugins.permit:
+            name = plugin.name
             try:
-                status, timeout = plugin.permit(state, pod, node_name)  # type: ignore[attr-defined]
-            except Exception as exc:
-                log.exception("plugin failed", plugin=name, point="Permit")
-                return Status.as_error(exc, name), waits
+                status, timeout = guarded("Permit", name, plugin.permit, state, pod, node_name)
+            except PluginFailed as failed:
+                return failed.status, waits
             status = (status or Status()).with_plugin(name)
             if status.is_success:
                 continue
@@ -459,9 +316,7 @@ class Framework:
             if status.is_wait:
                 waits[name] = min(max(float(timeout), 0.0), MAX_PERMIT_TIMEOUT)
                 continue
-            return Status(
-                Code.ERROR, (f"running Permit plugin {name}: {status.message}",), name, status.error
-            ), waits
+            return _running("Permit", name, status), waits
         if waits:
             self.handle.waiting_pods.add(
                 WaitingPod(pod, node_name, waits, clock=self.handle.monotonic)
@@ -480,39 +335,57 @@ class Framework:
         finally:
             self.handle.waiting_pods.remove(pod.uid)
 
-    @_timed("PreBind")
+    @timed("PreBind")
     def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        for plugin in self.plugins_at("preBind"):
-            status = self._call(plugin, "pre_bind", state, pod, node_name)
+        for plugin in self.plugins.pre_bind:
+            status = _status(plugin.name, "PreBind", plugin.pre_bind, state, pod, node_name)
             if status.is_skip:
                 continue
             if not status.is_success:
                 return status
         return Status()
 
-    @_timed("Bind")
+    @timed("Bind")
     def run_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         """The first Bind plugin that does not Skip binds the pod."""
-        for plugin in self.plugins_at("bind"):
-            status = self._call(plugin, "bind", state, pod, node_name)
+        for plugin in self.plugins.bind:
+            status = _status(plugin.name, "Bind", plugin.bind, state, pod, node_name)
             if status.is_skip:
                 continue
             return status
         return Status(Code.SKIP, ("all bind plugins skipped",))
 
-    @_timed("PostBind")
+    @timed("PostBind")
     def run_post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        for plugin in self.plugins_at("postBind"):
-            self._call(plugin, "post_bind", state, pod, node_name)
+        for plugin in self.plugins.post_bind:
+            _status(plugin.name, "PostBind", plugin.post_bind, state, pod, node_name)
 
-    def _call(self, plugin: object, method: str, *args: object) -> Status:
-        name = plugin.name  # type: ignore[attr-defined]
-        try:
-            status = getattr(plugin, method)(*args)
-        except Exception as exc:
-            log.exception("plugin failed", plugin=name, point=method)
-            return Status.as_error(exc, name)
-        return (status if isinstance(status, Status) else Status()).with_plugin(name)
+
+def _status(plugin: str, point: str, call: Callable[..., Status | None], *args: object) -> Status:
+    """A plugin's answer as a Status naming it (None is Success); a raise is an Error."""
+    try:
+        status = guarded(point, plugin, call, *args)
+    except PluginFailed as failed:
+        return failed.status
+    return (status if isinstance(status, Status) else Status()).with_plugin(plugin)
+
+
+def _running(point: str, plugin: str, status: Status) -> Status:
+    """A plugin's non-rejecting failure as the Error kube-scheduler reports for it."""
+    return Status(
+        Code.ERROR, (f"running {point} plugin {plugin}: {status.message}",), plugin, status.error
+    )
+
+
+def _scored(
+    entry: ScoreEntry, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
+) -> tuple[IntArray, IntArray]:
+    """One Score plugin's raw scores and, after its NormalizeScore, the normalized ones."""
+    raw = np.asarray(entry.run(state, pod, table, rows), dtype=np.int64)
+    normal = raw.copy()
+    if entry.normalize is not None:
+        normal = np.asarray(entry.normalize(state, pod, normal, rows), dtype=np.int64)
+    return raw, normal
 
 
 def _go_list(items: list[str]) -> str:

@@ -1,0 +1,29 @@
+"""The runtime of one profile (kube-scheduler's `framework/runtime`): `Framework` runs
+each extension point over a typed `PluginSet`, every plugin call guarded by `guarded`."""
+
+from eventsched.framework.runtime.framework import (
+    HONOURED_BY,
+    MAX_PERMIT_TIMEOUT,
+    ExtensionPointObserver,
+    Framework,
+    IgnoredField,
+)
+from eventsched.framework.runtime.guarded import PluginFailed, guarded
+from eventsched.framework.runtime.plugins import FilterEntry, PluginSet, ProfileError, ScoreEntry
+from eventsched.framework.runtime.results import Rejection, ScoreTable
+
+__all__ = [
+    "HONOURED_BY",
+    "MAX_PERMIT_TIMEOUT",
+    "ExtensionPointObserver",
+    "FilterEntry",
+    "Framework",
+    "IgnoredField",
+    "PluginFailed",
+    "PluginSet",
+    "ProfileError",
+    "Rejection",
+    "ScoreEntry",
+    "ScoreTable",
+    "guarded",
+]

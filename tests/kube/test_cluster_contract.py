@@ -1,0 +1,277 @@
+"""One contract for every cluster adapter, as tests/events holds one for every database.
+
+The scheduler talks to a cluster only through `eventsched.scheduler.ports.Cluster`.
+The same tests run against the simulated cluster and against the Kubernetes
+adapter (`KubeCluster`, the official client) on the in-test API server and,
+when its binaries are present (EVENTSCHED_KUBE_BIN), a real kube-apiserver:
+list, watch, bind, a bind that conflicts, a bind of a pod that is gone,
+Events, the PodScheduled condition, deletion. Every wait is for a positive
+signal (the change arriving), never a sleep.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any, Protocol
+
+import pytest
+
+from eventsched.cluster import SimulatedCluster
+from eventsched.cluster.kube import KubeCluster
+from eventsched.model import Node, Pod
+from eventsched.model.changes import ClusterChange
+from eventsched.scheduler.ports import Cluster
+from tests.conftest import KUBE_SERVERS, _emulator
+from tests.kube.realserver import KubeServer
+from tests.waiting import wait_for
+
+
+def node_manifest(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+    }
+
+
+def pod_manifest(name: str, node_name: str = "") -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "schedulerName": "eventsched",
+        "containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": "1"}}}],
+    }
+    if node_name:
+        spec["nodeName"] = node_name
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": spec,
+        "status": {"phase": "Pending"},
+    }
+
+
+class Driver(Protocol):
+    """Acts on the cluster as users and other controllers would, and reads it back."""
+
+    cluster: Cluster
+
+    def add_node(self, name: str) -> None: ...
+    def add_pod(self, name: str, node_name: str = "") -> None: ...
+    def delete_pod(self, name: str) -> None: ...
+    def bind_elsewhere(self, name: str, node_name: str) -> None: ...
+    def node_of(self, name: str) -> str: ...
+    def events_about(self, name: str) -> list[tuple[str, str, str]]: ...
+    def scheduled_condition(self, name: str) -> dict[str, str] | None: ...
+
+
+class SimDriver:
+    def __init__(self) -> None:
+        self.sim = SimulatedCluster()
+        self.cluster: Cluster = self.sim
+
+    def add_node(self, name: str) -> None:
+        self.sim.add_node(Node.from_manifest(node_manifest(name)))
+
+    def add_pod(self, name: str, node_name: str = "") -> None:
+        self.sim.add_pod(Pod.from_manifest(pod_manifest(name, node_name)))
+
+    def delete_pod(self, name: str) -> None:
+        self.sim.delete_pod(f"default/{name}")
+
+    def bind_elsewhere(self, name: str, node_name: str) -> None:
+        current = self.sim.get_pod(f"default/{name}")
+        assert current is not None
+        self.sim.update_pod(replace(current, node_name=node_name))
+
+    def node_of(self, name: str) -> str:
+        current = self.sim.get_pod(f"default/{name}")
+        return current.node_name if current is not None else ""
+
+    def events_about(self, name: str) -> list[tuple[str, str, str]]:
+        return [
+            (e.type, e.reason, e.message) for e in self.sim.events if e.pod_key == f"default/{name}"
+        ]
+
+    def scheduled_condition(self, name: str) -> dict[str, str] | None:
+        return self.sim.conditions.get(f"default/{name}")
+
+
+class KubeDriver:
+    def __init__(self, server: KubeServer) -> None:
+        self.server = server
+        self.cluster: Cluster = KubeCluster(server.client(), ["eventsched"])
+
+    def add_node(self, name: str) -> None:
+        self.server.create(node_manifest(name))
+
+    def add_pod(self, name: str, node_name: str = "") -> None:
+        self.server.create(pod_manifest(name, node_name))
+
+    def delete_pod(self, name: str) -> None:
+        self.server.delete("pods", name, "default")
+
+    def bind_elsewhere(self, name: str, node_name: str) -> None:
+        self.server.bind(name, node_name)
+
+    def node_of(self, name: str) -> str:
+        found = self.server.get("pods", name, "default")
+        return ((found or {}).get("spec") or {}).get("nodeName") or ""
+
+    def events_about(self, name: str) -> list[tuple[str, str, str]]:
+        return [
+            (e["type"], e["reason"], e.get("note", ""))
+            for e in self.server.list("events")
+            if e["regarding"]["name"] == name
+        ]
+
+    def scheduled_condition(self, name: str) -> dict[str, str] | None:
+        found = self.server.get("pods", name, "default") or {}
+        for condition in (found.get("status") or {}).get("conditions") or []:
+            if condition.get("type") == "PodScheduled":
+                return dict(condition)
+        return None
+
+
+@pytest.fixture(params=["simulated", *KUBE_SERVERS])
+def driver(request: pytest.FixtureRequest) -> Iterator[Driver]:
+    """The simulated cluster, the Kubernetes adapter on the in-test API server, and (with
+    EVENTSCHED_KUBE_BIN) the Kubernetes adapter on a real kube-apiserver."""
+    if request.param == "simulated":
+        yield SimDriver()
+    elif request.param == "real":
+        server = request.getfixturevalue("real_apiserver")
+        server.reset()
+        yield KubeDriver(server)
+    else:
+        yield from (KubeDriver(server) for server in _emulator())
+
+
+class Seen:
+    """Every change the adapter delivered, in order, from whichever thread."""
+
+    def __init__(self) -> None:
+        self.changes: list[ClusterChange] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, change: ClusterChange) -> None:
+        with self._lock:
+            self.changes.append(change)
+
+    def pods(self, name: str, change: str | None = None) -> list[Pod]:
+        with self._lock:
+            return [
+                c.obj
+                for c in self.changes
+                if isinstance(c.obj, Pod)
+                and c.obj.name == name
+                and (change is None or c.type == change)
+            ]
+
+    def latest(self, name: str) -> Pod | None:
+        found = self.pods(name)
+        return found[-1] if found else None
+
+
+@pytest.fixture
+def started(driver: Driver) -> Iterator[tuple[Driver, Seen]]:
+    driver.add_node("node-a")
+    driver.add_node("node-b")
+    driver.add_pod("pending")
+    driver.add_pod("running", node_name="node-a")
+    seen = Seen()
+    driver.cluster.start(seen)
+    try:
+        assert driver.cluster.wait_synced(30), "the initial lists never completed"
+        yield driver, seen
+    finally:
+        driver.cluster.stop()
+
+
+def test_list_delivers_every_node_and_pod_before_synced(started: tuple[Driver, Seen]) -> None:
+    _, seen = started
+    listed = {(c.type, type(c.obj).__name__, c.obj.name) for c in seen.changes}
+    assert {
+        ("ADDED", "Node", "node-a"),
+        ("ADDED", "Node", "node-b"),
+        ("ADDED", "Pod", "pending"),
+        ("ADDED", "Pod", "running"),
+    } <= listed
+    running = seen.latest("running")
+    assert running is not None and running.node_name == "node-a"
+    pending = seen.latest("pending")
+    assert pending is not None and not pending.node_name and pending.uid
+
+
+def test_watch_delivers_a_new_pod_and_its_deletion(started: tuple[Driver, Seen]) -> None:
+    driver, seen = started
+    driver.add_pod("late")
+    added = wait_for("the new pod", lambda: seen.pods("late", "ADDED"))
+    assert added[0].scheduler_name == "eventsched"
+    driver.delete_pod("late")
+    wait_for("the deletion", lambda: seen.pods("late", "DELETED"))
+
+
+def test_bind_assigns_the_pod_and_the_watch_shows_it(started: tuple[Driver, Seen]) -> None:
+    driver, seen = started
+    pending = seen.latest("pending")
+    assert pending is not None
+    outcome = driver.cluster.bind(pending, "node-b")
+    assert outcome.ok, outcome
+    assert driver.node_of("pending") == "node-b"
+    wait_for("the bound pod", lambda: (p := seen.latest("pending")) and p.node_name == "node-b")
+
+
+def test_bind_of_a_pod_bound_by_another_is_a_final_conflict(started: tuple[Driver, Seen]) -> None:
+    driver, seen = started
+    pending = seen.latest("pending")
+    assert pending is not None
+    driver.bind_elsewhere("pending", "node-a")
+    outcome = driver.cluster.bind(pending, "node-b")
+    assert not outcome.ok and outcome.code == 409 and outcome.final, outcome
+    assert driver.node_of("pending") == "node-a"
+
+
+def test_bind_of_a_deleted_pod_is_a_final_not_found(started: tuple[Driver, Seen]) -> None:
+    driver, seen = started
+    pending = seen.latest("pending")
+    assert pending is not None
+    driver.delete_pod("pending")
+    wait_for("the deletion", lambda: seen.pods("pending", "DELETED"))
+    outcome = driver.cluster.bind(pending, "node-b")
+    assert not outcome.ok and outcome.code == 404 and outcome.final, outcome
+
+
+def test_events_are_written_about_the_pod(started: tuple[Driver, Seen]) -> None:
+    driver, seen = started
+    pending = seen.latest("pending")
+    assert pending is not None
+    message = "0/2 nodes are available: 2 Insufficient cpu."
+    driver.cluster.emit_event(pending, "Warning", "FailedScheduling", "Scheduling", message)
+    assert wait_for("the Event", lambda: driver.events_about("pending"), timeout=15) == [
+        ("Warning", "FailedScheduling", message)
+    ]
+
+
+def test_unschedulable_sets_the_pod_scheduled_condition(started: tuple[Driver, Seen]) -> None:
+    driver, seen = started
+    pending = seen.latest("pending")
+    assert pending is not None
+    message = "0/2 nodes are available: 2 Insufficient cpu."
+    driver.cluster.set_unschedulable(pending, message)
+    condition = wait_for("the condition", lambda: driver.scheduled_condition("pending"))
+    assert (condition["status"], condition["reason"], condition["message"]) == (
+        "False",
+        "Unschedulable",
+        message,
+    )
+    driver.cluster.set_unschedulable(pending, "plugin X failed", reason="SchedulerError")
+    condition = wait_for(
+        "the updated condition",
+        lambda: (
+            (c := driver.scheduled_condition("pending")) and c["reason"] == "SchedulerError" and c
+        ),
+    )
+    assert condition["message"] == "plugin X failed"

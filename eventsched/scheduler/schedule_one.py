@@ -133,14 +133,7 @@ class SchedulingCycle(EventHandlers):
                 {"reason": f"Reserve failed: {status.message}", "status": status.to_record()},
                 node=node,
             )
-            self._failed(
-                fw,
-                info,
-                sink,
-                status,
-                status.message,
-                (status.plugin,) if status.is_rejected else (),
-            )
+            self._refused(fw, info, sink, status)
             return
         reserved: dict[str, object] = {"plugins": fw.plugins_at("reserve")}
         identity = state.get(IDENTITY_KEY)
@@ -160,14 +153,7 @@ class SchedulingCycle(EventHandlers):
             )
             fw.run_unreserve(state, pod, node)
             sink.record("unreserved", {"reason": f"Permit refused: {status.message}"}, node=node)
-            self._failed(
-                fw,
-                info,
-                sink,
-                status,
-                status.message,
-                (status.plugin,) if status.is_rejected else (),
-            )
+            self._refused(fw, info, sink, status)
             return
         permitted: dict[str, object] = {"decision": "wait" if waits else "approve"}
         if waits:
@@ -284,6 +270,14 @@ class SchedulingCycle(EventHandlers):
             diagnosis.message(),
             tuple(sorted(diagnosis.unschedulable_plugins)),
             nominated,
+        )
+
+    def _refused(
+        self, fw: Framework, info: QueuedPodInfo, sink: AttemptSink, status: Status
+    ) -> None:
+        """Reserve or Permit said no: a rejection names its plugin, anything else is an error."""
+        self._failed(
+            fw, info, sink, status, status.message, (status.plugin,) if status.is_rejected else ()
         )
 
     def _failed(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Protocol
 
 import pytest
 
@@ -25,32 +25,9 @@ from eventsched.model.changes import ClusterChange
 from eventsched.scheduler.ports import Cluster
 from tests.conftest import KUBE_SERVERS, _emulator
 from tests.kube.realserver import KubeServer
+from tests.kube.test_kube_scheduler import node as node_manifest
+from tests.kube.test_kube_scheduler import pod as pod_manifest
 from tests.waiting import wait_for
-
-
-def node_manifest(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
-    }
-
-
-def pod_manifest(name: str, node_name: str = "") -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "schedulerName": "eventsched",
-        "containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": "1"}}}],
-    }
-    if node_name:
-        spec["nodeName"] = node_name
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": spec,
-        "status": {"phase": "Pending"},
-    }
 
 
 class Driver(Protocol):
@@ -76,7 +53,7 @@ class SimDriver:
         self.sim.add_node(Node.from_manifest(node_manifest(name)))
 
     def add_pod(self, name: str, node_name: str = "") -> None:
-        self.sim.add_pod(Pod.from_manifest(pod_manifest(name, node_name)))
+        self.sim.add_pod(Pod.from_manifest(pod_manifest(name, cpu="1", node_name=node_name)))
 
     def delete_pod(self, name: str) -> None:
         self.sim.delete_pod(f"default/{name}")
@@ -108,7 +85,7 @@ class KubeDriver:
         self.server.create(node_manifest(name))
 
     def add_pod(self, name: str, node_name: str = "") -> None:
-        self.server.create(pod_manifest(name, node_name))
+        self.server.create(pod_manifest(name, cpu="1", node_name=node_name))
 
     def delete_pod(self, name: str) -> None:
         self.server.delete("pods", name, "default")

@@ -26,24 +26,13 @@ from eventsched.config.file import load_config
 from eventsched.events import EventStore, upgrade
 from eventsched.framework import CycleState, PluginRef
 from eventsched.model import Pod
-from eventsched.model.changes import BindOutcome
 from eventsched.plugins import full_registry, in_tree_registry
 from eventsched.scheduler import Scheduler, SchedulerOptions
 from eventsched.view import ClusterView
 from tests.scheduler.helpers import node, pod
+from tests.scheduler.test_observations import RivalBindsTheSameNode
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-class RivalBindsFirst(SimulatedCluster):
-    """Another binder's Binding of `contested` to the node we chose lands first; ours gets 409."""
-
-    def bind(self, pod: Pod, node_name: str) -> BindOutcome:
-        if pod.name == "contested" and not getattr(self, "contested", False):
-            self.contested = True
-            super().bind(pod, node_name)
-            return BindOutcome(False, 409, "the pod is already bound", final=True)
-        return super().bind(pod, node_name)
 
 
 def gang(name: str, size: int, min_available: int) -> list[Pod]:
@@ -85,7 +74,7 @@ def replayed_views(store: EventStore, positions: set[int]) -> dict[int, dict[str
 
 def test_the_live_view_is_the_replayed_view_after_every_append(store: EventStore) -> None:
     others = replace(pod("theirs", cpu="1"), scheduler_name="default-scheduler", node_name="b")
-    cluster = RivalBindsFirst(
+    cluster = RivalBindsTheSameNode(
         [node("a", cpu="2"), node("b", cpu="4"), node("c", cpu="1")],
         [pod("web-0"), pod("web-1"), pod("contested"), others, *gang("train", 3, 3)],
     )

@@ -66,9 +66,7 @@ class ClusterView:
     def _pod_observed(self, e: Fact) -> None:
         pod = Pod.from_record(e.data)
         self.pods[pod.uid] = pod
-        if pod.node_name and (
-            self.placed_by_caller is None or pod.uid not in self.placed_by_caller
-        ):
+        if pod.node_name and not self._placed_by_caller(pod.uid):
             self.cache.add_or_update_pod(pod)
 
     def _pod_removed(self, e: Fact) -> None:
@@ -104,9 +102,17 @@ class ClusterView:
     def _maintenance(self, e: Fact) -> None:
         """A process that starts from an empty view: what it lists next is all there is."""
         if e.data.get("action") == "scheduler_started" and e.data.get("view") == "empty":
+            # Pods the caller places (counterfactual replay) stay where it put them:
+            # the new process lists them again, and their observations place nothing.
+            kept = [p for p in self.cache.placements() if self._placed_by_caller(p[0].uid)]
             self.cache.clear()
             self.pods.clear()
             self.inputs.clear()
+            for pod, node, assumed, finished in kept:
+                self.cache.restore(pod, node, assumed, finished)  # counted once its node is back
+
+    def _placed_by_caller(self, uid: str) -> bool:
+        return self.placed_by_caller is not None and uid in self.placed_by_caller
 
     # -- saved form ---------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from eventsched.audit.base import from_base
-from eventsched.audit.replay import Replayer
+from eventsched.audit.replay import Replayer, counterfactual
 from eventsched.audit.retention import prune
 from eventsched.cluster import SimulatedCluster
 from eventsched.config import default_profile
@@ -155,3 +155,27 @@ def test_a_binding_cycle_records_into_its_own_attempt(store: EventStore) -> None
     for event in seen:
         assert event.uid == event.data["value"]["pod"]
         assert event.attempt == event.data["value"]["attempt"]
+
+
+def test_counterfactual_keeps_its_own_placements_across_a_restart(store: EventStore) -> None:
+    # Four pods fill four one-CPU nodes; a restarted process then sees a fifth that fits
+    # nowhere. The restart starts an empty view, and the pods it lists again are ours:
+    # the counterfactual places them itself, so it must keep where it put them, or the
+    # fifth pod would find room in the replay that it never had.
+    nodes = [node(f"n{i}", cpu="1") for i in range(4)]
+    cluster = SimulatedCluster(nodes, [pod(f"p{i}", cpu="800m") for i in range(4)])
+    run_once(store, cluster)
+    cluster.add_pod(pod("late", cpu="800m"))
+    run_once(store, cluster)
+    assert [e.name for e in store.read(kinds=["unschedulable"])] == ["late"]
+    report = counterfactual(store, in_tree_registry(), [default_profile()])
+    assert report.became_schedulable() == [] and report.moved() == []
+
+
+def run_once(store: EventStore, cluster: SimulatedCluster) -> None:
+    scheduler = Scheduler(
+        store, cluster, [default_profile()], in_tree_registry(), SchedulerOptions()
+    )
+    scheduler.start()
+    scheduler.run(until_idle=True)
+    scheduler.stop()

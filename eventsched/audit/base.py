@@ -9,15 +9,17 @@ from eventsched.view import ClusterView
 __all__ = ["base_state", "from_base", "loaded"]
 
 
-def loaded(base: LogBase) -> tuple[ClusterView, Projections]:
-    """The view and projections a base saved (`base_state`), loaded by `ClusterView.from_state`."""
+def loaded(base: LogBase | None) -> tuple[ClusterView, Projections]:
+    """The view and projections a base saved (`base_state`), loaded by `ClusterView.from_state`;
+    empty ones where the log was never pruned (no base, or the zero base at position 0)."""
+    if base is None or not base.position:
+        return ClusterView(), Projections()
     return ClusterView.from_state(base.replay), Projections.from_state(base.projections)
 
 
 def from_base(store: EventStore) -> tuple[ClusterView, Projections]:
     """The state the log's first kept event applies to: its base's, or empty."""
-    base = read_base(store)
-    return loaded(base) if base is not None else (ClusterView(), Projections())
+    return loaded(read_base(store))
 
 
 def base_state(view: ClusterView, projections: Projections) -> dict[str, object]:

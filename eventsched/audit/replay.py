@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from eventsched.audit.base import from_base
-from eventsched.events import EventStore, StoredEvent
+from eventsched.events import EventStore, StoredEvent, is_process_start
 from eventsched.events.projections import Projections
 from eventsched.framework import (
     CycleState,
@@ -38,7 +38,7 @@ from eventsched.framework import (
     schedule_pod,
     score_cells,
 )
-from eventsched.model import NodeTable, Pod
+from eventsched.model import Pod
 from eventsched.view import ClusterView
 
 #: More nodes than any cluster has: the recomputed `scored` keeps them all.
@@ -170,19 +170,18 @@ class Replayer:
     def pods(self) -> dict[str, Pod]:
         return self.view.pods
 
-    @property
-    def table(self) -> NodeTable:
-        return self.view.table
-
     # -- folding ------------------------------------------------------------------
 
     def fold(self, event: StoredEvent) -> None:
         """Apply one event to the view and the projections."""
         self.view.apply(event)
         self.projections.apply(event)
-        if event.kind == "maintenance" and event.data.get("action") == "scheduler_started":
-            # A scheduler process started: its plugins began empty.
-            self._frameworks.clear()
+        if is_process_start(event.kind, event.data):
+            self._process_started()
+
+    def _process_started(self) -> None:
+        """A scheduler process started: its plugins began empty."""
+        self._frameworks.clear()
 
     def walk(
         self, events: Iterable[StoredEvent], progress: Callable[[int], None] | None = None
@@ -505,11 +504,13 @@ class CounterfactualReplayer(Replayer):
         super().fold(event)
         if event.kind == "bound" and event.uid:
             self.recorded[event.uid] = (event.pod_key or event.uid, event.node)
-        elif event.kind == "maintenance" and event.data.get("action") == "scheduler_started":
-            self.alternatives = {
-                name: Framework(fw.profile, self.registry, self.handle)
-                for name, fw in self.alternatives.items()
-            }
+
+    def _process_started(self) -> None:
+        super()._process_started()
+        self.alternatives = {
+            name: Framework(fw.profile, self.registry, self.handle)
+            for name, fw in self.alternatives.items()
+        }
 
     def decide(self, events: list[StoredEvent]) -> str:
         """Run the attempt under the alternative profile; '' when it ran, else why not."""

@@ -17,9 +17,7 @@ from datetime import datetime
 
 from eventsched.audit.base import base_state, loaded
 from eventsched.events import EventStore, PrunePlan, StoredEvent
-from eventsched.events.projections import Projections
 from eventsched.events.retention import carry_out, plan
-from eventsched.view import ClusterView
 
 __all__ = ["PruneResult", "prune"]
 
@@ -48,7 +46,7 @@ def prune(
         return None
     if dry_run:
         return PruneResult(cut, None)
-    view, projections = loaded(cut.since) if cut.since.position else (ClusterView(), Projections())
+    view, projections = loaded(cut.since)
     for event in store.read(after=cut.since.position, until=cut.position):
         view.apply(event)
         projections.apply(event)

@@ -37,7 +37,15 @@ from eventsched.events.projections import (
 from eventsched.events.record import EventRecord, StoredEvent
 from eventsched.events.retention import LogBase, PrunePlan, read_base
 from eventsched.events.store import PAGE_SIZE, EventStore
-from eventsched.events.vocabulary import DECISION_KINDS, INPUT_KINDS, KINDS, check_kind
+from eventsched.events.vocabulary import (
+    DECISION_KINDS,
+    INPUT_KINDS,
+    KINDS,
+    check_kind,
+    is_process_start,
+    scheduler_started,
+    starts_empty_view,
+)
 
 __all__ = [
     "DECISION_KINDS",
@@ -71,6 +79,7 @@ __all__ = [
     "encode",
     "head_revision",
     "identity_of",
+    "is_process_start",
     "migrations_dir",
     "normalize",
     "placement_change",
@@ -78,5 +87,7 @@ __all__ = [
     "rebuild",
     "rebuild_counted",
     "save_snapshot",
+    "scheduler_started",
+    "starts_empty_view",
     "upgrade",
 ]

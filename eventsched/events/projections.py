@@ -23,6 +23,7 @@ from eventsched.events.canonical import digest
 from eventsched.events.placements import Placement, PlacementTable
 from eventsched.events.record import StoredEvent
 from eventsched.events.retention import read_base
+from eventsched.events.vocabulary import starts_empty_view
 
 if TYPE_CHECKING:
     from eventsched.events.store import EventStore
@@ -175,7 +176,7 @@ class Projections:
 
     def _maintenance(self, e: StoredEvent) -> None:
         self._place(e)
-        if e.data.get("action") == "scheduler_started" and e.data.get("view") == "empty":
+        if starts_empty_view(e.kind, e.data):
             # The process logs every object it lists, as the view starts empty.
             self.observed.clear()
 

@@ -7,6 +7,9 @@ documents the same table for people writing SQL.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 #: Inputs: what the scheduler saw or read. Replay rebuilds its view from these.
 INPUT_KINDS: dict[str, str] = {
     "node_observed": "a node as seen (node.to_record()); identical repeats are not written",
@@ -64,3 +67,20 @@ def check_kind(kind: str) -> None:
         raise ValueError(
             f"unknown event kind {kind!r}; the vocabulary is: {', '.join(sorted(KINDS))}"
         )
+
+
+def scheduler_started(instance: str) -> dict[str, str]:
+    """The `maintenance` data a starting process logs: its view starts empty, and it
+    logs every node and pod it lists next."""
+    return {"action": "scheduler_started", "instance": instance, "view": "empty"}
+
+
+def is_process_start(kind: str, data: Mapping[str, Any]) -> bool:
+    """A scheduler process started here (its plugins began empty)."""
+    return kind == "maintenance" and data.get("action") == "scheduler_started"
+
+
+def starts_empty_view(kind: str, data: Mapping[str, Any]) -> bool:
+    """A process start after which the view is only what that process lists (older
+    logs' starts carried the view across)."""
+    return is_process_start(kind, data) and data.get("view") == "empty"

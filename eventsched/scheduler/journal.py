@@ -65,8 +65,6 @@ class Journal:
         #: Called after each successful flush with the events it appended (durable and
         #: folded), which may be none when a settled in-doubt append already held them.
         self.on_durable: Callable[[Sequence[StoredEvent]], None] | None = None
-        #: Events appended so far by this process.
-        self.events = 0
         self._first_retry = log_retry
         self._retry = log_retry
         #: An append whose COMMIT went unanswered: settled before anything is appended again.
@@ -202,7 +200,6 @@ class Journal:
         if stored and stored[0].position > self.projections.position + 1:
             self._fold_others(stored[0].position - 1)
         self.projections.apply_all(stored)
-        self.events += len(stored)
         self._since_snapshot += len(stored)
         if self._since_snapshot >= self.snapshot_every:
             self._save_snapshot()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from eventsched.events import scheduler_started
 from eventsched.framework import Framework
 from eventsched.model import Pod
 from eventsched.scheduler.journal import Journal
@@ -20,9 +21,7 @@ def record_start(
     all); what this process lists next is all it knows of the cluster, and replay's
     view starts from empty at the same event.
     """
-    journal.pending.add(
-        "maintenance", {"action": "scheduler_started", "instance": instance, "view": "empty"}
-    )
+    journal.pending.add("maintenance", scheduler_started(instance))
     last: dict[str, str] = {}
     for event in journal.store.read(kinds=["config_loaded"]):
         last[event.scheduler] = event.data.get("digest", "")

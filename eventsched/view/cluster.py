@@ -5,12 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from eventsched.events import starts_empty_view
 from eventsched.framework import Profile
 from eventsched.model import Cache, Node, NodeTable, Pod
-
-#: `maintenance` data of a process that starts from an empty view and logs the
-#: cluster as it lists it (older logs carried the view across a restart).
-EMPTY_VIEW = {"action": "scheduler_started", "view": "empty"}
 
 
 class Fact(Protocol):
@@ -101,7 +98,7 @@ class ClusterView:
 
     def _maintenance(self, e: Fact) -> None:
         """A process that starts from an empty view: what it lists next is all there is."""
-        if e.data.get("action") == "scheduler_started" and e.data.get("view") == "empty":
+        if starts_empty_view(e.kind, e.data):
             # Pods the caller places (counterfactual replay) stay where it put them:
             # the new process lists them again, and their observations place nothing.
             kept = [p for p in self.cache.placements() if self._placed_by_caller(p[0].uid)]

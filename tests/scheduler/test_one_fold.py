@@ -31,6 +31,7 @@ from eventsched.scheduler import Scheduler, SchedulerOptions
 from eventsched.view import ClusterView
 from tests.scheduler.helpers import node, pod
 from tests.scheduler.test_observations import RivalBindsTheSameNode
+from tests.scheduler.test_scheduler import run_scheduler
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -140,16 +141,14 @@ def test_a_binding_cycle_records_into_its_own_attempt(store: EventStore) -> None
     base = default_profile()
     profile = replace(base, plugins={**base.plugins, "preBind": (PluginRef("RecordsAtPreBind"),)})
     cluster = SimulatedCluster([node("a", cpu="64")], [pod(f"p{i}") for i in range(30)])
-    scheduler = Scheduler(
+    run_scheduler(
         store,
         cluster,
-        [profile],
-        registry,
-        SchedulerOptions(group_commit_attempts=1, binder_workers=4),
+        profiles=[profile],
+        registry=registry,
+        group_commit_attempts=1,
+        binder_workers=4,
     )
-    scheduler.start()
-    scheduler.run(until_idle=True)
-    scheduler.stop()
     seen = [e for e in store.read(kinds=["input_recorded"]) if e.plugin == "RecordsAtPreBind"]
     assert len(seen) == 30
     for event in seen:
@@ -164,18 +163,9 @@ def test_counterfactual_keeps_its_own_placements_across_a_restart(store: EventSt
     # fifth pod would find room in the replay that it never had.
     nodes = [node(f"n{i}", cpu="1") for i in range(4)]
     cluster = SimulatedCluster(nodes, [pod(f"p{i}", cpu="800m") for i in range(4)])
-    run_once(store, cluster)
+    run_scheduler(store, cluster)
     cluster.add_pod(pod("late", cpu="800m"))
-    run_once(store, cluster)
+    run_scheduler(store, cluster)
     assert [e.name for e in store.read(kinds=["unschedulable"])] == ["late"]
     report = counterfactual(store, in_tree_registry(), [default_profile()])
     assert report.became_schedulable() == [] and report.moved() == []
-
-
-def run_once(store: EventStore, cluster: SimulatedCluster) -> None:
-    scheduler = Scheduler(
-        store, cluster, [default_profile()], in_tree_registry(), SchedulerOptions()
-    )
-    scheduler.start()
-    scheduler.run(until_idle=True)
-    scheduler.stop()

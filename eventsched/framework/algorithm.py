@@ -130,11 +130,10 @@ def schedule_pod(
     """
     if sink is not None:
         state.sink = sink  # the attempt's decisions, and its plugins' inputs, go there
-    recorder: DecisionSink = state
     num_all = len(table)
     if num_all == 0:
         raise SchedulingError(Status.as_error("no nodes available to schedule pods"), start_index)
-    found = _find_nodes_that_fit(fw, state, pod, table, start_index % num_all, recorder)
+    found = _find_nodes_that_fit(fw, state, pod, table, start_index % num_all)
     next_start = (start_index + found.processed) % num_all
     diagnosis = found.diagnosis
     feasible = found.rows
@@ -143,7 +142,7 @@ def schedule_pod(
         raise FitError(pod, diagnosis, next_start)
     if len(feasible) == 1:
         row = int(feasible[0])
-        recorder.record(
+        state.record(
             "selected",
             {"score": None, "seed": state.seed, "reason": "only one feasible node"},
             node=table.names[row],
@@ -156,10 +155,10 @@ def schedule_pod(
     if scores is None or not status.is_success:
         _raise_error(status, next_start)
     assert scores is not None
-    _record_scores(recorder, table, scores, fw.profile.score_breakdown_top_k, state.skip_score)
+    _record_scores(state, table, scores, fw.profile.score_breakdown_top_k, state.skip_score)
     row, tied = _select_host(scores, state.seed)
     reason = "highest score" if len(tied) == 1 else f"tie between {len(tied)} nodes broken by seed"
-    recorder.record(
+    state.record(
         "selected",
         {
             "score": int(scores.totals[list(scores.rows).index(row)]),
@@ -179,7 +178,7 @@ def _raise_error(status: Status, next_start: int) -> None:
 
 
 def _find_nodes_that_fit(
-    fw: Framework, state: CycleState, pod: Pod, table: NodeTable, start: int, sink: DecisionSink
+    fw: Framework, state: CycleState, pod: Pod, table: NodeTable, start: int
 ) -> _Feasible:
     num_all = len(table)
     diagnosis = Diagnosis(num_all_nodes=num_all)
@@ -191,14 +190,14 @@ def _find_nodes_that_fit(
             data["nodeNames"] = sorted(pre_result.node_names)
         if not status.is_success or status.reasons:
             data["status"] = status.to_record()
-        sink.record("prefiltered", data, plugin=status.plugin or None)
+        state.record("prefiltered", data, plugin=status.plugin or None)
     if not status.is_success:
         if not status.is_rejected:
             _raise_error(status, start)
         diagnosis.pre_filter_msg = status.message
         diagnosis.absent_status = status
         diagnosis.absent_count = num_all
-        _record_filtered(sink, table, diagnosis, start, 0, 0, 0)
+        _record_filtered(state, table, diagnosis, start, 0, 0, 0)
         return _Feasible(np.zeros(0, dtype=np.intp), diagnosis, 0, 0)
 
     if pre_result is not None and pre_result.node_names is not None:
@@ -249,7 +248,7 @@ def _find_nodes_that_fit(
     for rejection in diagnosis.rejections:
         if len(rejection):
             diagnosis.unschedulable_plugins.add(rejection.plugin)
-    _record_filtered(sink, table, diagnosis, order_start, num_to_find, processed, len(feasible))
+    _record_filtered(state, table, diagnosis, order_start, num_to_find, processed, len(feasible))
     return _Feasible(feasible, diagnosis, processed, num_to_find)
 
 

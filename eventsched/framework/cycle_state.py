@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from eventsched.framework.sink import DecisionSink
+from eventsched.framework.sink import DecisionSink, record_input
 
 
 class CycleState:
@@ -49,7 +49,7 @@ class CycleState:
         """A value `plugin` read from outside (Prometheus, a clock, an annotation it
         could not use): in the log, so replay feeds it back (`Handle.recorded_input`)."""
         if self.sink is not None:
-            self.sink.record("input_recorded", {"key": key, "value": dict(value)}, plugin=plugin)
+            record_input(self.sink, plugin, key, value)
 
     def read(self, key: str) -> Any:
         try:

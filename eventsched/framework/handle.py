@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from eventsched.framework.sink import DecisionSink
+from eventsched.framework.sink import DecisionSink, record_input
 from eventsched.framework.status import Status
 from eventsched.framework.waiting import WaitingPods
 from eventsched.model import NodeTable, Pod
@@ -67,9 +67,7 @@ class Handle:
     def record_input(self, plugin: str, key: str, value: Mapping[str, Any]) -> None:
         """PreEnqueue only: what the plugin read of the pod being enqueued, into the log."""
         if self.enqueue_sink is not None:
-            self.enqueue_sink.record(
-                "input_recorded", {"key": key, "value": dict(value)}, plugin=plugin
-            )
+            record_input(self.enqueue_sink, plugin, key, value)
 
     def recorded_input(self, plugin: str, key: str) -> Mapping[str, Any] | None:
         """While replaying: the latest value `plugin` recorded under `key` up to this point.

@@ -23,6 +23,11 @@ class DecisionSink(Protocol):
     ) -> None: ...
 
 
+def record_input(sink: DecisionSink, plugin: str, key: str, value: Mapping[str, Any]) -> None:
+    """`input_recorded`: a value `plugin` read beyond the snapshot, which replay feeds back."""
+    sink.record("input_recorded", {"key": key, "value": dict(value)}, plugin=plugin)
+
+
 @dataclass(slots=True)
 class Decision:
     kind: str

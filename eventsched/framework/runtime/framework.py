@@ -79,14 +79,15 @@ class Framework:
                 raise PluginArgsError("", f"plugin {name}: {exc}") from exc
         self.plugins = PluginSet.build(profile, self.instances)
         self.queue_sort = self.plugins.queue_sort
+        self._names = {point: [r.name for r in refs] for point, refs in profile.plugins.items()}
 
     @property
     def name(self) -> str:
         return self.profile.scheduler_name
 
     def plugins_at(self, point: str) -> list[str]:
-        """The names of the plugins enabled at `point`, in order."""
-        return self.plugins.names(point)
+        """The names of the plugins enabled at `point`, in order (do not modify)."""
+        return self._names.get(point, [])
 
     def has_score_plugins(self) -> bool:
         return bool(self.plugins.score)

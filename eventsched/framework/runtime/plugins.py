@@ -110,26 +110,6 @@ class PluginSet:
             post_bind=at.point("postBind", PostBindPlugin),
         )
 
-    def names(self, point: str) -> list[str]:
-        """The plugins enabled at `point` (KubeSchedulerConfiguration's name), in order."""
-        plugins: list = getattr(self, _FIELDS[point])
-        return [p.name for p in plugins]
-
-
-_FIELDS = {
-    "preEnqueue": "pre_enqueue",
-    "preFilter": "pre_filter",
-    "filter": "filter",
-    "postFilter": "post_filter",
-    "preScore": "pre_score",
-    "score": "score",
-    "reserve": "reserve",
-    "permit": "permit",
-    "preBind": "pre_bind",
-    "bind": "bind",
-    "postBind": "post_bind",
-}
-
 
 class _Lookup:
     def __init__(self, profile: Profile, instances: Mapping[str, object]) -> None:

@@ -38,7 +38,6 @@ class BindingDone:
     state: CycleState
     info: QueuedPodInfo
     node: str
-    attempt: str
     ok: bool
     #: Retrying cannot help (the pod is gone, or was bound elsewhere).
     final: bool
@@ -53,13 +52,12 @@ def run_binding_cycle(
     state: CycleState,
     info: QueuedPodInfo,
     node: str,
-    attempt: str,
     waited: bool,
     instance: str,
 ) -> BindingDone:
     pod = info.pod
     batch = Batch(instance)
-    sink = AttemptSink(batch, pod, fw.name, attempt)
+    sink = AttemptSink(batch, pod, fw.name, state.attempt)
     # From here on the attempt's plugins record into this cycle's own batch: the
     # scheduling cycle's batch is appended already, and the loop has moved on.
     state.sink = sink
@@ -86,7 +84,7 @@ def run_binding_cycle(
     if status.is_success:
         identity = state.get(IDENTITY_KEY, pod.key)
         sink.record("bound", {"identity": identity, "code": 201}, node=node)
-        return BindingDone(fw, state, info, node, attempt, True, False, batch)
+        return BindingDone(fw, state, info, node, True, False, batch)
     outcome = status.error.outcome if isinstance(status.error, BindError) else None
     final = outcome.final if outcome else False
     sink.record(
@@ -107,7 +105,6 @@ def run_binding_cycle(
         state,
         info,
         node,
-        attempt,
         False,
         final,
         batch,

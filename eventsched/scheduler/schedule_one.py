@@ -183,7 +183,6 @@ class SchedulingCycle(EventHandlers):
                 decided.state,
                 decided.info,
                 decided.node,
-                decided.state.attempt,
                 decided.waited,
                 self.options.instance,
             )

@@ -29,6 +29,10 @@ from typing import Literal
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+# The test suite's helpers: the cookbook's SQL files, a real Prometheus for NetworkTraffic.
+sys.path.insert(0, str(ROOT))
+from tests.cookbook import cookbook  # noqa: E402
+
 #: The window NetworkTraffic's sample asks Prometheus about, in seconds.
 PROMETHEUS_WINDOW = 5
 
@@ -69,15 +73,10 @@ def output(line: str, *, stderr: bool = False) -> Sample:
 
 
 def query(name: str, compare: Compare = "rows") -> Sample:
-    sql = (
-        (QUERIES / f"{name}.sqlite.sql").read_text()
-        if (QUERIES / f"{name}.sqlite.sql").exists()
-        else (QUERIES / f"{name}.sql").read_text()
-    )
+    sql = cookbook(name, "sqlite")
     return Sample((f"eventsched query {shlex.quote(sql.strip())}",), False, compare=compare)
 
 
-QUERIES = HERE / "queries"
 #: Kill a run mid-way, on a positive signal: once its log says 500 pods were bound.
 KILL_MID_RUN = (
     'eventsched simulate --nodes 100 --pods 3000 & until [ "$(sqlite3 eventsched.db '
@@ -269,7 +268,6 @@ def make(names: set[str] | None = None) -> dict[str, str]:
 
 @contextlib.contextmanager
 def _prometheus() -> Iterator[str]:
-    sys.path.insert(0, str(ROOT))
     from tests.promharness import running_prometheus
 
     with tempfile.TemporaryDirectory() as home, running_prometheus(Path(home)) as prom:

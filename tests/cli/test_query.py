@@ -31,6 +31,7 @@ from eventsched.audit.query import QueryError, single_statement
 from eventsched.cli.main import main
 from eventsched.events import DECISION_KINDS, EventRecord, EventStore, StoredEvent, upgrade
 from eventsched.framework import score_cells
+from tests.cookbook import cookbook
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -38,16 +39,6 @@ EXAMPLES = ROOT / "examples"
 DEFAULT_DIGEST = "2769cdecd7898ec4"
 
 # -- the cookbook's queries -----------------------------------------------------------
-
-QUERIES = ROOT / "docs" / "samples" / "queries"
-
-
-def cookbook(name: str, dialect: str) -> str:
-    """A cookbook query as docs/querying.md shows it: `NAME.DIALECT.sql` where the two
-    databases spell it differently, else `NAME.sql`."""
-    spelled = QUERIES / f"{name}.{dialect}.sql"
-    return (spelled if spelled.exists() else QUERIES / f"{name}.sql").read_text()
-
 
 MOVED = cookbook("moved", "any")
 TOP_REJECTER = {d: cookbook("top-rejecter", d) for d in ("postgresql", "sqlite")}

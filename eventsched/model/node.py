@@ -13,6 +13,21 @@ from eventsched.model.taints import EFFECTS, Taint
 
 
 @dataclass(frozen=True, slots=True)
+class NodeImage:
+    """One `status.images` entry: the names it goes by and its size (ImageLocality)."""
+
+    names: tuple[str, ...]
+    size: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"names": list(self.names), "sizeBytes": self.size}
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> NodeImage:
+        return cls(tuple(str(n) for n in raw.get("names") or ()), int(raw.get("sizeBytes") or 0))
+
+
+@dataclass(frozen=True, slots=True)
 class Node:
     name: str
     allocatable: Resources = field(default_factory=dict)
@@ -20,6 +35,7 @@ class Node:
     taints: tuple[Taint, ...] = ()
     unschedulable: bool = False
     uid: str = ""
+    images: tuple[NodeImage, ...] = ()
 
     @classmethod
     def from_manifest(cls, obj: Mapping[str, Any], where: str = "Node") -> Node:
@@ -49,6 +65,9 @@ class Node:
                 )
             taints.append(taint)
         labels = meta.get("labels") or {}
+        raw_images = status.get("images") or []
+        if not isinstance(raw_images, list) or not all(isinstance(i, Mapping) for i in raw_images):
+            raise ManifestError(where, "status.images", "must be a list of {names, sizeBytes}")
         return cls(
             name=name,
             allocatable=allocatable,
@@ -56,11 +75,12 @@ class Node:
             taints=tuple(taints),
             unschedulable=bool(spec.get("unschedulable", False)),
             uid=str(meta.get("uid") or ""),
+            images=tuple(NodeImage.from_dict(i) for i in raw_images),
         )
 
     def to_record(self) -> dict[str, Any]:
         """What a `node_observed` event keeps: enough to rebuild this object exactly."""
-        return {
+        record: dict[str, Any] = {
             "name": self.name,
             "uid": self.uid,
             "allocatable": dict(self.allocatable),
@@ -68,6 +88,9 @@ class Node:
             "taints": [t.to_dict() for t in self.taints],
             "unschedulable": self.unschedulable,
         }
+        if self.images:
+            record["images"] = [i.to_dict() for i in self.images]
+        return record
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> Node:
@@ -78,4 +101,5 @@ class Node:
             labels=dict(record.get("labels", {})),
             taints=tuple(Taint.from_dict(t) for t in record.get("taints", [])),
             unschedulable=bool(record.get("unschedulable", False)),
+            images=tuple(NodeImage.from_dict(i) for i in record.get("images", ())),
         )

@@ -15,6 +15,7 @@ import numpy.typing as npt
 
 from eventsched.model.node import Node
 from eventsched.model.pod import Pod
+from eventsched.model.podtable import PodTable
 from eventsched.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 
 BASE_RESOURCES = (CPU, MEMORY, PODS, EPHEMERAL_STORAGE)
@@ -46,6 +47,9 @@ class NodeTable:
         #: Bumped only when nodes change (not pods), for caches of node labels.
         self.node_generation = 0
         self._label_columns: dict[str, npt.NDArray[np.object_]] = {}
+        self._label_codes: dict[str, tuple[dict[str, int], IntArray]] = {}
+        #: Every placed pod as a row, for selectors over pods (spread, pod affinity).
+        self.placed = PodTable()
         for node in nodes:
             self.upsert_node(node)
 
@@ -123,6 +127,24 @@ class NodeTable:
         self.generation += 1
         self.node_generation += 1
         self._label_columns.clear()
+        self._label_codes.clear()
+
+    def label_codes(self, key: str) -> tuple[dict[str, int], IntArray]:
+        """Label `key` dictionary-encoded: value -> code, and each node's code (-1 where absent).
+
+        Cached until nodes change. Topology domains are these codes, so grouping
+        nodes by zone is `bincount` over an integer column.
+        """
+        entry = self._label_codes.get(key)
+        if entry is None:
+            codes: dict[str, int] = {}
+            column = np.full(self._n, -1, dtype=np.int64)
+            for row, node in enumerate(self.nodes):
+                value = node.labels.get(key)
+                if value is not None:
+                    column[row] = codes.setdefault(value, len(codes))
+            entry = self._label_codes[key] = (codes, column)
+        return entry
 
     def label_values(self, key: str) -> npt.NDArray[np.object_]:
         """Every node's value of label `key` (None where absent), cached until nodes change.
@@ -148,6 +170,7 @@ class NodeTable:
         del self.nodes[row]
         del self.pods[row]
         self._n -= 1
+        self.placed.node_removed(row)
         for later in range(row, self._n):
             self.index[self.names[later]] = later
         self._nodes_changed()
@@ -189,6 +212,7 @@ class NodeTable:
         if pod.uid in self.pods[row]:
             self._subtract(row, self.pods[row][pod.uid])
         self.pods[row][pod.uid] = pod
+        self.placed.add(pod, row)
         self._add(row, pod, 1)
         self.generation += 1
         return True
@@ -199,6 +223,7 @@ class NodeTable:
             return None
         pod = self.pods[row].pop(pod_uid, None)
         if pod is not None:
+            self.placed.remove(pod_uid)
             self._subtract(row, pod)
             self.generation += 1
         return pod

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from eventsched.model.errors import ManifestError
+from eventsched.model.podspec import HostPort, host_ports, images, maps, scheduling_volumes
 from eventsched.model.quantity import QuantityError
 from eventsched.model.resources import (
     Resources,
@@ -62,6 +63,14 @@ class Pod:
     terminal: bool = False
     deleting: bool = False
     nominated_node_name: str = ""
+    #: Host ports of the regular containers (NodePorts).
+    host_ports: tuple[HostPort, ...] = ()
+    #: Images of the regular containers (ImageLocality).
+    images: tuple[str, ...] = ()
+    #: `spec.topologySpreadConstraints` as given (PodTopologySpread parses them).
+    topology_spread: tuple[Mapping[str, Any], ...] = ()
+    #: `spec.volumes` whose source a volume plugin reads, as given.
+    volumes: tuple[Mapping[str, Any], ...] = ()
     #: Scheduling fields of the spec that only a plugin eventsched may lack honours
     #: (POD_AFFINITY, ...): the scheduler warns when no enabled plugin does.
     uses: tuple[str, ...] = ()
@@ -147,6 +156,12 @@ class Pod:
             terminal=status.get("phase") in TERMINAL_PHASES,
             deleting=bool(meta.get("deletionTimestamp")),
             nominated_node_name=str(status.get("nominatedNodeName") or ""),
+            host_ports=host_ports(containers, where, "spec.containers"),
+            images=images(containers),
+            topology_spread=maps(
+                spec.get("topologySpreadConstraints"), where, "spec.topologySpreadConstraints"
+            ),
+            volumes=scheduling_volumes(spec.get("volumes"), where),
             uses=_fields_used(spec),
         )
 
@@ -178,6 +193,10 @@ class Pod:
             "terminal": self.terminal,
             "deleting": self.deleting,
             "nominatedNodeName": self.nominated_node_name,
+            "hostPorts": [p.to_dict() for p in self.host_ports],
+            "images": list(self.images),
+            "topologySpread": [dict(c) for c in self.topology_spread],
+            "volumes": [dict(v) for v in self.volumes],
             "uses": list(self.uses),
         }
         for key, value in optional.items():
@@ -216,6 +235,10 @@ class Pod:
             terminal=bool(record.get("terminal", record.get("phase") in TERMINAL_PHASES)),
             deleting=bool(record.get("deleting", False)),
             nominated_node_name=record.get("nominatedNodeName", ""),
+            host_ports=tuple(HostPort.from_dict(p) for p in record.get("hostPorts", ())),
+            images=tuple(record.get("images", ())),
+            topology_spread=tuple(record.get("topologySpread", ())),
+            volumes=tuple(record.get("volumes", ())),
             uses=tuple(record.get("uses", ())),
         )
 

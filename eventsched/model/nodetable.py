@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from eventsched.model.node import Node
+from eventsched.model.objects import ClusterObjects
 from eventsched.model.pod import Pod
 from eventsched.model.podtable import PodTable
 from eventsched.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
@@ -50,6 +51,8 @@ class NodeTable:
         self._label_codes: dict[str, tuple[dict[str, int], IntArray]] = {}
         #: Every placed pod as a row, for selectors over pods (spread, pod affinity).
         self.placed = PodTable()
+        #: Namespaces and the workloads that select pods (pod affinity, default spreading).
+        self.objects = ClusterObjects()
         for node in nodes:
             self.upsert_node(node)
 

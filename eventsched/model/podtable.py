@@ -59,6 +59,7 @@ class PodTable:
         self._node_rows = np.zeros(0, dtype=np.int64)
         self._namespaces = _Codes()
         self._namespace_col = np.zeros(0, dtype=np.int64)
+        self._deleting = np.zeros(0, dtype=np.bool_)
         self._labels: dict[str, tuple[_Codes, IntArray]] = {}
 
     def __len__(self) -> int:
@@ -66,6 +67,11 @@ class PodTable:
 
     def __iter__(self) -> Iterator[Pod]:
         return iter(self.pods)
+
+    @property
+    def deleting(self) -> BoolArray:
+        """Rows of pods being deleted (deletionTimestamp set): topology spreading skips them."""
+        return self._deleting[: len(self.pods)]
 
     @property
     def node_rows(self) -> IntArray:
@@ -86,6 +92,7 @@ class PodTable:
             self.pods[row] = pod
         self._node_rows[row] = node_row
         self._namespace_col[row] = self._namespaces.encode(pod.namespace)
+        self._deleting[row] = pod.deleting
         for key, (codes, column) in self._labels.items():
             column[row] = codes.encode(pod.labels.get(key))
 
@@ -100,6 +107,7 @@ class PodTable:
             self._row[moved.uid] = row
             self._node_rows[row] = self._node_rows[last]
             self._namespace_col[row] = self._namespace_col[last]
+            self._deleting[row] = self._deleting[last]
             for _, column in self._labels.values():
                 column[row] = column[last]
         self.pods.pop()
@@ -122,6 +130,9 @@ class PodTable:
 
         self._node_rows = grown(self._node_rows)
         self._namespace_col = grown(self._namespace_col)
+        deleting = np.zeros(capacity, dtype=np.bool_)
+        deleting[:n] = self._deleting[:n]
+        self._deleting = deleting
         self._labels = {k: (codes, grown(col)) for k, (codes, col) in self._labels.items()}
         self._capacity = capacity
 

@@ -145,8 +145,8 @@ def _warn_skipped(skipped: list[str], unused: dict[str, int]) -> None:
     if unused:
         kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(unused.items()))
         print(
-            "eventsched: note: not simulated (only nodes, pods and the workloads that make "
-            f"them are): {kinds}",
+            "eventsched: note: not simulated (only nodes, pods, the workloads that make them, "
+            f"namespaces and services are): {kinds}",
             file=sys.stderr,
         )
     if not skipped:

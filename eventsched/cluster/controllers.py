@@ -31,6 +31,9 @@ class Expansion:
 
     where: str
     pods: list[dict[str, Any]]
+    #: The controller that owns the pods (the object itself, or the ReplicaSet a
+    #: Deployment makes) with the selector it selects them by.
+    controller: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +45,8 @@ class _Workload:
     replicas: int
     template: Mapping[str, Any]
     where: str
+    #: spec.selector, or the template's labels where a hand-written manifest has none.
+    selector: Mapping[str, Any]
 
 
 def expand_workload(
@@ -55,7 +60,31 @@ def expand_workload(
         pods = _replicaset_pods(workload)
     else:
         pods = _statefulset_pods(workload)
-    return Expansion(workload.where, pods)
+    return Expansion(workload.where, pods, _controller(workload, pods))
+
+
+def _controller(workload: _Workload, pods: list[dict[str, Any]]) -> dict[str, Any]:
+    """The owning controller as the API would hold it: its kind, name and selector.
+
+    A Deployment's ReplicaSet selects by the Deployment's selector plus
+    `pod-template-hash`, as the deployment controller makes it.
+    """
+    selector = dict(workload.selector)
+    if workload.kind == "Deployment":
+        owner = pods[0]["metadata"]["ownerReferences"][0] if pods else None
+        pod_hash = template_hash(workload.template)
+        name = owner["name"] if owner else f"{workload.name}-{pod_hash}"
+        labels = {**(selector.get("matchLabels") or {}), "pod-template-hash": pod_hash}
+        selector = {**selector, "matchLabels": labels}
+        kind = "ReplicaSet"
+    else:
+        name, kind = workload.name, workload.kind
+    return {
+        "apiVersion": "apps/v1",
+        "kind": kind,
+        "metadata": {"name": name, "namespace": workload.namespace},
+        "spec": {"selector": selector},
+    }
 
 
 def _read_workload(
@@ -99,7 +128,15 @@ def _read_workload(
         replicas=replicas,
         template={**template, "spec": resolved},
         where=where,
+        selector=_selector(spec, labels),
     )
+
+
+def _selector(spec: Mapping[str, Any], labels: Mapping[str, Any]) -> Mapping[str, Any]:
+    selector = spec.get("selector")
+    if isinstance(selector, Mapping):
+        return selector
+    return {"matchLabels": {str(k): str(v) for k, v in labels.items()}}
 
 
 def _check_selector(spec: Mapping[str, Any], labels: Mapping[str, Any], where: str) -> None:

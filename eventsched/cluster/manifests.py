@@ -26,6 +26,7 @@ from eventsched.cluster.naming import check_name, rfc3339, stable_token
 from eventsched.cluster.priorities import PriorityClasses
 from eventsched.cluster.types import LoadedCluster
 from eventsched.model import ManifestError, Node, Pod
+from eventsched.model.objects import object_from_manifest
 from eventsched.model.resources import PODS
 
 log = structlog.get_logger(__name__)
@@ -38,6 +39,8 @@ KUBELET_DEFAULT_MAX_PODS = 110
 
 #: Workloads that make pods but are not expanded; worth a warning, not an error.
 _NOT_EXPANDED = ("DaemonSet", "Job", "CronJob", "ReplicationController")
+#: Kinds the scheduler observes as they are (plugins read their labels or selectors).
+_OBSERVED = ("Namespace", "Service")
 
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -108,6 +111,9 @@ def _build(documents: Sequence[_Document], created: str, new_uid: UidFactory) ->
                     label = f"{expansion.where} (pod {pod.name})"
                     _register(pod_sources, pod.key, doc.location, label, "Pod")
                     loaded.pods.append(pod)
+                loaded.objects.append(object_from_manifest(expansion.controller))
+            elif kind in _OBSERVED:
+                loaded.objects.append(object_from_manifest(doc.obj))
             elif kind in _NOT_EXPANDED:
                 loaded.skipped.append(
                     f"{doc.location}: kind {kind} is not expanded into pods by the simulation"

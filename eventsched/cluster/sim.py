@@ -22,6 +22,7 @@ import structlog
 from eventsched.cluster.naming import rfc3339
 from eventsched.cluster.types import BindOutcome, ChangeType, ClusterChange, LoadedCluster, SimEvent
 from eventsched.model import Node, Pod
+from eventsched.model.objects import ClusterObject
 
 log = structlog.get_logger(__name__)
 
@@ -61,11 +62,14 @@ class SimulatedCluster:
         nodes: Iterable[Node] = (),
         pods: Iterable[Pod] = (),
         *,
+        objects: Iterable[ClusterObject] = (),
         reporting_controller: str = "eventsched",
     ) -> None:
         self._lock = threading.Lock()
         self._nodes: dict[str, Node] = {}
         self._pods: dict[str, Pod] = {}
+        #: Namespaces and workloads by key (see model/objects.py).
+        self._objects: dict[str, ClusterObject] = {obj.key: obj for obj in objects}
         for node in nodes:
             if node.name in self._nodes:
                 raise ValueError(f"node {node.name!r} is given twice")
@@ -89,7 +93,7 @@ class SimulatedCluster:
     @classmethod
     def from_loaded(cls, loaded: LoadedCluster, **kwargs: str) -> SimulatedCluster:
         """A cluster holding what `load_manifests` or `generate_cluster` produced."""
-        return cls(loaded.nodes, loaded.pods, **kwargs)
+        return cls(loaded.nodes, loaded.pods, objects=loaded.objects, **kwargs)
 
     # -- the Cluster protocol ------------------------------------------------------------
 
@@ -101,6 +105,7 @@ class SimulatedCluster:
             self._on_change = on_change
             self._synced.clear()
             self._pending.clear()
+            self._pending.extend(ClusterChange("ADDED", obj) for obj in self._objects.values())
             self._pending.extend(ClusterChange("ADDED", node) for node in self._nodes.values())
             self._pending.extend(ClusterChange("ADDED", pod) for pod in self._pods.values())
             self._pending.append(_Synced())
@@ -216,6 +221,20 @@ class SimulatedCluster:
 
     # -- changing the cluster (tests and scenarios) -------------------------------------
 
+    def put_object(self, obj: ClusterObject) -> None:
+        """Create or update a Namespace or workload."""
+        with self._lock:
+            change: ChangeType = "MODIFIED" if obj.key in self._objects else "ADDED"
+            self._objects[obj.key] = obj
+            self._enqueue(change, obj)
+        self._deliver()
+
+    def delete_object(self, key: str) -> None:
+        with self._lock:
+            obj = self._objects.pop(key)
+            self._enqueue("DELETED", obj)
+        self._deliver()
+
     def add_node(self, node: Node) -> None:
         with self._lock:
             if node.name in self._nodes:
@@ -324,7 +343,7 @@ class SimulatedCluster:
         self._enqueue("MODIFIED", bound)
         return BindOutcome(ok=True, code=201)
 
-    def _enqueue(self, change_type: ChangeType, obj: Node | Pod) -> None:
+    def _enqueue(self, change_type: ChangeType, obj: Node | Pod | ClusterObject) -> None:
         """Queue a change for delivery; the caller holds the lock, so order is the state's."""
         if self._on_change is not None:
             self._pending.append(ClusterChange(change_type, obj))

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 
 from eventsched.model import Node, Pod
 from eventsched.model.changes import BindOutcome, ChangeType, ClusterChange
+from eventsched.model.objects import ClusterObject
 
 __all__ = ["BindOutcome", "ChangeType", "ClusterChange", "LoadedCluster", "SimEvent"]
 
@@ -35,6 +36,8 @@ class LoadedCluster:
 
     nodes: list[Node] = field(default_factory=list)
     pods: list[Pod] = field(default_factory=list)
+    #: Namespaces, Services and the controllers of expanded workloads (selectors).
+    objects: list[ClusterObject] = field(default_factory=list)
     #: Documents that look like mistakes, each as "where: why" (simulate warns of each).
     skipped: list[str] = field(default_factory=list)
     #: Kinds the simulation has no use for (Namespace, Service, ...), with their counts.

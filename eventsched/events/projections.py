@@ -24,6 +24,7 @@ from eventsched.events.placements import Placement, PlacementTable
 from eventsched.events.record import StoredEvent
 from eventsched.events.retention import read_base
 from eventsched.events.vocabulary import starts_empty_view
+from eventsched.model.objects import record_key
 
 if TYPE_CHECKING:
     from eventsched.events.store import EventStore
@@ -226,6 +227,12 @@ class Projections:
         if name is not None:
             self.observed.pop(f"node/{name}", None)
 
+    def _object_observed(self, e: StoredEvent) -> None:
+        self.observed[f"object/{record_key(e.data)}"] = e.data_digest
+
+    def _object_removed(self, e: StoredEvent) -> None:
+        self.observed.pop(f"object/{record_key(e.data)}", None)
+
     def _pod_observed(self, e: StoredEvent) -> None:
         uid = e.uid or e.data.get("uid")
         if isinstance(uid, str) and uid:
@@ -312,6 +319,8 @@ _HANDLERS: dict[str, Callable[[Projections, StoredEvent], None]] = {
     "node_observed": Projections._node_observed,
     "node_removed": Projections._node_removed,
     "pod_observed": Projections._pod_observed,
+    "object_observed": Projections._object_observed,
+    "object_removed": Projections._object_removed,
 }
 
 

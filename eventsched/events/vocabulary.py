@@ -20,6 +20,11 @@ INPUT_KINDS: dict[str, str] = {
     "repeats are not written, nor is the pod on the node our own `bound` gave it",
     "pod_removed": "a pod deleted from the cluster; data: {nodeName, reason?} (reason: not "
     "listed when a scheduler started; then only the uid column is set)",
+    "object_observed": "a Namespace (labels) or a Service, ReplicaSet, StatefulSet or "
+    "ReplicationController (its pod selector) as seen: data: {kind, name, namespace?, labels? | "
+    "selector?}; what inter-pod affinity's namespaceSelector and PodTopologySpread's default "
+    "constraints read; identical repeats are not written",
+    "object_removed": "such an object deleted from the cluster; data: as its last object_observed",
     "input_recorded": "an outside value a plugin read; plugin column set; data: {key, value}; "
     "with no plugin, the scheduler's note that a pod sets fields no plugin of its profile "
     "honours: key ignoredFields, value {fields[], plugins[]}",

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from eventsched.model.node import Node
+from eventsched.model.objects import ClusterObject
 from eventsched.model.pod import Pod
 
 ChangeType = Literal["ADDED", "MODIFIED", "DELETED"]
@@ -20,7 +21,7 @@ class ClusterChange:
     """One object as the cluster now has it (for DELETED: as it was last seen)."""
 
     type: ChangeType
-    obj: Node | Pod
+    obj: Node | Pod | ClusterObject
 
 
 @dataclass(frozen=True, slots=True)

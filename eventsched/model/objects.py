@@ -11,7 +11,7 @@ enough to log like a node or a pod.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,10 +25,24 @@ REPLICATION_CONTROLLER = "ReplicationController"
 WORKLOAD_KINDS = (SERVICE, REPLICA_SET, STATEFUL_SET, REPLICATION_CONTROLLER)
 
 
+NAMESPACE = "Namespace"
+NAME_LABEL = "kubernetes.io/metadata.name"
+#: Every kind this module reads; the cluster adapters watch exactly these.
+KINDS = (NAMESPACE, *WORKLOAD_KINDS)
+
+
 @dataclass(frozen=True, slots=True)
 class Namespace:
     name: str
     labels: Mapping[str, str] = field(default_factory=dict)
+    kind: str = NAMESPACE
+
+    @property
+    def key(self) -> str:
+        return f"{NAMESPACE}/{self.name}"
+
+    def to_record(self) -> dict[str, Any]:
+        return {"kind": NAMESPACE, "name": self.name, "labels": dict(self.labels)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +56,52 @@ class Workload:
     namespace: str
     name: str
     selector: LabelSelector | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}/{self.namespace}/{self.name}"
+
+    def to_record(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+            "selector": None if self.selector is None else self.selector.to_dict(),
+        }
+
+
+#: An object of one of `KINDS`.
+ClusterObject = Namespace | Workload
+
+
+def record_key(record: Mapping[str, Any]) -> str:
+    """The `key` of the object an `object_observed` record holds, read from the record."""
+    if record.get("kind") == NAMESPACE:
+        return f"{NAMESPACE}/{record.get('name')}"
+    return f"{record.get('kind')}/{record.get('namespace')}/{record.get('name')}"
+
+
+def object_from_record(record: Mapping[str, Any]) -> ClusterObject:
+    """The object an `object_observed` event holds (`to_record()`)."""
+    kind = str(record["kind"])
+    if kind == NAMESPACE:
+        return Namespace(str(record["name"]), dict(record.get("labels") or {}))
+    raw = record.get("selector")
+    where = f"{kind} {record.get('namespace')}/{record.get('name')}"
+    selector = None if raw is None else LabelSelector.parse(raw, where, "selector")
+    return Workload(kind, str(record["namespace"]), str(record["name"]), selector)
+
+
+def object_from_manifest(obj: Mapping[str, Any]) -> ClusterObject:
+    """A Namespace, Service, ReplicaSet, StatefulSet or ReplicationController from the API."""
+    if obj.get("kind") == NAMESPACE:
+        meta = obj.get("metadata") or {}
+        name = str(meta.get("name"))
+        labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+        # The API server sets this label on every namespace (since 1.21); a manifest
+        # given to the simulation lacks it, a listed namespace has it.
+        return Namespace(name, {**labels, NAME_LABEL: name})
+    return workload_from_manifest(obj)
 
 
 def _as_selector(labels: Mapping[str, str]) -> LabelSelector:
@@ -71,6 +131,35 @@ class ClusterObjects:
     def __init__(self) -> None:
         self.namespaces: dict[str, Namespace] = {}
         self.workloads: dict[tuple[str, str, str], Workload] = {}
+
+    def __iter__(self) -> Iterator[ClusterObject]:
+        yield from self.namespaces.values()
+        yield from self.workloads.values()
+
+    def __len__(self) -> int:
+        return len(self.namespaces) + len(self.workloads)
+
+    def has(self, obj: ClusterObject) -> bool:
+        """Whether an object of that kind and name is held (whatever its content)."""
+        if isinstance(obj, Namespace):
+            return obj.name in self.namespaces
+        return (obj.kind, obj.namespace, obj.name) in self.workloads
+
+    def upsert(self, obj: ClusterObject) -> None:
+        if isinstance(obj, Namespace):
+            self.namespaces[obj.name] = obj
+        else:
+            self.workloads[(obj.kind, obj.namespace, obj.name)] = obj
+
+    def remove(self, obj: ClusterObject) -> None:
+        if isinstance(obj, Namespace):
+            self.namespaces.pop(obj.name, None)
+        else:
+            self.workloads.pop((obj.kind, obj.namespace, obj.name), None)
+
+    def clear(self) -> None:
+        self.namespaces.clear()
+        self.workloads.clear()
 
     def namespace_labels(self, name: str) -> Mapping[str, str] | None:
         """A namespace's labels, None when it is not known."""

@@ -117,6 +117,18 @@ class EventHandlers:
         if changed:
             self._move(NODE_UPDATE if known else NODE_ADD, "NodeUpdate" if known else "NodeAdd")
 
+    def _object_changed(self, change: ClusterChange) -> None:
+        """A Namespace or workload: logged and folded; no plugin here requeues pods for it
+        (kube-scheduler's plugins register no event for these kinds either)."""
+        obj = change.obj
+        assert not isinstance(obj, Node | Pod)
+        key = f"object/{obj.key}"
+        if change.type == "DELETED":
+            self.journal.pending.add("object_removed", obj.to_record())
+            return
+        known = self.view.table.objects.has(obj)
+        self._observe("object_observed", key, obj.to_record(), known=known)
+
     def _pod_changed(self, change: ClusterChange) -> None:
         assert isinstance(change.obj, Pod)
         pod = change.obj.keeping_annotations(self.annotation_keys)

@@ -25,7 +25,7 @@ import structlog
 from eventsched.config import profile_digest
 from eventsched.events import EventStore, StoredEvent
 from eventsched.framework import Framework, Handle, Profile, Registry
-from eventsched.model import Node
+from eventsched.model import Node, Pod
 from eventsched.scheduler.binding import BindingDone
 from eventsched.scheduler.journal import Journal
 from eventsched.scheduler.metrics import SchedulerMetrics
@@ -237,8 +237,10 @@ class Scheduler(SchedulingCycle):
             self._binding_done(item)
         elif isinstance(item.obj, Node):
             self._node_changed(item)
-        else:
+        elif isinstance(item.obj, Pod):
             self._pod_changed(item)
+        else:
+            self._object_changed(item)
 
     # -- appending --------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from typing import Any, Protocol
 from eventsched.events import starts_empty_view
 from eventsched.framework import Profile
 from eventsched.model import Cache, Node, NodeTable, Pod
+from eventsched.model.objects import object_from_record
 
 
 class Fact(Protocol):
@@ -71,6 +72,12 @@ class ClusterView:
             self.pods.pop(e.uid, None)
             self.cache.remove_pod(e.uid)
 
+    def _object_observed(self, e: Fact) -> None:
+        self.table.objects.upsert(object_from_record(e.data))
+
+    def _object_removed(self, e: Fact) -> None:
+        self.table.objects.remove(object_from_record(e.data))
+
     def _reserved(self, e: Fact) -> None:
         pod = self.pods.get(e.uid or "")
         if self.placed_by_caller is not None or pod is None or not e.node:
@@ -103,6 +110,7 @@ class ClusterView:
             # the new process lists them again, and their observations place nothing.
             kept = [p for p in self.cache.placements() if self._placed_by_caller(p[0].uid)]
             self.cache.clear()
+            self.table.objects.clear()
             self.pods.clear()
             self.inputs.clear()
             for pod, node, assumed, finished in kept:
@@ -117,6 +125,7 @@ class ClusterView:
         """The view as JSON-ready data: what a pruned log's base keeps, and what tests compare."""
         return {
             "nodes": [node.to_record() for node in self.cache.table],
+            "objects": [obj.to_record() for obj in self.table.objects],
             "pods": [pod.to_record() for pod in self.pods.values()],
             "placements": [
                 {"pod": pod.to_record(), "node": node, "assumed": assumed, "finished": finished}
@@ -135,6 +144,8 @@ class ClusterView:
         view = cls()
         for record in state.get("nodes", []):
             view.cache.upsert_node(Node.from_record(record))
+        for record in state.get("objects", []):
+            view.table.objects.upsert(object_from_record(record))
         for record in state.get("pods", []):
             pod = Pod.from_record(record)
             view.pods[pod.uid] = pod
@@ -161,6 +172,8 @@ _FOLDS: dict[str, Callable[[ClusterView, Fact], None]] = {
     "node_removed": ClusterView._node_removed,
     "pod_observed": ClusterView._pod_observed,
     "pod_removed": ClusterView._pod_removed,
+    "object_observed": ClusterView._object_observed,
+    "object_removed": ClusterView._object_removed,
     "reserved": ClusterView._reserved,
     "unreserved": ClusterView._unreserved,
     "bound": ClusterView._bound,

@@ -229,8 +229,8 @@ def test_documents_that_are_not_simulated_are_named_not_skipped_silently(
     assert main(["--db", db_url, "simulate", str(tmp_path)]) == 0
     err = capsys.readouterr().err
     assert (
-        "eventsched: note: not simulated (only nodes, pods and the workloads that make them "
-        "are): 1 Widget\n"
+        "eventsched: note: not simulated (only nodes, pods, the workloads that make them, "
+        "namespaces and services are): 1 Widget\n"
         "eventsched: warning: skipped 3 documents:\n"
         f"  {tmp_path / 'empty.yaml'}: no objects in the file\n"
         f"  {kinds} (document 1): kind node: kinds are case-sensitive; did you mean Node?\n"

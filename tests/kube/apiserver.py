@@ -19,6 +19,8 @@ kind           API                          object      scope
 =============  ===========================  ==========  ==========
 "pods"         v1                           Pod         namespaced
 "nodes"        v1                           Node        cluster
+"namespaces"   v1                           Namespace   cluster
+"services", "replicationcontrollers" (v1), "replicasets", "statefulsets" (apps/v1): namespaced
 "leases"       coordination.k8s.io/v1       Lease       namespaced
 "events"       events.k8s.io/v1             Event       namespaced
 "core_events"  v1                           Event       namespaced
@@ -143,6 +145,18 @@ RESOURCES: dict[str, ResourceType] = {
             has_status=True,
             fields=frozenset({"spec.unschedulable"}),
         ),
+        ResourceType("namespaces", "", "v1", "namespaces", "Namespace", namespaced=False),
+        ResourceType("services", "", "v1", "services", "Service", namespaced=True),
+        ResourceType(
+            "replicationcontrollers",
+            "",
+            "v1",
+            "replicationcontrollers",
+            "ReplicationController",
+            namespaced=True,
+        ),
+        ResourceType("replicasets", "apps", "v1", "replicasets", "ReplicaSet", namespaced=True),
+        ResourceType("statefulsets", "apps", "v1", "statefulsets", "StatefulSet", namespaced=True),
         ResourceType(
             "leases",
             "coordination.k8s.io",

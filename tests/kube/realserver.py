@@ -58,6 +58,9 @@ LEASE_NAMESPACE = "eventsched"
 KINDS: dict[str, tuple[str, str, bool, bool]] = {
     "pods": ("/api/v1", "pods", True, True),
     "nodes": ("/api/v1", "nodes", False, True),
+    "namespaces": ("/api/v1", "namespaces", False, False),
+    "services": ("/api/v1", "services", True, False),
+    "replicasets": ("/apis/apps/v1", "replicasets", True, False),
     "leases": ("/apis/coordination.k8s.io/v1", "leases", True, False),
     "events": ("/apis/events.k8s.io/v1", "events", True, False),
     "core_events": ("/api/v1", "events", True, False),
@@ -65,6 +68,9 @@ KINDS: dict[str, tuple[str, str, bool, bool]] = {
 _BY_KIND: dict[tuple[str, str], str] = {
     ("v1", "Pod"): "pods",
     ("v1", "Node"): "nodes",
+    ("v1", "Namespace"): "namespaces",
+    ("v1", "Service"): "services",
+    ("apps/v1", "ReplicaSet"): "replicasets",
     ("coordination.k8s.io/v1", "Lease"): "leases",
     ("events.k8s.io/v1", "Event"): "events",
     ("v1", "Event"): "core_events",
@@ -372,6 +378,12 @@ class RealApiServer:
         for namespace in sorted(namespaces):
             self.call("DELETE", f"/api/v1/namespaces/{namespace}/pods", grace0)
             self.call("DELETE", f"/api/v1/namespaces/{namespace}/events")
+            self.call("DELETE", f"/apis/apps/v1/namespaces/{namespace}/replicasets")
+            for service in self.call("GET", f"/api/v1/namespaces/{namespace}/services")["items"]:
+                if service["metadata"]["name"] != "kubernetes":
+                    self.call(
+                        "DELETE", self._path("services", namespace, service["metadata"]["name"])
+                    )
         self.call("DELETE", "/api/v1/nodes")
         self.call("DELETE", f"/apis/coordination.k8s.io/v1/namespaces/{LEASE_NAMESPACE}/leases")
 

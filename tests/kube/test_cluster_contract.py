@@ -14,7 +14,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import Protocol
+from typing import Any, Protocol
+from uuid import uuid4
 
 import pytest
 
@@ -22,6 +23,8 @@ from eventsched.cluster import SimulatedCluster
 from eventsched.cluster.kube import KubeCluster
 from eventsched.model import Node, Pod
 from eventsched.model.changes import ClusterChange
+from eventsched.model.objects import Namespace, Workload, object_from_manifest
+from eventsched.model.selectors import LabelSelector
 from eventsched.scheduler.ports import Cluster
 from tests.conftest import KUBE_SERVERS, _emulator
 from tests.kube.realserver import KubeServer
@@ -37,6 +40,7 @@ class Driver(Protocol):
 
     def add_node(self, name: str) -> None: ...
     def add_pod(self, name: str, node_name: str = "") -> None: ...
+    def add_object(self, manifest: dict[str, Any]) -> None: ...
     def delete_pod(self, name: str) -> None: ...
     def bind_elsewhere(self, name: str, node_name: str) -> None: ...
     def node_of(self, name: str) -> str: ...
@@ -54,6 +58,9 @@ class SimDriver:
 
     def add_pod(self, name: str, node_name: str = "") -> None:
         self.sim.add_pod(Pod.from_manifest(pod_manifest(name, cpu="1", node_name=node_name)))
+
+    def add_object(self, manifest: dict[str, Any]) -> None:
+        self.sim.put_object(object_from_manifest(manifest))
 
     def delete_pod(self, name: str) -> None:
         self.sim.delete_pod(f"default/{name}")
@@ -86,6 +93,9 @@ class KubeDriver:
 
     def add_pod(self, name: str, node_name: str = "") -> None:
         self.server.create(pod_manifest(name, cpu="1", node_name=node_name))
+
+    def add_object(self, manifest: dict[str, Any]) -> None:
+        self.server.create(manifest)
 
     def delete_pod(self, name: str) -> None:
         self.server.delete("pods", name, "default")
@@ -180,6 +190,70 @@ def test_list_delivers_every_node_and_pod_before_synced(started: tuple[Driver, S
     assert running is not None and running.node_name == "node-a"
     pending = seen.latest("pending")
     assert pending is not None and not pending.node_name and pending.uid
+
+
+def replica_set(name: str, **match_labels: str) -> dict[str, Any]:
+    labels = dict(match_labels)
+    template = {
+        "metadata": {"labels": labels},
+        "spec": {"containers": [{"name": "c", "image": "i"}]},
+    }
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"replicas": 0, "selector": {"matchLabels": labels}, "template": template},
+    }
+
+
+def test_namespaces_and_workloads_are_listed_and_watched(driver: Driver) -> None:
+    """What inter-pod affinity's namespaceSelector and default spreading read comes through
+    the same protocol: a labelled Namespace, a ReplicaSet's and a Service's selectors."""
+    team = f"team-{uuid4().hex[:6]}"
+    driver.add_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": team, "labels": {"tier": "gold"}},
+        }
+    )
+    driver.add_object(replica_set("web-1", app="web"))
+    seen = Seen()
+    driver.cluster.start(seen)
+    try:
+        assert driver.cluster.wait_synced(30), "the initial lists never completed"
+        objects = {
+            c.obj.key: c.obj for c in seen.changes if isinstance(c.obj, Namespace | Workload)
+        }
+        assert objects[f"Namespace/{team}"].labels == {
+            "tier": "gold",
+            "kubernetes.io/metadata.name": team,  # as the API server labels every namespace
+        }
+        assert objects["ReplicaSet/default/web-1"] == Workload(
+            "ReplicaSet",
+            "default",
+            "web-1",
+            LabelSelector.parse({"matchLabels": {"app": "web"}}, "", ""),
+        )
+        driver.add_object(
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "web", "namespace": "default"},
+                "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]},
+            }
+        )
+        service = wait_for(
+            "the Service",
+            lambda: [
+                c.obj
+                for c in seen.changes
+                if isinstance(c.obj, Workload) and c.obj.kind == "Service" and c.obj.name == "web"
+            ],
+        )
+        assert service[0].selector is not None and service[0].selector.matches({"app": "web"})
+    finally:
+        driver.cluster.stop()
 
 
 def test_watch_delivers_a_new_pod_and_its_deletion(started: tuple[Driver, Seen]) -> None:

@@ -26,6 +26,8 @@ from eventsched.config.file import load_config
 from eventsched.events import EventStore, upgrade
 from eventsched.framework import CycleState, PluginRef
 from eventsched.model import Pod
+from eventsched.model.objects import Namespace, Workload
+from eventsched.model.selectors import LabelSelector
 from eventsched.plugins import full_registry, in_tree_registry
 from eventsched.scheduler import Scheduler, SchedulerOptions
 from eventsched.view import ClusterView
@@ -79,9 +81,15 @@ def test_the_live_view_is_the_replayed_view_after_every_append(store: EventStore
         [node("a", cpu="2"), node("b", cpu="4"), node("c", cpu="1")],
         [pod("web-0"), pod("web-1"), pod("contested"), others, *gang("train", 3, 3)],
     )
+    cluster.put_object(Namespace("team", {"tier": "gold"}))
+    cluster.put_object(Workload("ReplicaSet", "default", "web", LabelSelector.parse({}, "", "")))
     views: dict[int, dict[str, Any]] = {}
     run(store, cluster, views)
-    # Meanwhile: a node goes, a bound pod goes, a pod that fits nowhere comes.
+    # Meanwhile: a node goes, a bound pod goes, a pod that fits nowhere comes; a
+    # namespace is relabelled, a controller goes, a Service comes.
+    cluster.put_object(Namespace("team", {"tier": "silver"}))
+    cluster.delete_object("ReplicaSet/default/web")
+    cluster.put_object(Workload("Service", "default", "web", LabelSelector.parse({}, "", "")))
     cluster.remove_node("c")
     cluster.delete_pod("default/web-0")
     cluster.add_pod(pod("huge", cpu="16"))
@@ -91,6 +99,11 @@ def test_the_live_view_is_the_replayed_view_after_every_append(store: EventStore
     assert any(
         p["assumed"] and p["finished"] for state in views.values() for p in state["placements"]
     ), "a pod bound by us and not observed again stays as its `bound` left it"
+    last = views[max(views)]["objects"]
+    assert {o["kind"]: o.get("labels") for o in last} == {
+        "Namespace": {"tier": "silver"},
+        "Service": None,
+    }
     replayed = replayed_views(store, set(views))
     for position, live in views.items():
         assert replayed[position] == live, f"views differ at log position {position}"

@@ -24,6 +24,13 @@ REQUIRED_ACCESS: tuple[Access, ...] = (
     # Informers: every node, and every pod (assigned pods of all schedulers use capacity).
     Access("", "nodes", ("list", "watch")),
     Access("", "pods", ("list", "watch")),
+    # What plugins read besides: namespace labels (inter-pod affinity's namespaceSelector),
+    # the selectors of Services and controllers (PodTopologySpread's default constraints).
+    Access("", "namespaces", ("list", "watch")),
+    Access("", "services", ("list", "watch")),
+    Access("", "replicationcontrollers", ("list", "watch")),
+    Access("apps", "replicasets", ("list", "watch")),
+    Access("apps", "statefulsets", ("list", "watch")),
     # Binding, and the PodScheduled=False condition / nominatedNodeName on failure.
     Access("", "pods/binding", ("create",)),
     Access("", "pods/status", ("patch",)),

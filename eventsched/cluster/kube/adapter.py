@@ -20,12 +20,13 @@ import structlog
 from kubernetes import client
 
 from eventsched.cluster.kube.connection import ClientConnection, rate_limiter
-from eventsched.cluster.kube.convert import to_node, to_pod
+from eventsched.cluster.kube.convert import to_node, to_object, to_pod
 from eventsched.cluster.kube.informer import DELETED, Informer, ListWatchError
 from eventsched.cluster.kube.recorder import Recorder
 from eventsched.cluster.kube.rest import Rest, TransportError, resource_path
 from eventsched.model import Node, Pod
 from eventsched.model.changes import BindOutcome, ChangeType, ClusterChange
+from eventsched.model.objects import ClusterObject
 
 log = structlog.get_logger(__name__)
 
@@ -33,6 +34,15 @@ OnChange = Callable[[ClusterChange], None]
 
 #: Status codes after which retrying the same Binding cannot succeed.
 FINAL_BIND_CODES = frozenset({404, 409})
+
+#: The other kinds plugins read (model/objects.py): resource path and object kind.
+OBJECT_RESOURCES = (
+    ("namespaces", "Namespace"),
+    ("services", "Service"),
+    ("replicationcontrollers", "ReplicationController"),
+    ("apps/v1/replicasets", "ReplicaSet"),
+    ("apps/v1/statefulsets", "StatefulSet"),
+)
 
 #: kube-scheduler's pod informer leaves out terminal pods.
 NON_TERMINAL = "status.phase!=Succeeded,status.phase!=Failed"
@@ -66,6 +76,16 @@ class KubeCluster:
             query={"fieldSelector": NON_TERMINAL},
             name="pods",
         )
+        self.objects = [
+            Informer(
+                self._rest,
+                resource_path(resource),
+                self._object(kind),
+                self._watch_error(resource),
+                name=resource.rpartition("/")[2],
+            )
+            for resource, kind in OBJECT_RESOURCES
+        ]
         # Events get a rate limit of their own, as kube-scheduler gives them a client of their own.
         self.recorder = Recorder(
             self._rest, self._limiter, rate_limiter(connection), self._pod_condition
@@ -75,12 +95,12 @@ class KubeCluster:
 
     def start(self, on_change: OnChange) -> None:
         self._on_change = on_change
-        self.nodes.start()
-        self.pods.start()
+        for informer in self._informers:
+            informer.start()
 
     def wait_synced(self, timeout: float | None = None) -> bool:
-        """True once both initial lists were delivered; False on timeout or stop."""
-        for synced in (self.nodes.synced, self.pods.synced):
+        """True once every initial list was delivered; False on timeout or stop."""
+        for synced in (informer.synced for informer in self._informers):
             while not synced.wait(0.2 if timeout is None else min(0.2, timeout)):
                 if self._stopped.is_set():
                     return False
@@ -92,7 +112,12 @@ class KubeCluster:
 
     @property
     def synced(self) -> bool:
-        return self.nodes.synced.is_set() and self.pods.synced.is_set()
+        return all(informer.synced.is_set() for informer in self._informers)
+
+    @property
+    def _informers(self) -> list[Informer]:
+        """Objects before nodes before pods, as the scheduler would like to see them."""
+        return [*self.objects, self.nodes, self.pods]
 
     def bind(self, pod: Pod, node_name: str) -> BindOutcome:
         """POST pods/binding with the pod's UID as precondition, as DefaultBinder does."""
@@ -128,13 +153,13 @@ class KubeCluster:
         """Stop watching and deliver nothing more; queued Events and patches are still written."""
         self._stopped.set()
         self._on_change = None
-        for informer in (self.nodes, self.pods):
+        for informer in self._informers:
             informer.stop()
         self.recorder.stop()
 
     # -- informer plumbing ------------------------------------------------------
 
-    def _deliver(self, change_type: str, obj: Node | Pod) -> None:
+    def _deliver(self, change_type: str, obj: Node | Pod | ClusterObject) -> None:
         on_change = self._on_change
         if on_change is not None:
             on_change(ClusterChange(cast(ChangeType, change_type), obj))
@@ -143,6 +168,14 @@ class KubeCluster:
         node = to_node(obj)
         if node is not None:
             self._deliver(event_type, node)
+
+    def _object(self, kind: str) -> Callable[[str, dict[str, Any]], None]:
+        def handle(event_type: str, obj: dict[str, Any]) -> None:
+            read = to_object(obj, kind)
+            if read is not None:
+                self._deliver(event_type, read)
+
+        return handle
 
     def _pod(self, event_type: str, obj: dict[str, Any]) -> None:
         pod = to_pod(obj)

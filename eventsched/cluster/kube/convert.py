@@ -14,6 +14,7 @@ import structlog
 
 from eventsched.model import Node, Pod
 from eventsched.model.errors import ManifestError
+from eventsched.model.objects import ClusterObject, object_from_manifest
 
 log = structlog.get_logger(__name__)
 
@@ -38,6 +39,21 @@ def to_node(data: dict[str, Any]) -> Node | None:
         log.warning(
             "node ignored: the scheduler cannot read it",
             node=(data.get("metadata") or {}).get("name"),
+            error=str(exc),
+        )
+        return None
+
+
+def to_object(data: dict[str, Any], kind: str) -> ClusterObject | None:
+    """A Namespace or workload; list items carry no `kind`, so the informer names it."""
+    try:
+        return object_from_manifest({**data, "kind": kind})
+    except (ManifestError, ValueError, TypeError, AttributeError) as exc:
+        meta = data.get("metadata") or {}
+        log.warning(
+            "object ignored: the scheduler cannot read it",
+            kind=kind,
+            name=f"{meta.get('namespace') or ''}/{meta.get('name')}".lstrip("/"),
             error=str(exc),
         )
         return None

@@ -15,6 +15,7 @@ from eventsched.plugins.nodename import NodeName
 from eventsched.plugins.noderesources_fit import NodeResourcesFit
 from eventsched.plugins.nodeunschedulable import NodeUnschedulable
 from eventsched.plugins.pinnedhost import PinnedHost
+from eventsched.plugins.podtopologyspread import PodTopologySpread
 from eventsched.plugins.prioritysort import PrioritySort
 from eventsched.plugins.randomscore import RandomScore
 from eventsched.plugins.schedulinggates import SchedulingGates
@@ -29,6 +30,7 @@ IN_TREE = (
     TaintToleration,
     NodeAffinity,
     NodeResourcesFit,
+    PodTopologySpread,
     DefaultBinder,
 )
 

@@ -1467,7 +1467,7 @@ def test_args_refused(upstream: str, args: dict[str, Any], field: str) -> None:
 
 
 def test_args_messages() -> None:
-    """The brief's wording for maxSkew, and upstream's reason for labelSelector."""
+    """The refusal reads as field: problem, the field a path inside the args."""
     bad = {
         "defaultingType": "List",
         "defaultConstraints": [

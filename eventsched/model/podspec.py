@@ -44,8 +44,14 @@ class HostPort:
     host_ip: str = ANY_IP
 
     def conflicts(self, other: HostPort) -> bool:
-        """kube-scheduler's `HostPortInfo.CheckConflict`: 0.0.0.0 conflicts with every IP."""
-        if self.port != other.port or self.protocol != other.protocol:
+        """kube-scheduler's `HostPortInfo.CheckConflict`: 0.0.0.0 conflicts with every IP.
+
+        Symmetric: a wanted 0.0.0.0 port meets the same port/protocol on any IP,
+        a wanted specific IP meets it on that IP or on 0.0.0.0. A port <= 0 is
+        no host port and conflicts with nothing (upstream's Add and
+        CheckConflict ignore it).
+        """
+        if self.port <= 0 or self.port != other.port or self.protocol != other.protocol:
             return False
         return self.host_ip == other.host_ip or ANY_IP in (self.host_ip, other.host_ip)
 

@@ -7,15 +7,17 @@ from typing import Any
 from eventsched.framework import Registry
 from eventsched.plugins.coscheduling import Coscheduling
 from eventsched.plugins.defaultbinder import DefaultBinder
+from eventsched.plugins.imagelocality import ImageLocality
 from eventsched.plugins.importancesort import ImportanceSort
 from eventsched.plugins.networktraffic import NetworkTraffic
 from eventsched.plugins.nodeaffinity import NodeAffinity
 from eventsched.plugins.nodelabel import NodeLabel
 from eventsched.plugins.nodename import NodeName
+from eventsched.plugins.nodeports import NodePorts
+from eventsched.plugins.noderesources_balanced import NodeResourcesBalancedAllocation
 from eventsched.plugins.noderesources_fit import NodeResourcesFit
 from eventsched.plugins.nodeunschedulable import NodeUnschedulable
 from eventsched.plugins.pinnedhost import PinnedHost
-from eventsched.plugins.podtopologyspread import PodTopologySpread
 from eventsched.plugins.prioritysort import PrioritySort
 from eventsched.plugins.randomscore import RandomScore
 from eventsched.plugins.schedulinggates import SchedulingGates
@@ -29,8 +31,10 @@ IN_TREE = (
     NodeUnschedulable,
     TaintToleration,
     NodeAffinity,
+    NodePorts,
     NodeResourcesFit,
-    PodTopologySpread,
+    NodeResourcesBalancedAllocation,
+    ImageLocality,
     DefaultBinder,
 )
 

@@ -1,0 +1,187 @@
+"""ImageLocality: favour nodes that already hold the pod's container images (v1.28).
+
+Each image of the pod's regular containers found on a node (by its name as
+`status.images` lists it, the pod's name normalized with a default `:latest`
+tag) adds `int64(size * numNodesWithImage / totalNumNodes)`: an image
+present everywhere counts fully, a rare one little, so image locality does
+not pile pods onto the few nodes that pulled an image first. The sum is
+clamped to [23MB, 1000MB x containers] and scaled to 0..100 with integer
+arithmetic. v1.28 reads `spec.containers` only (init containers count from
+v1.30) and has no PreScore or NormalizeScore.
+
+Which nodes hold which image, and how many, is an index rebuilt only when
+nodes change (`table.node_generation`). Image names are integer codes and a
+node's images are encoded once per Node object (a changed node is a new
+object), so a rebuild is a few array operations over the codes; scoring a
+pod is one dictionary look-up and one array addition per container image.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from eventsched.framework import MAX_NODE_SCORE, CycleState, Handle, check_args
+from eventsched.model import Indexes, IntArray, Node, NodeTable, Pod
+
+NAME = "ImageLocality"
+MB = 1024 * 1024
+#: Bounds of the image score range: 90% of images on Docker Hub fall in it, per container.
+MIN_THRESHOLD = 23 * MB
+MAX_CONTAINER_THRESHOLD = 1000 * MB
+DEFAULT_IMAGE_TAG = "latest"
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedNode:
+    """One node's `status.images` as name codes, each name once, with the size it reports."""
+
+    node: Node
+    codes: IntArray
+    sizes: IntArray
+
+
+@dataclass(frozen=True, slots=True)
+class ImageIndex:
+    """upstream's `ImageStateSummary` of every image name, as arrays indexed by name code.
+
+    The rows holding code `c` are `rows[starts[c] : starts[c] + counts[c]]`, in row
+    order; `scaled[c]` is `int64(float64(size) * numNodes / totalNumNodes)`, what
+    the image adds to the sum on each of them.
+    """
+
+    node_generation: int
+    codes: Mapping[str, int]
+    starts: IntArray
+    counts: IntArray
+    rows: Indexes
+    scaled: IntArray
+
+    def holders(self, name: str) -> tuple[Indexes, int] | None:
+        """The rows holding image `name` and its scaled score; None when no node has it."""
+        code = self.codes.get(name)
+        if code is None or code >= len(self.counts) or self.counts[code] == 0:
+            return None
+        start = int(self.starts[code])
+        return self.rows[start : start + int(self.counts[code])], int(self.scaled[code])
+
+
+def normalized_image_name(name: str) -> str:
+    """upstream `normalizedImageName`: add `:latest` when the reference has no tag.
+
+    A tag is a `:` after the last `/` (`gcr.io:5000/root` has none); a digest
+    reference (`root@sha256:...`) keeps its own colon and is left as is.
+    """
+    if name.rfind(":") <= name.rfind("/"):
+        return f"{name}:{DEFAULT_IMAGE_TAG}"
+    return name
+
+
+def scaled_image_scores(sizes: IntArray, num_nodes: IntArray, total_num_nodes: int) -> IntArray:
+    """upstream `scaledImageScore` for many images: float64 as in Go, truncated toward zero."""
+    spread = num_nodes.astype(np.float64) / float(total_num_nodes)
+    return (sizes.astype(np.float64) * spread).astype(np.int64)
+
+
+class ImageCodes:
+    """Image names as integer codes, and each node's images encoded once per Node object.
+
+    Nodes are immutable and a changed node is a new object, so a node
+    encoded for an earlier index is reused as is; only new or changed nodes
+    are read name by name.
+    """
+
+    def __init__(self) -> None:
+        self.codes: dict[str, int] = {}
+        self._encoded: dict[int, EncodedNode] = {}
+
+    def encode(self, node: Node) -> EncodedNode:
+        entry = self._encoded.get(id(node))
+        if entry is not None and entry.node is node:
+            return entry
+        first: dict[int, int] = {}
+        for image in node.images:
+            for name in image.names:
+                code = self.codes.setdefault(name, len(self.codes))
+                first.setdefault(code, image.size)
+        entry = EncodedNode(
+            node,
+            np.fromiter(first.keys(), dtype=np.int64, count=len(first)),
+            np.fromiter(first.values(), dtype=np.int64, count=len(first)),
+        )
+        self._encoded[id(node)] = entry
+        return entry
+
+    def build(self, table: NodeTable) -> ImageIndex:
+        """The index of `table`'s nodes. The size of an image is the one the first node
+        (in row order) listing it reports, as kube-scheduler's cache keeps the first report."""
+        encoded = [self.encode(node) for node in table.nodes]
+        self._encoded = {id(e.node): e for e in encoded}
+        code_lists = [e.codes for e in encoded]
+        lengths = np.fromiter(map(len, code_lists), dtype=np.int64, count=len(encoded))
+        if len(self.codes) > 4 * int(lengths.sum()) + 1024:
+            self.codes = {}  # mostly names no node reports any more: start afresh
+            self._encoded = {}
+            return self.build(table)
+        codes = np.concatenate([np.zeros(0, np.int64), *code_lists])
+        sizes = np.concatenate([np.zeros(0, np.int64), *(e.sizes for e in encoded)])
+        rows = np.repeat(np.arange(len(encoded), dtype=np.intp), lengths)
+        # A stable sort keeps each image's rows in row order; small codes sort by radix.
+        narrow = codes.astype(np.uint16) if len(self.codes) <= 1 << 16 else codes
+        order = np.argsort(narrow, kind="stable")
+        counts = np.bincount(codes, minlength=len(self.codes)).astype(np.int64)
+        starts = np.cumsum(counts) - counts
+        first_size = np.zeros(len(counts), dtype=np.int64)
+        held = counts > 0
+        first_size[held] = sizes[order][starts[held]]
+        scaled = scaled_image_scores(first_size, counts, max(len(table), 1))
+        return ImageIndex(table.node_generation, self.codes, starts, counts, rows[order], scaled)
+
+
+def calculate_priority(sum_scores: IntArray, num_containers: int) -> IntArray:
+    """upstream `calculatePriority`: clamp to [min, max threshold], scale to 0..MaxNodeScore.
+
+    With no container (max threshold 0) every sum clamps to the minimum and
+    scores 0, as in Go; otherwise both operands are >= 0 and Go's truncating
+    division is floor division.
+    """
+    if num_containers <= 0:
+        return np.zeros(len(sum_scores), dtype=np.int64)
+    max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
+    clamped = np.clip(sum_scores, MIN_THRESHOLD, max_threshold).astype(np.int64)
+    return MAX_NODE_SCORE * (clamped - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
+
+
+class ImageLocality:
+    name = NAME
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        check_args(self.name, args)
+        self._codes = ImageCodes()
+        self._index: ImageIndex | None = None
+        self._indexed: NodeTable | None = None
+
+    def image_index(self, table: NodeTable) -> ImageIndex:
+        """The image index of `table`, rebuilt when its nodes changed since the last build."""
+        index = self._index
+        if (
+            index is None
+            or self._indexed is not table
+            or index.node_generation != table.node_generation
+        ):
+            index = self._index = self._codes.build(table)
+            self._indexed = table
+        return index
+
+    def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes) -> IntArray:
+        index = self.image_index(table)
+        sums = np.zeros(len(table), dtype=np.int64)
+        for image in pod.images:
+            found = index.holders(normalized_image_name(image))
+            if found is not None:
+                holders, scaled = found
+                sums[holders] += scaled
+        return calculate_priority(sums[rows], len(pod.images))

@@ -1,0 +1,198 @@
+"""NodeResourcesBalancedAllocation: favour nodes whose resources are used evenly (v1.28).
+
+For each scored resource the fraction requested/allocatable (the pod's own
+request included, capped at 1) is taken; the score is
+`int64((1 - std) * MaxNodeScore)` with std the standard deviation of the
+fractions: `|f1 - f2| / 2` for two, the population formula for more, 0 for
+fewer. Upstream's `resourceAllocationScorer` with `useRequested: true`:
+plain requests (`resourcehelper.PodRequests` and `NodeInfo.Requested`), not
+the non-zero defaults NodeResourcesFit scores with. A resource a node has
+none of (allocatable 0) drops out of that node's fractions; an extended
+resource the pod does not request drops out of every node's.
+
+Everything runs over the candidate rows at once; the float operations are
+upstream's, in upstream's order, so the truncated scores match bit for bit.
+v1.28 has no PreScore Skip (best-effort pods are skipped only from v1.32).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from eventsched.framework import (
+    MAX_NODE_SCORE,
+    CycleState,
+    Handle,
+    PluginArgsError,
+    Status,
+    check_args,
+)
+from eventsched.model import BoolArray, Indexes, IntArray, NodeTable, Pod, label_key_problem
+from eventsched.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY
+
+NAME = "NodeResourcesBalancedAllocation"
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+DEFAULT_RESOURCES = (CPU, MEMORY)
+_RESOURCE_SPEC_FIELDS = ("name", "weight")
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True)
+class PodRequests:
+    """PreScore's state: the pod's request of each scored resource, in the args' order."""
+
+    amounts: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Fractions:
+    """Per scored resource, each row's capped fraction and whether it counts on that row."""
+
+    values: list[FloatArray]
+    counted: list[BoolArray]
+
+
+class NodeResourcesBalancedAllocation:
+    name = NAME
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        check_args(self.name, args, ("resources",))
+        self.resources = parse_resources(args.get("resources"))
+
+    def pod_requests(self, pod: Pod) -> PodRequests:
+        return PodRequests(tuple(pod.requests.get(name, 0) for name in self.resources))
+
+    def pre_score(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
+    ) -> Status | None:
+        state.write(PRE_SCORE_STATE_KEY, self.pod_requests(pod))
+        return None
+
+    def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes) -> IntArray:
+        requests = state.get(PRE_SCORE_STATE_KEY)
+        if not isinstance(requests, PodRequests):
+            requests = self.pod_requests(pod)  # PreScore disabled: upstream computes it here
+        fractions = self.fractions(requests, table, rows)
+        return balanced_score(fractions, len(rows))
+
+    def fractions(self, requests: PodRequests, table: NodeTable, rows: Indexes) -> Fractions:
+        values: list[FloatArray] = []
+        counted: list[BoolArray] = []
+        for name, pod_request in zip(self.resources, requests.amounts, strict=True):
+            col = _node_column(name, pod_request, table)
+            if col is None:
+                continue
+            allocatable = table.allocatable[rows, col]
+            requested = table.requested[rows, col] + pod_request
+            here = allocatable != 0
+            safe = np.where(here, allocatable, 1).astype(np.float64)
+            values.append(np.minimum(requested.astype(np.float64) / safe, 1.0))
+            counted.append(here)
+        return Fractions(values, counted)
+
+
+def _node_column(name: str, pod_request: int, table: NodeTable) -> int | None:
+    """The NodeTable column upstream's `calculateResourceAllocatableRequest` reads, or None.
+
+    None means (0, 0): the resource is left out on every node. That is the
+    case for a scalar resource the pod does not request, a scalar resource no
+    node has, and a name that is neither a base nor a scalar resource (such as
+    `pods`, which NodeInfo keeps outside ScalarResources).
+    """
+    scalar = is_scalar_resource_name(name)
+    if pod_request == 0 and scalar:
+        return None
+    if name in (CPU, MEMORY, EPHEMERAL_STORAGE) or scalar:
+        return table.column(name)
+    return None
+
+
+def balanced_score(fractions: Fractions, count: int) -> IntArray:
+    """upstream `balancedResourceScorer` on every row: `int64((1 - std) * MaxNodeScore)`."""
+    n = np.zeros(count, dtype=np.int64)
+    total = np.zeros(count, dtype=np.float64)
+    first = np.zeros(count, dtype=np.float64)
+    second = np.zeros(count, dtype=np.float64)
+    for value, here in zip(fractions.values, fractions.counted, strict=True):
+        first = np.where(here & (n == 0), value, first)
+        second = np.where(here & (n == 1), value, second)
+        total = total + np.where(here, value, 0.0)
+        n = n + here
+    std = np.zeros(count, dtype=np.float64)
+    two = n == 2
+    std[two] = np.abs((first[two] - second[two]) / 2)
+    many = n > 2
+    if many.any():
+        mean = total[many] / n[many].astype(np.float64)
+        squares = np.zeros(int(many.sum()), dtype=np.float64)
+        for value, here in zip(fractions.values, fractions.counted, strict=True):
+            deviation = value[many] - mean
+            squares = squares + np.where(here[many], deviation * deviation, 0.0)
+        std[many] = np.sqrt(squares / n[many].astype(np.float64))
+    return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+
+
+# -- resource names -------------------------------------------------------------------
+
+
+def is_scalar_resource_name(name: str) -> bool:
+    """upstream `schedutil.IsScalarResourceName`: extended, hugepages-, kubernetes.io/ prefixed
+    or attachable-volumes- resources, the ones NodeInfo keeps in ScalarResources."""
+    return (
+        _is_extended_resource_name(name)
+        or name.startswith("hugepages-")
+        or "kubernetes.io/" in name
+        or name.startswith("attachable-volumes-")
+    )
+
+
+def _is_extended_resource_name(name: str) -> bool:
+    """`v1helper.IsExtendedResourceName`: not native, not `requests.`, and
+    `requests.<name>` a qualified name (the label key syntax)."""
+    if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
+        return False
+    return label_key_problem("requests." + name) is None
+
+
+# -- args -----------------------------------------------------------------------------
+
+
+def parse_resources(raw: Any) -> tuple[str, ...]:
+    """`resources` as v1.28 defaults and validates it.
+
+    Unset or empty: cpu and memory. A weight left out or 0 defaults to 1, and
+    any other weight than 1 is refused (upstream: "must be 1"); a name may
+    appear once.
+    """
+    if raw is None or raw == []:
+        return DEFAULT_RESOURCES
+    if not isinstance(raw, list):
+        raise PluginArgsError("resources", "must be a list of {name, weight}")
+    names: list[str] = []
+    for i, item in enumerate(raw):
+        where = f"resources[{i}]"
+        if not isinstance(item, Mapping):
+            raise PluginArgsError(where, "must be a map with name and weight")
+        unknown = sorted(str(k) for k in item if k not in _RESOURCE_SPEC_FIELDS)
+        if unknown:
+            raise PluginArgsError(f"{where}.{unknown[0]}", "unknown field; takes name, weight")
+        name = item.get("name")
+        name = "" if name is None else name
+        if not isinstance(name, str):
+            raise PluginArgsError(f"{where}.name", f"must be a resource name (got {name!r})")
+        if name in names:
+            raise PluginArgsError(f"{where}.name", f'Duplicate value: "{name}"')
+        weight = item.get("weight")
+        weight = 0 if weight is None else weight
+        if isinstance(weight, bool) or not isinstance(weight, int):
+            raise PluginArgsError(f"{where}.weight", f"must be an integer (got {weight!r})")
+        if weight != 0 and weight != 1:
+            raise PluginArgsError(f"{where}.weight", f"Invalid value: {weight}: must be 1")
+        names.append(name)
+    return tuple(names)

@@ -1,0 +1,243 @@
+"""kube-scheduler's scheduler_perf workloads, as data: `eventsched bench --workload NAME`.
+
+Each `Workload` repeats the ops of one test case of upstream's
+`test/integration/scheduler_perf/config/performance-config.yaml` (v1.28;
+split into `affinity/`, `misc/` and `topology_spreading/` later): the nodes
+(`createNodes`: template, `labelNodePrepareStrategy`), the init pods
+(`createPods` without `collectMetrics`, each op scheduled to the end before
+the next, not measured) and the measured pods (`collectMetrics: true`), each
+from its template under `benchmarks/workloads/` in the namespace upstream
+puts it in.
+
+The counts are those of the `5000Nodes_<N>Pods` variant that carries the
+workload's CI threshold (pods/s on upstream's machines, newer configs'
+`threshold:`); `v128_measured_pods` keeps v1.28's `5000Nodes` figure, where
+the measured pods were fewer. `--nodes`/`--pods` scale a run down (`size`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ZONE = "topology.kubernetes.io/zone"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeLabels:
+    """`labelNodePrepareStrategy`: `key` set to `values` in turn, node after node.
+
+    Upstream patches the listed nodes (sorted by name) round-robin
+    (`test/utils/runners.go` LabelNodePrepareStrategy); every node also gets
+    `kubernetes.io/hostname` = its name (`test/integration/framework/perf_utils.go`).
+    """
+
+    key: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CreatePods:
+    """One `createPods` op: `template` (a file under benchmarks/workloads/) in `namespace`.
+
+    A `createPods` without `namespace` used `namespace-<op index>` (created on
+    the fly); the affinity workloads name `sched-0` and `sched-1`
+    (`createNamespaces` prefix `sched`), the namespaces their terms list.
+    """
+
+    template: str
+    namespace: str
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    name: str
+    #: The upstream variant whose counts and threshold these are.
+    variant: str
+    nodes: int
+    node_template: str
+    node_labels: NodeLabels | None
+    #: `$initPods`: the count of each init op.
+    init_pods: int
+    init_ops: tuple[CreatePods, ...]
+    measured_pods: int
+    measured: CreatePods
+    #: Upstream CI's minimum SchedulingThroughput average, pods/s, at these counts.
+    threshold: float
+    #: The plugins the workload exists to exercise.
+    plugins: tuple[str, ...]
+    #: What the pods carry that makes this workload what it is.
+    feature: str
+    v128_measured_pods: int
+
+    def namespaces(self) -> tuple[str, ...]:
+        """Every namespace the pods live in, in order of first use."""
+        ops = (*self.init_ops, self.measured)
+        return tuple(dict.fromkeys(op.namespace for op in ops))
+
+
+@dataclass(frozen=True, slots=True)
+class Size:
+    """The counts of one run: upstream's, or smaller for a smoke run."""
+
+    nodes: int
+    #: Per init op.
+    init_pods: int
+    measured_pods: int
+
+
+def size(workload: Workload, nodes: int | None = None, pods: int | None = None) -> Size:
+    """Upstream's counts, with `nodes` and `pods` (measured) overriding them.
+
+    Init pods keep upstream's ratio to the measured pods, so a small run
+    looks like a large one scaled down.
+    """
+    measured = workload.measured_pods if pods is None else pods
+    init = workload.init_pods
+    if pods is not None and workload.measured_pods:
+        init = round(workload.init_pods * pods / workload.measured_pods)
+    return Size(workload.nodes if nodes is None else nodes, init, measured)
+
+
+NODE = "node-default.yaml"
+DEFAULT = "pod-default.yaml"
+ZONE1 = NodeLabels(ZONE, ("zone1",))
+MOONS = NodeLabels(ZONE, ("moon-1", "moon-2", "moon-3"))
+
+WORKLOADS: tuple[Workload, ...] = (
+    Workload(
+        name="SchedulingBasic",
+        variant="5000Nodes_10000Pods",
+        nodes=5000,
+        node_template=NODE,
+        node_labels=None,
+        init_pods=1000,
+        init_ops=(CreatePods(DEFAULT, "namespace-1"),),
+        measured_pods=10000,
+        measured=CreatePods(DEFAULT, "namespace-2"),
+        threshold=680,
+        plugins=("NodeResourcesFit",),
+        feature="requests of 100m CPU and 500Mi",
+        v128_measured_pods=1000,
+    ),
+    Workload(
+        name="SchedulingNodeAffinity",
+        variant="5000Nodes_10000Pods",
+        nodes=5000,
+        node_template=NODE,
+        node_labels=ZONE1,
+        init_pods=5000,
+        init_ops=(CreatePods("pod-with-node-affinity.yaml", "namespace-1"),),
+        measured_pods=10000,
+        measured=CreatePods("pod-with-node-affinity.yaml", "namespace-2"),
+        threshold=220,
+        plugins=("NodeAffinity",),
+        feature="required node affinity: zone In (zone1, zone2)",
+        v128_measured_pods=1000,
+    ),
+    Workload(
+        name="TopologySpreading",
+        variant="5000Nodes_5000Pods",
+        nodes=5000,
+        node_template=NODE,
+        node_labels=MOONS,
+        init_pods=5000,
+        init_ops=(CreatePods(DEFAULT, "namespace-1"),),
+        measured_pods=5000,
+        measured=CreatePods("pod-with-topology-spreading.yaml", "namespace-2"),
+        threshold=460,
+        plugins=("PodTopologySpread",),
+        feature="spread over zones, maxSkew 5, DoNotSchedule",
+        v128_measured_pods=2000,
+    ),
+    Workload(
+        name="PreferredTopologySpreading",
+        variant="5000Nodes_5000Pods",
+        nodes=5000,
+        node_template=NODE,
+        node_labels=MOONS,
+        init_pods=5000,
+        init_ops=(CreatePods(DEFAULT, "namespace-1"),),
+        measured_pods=5000,
+        measured=CreatePods("pod-with-preferred-topology-spreading.yaml", "namespace-2"),
+        threshold=340,
+        plugins=("PodTopologySpread",),
+        feature="spread over zones, maxSkew 5, ScheduleAnyway",
+        v128_measured_pods=2000,
+    ),
+    Workload(
+        name="SchedulingPodAntiAffinity",
+        variant="5000Nodes_2000Pods",
+        nodes=5000,
+        node_template=NODE,
+        node_labels=None,
+        init_pods=1000,
+        init_ops=(CreatePods("pod-with-pod-anti-affinity.yaml", "sched-0"),),
+        measured_pods=2000,
+        measured=CreatePods("pod-with-pod-anti-affinity.yaml", "sched-1"),
+        threshold=60,
+        plugins=("InterPodAffinity",),
+        feature="required pod anti-affinity to color=green per hostname",
+        v128_measured_pods=1000,
+    ),
+    Workload(
+        name="SchedulingPodAffinity",
+        variant="5000Nodes_5000Pods",
+        nodes=5000,
+        node_template=NODE,
+        node_labels=ZONE1,
+        init_pods=5000,
+        init_ops=(CreatePods("pod-with-pod-affinity.yaml", "sched-0"),),
+        measured_pods=5000,
+        measured=CreatePods("pod-with-pod-affinity.yaml", "sched-1"),
+        threshold=35,
+        plugins=("InterPodAffinity",),
+        feature="required pod affinity to color=blue per zone",
+        v128_measured_pods=1000,
+    ),
+    Workload(
+        name="SchedulingPreferredPodAffinity",
+        variant="5000Nodes_5000Pods",
+        nodes=5000,
+        node_template=NODE,
+        node_labels=None,
+        init_pods=5000,
+        init_ops=(CreatePods("pod-with-preferred-pod-affinity.yaml", "sched-0"),),
+        measured_pods=5000,
+        measured=CreatePods("pod-with-preferred-pod-affinity.yaml", "sched-1"),
+        threshold=90,
+        plugins=("InterPodAffinity",),
+        feature="preferred pod affinity (weight 1) to color=red per hostname",
+        v128_measured_pods=1000,
+    ),
+    Workload(
+        name="MixedSchedulingBasePod",
+        variant="5000Nodes_5000Pods",
+        nodes=5000,
+        node_template=NODE,
+        node_labels=ZONE1,
+        init_pods=2000,
+        init_ops=(
+            CreatePods(DEFAULT, "sched-0"),
+            CreatePods("pod-with-pod-affinity.yaml", "sched-0"),
+            CreatePods("pod-with-pod-anti-affinity.yaml", "sched-0"),
+            CreatePods("pod-with-preferred-pod-affinity.yaml", "sched-0"),
+            CreatePods("pod-with-preferred-pod-anti-affinity.yaml", "sched-0"),
+        ),
+        measured_pods=5000,
+        measured=CreatePods(DEFAULT, "namespace-7"),
+        threshold=140,
+        plugins=("InterPodAffinity",),
+        feature="plain pods among placed pods with every kind of affinity term",
+        v128_measured_pods=1000,
+    ),
+)
+
+BY_NAME = {w.name: w for w in WORKLOADS}
+
+
+def names() -> tuple[str, ...]:
+    return tuple(BY_NAME)
+
+
+def lookup(name: str) -> Workload | None:
+    return BY_NAME.get(name)

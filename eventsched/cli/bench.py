@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import json
 import signal
@@ -47,6 +48,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--days", type=int, default=30, help="history the --restart-events log spans")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument(
+        "--workload",
+        metavar="NAME",
+        help="instead: one of kube-scheduler's scheduler_perf workloads (benchmarks/workloads.py; "
+        "'list' names them) at upstream's counts, or --nodes nodes and --pods measured pods "
+        "(init pods scaled with them); prints upstream's CI threshold next to the pods/s",
+    )
     kube = p.add_argument_group(
         "--kube: eventsched against kube-scheduler on a real control plane",
         "Starts etcd and kube-apiserver (fresh for every run), creates --nodes ready nodes "
@@ -89,6 +97,8 @@ def load_benchmark(name: str = "scheduling") -> ModuleType:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.workload is not None:
+        return run_workload(args)
     if args.kube:
         return run_kube(args)
     args.nodes = 1000 if args.nodes is None else args.nodes
@@ -107,15 +117,63 @@ def run(args: argparse.Namespace) -> int:
 
             result = benchmark.run(args.nodes, args.pods, url, seed=args.seed, on_progress=progress)
         if args.replay:
-            with progress_bar(0, "replaying", unit="event") as bar:
-
-                def replaying(position: int, last: int) -> None:
-                    bar.total = last
-                    bar.update(position - bar.n)  # redraws at most every 0.1 s
-
-                result.replay = benchmark.measure_replay(url, on_progress=replaying)
+            result.replay = _replay(benchmark, url)
     print(json.dumps(result.to_dict()) if args.json else result.line())
     return 0 if result.replay is None or result.replay.ok else 1
+
+
+def run_workload(args: argparse.Namespace) -> int:
+    workloads = load_benchmark("workloads")
+    if args.workload == "list":
+        print(_workload_list(workloads, args.json))
+        return 0
+    workload = workloads.lookup(args.workload)
+    if workload is None:
+        return _error(f"unknown workload {args.workload!r}; one of: {', '.join(workloads.names())}")
+    if args.kube or args.restart_events:
+        return _error("--workload runs on a simulated cluster: not with --kube or --restart-events")
+    benchmark = load_benchmark("workload_bench")
+    measured = workloads.size(workload, args.nodes, args.pods).measured_pods
+    with tempfile.TemporaryDirectory(prefix="eventsched-bench-") as tmp:
+        url = resolve_url(args.db) if args.db else f"sqlite:///{tmp}/bench.db"
+        with progress_bar(measured, workload.name) as bar:
+            result = benchmark.run(
+                workload.name,
+                url,
+                nodes=args.nodes,
+                pods=args.pods,
+                on_progress=lambda done: bar.update(done - bar.n),  # redraws every 0.1 s at most
+            )
+        if args.replay:
+            result.replay = _replay(load_benchmark(), url)
+    print(json.dumps(result.to_dict()) if args.json else result.line())
+    return 0 if result.replay is None or result.replay.ok else 1
+
+
+def _workload_list(workloads: ModuleType, as_json: bool) -> str:
+    if as_json:
+        return json.dumps([dataclasses.asdict(w) for w in workloads.WORKLOADS])
+    return "\n".join(
+        f"{w.name}: {w.nodes} nodes, {w.init_pods * len(w.init_ops)} init + {w.measured_pods} "
+        f"measured pods ({w.variant}; upstream threshold {w.threshold:g} pods/s): {w.feature}"
+        for w in workloads.WORKLOADS
+    )
+
+
+def _replay(benchmark: ModuleType, url: str) -> Any:
+    """benchmarks/scheduling.py's measure_replay over the log at `url`, with a progress bar."""
+    with progress_bar(0, "replaying", unit="event") as bar:
+
+        def replaying(position: int, last: int) -> None:
+            bar.total = last
+            bar.update(position - bar.n)  # redraws at most every 0.1 s
+
+        return benchmark.measure_replay(url, on_progress=replaying)
+
+
+def _error(message: str) -> int:
+    print(f"eventsched: error: {message}", file=sys.stderr)
+    return 2
 
 
 def run_restart(args: argparse.Namespace, url: str) -> int:

@@ -235,9 +235,10 @@ def test_anti_affinity_pods_never_share_a_node_once_the_plugin_runs(tmp_path: Pa
     namespaces) take one node each: 15 init pods leave 5 of 20 nodes for 30 measured."""
     profile = default_profile()
     plugins = dict(profile.plugins)
-    for point in ("preFilter", "filter", "preScore"):
-        plugins[point] = (*plugins.get(point, ()), PluginRef("InterPodAffinity"))
-    plugins["score"] = (*plugins["score"], PluginRef("InterPodAffinity", 2))
+    for point, weight in (("preFilter", 0), ("filter", 0), ("preScore", 0), ("score", 2)):
+        refs = plugins.get(point, ())
+        if all(ref.name != "InterPodAffinity" for ref in refs):
+            plugins[point] = (*refs, PluginRef("InterPodAffinity", weight))
     url = f"sqlite:///{tmp_path}/bench.db"
     result = load_benchmark("workload_bench").run(
         "SchedulingPodAntiAffinity", url, NODES, PODS, profile=replace(profile, plugins=plugins)

@@ -39,8 +39,16 @@ KUBELET_DEFAULT_MAX_PODS = 110
 
 #: Workloads that make pods but are not expanded; worth a warning, not an error.
 _NOT_EXPANDED = ("DaemonSet", "Job", "CronJob", "ReplicationController")
-#: Kinds the scheduler observes as they are (plugins read their labels or selectors).
-_OBSERVED = ("Namespace", "Service")
+#: Kinds the scheduler observes as they are (plugins read their labels, selectors, or
+#: the volume plugins their claims, volumes, classes and attach limits).
+_OBSERVED = (
+    "Namespace",
+    "Service",
+    "PersistentVolumeClaim",
+    "PersistentVolume",
+    "StorageClass",
+    "CSINode",
+)
 
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

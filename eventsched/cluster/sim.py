@@ -68,7 +68,7 @@ class SimulatedCluster:
         self._lock = threading.Lock()
         self._nodes: dict[str, Node] = {}
         self._pods: dict[str, Pod] = {}
-        #: Namespaces and workloads by key (see model/objects.py).
+        #: Namespaces, workloads and storage objects by key (see model/objects.py).
         self._objects: dict[str, ClusterObject] = {obj.key: obj for obj in objects}
         for node in nodes:
             if node.name in self._nodes:
@@ -222,7 +222,8 @@ class SimulatedCluster:
     # -- changing the cluster (tests and scenarios) -------------------------------------
 
     def put_object(self, obj: ClusterObject) -> None:
-        """Create or update a Namespace or workload."""
+        """Create or update an object of model/objects.py's KINDS (a Namespace, a workload,
+        a PersistentVolumeClaim, ...)."""
         with self._lock:
             change: ChangeType = "MODIFIED" if obj.key in self._objects else "ADDED"
             self._objects[obj.key] = obj

@@ -36,7 +36,8 @@ class LoadedCluster:
 
     nodes: list[Node] = field(default_factory=list)
     pods: list[Pod] = field(default_factory=list)
-    #: Namespaces, Services and the controllers of expanded workloads (selectors).
+    #: Namespaces, Services, the controllers of expanded workloads (selectors), and
+    #: PersistentVolumeClaims, PersistentVolumes, StorageClasses and CSINodes.
     objects: list[ClusterObject] = field(default_factory=list)
     #: Documents that look like mistakes, each as "where: why" (simulate warns of each).
     skipped: list[str] = field(default_factory=list)

@@ -23,7 +23,13 @@ INPUT_KINDS: dict[str, str] = {
     "object_observed": "a Namespace (labels) or a Service, ReplicaSet, StatefulSet or "
     "ReplicationController (its pod selector) as seen: data: {kind, name, namespace?, labels? | "
     "selector?}; what inter-pod affinity's namespaceSelector and PodTopologySpread's default "
-    "constraints read; identical repeats are not written",
+    "constraints read; or a PersistentVolumeClaim {namespace, name, uid?, volumeName?, "
+    "storageClassName?, accessModes?, storage?, volumeMode, selector?, phase, selectedNode?, "
+    "bindCompleted?, deleting?, ownerUid?}, PersistentVolume {name, labels?, storage?, "
+    "accessModes?, storageClassName?, volumeMode, claimRef?, nodeAffinity?, phase, source?, "
+    "driver?, handle?, deleting?}, StorageClass {name, provisioner, volumeBindingMode, "
+    "allowedTopologies?} or CSINode {name, drivers[{name, count?}]}: what the volume plugins "
+    "read (storage sizes in bytes); identical repeats are not written",
     "object_removed": "such an object deleted from the cluster; data: as its last object_observed",
     "input_recorded": "an outside value a plugin read; plugin column set; data: {key, value}; "
     "with no plugin, the scheduler's note that a pod sets fields no plugin of its profile "

@@ -105,7 +105,7 @@ class PostFilterResult:
 class ClusterEvent:
     """A kind of change that may make a rejected pod schedulable (EnqueueExtensions)."""
 
-    resource: str  # "Node", "Pod", "AssignedPod", "*"
+    resource: str  # "Node", "Pod", "AssignedPod", a storage kind (model/volumes.py), "*"
     action: str  # "Add", "Update", "Delete", "*"
 
     def matches(self, other: ClusterEvent) -> bool:
@@ -119,3 +119,13 @@ ASSIGNED_POD_ADD = ClusterEvent("AssignedPod", "Add")
 ASSIGNED_POD_UPDATE = ClusterEvent("AssignedPod", "Update")
 ASSIGNED_POD_DELETE = ClusterEvent("AssignedPod", "Delete")
 WILDCARD_EVENT = ClusterEvent("*", "*")
+# Storage objects (model/volumes.py): the resources are their kinds, as the scheduler's
+# event handlers name them (`ClusterEvent(obj.kind, action)`).
+PVC_ADD = ClusterEvent("PersistentVolumeClaim", "Add")
+PVC_UPDATE = ClusterEvent("PersistentVolumeClaim", "Update")
+PV_ADD = ClusterEvent("PersistentVolume", "Add")
+PV_UPDATE = ClusterEvent("PersistentVolume", "Update")
+STORAGE_CLASS_ADD = ClusterEvent("StorageClass", "Add")
+STORAGE_CLASS_UPDATE = ClusterEvent("StorageClass", "Update")
+CSI_NODE_ADD = ClusterEvent("CSINode", "Add")
+CSI_NODE_UPDATE = ClusterEvent("CSINode", "Update")

@@ -4,6 +4,8 @@
 - Services, ReplicaSets, StatefulSets and ReplicationControllers: their pod
   selectors, for PodTopologySpread's default constraints (kube-scheduler's
   `helper.DefaultSelector`).
+- PersistentVolumeClaims, PersistentVolumes, StorageClasses and CSINodes, for
+  the volume plugins (model/volumes.py, held in `ClusterObjects.storage`).
 
 Only the fields a decision reads are kept, so each observation is small
 enough to log like a node or a pod.
@@ -17,6 +19,16 @@ from typing import Any
 
 from eventsched.model.pod import Pod
 from eventsched.model.selectors import IN, LabelRequirement, LabelSelector
+from eventsched.model.storage import StorageObjects
+from eventsched.model.volumes import (
+    CSI_NODE,
+    PV,
+    STORAGE_CLASS,
+    VOLUME_KINDS,
+    VolumeObject,
+    volume_object_from_manifest,
+    volume_object_from_record,
+)
 
 SERVICE = "Service"
 REPLICA_SET = "ReplicaSet"
@@ -28,7 +40,9 @@ WORKLOAD_KINDS = (SERVICE, REPLICA_SET, STATEFUL_SET, REPLICATION_CONTROLLER)
 NAMESPACE = "Namespace"
 NAME_LABEL = "kubernetes.io/metadata.name"
 #: Every kind this module reads; the cluster adapters watch exactly these.
-KINDS = (NAMESPACE, *WORKLOAD_KINDS)
+KINDS = (NAMESPACE, *WORKLOAD_KINDS, *VOLUME_KINDS)
+#: Kinds whose objects have no namespace: their key is KIND/NAME.
+CLUSTER_SCOPED = frozenset({NAMESPACE, PV, STORAGE_CLASS, CSI_NODE})
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,13 +85,13 @@ class Workload:
 
 
 #: An object of one of `KINDS`.
-ClusterObject = Namespace | Workload
+ClusterObject = Namespace | Workload | VolumeObject
 
 
 def record_key(record: Mapping[str, Any]) -> str:
     """The `key` of the object an `object_observed` record holds, read from the record."""
-    if record.get("kind") == NAMESPACE:
-        return f"{NAMESPACE}/{record.get('name')}"
+    if record.get("kind") in CLUSTER_SCOPED:
+        return f"{record.get('kind')}/{record.get('name')}"
     return f"{record.get('kind')}/{record.get('namespace')}/{record.get('name')}"
 
 
@@ -86,6 +100,8 @@ def object_from_record(record: Mapping[str, Any]) -> ClusterObject:
     kind = str(record["kind"])
     if kind == NAMESPACE:
         return Namespace(str(record["name"]), dict(record.get("labels") or {}))
+    if kind in VOLUME_KINDS:
+        return volume_object_from_record(record)
     raw = record.get("selector")
     where = f"{kind} {record.get('namespace')}/{record.get('name')}"
     selector = None if raw is None else LabelSelector.parse(raw, where, "selector")
@@ -93,7 +109,9 @@ def object_from_record(record: Mapping[str, Any]) -> ClusterObject:
 
 
 def object_from_manifest(obj: Mapping[str, Any]) -> ClusterObject:
-    """A Namespace, Service, ReplicaSet, StatefulSet or ReplicationController from the API."""
+    """An object of one of `KINDS` from the API (or a manifest)."""
+    if obj.get("kind") in VOLUME_KINDS:
+        return volume_object_from_manifest(obj)
     if obj.get("kind") == NAMESPACE:
         meta = obj.get("metadata") or {}
         name = str(meta.get("name"))
@@ -126,40 +144,49 @@ def workload_from_manifest(obj: Mapping[str, Any]) -> Workload:
 
 
 class ClusterObjects:
-    """The namespaces and workloads the scheduler has observed."""
+    """The namespaces, workloads and storage objects the scheduler has observed."""
 
     def __init__(self) -> None:
         self.namespaces: dict[str, Namespace] = {}
         self.workloads: dict[tuple[str, str, str], Workload] = {}
+        self.storage = StorageObjects()
 
     def __iter__(self) -> Iterator[ClusterObject]:
         yield from self.namespaces.values()
         yield from self.workloads.values()
+        yield from self.storage
 
     def __len__(self) -> int:
-        return len(self.namespaces) + len(self.workloads)
+        return len(self.namespaces) + len(self.workloads) + len(self.storage)
 
     def has(self, obj: ClusterObject) -> bool:
         """Whether an object of that kind and name is held (whatever its content)."""
         if isinstance(obj, Namespace):
             return obj.name in self.namespaces
-        return (obj.kind, obj.namespace, obj.name) in self.workloads
+        if isinstance(obj, Workload):
+            return (obj.kind, obj.namespace, obj.name) in self.workloads
+        return self.storage.has(obj)
 
     def upsert(self, obj: ClusterObject) -> None:
         if isinstance(obj, Namespace):
             self.namespaces[obj.name] = obj
-        else:
+        elif isinstance(obj, Workload):
             self.workloads[(obj.kind, obj.namespace, obj.name)] = obj
+        else:
+            self.storage.upsert(obj)
 
     def remove(self, obj: ClusterObject) -> None:
         if isinstance(obj, Namespace):
             self.namespaces.pop(obj.name, None)
-        else:
+        elif isinstance(obj, Workload):
             self.workloads.pop((obj.kind, obj.namespace, obj.name), None)
+        else:
+            self.storage.remove(obj)
 
     def clear(self) -> None:
         self.namespaces.clear()
         self.workloads.clear()
+        self.storage.clear()
 
     def namespace_labels(self, name: str) -> Mapping[str, str] | None:
         """A namespace's labels, None when it is not known."""

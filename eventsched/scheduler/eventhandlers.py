@@ -27,6 +27,7 @@ from eventsched.framework import (
 )
 from eventsched.model import Node, Pod
 from eventsched.model.cache import Cache
+from eventsched.model.volumes import VOLUME_KINDS
 from eventsched.scheduler.batch import AttemptSink
 from eventsched.scheduler.journal import Journal
 from eventsched.scheduler.ports import Cluster, ClusterChange
@@ -118,8 +119,15 @@ class EventHandlers:
             self._move(NODE_UPDATE if known else NODE_ADD, "NodeUpdate" if known else "NodeAdd")
 
     def _object_changed(self, change: ClusterChange) -> None:
-        """A Namespace or workload: logged and folded; no plugin here requeues pods for it
-        (kube-scheduler's plugins register no event for these kinds either)."""
+        """Another kind plugins read: logged and folded.
+
+        A Namespace or workload moves no pod (kube-scheduler's plugins register
+        no event for them). A PersistentVolumeClaim, PersistentVolume,
+        StorageClass or CSINode added or changed moves the pods whose plugins
+        registered that event (VolumeBinding, VolumeZone, ...); as kube-scheduler
+        adds a handler for a kind and action only when a plugin registered it,
+        no pod moves when none did (no plugin registers their deletion).
+        """
         obj = change.obj
         assert not isinstance(obj, Node | Pod)
         key = f"object/{obj.key}"
@@ -127,7 +135,13 @@ class EventHandlers:
             self.journal.pending.add("object_removed", obj.to_record())
             return
         known = self.view.table.objects.has(obj)
-        self._observe("object_observed", key, obj.to_record(), known=known)
+        changed = self._observe("object_observed", key, obj.to_record(), known=known)
+        if changed and obj.kind in VOLUME_KINDS:
+            action = "Update" if known else "Add"
+            event = ClusterEvent(obj.kind, action)
+            registered = (e for events in self.plugin_events.values() for e in events)
+            if any(e.matches(event) for e in registered):
+                self._move(event, f"{obj.kind}{action}")
 
     def _pod_changed(self, change: ClusterChange) -> None:
         assert isinstance(change.obj, Pod)

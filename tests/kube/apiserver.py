@@ -21,6 +21,8 @@ kind           API                          object      scope
 "nodes"        v1                           Node        cluster
 "namespaces"   v1                           Namespace   cluster
 "services", "replicationcontrollers" (v1), "replicasets", "statefulsets" (apps/v1): namespaced
+"persistentvolumeclaims" (v1): namespaced; "persistentvolumes" (v1): cluster
+"storageclasses", "csinodes" (storage.k8s.io/v1): cluster
 "leases"       coordination.k8s.io/v1       Lease       namespaced
 "events"       events.k8s.io/v1             Event       namespaced
 "core_events"  v1                           Event       namespaced
@@ -157,6 +159,33 @@ RESOURCES: dict[str, ResourceType] = {
         ),
         ResourceType("replicasets", "apps", "v1", "replicasets", "ReplicaSet", namespaced=True),
         ResourceType("statefulsets", "apps", "v1", "statefulsets", "StatefulSet", namespaced=True),
+        ResourceType(
+            "persistentvolumeclaims",
+            "",
+            "v1",
+            "persistentvolumeclaims",
+            "PersistentVolumeClaim",
+            namespaced=True,
+            has_status=True,
+        ),
+        ResourceType(
+            "persistentvolumes",
+            "",
+            "v1",
+            "persistentvolumes",
+            "PersistentVolume",
+            namespaced=False,
+            has_status=True,
+        ),
+        ResourceType(
+            "storageclasses",
+            "storage.k8s.io",
+            "v1",
+            "storageclasses",
+            "StorageClass",
+            namespaced=False,
+        ),
+        ResourceType("csinodes", "storage.k8s.io", "v1", "csinodes", "CSINode", namespaced=False),
         ResourceType(
             "leases",
             "coordination.k8s.io",

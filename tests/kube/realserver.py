@@ -61,6 +61,10 @@ KINDS: dict[str, tuple[str, str, bool, bool]] = {
     "namespaces": ("/api/v1", "namespaces", False, False),
     "services": ("/api/v1", "services", True, False),
     "replicasets": ("/apis/apps/v1", "replicasets", True, False),
+    "persistentvolumeclaims": ("/api/v1", "persistentvolumeclaims", True, True),
+    "persistentvolumes": ("/api/v1", "persistentvolumes", False, True),
+    "storageclasses": ("/apis/storage.k8s.io/v1", "storageclasses", False, False),
+    "csinodes": ("/apis/storage.k8s.io/v1", "csinodes", False, False),
     "leases": ("/apis/coordination.k8s.io/v1", "leases", True, False),
     "events": ("/apis/events.k8s.io/v1", "events", True, False),
     "core_events": ("/api/v1", "events", True, False),
@@ -71,6 +75,10 @@ _BY_KIND: dict[tuple[str, str], str] = {
     ("v1", "Namespace"): "namespaces",
     ("v1", "Service"): "services",
     ("apps/v1", "ReplicaSet"): "replicasets",
+    ("v1", "PersistentVolumeClaim"): "persistentvolumeclaims",
+    ("v1", "PersistentVolume"): "persistentvolumes",
+    ("storage.k8s.io/v1", "StorageClass"): "storageclasses",
+    ("storage.k8s.io/v1", "CSINode"): "csinodes",
     ("coordination.k8s.io/v1", "Lease"): "leases",
     ("events.k8s.io/v1", "Event"): "events",
     ("v1", "Event"): "core_events",
@@ -371,7 +379,8 @@ class RealApiServer:
         return client.ApiClient(configuration)
 
     def reset(self) -> None:
-        """Empty what tests write: pods, nodes, Events of the namespaces used, leases in eventsched."""
+        """Empty what tests write: pods, nodes, Events of the namespaces used, leases in
+        eventsched, and storage objects (claims, volumes, classes, CSI nodes)."""
         grace0 = {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0}
         pods = self.call("GET", "/api/v1/pods")["items"]
         namespaces = self._namespaces | {p["metadata"]["namespace"] for p in pods}
@@ -384,6 +393,7 @@ class RealApiServer:
                     self.call(
                         "DELETE", self._path("services", namespace, service["metadata"]["name"])
                     )
+        self._delete_storage(namespaces)
         self.call("DELETE", "/api/v1/nodes")
         self.call("DELETE", f"/apis/coordination.k8s.io/v1/namespaces/{LEASE_NAMESPACE}/leases")
 
@@ -394,6 +404,26 @@ class RealApiServer:
             )
 
         self.wait_for(emptied, timeout=10)
+
+    def _delete_storage(self, namespaces: set[str]) -> None:
+        """Claims and volumes lose their protection finalizers first: no controller
+        manager runs here to remove them, so they would never go."""
+        for kind, namespace in [
+            *(("persistentvolumeclaims", ns) for ns in sorted(namespaces)),
+            ("persistentvolumes", None),
+            ("storageclasses", None),
+            ("csinodes", None),
+        ]:
+            for obj in self.call("GET", self._path(kind, namespace))["items"]:
+                path = self._path(kind, namespace, obj["metadata"]["name"])
+                if obj["metadata"].get("finalizers"):
+                    self.call(
+                        "PATCH",
+                        path,
+                        {"metadata": {"finalizers": None}},
+                        content_type="application/merge-patch+json",
+                    )
+                self.request("DELETE", path)
 
 
 class EmulatedApiServer(ApiServer):

@@ -25,6 +25,14 @@ from eventsched.model import Node, Pod
 from eventsched.model.changes import ClusterChange
 from eventsched.model.objects import Namespace, Workload, object_from_manifest
 from eventsched.model.selectors import LabelSelector
+from eventsched.model.volumes import (
+    CSIDriverLimit,
+    CSINode,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    TopologyRequirement,
+)
 from eventsched.scheduler.ports import Cluster
 from tests.conftest import KUBE_SERVERS, _emulator
 from tests.kube.realserver import KubeServer
@@ -41,6 +49,7 @@ class Driver(Protocol):
     def add_node(self, name: str) -> None: ...
     def add_pod(self, name: str, node_name: str = "") -> None: ...
     def add_object(self, manifest: dict[str, Any]) -> None: ...
+    def update_object(self, manifest: dict[str, Any]) -> None: ...
     def delete_pod(self, name: str) -> None: ...
     def bind_elsewhere(self, name: str, node_name: str) -> None: ...
     def node_of(self, name: str) -> str: ...
@@ -60,6 +69,9 @@ class SimDriver:
         self.sim.add_pod(Pod.from_manifest(pod_manifest(name, cpu="1", node_name=node_name)))
 
     def add_object(self, manifest: dict[str, Any]) -> None:
+        self.sim.put_object(object_from_manifest(manifest))
+
+    def update_object(self, manifest: dict[str, Any]) -> None:
         self.sim.put_object(object_from_manifest(manifest))
 
     def delete_pod(self, name: str) -> None:
@@ -96,6 +108,9 @@ class KubeDriver:
 
     def add_object(self, manifest: dict[str, Any]) -> None:
         self.server.create(manifest)
+
+    def update_object(self, manifest: dict[str, Any]) -> None:
+        self.server.update(manifest)
 
     def delete_pod(self, name: str) -> None:
         self.server.delete("pods", name, "default")
@@ -252,6 +267,134 @@ def test_namespaces_and_workloads_are_listed_and_watched(driver: Driver) -> None
             ],
         )
         assert service[0].selector is not None and service[0].selector.matches({"app": "web"})
+    finally:
+        driver.cluster.stop()
+
+
+ZONE = "topology.kubernetes.io/zone"
+GIB = 2**30
+
+
+def storage_manifests(tag: str) -> list[dict[str, Any]]:
+    """A WaitForFirstConsumer class, a CSI volume of it pinned to a zone, a claim, a CSINode."""
+    zone_term = {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["z1"]}]}
+    return [
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "StorageClass",
+            "metadata": {"name": f"wait-{tag}"},
+            "provisioner": "csi.example.com",
+            "volumeBindingMode": "WaitForFirstConsumer",
+            "allowedTopologies": [{"matchLabelExpressions": [{"key": ZONE, "values": ["z1"]}]}],
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {"name": f"pv-{tag}", "labels": {ZONE: "z1"}},
+            "spec": {
+                "capacity": {"storage": "10Gi"},
+                "accessModes": ["ReadWriteOnce"],
+                "storageClassName": f"wait-{tag}",
+                "csi": {"driver": "csi.example.com", "volumeHandle": f"vol-{tag}"},
+                "nodeAffinity": {"required": {"nodeSelectorTerms": [zone_term]}},
+            },
+        },
+        claim_manifest(tag),
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "CSINode",
+            "metadata": {"name": f"node-{tag}"},
+            "spec": {
+                "drivers": [
+                    {
+                        "name": "csi.example.com",
+                        "nodeID": f"node-{tag}",
+                        "allocatable": {"count": 3},
+                    }
+                ]
+            },
+        },
+    ]
+
+
+def claim_manifest(tag: str, selected_node: str = "") -> dict[str, Any]:
+    annotations = {"volume.kubernetes.io/selected-node": selected_node} if selected_node else {}
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": f"data-{tag}", "namespace": "default", "annotations": annotations},
+        "spec": {
+            "accessModes": ["ReadWriteOncePod"],
+            "storageClassName": f"wait-{tag}",
+            "resources": {"requests": {"storage": "5Gi"}},
+        },
+    }
+
+
+def test_storage_objects_are_listed_and_watched(driver: Driver) -> None:
+    """What the volume plugins read comes through the same protocol: a StorageClass, a
+    PersistentVolume, a PersistentVolumeClaim and a CSINode listed, then the claim's
+    selected-node annotation watched, read as the plugins read them."""
+    tag = uuid4().hex[:6]
+    for manifest in storage_manifests(tag):
+        driver.add_object(manifest)
+    seen = Seen()
+    driver.cluster.start(seen)
+    try:
+        assert driver.cluster.wait_synced(30), "the initial lists never completed"
+        objects = {c.obj.key: c.obj for c in seen.changes if not isinstance(c.obj, Node | Pod)}
+        assert objects[f"StorageClass/wait-{tag}"] == StorageClass(
+            f"wait-{tag}",
+            "csi.example.com",
+            "WaitForFirstConsumer",
+            ((TopologyRequirement(ZONE, ("z1",)),),),
+        )
+        volume = objects[f"PersistentVolume/pv-{tag}"]
+        assert isinstance(volume, PersistentVolume)
+        assert (volume.labels, volume.storage, volume.access_modes, volume.storage_class) == (
+            {ZONE: "z1"},
+            10 * GIB,
+            ("ReadWriteOnce",),
+            f"wait-{tag}",
+        )
+        assert (volume.source, volume.driver, volume.handle, volume.claim_ref) == (
+            "csi",
+            "csi.example.com",
+            f"vol-{tag}",
+            None,
+        )
+        assert volume.node_affinity == (
+            {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["z1"]}]},
+        )
+        assert (volume.volume_mode, volume.phase) == ("Filesystem", "Pending")
+        claim = objects[f"PersistentVolumeClaim/default/data-{tag}"]
+        assert isinstance(claim, PersistentVolumeClaim)
+        assert (claim.storage_class, claim.access_modes, claim.storage) == (
+            f"wait-{tag}",
+            ("ReadWriteOncePod",),
+            5 * GIB,
+        )
+        assert (claim.volume_name, claim.phase, claim.selected_node, claim.is_bound) == (
+            "",
+            "Pending",
+            "",
+            False,
+        )
+        assert objects[f"CSINode/node-{tag}"] == CSINode(
+            f"node-{tag}", (CSIDriverLimit("csi.example.com", 3),)
+        )
+        driver.update_object(claim_manifest(tag, selected_node="node-a"))
+        updated = wait_for(
+            "the claim's selected node",
+            lambda: [
+                c.obj
+                for c in seen.changes
+                if isinstance(c.obj, PersistentVolumeClaim)
+                and c.type == "MODIFIED"
+                and c.obj.selected_node == "node-a"
+            ],
+        )
+        assert updated[0].name == f"data-{tag}"
     finally:
         driver.cluster.stop()
 

@@ -42,6 +42,11 @@ OBJECT_RESOURCES = (
     ("replicationcontrollers", "ReplicationController"),
     ("apps/v1/replicasets", "ReplicaSet"),
     ("apps/v1/statefulsets", "StatefulSet"),
+    # The volume plugins' (model/volumes.py).
+    ("persistentvolumeclaims", "PersistentVolumeClaim"),
+    ("persistentvolumes", "PersistentVolume"),
+    ("storage.k8s.io/v1/storageclasses", "StorageClass"),
+    ("storage.k8s.io/v1/csinodes", "CSINode"),
 )
 
 #: kube-scheduler's pod informer leaves out terminal pods.

@@ -45,7 +45,7 @@ def to_node(data: dict[str, Any]) -> Node | None:
 
 
 def to_object(data: dict[str, Any], kind: str) -> ClusterObject | None:
-    """A Namespace or workload; list items carry no `kind`, so the informer names it."""
+    """An object of model/objects.py's KINDS; list items carry no `kind`, so the informer names it."""
     try:
         return object_from_manifest({**data, "kind": kind})
     except (ManifestError, ValueError, TypeError, AttributeError) as exc:

@@ -1,0 +1,115 @@
+"""eventsched's default profile against kube-scheduler v1.28, on recorded answers.
+
+Each recorded scenario (tests/differential/answers/*.json, recorded by
+`python -m tests.differential.record`) is one test case, `family/index`, run through the
+real Scheduler on a SimulatedCluster (tests/differential/eventsched_run.py) and compared
+with kube-scheduler's answer (tests/differential/compare.py).
+
+Plugins of kube-scheduler's default profile that `default_profile()` lacks at test time
+are "missing". A scenario whose recorded answers show that the missing plugins change
+kube-scheduler's answer (its ablations, or the missing plugins' nonzero scores) is marked
+xfail(strict=True, raises=ExplainedDisagreement): it xfails only when eventsched agrees with
+kube-scheduler-without-those-plugins; any other disagreement is a plain failure; agreeing
+with kube-scheduler after all fails as XPASS(strict). When a plugin lands in the default
+profile the mark goes away and the scenario passes or fails on its own.
+
+No binaries are needed: only the recorded answers.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from eventsched.config import default_profile
+from tests.differential import report
+from tests.differential.compare import compare, expected, missing_matters
+from tests.differential.eventsched_run import run_scenario, template_database
+from tests.differential.scenario import (
+    UPSTREAM_DEFAULT,
+    Answer,
+    load_family,
+    recorded_families,
+    uses,
+)
+
+PROFILE = default_profile("default-scheduler")
+PRESENT = set(PROFILE.plugin_names())
+MISSING = frozenset(p for p in UPSTREAM_DEFAULT if p not in PRESENT)
+SCORE_PLUGINS = frozenset(ref.name for ref in PROFILE.plugins.get("score", ()))
+
+
+class ExplainedDisagreement(Exception):
+    """eventsched disagrees with kube-scheduler exactly as kube-scheduler without the
+    plugins eventsched lacks does."""
+
+
+def _cases() -> list[Any]:
+    cases = []
+    for family in recorded_families():
+        for scenario in load_family(family)["scenarios"]:
+            marks = []
+            reason = _xfail_reason(scenario)
+            if reason:
+                marks.append(
+                    pytest.mark.xfail(strict=True, raises=ExplainedDisagreement, reason=reason)
+                )
+            cases.append(pytest.param(scenario, id=scenario["id"], marks=marks))
+    return cases
+
+
+def _xfail_reason(scenario: dict[str, Any]) -> str | None:
+    matters = missing_matters(scenario, MISSING, SCORE_PLUGINS)
+    lacking = sorted(MISSING & uses(scenario))
+    if matters is None:
+        return f"uses {', '.join(lacking)}, missing from default_profile() (no ablation recorded)"
+    if not matters:
+        return None
+    answer = Answer.from_json(scenario["answer"])
+    scoring = sorted(
+        p for p in MISSING if any(answer.scores.get(n, {}).get(p) for n in answer.feasible)
+    )
+    named = sorted(set(lacking) | set(scoring))
+    return f"kube-scheduler's answer depends on {', '.join(named)}, missing from default_profile()"
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("differential")
+
+
+@pytest.mark.parametrize("scenario", _cases())
+def test_scenario(scenario: dict[str, Any], workdir: Path) -> None:
+    sid = scenario["id"]
+    if scenario.get("answer") is None:
+        report.note(sid, "disagree", [f"not recorded: {scenario.get('error')}"])
+        pytest.fail(f"{sid} has no recorded answer: {scenario.get('error')}")
+    answer = Answer.from_json(scenario["answer"])
+    began = time.perf_counter()
+    outcome = run_scenario(scenario, template_database(workdir), workdir)
+    report.seconds(time.perf_counter() - began)
+    problems = compare(outcome, answer, SCORE_PLUGINS)
+    if not problems:
+        report.note(sid, "agree", [])
+        return
+    text = [str(p) for p in problems]
+    if _xfail_reason(scenario) is None:
+        report.note(sid, "disagree", text)
+        pytest.fail(f"{sid} ({scenario['description']}):\n  " + "\n  ".join(text), pytrace=False)
+    without = expected(scenario, MISSING)
+    if without is not None:
+        again = compare(outcome, without, SCORE_PLUGINS)
+        if again:
+            report.note(sid, "disagree", text + [f"without {sorted(MISSING)}: {p}" for p in again])
+            pytest.fail(
+                f"{sid} ({scenario['description']}): disagrees with kube-scheduler\n  "
+                + "\n  ".join(text)
+                + "\nand with kube-scheduler without the plugins eventsched lacks:\n  "
+                + "\n  ".join(str(p) for p in again),
+                pytrace=False,
+            )
+    report.note(sid, "explained", text)
+    raise ExplainedDisagreement("; ".join(text))

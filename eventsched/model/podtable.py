@@ -60,6 +60,7 @@ class PodTable:
         self._namespaces = _Codes()
         self._namespace_col = np.zeros(0, dtype=np.int64)
         self._deleting = np.zeros(0, dtype=np.bool_)
+        self._with_affinity = np.zeros(0, dtype=np.bool_)
         self._labels: dict[str, tuple[_Codes, IntArray]] = {}
 
     def __len__(self) -> int:
@@ -72,6 +73,12 @@ class PodTable:
     def deleting(self) -> BoolArray:
         """Rows of pods being deleted (deletionTimestamp set): topology spreading skips them."""
         return self._deleting[: len(self.pods)]
+
+    @property
+    def with_affinity(self) -> BoolArray:
+        """Rows of pods with podAffinity or podAntiAffinity (kube-scheduler's PodsWithAffinity):
+        inter-pod affinity visits only these, so a cluster without any pays nothing per pod."""
+        return self._with_affinity[: len(self.pods)]
 
     @property
     def node_rows(self) -> IntArray:
@@ -93,6 +100,7 @@ class PodTable:
         self._node_rows[row] = node_row
         self._namespace_col[row] = self._namespaces.encode(pod.namespace)
         self._deleting[row] = pod.deleting
+        self._with_affinity[row] = _has_pod_affinity(pod)
         for key, (codes, column) in self._labels.items():
             column[row] = codes.encode(pod.labels.get(key))
 
@@ -108,6 +116,7 @@ class PodTable:
             self._node_rows[row] = self._node_rows[last]
             self._namespace_col[row] = self._namespace_col[last]
             self._deleting[row] = self._deleting[last]
+            self._with_affinity[row] = self._with_affinity[last]
             for _, column in self._labels.values():
                 column[row] = column[last]
         self.pods.pop()
@@ -133,6 +142,9 @@ class PodTable:
         deleting = np.zeros(capacity, dtype=np.bool_)
         deleting[:n] = self._deleting[:n]
         self._deleting = deleting
+        with_affinity = np.zeros(capacity, dtype=np.bool_)
+        with_affinity[:n] = self._with_affinity[:n]
+        self._with_affinity = with_affinity
         self._labels = {k: (codes, grown(col)) for k, (codes, col) in self._labels.items()}
         self._capacity = capacity
 
@@ -182,3 +194,8 @@ class PodTable:
     def count_per_node(self, mask: BoolArray, num_nodes: int) -> IntArray:
         """How many of the rows in `mask` each node row holds."""
         return np.bincount(self.node_rows[mask], minlength=num_nodes).astype(np.int64)
+
+
+def _has_pod_affinity(pod: Pod) -> bool:
+    affinity = pod.affinity
+    return bool(affinity) and bool(affinity.get("podAffinity") or affinity.get("podAntiAffinity"))

@@ -9,6 +9,7 @@ from eventsched.plugins.coscheduling import Coscheduling
 from eventsched.plugins.defaultbinder import DefaultBinder
 from eventsched.plugins.imagelocality import ImageLocality
 from eventsched.plugins.importancesort import ImportanceSort
+from eventsched.plugins.interpodaffinity import InterPodAffinity
 from eventsched.plugins.networktraffic import NetworkTraffic
 from eventsched.plugins.nodeaffinity import NodeAffinity
 from eventsched.plugins.nodelabel import NodeLabel
@@ -33,6 +34,7 @@ IN_TREE = (
     NodeAffinity,
     NodePorts,
     NodeResourcesFit,
+    InterPodAffinity,
     NodeResourcesBalancedAllocation,
     ImageLocality,
     DefaultBinder,

@@ -14,24 +14,31 @@ NodeVolumeLimits counts it by.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from eventsched.model.csimigration import AWS_EBS, AZURE_DISK, CINDER, CSI, GCE_PD, pv_handle
 from eventsched.model.errors import ManifestError
 from eventsched.model.quantity import QuantityError, parse_quantity
 from eventsched.model.selectors import LabelSelector
+from eventsched.model.volumeclass import (
+    CSI_NODE,
+    IMMEDIATE,
+    STORAGE_CLASS,
+    WAIT_FOR_FIRST_CONSUMER,
+    CSIDriverLimit,
+    CSINode,
+    StorageClass,
+    TopologyRequirement,
+)
 
 PVC = "PersistentVolumeClaim"
 PV = "PersistentVolume"
-STORAGE_CLASS = "StorageClass"
-CSI_NODE = "CSINode"
 #: The kinds of this module, in the order the adapters list them.
 VOLUME_KINDS = (PVC, PV, STORAGE_CLASS, CSI_NODE)
 
 FILESYSTEM = "Filesystem"
-IMMEDIATE = "Immediate"
-WAIT_FOR_FIRST_CONSUMER = "WaitForFirstConsumer"
 READ_WRITE_ONCE_POD = "ReadWriteOncePod"
 PENDING = "Pending"
 AVAILABLE = "Available"
@@ -41,12 +48,6 @@ BETA_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
 SELECTED_NODE_ANNOTATION = "volume.kubernetes.io/selected-node"
 BIND_COMPLETED_ANNOTATION = "pv.kubernetes.io/bind-completed"
 
-#: In-tree PersistentVolume sources CSI migration translates (csi-translation-lib).
-GCE_PD = "gcePersistentDisk"
-AWS_EBS = "awsElasticBlockStore"
-AZURE_DISK = "azureDisk"
-CINDER = "cinder"
-CSI = "csi"
 _PV_SOURCES = (
     CSI,
     GCE_PD,
@@ -268,7 +269,7 @@ class PersistentVolume:
         spec = _mapping(obj.get("spec"))
         labels = {str(k): str(v) for k, v in _mapping(meta.get("labels")).items()}
         source = next((s for s in _PV_SOURCES if spec.get(s) is not None), "")
-        driver, handle = _handle(source, _mapping(spec.get(source)), labels)
+        driver, handle = pv_handle(source, _mapping(spec.get(source)), labels)
         return cls(
             name=name,
             labels=labels,
@@ -286,116 +287,6 @@ class PersistentVolume:
             handle=handle,
             deleting=bool(meta.get("deletionTimestamp")),
         )
-
-
-@dataclass(frozen=True, slots=True)
-class TopologyRequirement:
-    """One `matchLabelExpressions` entry of a StorageClass's allowedTopologies: key In values."""
-
-    key: str
-    values: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class StorageClass:
-    name: str
-    provisioner: str = ""
-    binding_mode: str = IMMEDIATE
-    #: allowedTopologies: each term's matchLabelExpressions.
-    allowed_topologies: tuple[tuple[TopologyRequirement, ...], ...] = ()
-    kind: str = STORAGE_CLASS
-
-    @property
-    def key(self) -> str:
-        return f"{STORAGE_CLASS}/{self.name}"
-
-    def to_record(self) -> dict[str, Any]:
-        record: dict[str, Any] = {
-            "kind": STORAGE_CLASS,
-            "name": self.name,
-            "provisioner": self.provisioner,
-            "volumeBindingMode": self.binding_mode,
-        }
-        if self.allowed_topologies:
-            record["allowedTopologies"] = _topologies_to_list(self.allowed_topologies)
-        return record
-
-    @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> StorageClass:
-        return cls(
-            name=str(record["name"]),
-            provisioner=str(record.get("provisioner", "")),
-            binding_mode=str(record.get("volumeBindingMode", IMMEDIATE)),
-            allowed_topologies=_topologies(record.get("allowedTopologies"), "", ""),
-        )
-
-    @classmethod
-    def from_manifest(cls, obj: Mapping[str, Any]) -> StorageClass:
-        name = str(_mapping(obj.get("metadata")).get("name") or "")
-        return cls(
-            name=name,
-            provisioner=str(obj.get("provisioner") or ""),
-            binding_mode=str(obj.get("volumeBindingMode") or IMMEDIATE),
-            allowed_topologies=_topologies(
-                obj.get("allowedTopologies"), f"{STORAGE_CLASS} {name}", "allowedTopologies"
-            ),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class CSIDriverLimit:
-    """One `spec.drivers[]` entry of a CSINode: the driver and `allocatable.count` (None: no limit)."""
-
-    name: str
-    count: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class CSINode:
-    name: str
-    drivers: tuple[CSIDriverLimit, ...] = ()
-    kind: str = CSI_NODE
-
-    @property
-    def key(self) -> str:
-        return f"{CSI_NODE}/{self.name}"
-
-    def to_record(self) -> dict[str, Any]:
-        return {
-            "kind": CSI_NODE,
-            "name": self.name,
-            "drivers": [
-                {"name": d.name, **({} if d.count is None else {"count": d.count})}
-                for d in self.drivers
-            ],
-        }
-
-    @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> CSINode:
-        return cls(
-            str(record["name"]),
-            tuple(
-                CSIDriverLimit(str(d["name"]), None if d.get("count") is None else int(d["count"]))
-                for d in record.get("drivers", ())
-            ),
-        )
-
-    @classmethod
-    def from_manifest(cls, obj: Mapping[str, Any]) -> CSINode:
-        name = str(_mapping(obj.get("metadata")).get("name") or "")
-        drivers = []
-        for i, raw in enumerate(_mapping(obj.get("spec")).get("drivers") or []):
-            if not isinstance(raw, Mapping):
-                raise ManifestError(f"{CSI_NODE} {name}", f"spec.drivers[{i}]", "must be an object")
-            count = _mapping(raw.get("allocatable")).get("count")
-            if count is not None and not isinstance(count, int):
-                raise ManifestError(
-                    f"{CSI_NODE} {name}",
-                    f"spec.drivers[{i}].allocatable.count",
-                    "must be an integer",
-                )
-            drivers.append(CSIDriverLimit(str(raw.get("name") or ""), count))
-        return cls(name, tuple(drivers))
 
 
 #: An object of one of `VOLUME_KINDS`.
@@ -481,74 +372,22 @@ def _node_affinity(raw: Any, where: str) -> tuple[Mapping[str, Any], ...] | None
     return tuple(dict(t) for t in terms)
 
 
-def _topologies(raw: Any, where: str, path: str) -> tuple[tuple[TopologyRequirement, ...], ...]:
-    terms = []
-    for i, term in enumerate(raw if isinstance(raw, list) else ()):
-        expressions = []
-        for j, expr in enumerate(_mapping(term).get("matchLabelExpressions") or []):
-            values = _mapping(expr).get("values")
-            if not isinstance(values, list):
-                raise ManifestError(
-                    where, f"{path}[{i}].matchLabelExpressions[{j}].values", "must be a list"
-                )
-            expressions.append(
-                TopologyRequirement(str(_mapping(expr).get("key") or ""), tuple(map(str, values)))
-            )
-        terms.append(tuple(expressions))
-    return tuple(terms)
-
-
-def _topologies_to_list(
-    terms: Sequence[Sequence[TopologyRequirement]],
-) -> list[dict[str, Any]]:
-    return [
-        {"matchLabelExpressions": [{"key": r.key, "values": list(r.values)} for r in term]}
-        for term in terms
-    ]
-
-
-# -- CSI migration's volume handles (csi-translation-lib) ---------------------------------
-
-_UNSPECIFIED = "UNSPECIFIED"
-_ZONE_LABELS = ("failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/zone")
-
-
-def _handle(source: str, raw: Mapping[str, Any], labels: Mapping[str, str]) -> tuple[str, str]:
-    """(CSI driver, volume handle) of a PV source; in-tree sources get their translated handle."""
-    if source == CSI:
-        return str(raw.get("driver") or ""), str(raw.get("volumeHandle") or "")
-    if source == GCE_PD:
-        return "", gce_pd_handle(str(raw.get("pdName") or ""), labels)
-    if source == AWS_EBS:
-        return "", ebs_volume_id(str(raw.get("volumeID") or ""))
-    if source == AZURE_DISK:
-        return "", str(raw.get("diskURI") or "")
-    if source == CINDER:
-        return "", str(raw.get("volumeID") or "")
-    return "", ""
-
-
-def gce_pd_handle(pd_name: str, labels: Mapping[str, str]) -> str:
-    """The GCE PD translator's volume ID: zonal, regional (zones `__`-joined) or unspecified."""
-    zones_label = labels.get(_ZONE_LABELS[0]) or labels.get(_ZONE_LABELS[1]) or ""
-    zones = zones_label.split("__")
-    if len(zones) == 1 and zones[0]:
-        return f"projects/{_UNSPECIFIED}/zones/{zones[0]}/disks/{pd_name}"
-    if len(zones) > 1:
-        # getRegionFromZones: every zone is {locale}-{region}-{zone}, all in one region.
-        parts = [zone.split("-") for zone in zones]
-        regions = {"-".join(p[:2]) for p in parts if len(p) == 3}
-        if len(regions) != 1 or any(len(p) != 3 for p in parts):
-            return ""  # upstream fails to translate: the volume is not counted
-        return f"projects/{_UNSPECIFIED}/regions/{regions.pop()}/disks/{pd_name}"
-    return f"projects/{_UNSPECIFIED}/zones/{_UNSPECIFIED}/disks/{pd_name}"
-
-
-def ebs_volume_id(kubernetes_id: str) -> str:
-    """`KubernetesVolumeIDToEBSVolumeID`: aws://ZONE/vol-... to vol-...; "" when malformed."""
-    if not kubernetes_id.startswith("aws://"):
-        return kubernetes_id
-    volume = kubernetes_id[len("aws://") :].partition("/")[2].strip("/")
-    if not volume.startswith("vol-") or "/" in volume:
-        return ""
-    return volume
+__all__ = [
+    "CSI_NODE",
+    "IMMEDIATE",
+    "PV",
+    "PVC",
+    "STORAGE_CLASS",
+    "VOLUME_KINDS",
+    "WAIT_FOR_FIRST_CONSUMER",
+    "CSIDriverLimit",
+    "CSINode",
+    "ClaimRef",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "StorageClass",
+    "TopologyRequirement",
+    "VolumeObject",
+    "volume_object_from_manifest",
+    "volume_object_from_record",
+]

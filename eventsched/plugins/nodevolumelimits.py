@@ -1,0 +1,333 @@
+"""NodeVolumeLimits: a CSI driver's attach limit per node (kube-scheduler v1.28's CSILimits).
+
+PreFilter: Skip unless the pod has a claim (`persistentVolumeClaim` or generic
+ephemeral) or an in-line volume CSI migration could count (GCE PD, AWS EBS,
+Azure Disk, Cinder, RBD).
+
+Filter, per node, as upstream: the pod's volumes that count, each named
+`driver/handle` under the limit key `attachable-volumes-csi-<driver>`: a
+claim bound to a CSI volume counts under its driver; an in-tree volume (a PV
+or in-line) under its migrated driver when the node has a CSINode object (v1.28
+migrates GCE PD, AWS EBS, Azure Disk and Cinder); an unbound claim, or one
+whose volume is missing, under its class's provisioner with a per-claim
+handle. Nothing counts, or the node reports no limit (node allocatable
+`attachable-volumes-*`, overridden by the CSINode's `allocatable.count`): it
+passes. Otherwise the volumes of the pods already on the node are counted
+(each unique volume once, the pod's own shared ones not again) and a driver
+over its limit fails the node: "node(s) exceed max volume count"
+(Unschedulable). A claim of the pod that does not exist is an Error in v1.28
+(`looking up PVC NS/NAME: persistentvolumeclaim "NAME" not found`; it became
+UnschedulableAndUnresolvable in v1.30); other plugins reject it before.
+
+The in-tree EBSLimits, GCEPDLimits and AzureDiskLimits plugins, also in
+v1.28's default profile, defer to this one on every node that has a CSINode
+object (their plugins are migrated) and are not implemented.
+
+Batch form: the placed pods' volumes are resolved once per change of the
+cluster (one pass over the pods that have volumes) into (node row, volume,
+limit key) pairs; per pod, the counts per node are `np.add.at` over them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from eventsched.framework import (
+    ASSIGNED_POD_DELETE,
+    CSI_NODE_ADD,
+    BatchFilterResult,
+    ClusterEvent,
+    Code,
+    CycleState,
+    Handle,
+    PreFilterResult,
+    Status,
+    check_args,
+)
+from eventsched.model import BoolArray, Indexes, IntArray, NodeTable, Pod
+from eventsched.model.csimigration import (
+    ATTACHABLE_PREFIX,
+    AWS_EBS,
+    BY_PROVISIONER,
+    CSI,
+    IN_TREE,
+    attach_limit_key,
+    inline_handle,
+)
+from eventsched.model.podvolumes import (
+    PVC_RESOURCE,
+    claim_of,
+    not_found,
+    not_owner_message,
+    source,
+    volume_name,
+)
+from eventsched.model.storage import StorageObjects
+from eventsched.model.volumes import PersistentVolumeClaim
+
+NAME = "NodeVolumeLimits"
+ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED = "node(s) exceed max volume count"
+#: Upstream prefixes the handle of a not-yet-bound claim with 32 random characters
+#: (`randomVolumeIDPrefix`); a fixed prefix counts alike and replays alike.
+UNBOUND_PREFIX = "eventsched-unbound"
+_STATE_KEY = "PreFilterNodeVolumeLimits"
+
+
+class VolumeError(Exception):
+    """A volume of a pod that cannot be read: the Filter's Error status."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Attached:
+    """The volumes of the placed pods, as (node row, volume index, limit key index) pairs."""
+
+    rows: IntArray
+    volumes: IntArray
+    keys: IntArray
+    volume_index: dict[str, int]
+    key_index: dict[str, int]
+    #: Rows where a placed pod's volume cannot be read, with the error.
+    errors: dict[int, str]
+
+
+class NodeVolumeLimits:
+    name = NAME
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        check_args(NAME, args)
+        self._attached: tuple[tuple[int, int], _Attached] | None = None
+        self._limits: dict[tuple[int, int, str], IntArray] = {}
+
+    def events_to_register(self) -> Sequence[ClusterEvent]:
+        """v1.28: a CSINode added (limits known), an assigned pod deleted (volumes freed)."""
+        return (CSI_NODE_ADD, ASSIGNED_POD_DELETE)
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, table: NodeTable
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        for volume in pod.volumes:
+            if claim_of(pod, volume) is not None or _in_tree_kind(volume) is not None:
+                return None, None
+        return None, Status(Code.SKIP)
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
+    ) -> BatchFilterResult:
+        storage = table.objects.storage
+        verdict = np.full(len(rows), -1, dtype=np.int64)
+        statuses: list[Status] = []
+        has_csi_node = np.array([table.names[r] in storage.csi_nodes for r in rows], dtype=bool)
+        for migrated in (False, True):
+            variant = has_csi_node == migrated
+            if not variant.any():
+                continue
+            try:
+                wanted = attachable_volumes(pod, storage, migrated=migrated, new_pod=True)
+            except VolumeError as exc:
+                statuses.append(Status.as_error(str(exc)))
+                verdict[variant] = len(statuses) - 1
+                continue
+            if wanted:
+                self._judge(table, rows, variant, wanted, verdict, statuses)
+        return BatchFilterResult(verdict, statuses)
+
+    def _judge(
+        self,
+        table: NodeTable,
+        rows: Indexes,
+        variant: np.ndarray,
+        wanted: dict[str, str],
+        verdict: IntArray,
+        statuses: list[Status],
+    ) -> None:
+        """Fail the rows of `variant` where the pod's `wanted` volumes exceed a limit."""
+        attached = self._attached_volumes(table)
+        exceeded = np.zeros(len(rows), dtype=bool)
+        for key in set(wanted.values()):
+            limit = self._limit(table, key)[rows]
+            if not (limit >= 0).any():
+                continue
+            mine = {u for u, k in wanted.items() if k == key}
+            count = np.zeros(len(table), dtype=np.int64)
+            if key in attached.key_index:
+                of_key = attached.keys == attached.key_index[key]
+                np.add.at(count, attached.rows[of_key], 1)
+                shared = of_key & np.isin(
+                    attached.volumes, [attached.volume_index.get(u, -1) for u in mine]
+                )
+                np.add.at(count, attached.rows[shared], -1)  # already attached: not new
+            total = count[rows] + len(mine)
+            exceeded |= (limit >= 0) & (total > limit)
+        if attached.errors:
+            # Upstream reads the placed pods' volumes only on nodes with some limit.
+            limited = self._any_limit(table)[rows]
+            for i, row in enumerate(rows):
+                message = attached.errors.get(int(row))
+                if message is not None and variant[i] and limited[i]:
+                    statuses.append(Status.as_error(message))
+                    verdict[i] = len(statuses) - 1
+        failing = variant & exceeded & (verdict < 0)
+        if failing.any():
+            statuses.append(Status.unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED))
+            verdict[failing] = len(statuses) - 1
+
+    def _attached_volumes(self, table: NodeTable) -> _Attached:
+        storage = table.objects.storage
+        stamp = (table.generation, storage.generation)
+        if self._attached is None or self._attached[0] != stamp:
+            self._attached = (stamp, _resolve_placed(table, storage))
+        return self._attached[1]
+
+    def _any_limit(self, table: NodeTable) -> BoolArray:
+        """Nodes that report any attach limit (`len(nodeVolumeLimits) > 0`)."""
+        csi_nodes = table.objects.storage.csi_nodes
+        return np.array(
+            [
+                any(k.startswith(ATTACHABLE_PREFIX) for k in node.allocatable)
+                or any(
+                    d.count is not None for d in getattr(csi_nodes.get(node.name), "drivers", ())
+                )
+                for node in table.nodes
+            ],
+            dtype=bool,
+        )
+
+    def _limit(self, table: NodeTable, key: str) -> IntArray:
+        """Each node's limit for `key` (-1: none): allocatable, overridden by its CSINode."""
+        storage = table.objects.storage
+        stamp = (table.node_generation, storage.generation, key)
+        limit = self._limits.get(stamp)
+        if limit is None:
+            self._limits = {k: v for k, v in self._limits.items() if k[:2] == stamp[:2]}
+            limit = np.array([_node_limit(table, row, key) for row in range(len(table))], np.int64)
+            self._limits[stamp] = limit
+        return limit
+
+
+def _node_limit(table: NodeTable, row: int, key: str) -> int:
+    csi_node = table.objects.storage.csi_nodes.get(table.names[row])
+    if csi_node is not None:
+        for driver in reversed(csi_node.drivers):
+            if driver.count is not None and attach_limit_key(driver.name) == key:
+                return driver.count
+    if key.startswith(ATTACHABLE_PREFIX):
+        return int(table.nodes[row].allocatable.get(key, -1))
+    return -1
+
+
+def _resolve_placed(table: NodeTable, storage: StorageObjects) -> _Attached:
+    """Every placed pod's counted volumes, per node (`filterAttachableVolumes`, existing pods)."""
+    volume_index: dict[str, int] = {}
+    key_index: dict[str, int] = {}
+    seen: set[tuple[int, int]] = set()
+    pairs: list[tuple[int, int, int]] = []
+    errors: dict[int, str] = {}
+    node_rows = table.placed.node_rows
+    for i, placed in enumerate(table.placed.pods):
+        if not placed.volumes:
+            continue
+        row = int(node_rows[i])
+        migrated = table.names[row] in storage.csi_nodes
+        try:
+            found = attachable_volumes(placed, storage, migrated=migrated, new_pod=False)
+        except VolumeError as exc:
+            errors.setdefault(row, str(exc))
+            continue
+        for unique, key in found.items():
+            v = volume_index.setdefault(unique, len(volume_index))
+            if (row, v) not in seen:
+                seen.add((row, v))
+                pairs.append((row, v, key_index.setdefault(key, len(key_index))))
+    columns = np.array(pairs, dtype=np.int64).reshape(-1, 3)
+    return _Attached(columns[:, 0], columns[:, 1], columns[:, 2], volume_index, key_index, errors)
+
+
+def _in_tree_kind(volume: Mapping[str, Any]) -> str | None:
+    """The in-tree source of an in-line volume CSI migration knows (`IsInlineMigratable`)."""
+    return next((kind for kind in IN_TREE if source(volume, kind) is not None), None)
+
+
+def attachable_volumes(
+    pod: Pod, storage: StorageObjects, *, migrated: bool, new_pod: bool
+) -> dict[str, str]:
+    """`filterAttachableVolumes`: the pod's counted volumes, `driver/handle` -> limit key.
+
+    `migrated`: the node has a CSINode object (in-tree volumes count). A claim
+    that does not exist fails a new pod and is not counted for a placed one.
+    """
+    result: dict[str, str] = {}
+    for volume in pod.volumes:
+        ref = claim_of(pod, volume)
+        if ref is None:
+            _inline(volume, migrated, result)
+            continue
+        if not ref.claim:
+            raise VolumeError("PersistentVolumeClaim had no name")
+        claim = storage.claim(pod.namespace, ref.claim)
+        if claim is None:
+            if new_pod:
+                raise VolumeError(
+                    f"looking up PVC {pod.namespace}/{ref.claim}: "
+                    f"{not_found(PVC_RESOURCE, ref.claim)}"
+                )
+            continue
+        if ref.ephemeral:
+            problem = not_owner_message(pod, claim)
+            if problem is not None:
+                raise VolumeError(problem)
+        driver, handle = _driver_info(claim, storage, migrated)
+        if driver and handle:
+            result[f"{driver}/{handle}"] = attach_limit_key(driver)
+    return result
+
+
+def _inline(volume: Mapping[str, Any], migrated: bool, result: dict[str, str]) -> None:
+    """`checkAttachableInlineVolume`: an in-line in-tree volume counts where it is migrated."""
+    kind = _in_tree_kind(volume)
+    if kind is None or not migrated or not IN_TREE[kind].migrated:
+        return
+    raw = source(volume, kind) or {}
+    handle = inline_handle(kind, raw)
+    if handle is None:
+        raise VolumeError(
+            f"converting volume({volume_name(volume)}) from inline to csi: failed to translate "
+            f"Kubernetes ID to EBS Volume ID Invalid format for AWS volume "
+            f"({raw.get('volumeID') if kind == AWS_EBS else ''})"
+        )
+    driver = IN_TREE[kind].driver
+    result[f"{driver}/{handle}"] = attach_limit_key(driver)
+
+
+def _driver_info(
+    claim: PersistentVolumeClaim, storage: StorageObjects, migrated: bool
+) -> tuple[str, str]:
+    """`getCSIDriverInfo`: the driver and handle a claim's volume counts under ("" none)."""
+    volume = storage.volumes.get(claim.volume_name) if claim.volume_name else None
+    if volume is None:
+        return _driver_info_from_class(claim, storage, migrated)
+    if volume.source == CSI:
+        return volume.driver, volume.handle
+    plugin = IN_TREE.get(volume.source)
+    if plugin is None or not migrated or not plugin.migrated:
+        return "", ""
+    return plugin.driver, volume.handle
+
+
+def _driver_info_from_class(
+    claim: PersistentVolumeClaim, storage: StorageObjects, migrated: bool
+) -> tuple[str, str]:
+    """`getCSIDriverInfoFromSC`: an unbound claim counts under its class's provisioner."""
+    storage_class = storage.classes.get(claim.storage_class) if claim.storage_class else None
+    if storage_class is None:
+        return "", ""
+    handle = f"{UNBOUND_PREFIX}-{claim.namespace}/{claim.name}"
+    plugin = BY_PROVISIONER.get(storage_class.provisioner)
+    if plugin is not None:
+        if not migrated or not plugin.migrated:
+            return "", ""
+        return plugin.driver, handle
+    return storage_class.provisioner, handle

@@ -1,0 +1,154 @@
+"""VolumeZone: a bound volume's zone and region labels against the node's (kube-scheduler v1.28).
+
+PreFilter finds the PersistentVolume bound to each of the pod's claims
+(`persistentVolumeClaim` volumes only) and keeps its topology labels, in
+upstream's order: `failure-domain.beta.kubernetes.io/zone`,
+`failure-domain.beta.kubernetes.io/region`, `topology.kubernetes.io/zone`,
+`topology.kubernetes.io/region`; a value is a `__`-separated set of zones. An
+unbound claim of a WaitForFirstConsumer class is skipped (VolumeBinding
+handles it); any other unbound claim, a missing claim, class or volume is
+UnschedulableAndUnresolvable with upstream's message. Nothing to check: Skip.
+
+Filter: a node with none of the four labels passes (a single-zone cluster);
+otherwise each kept label must be on the node with one of the volume's
+values: "node(s) had no available volume zone" (UnschedulableAndUnresolvable).
+v1.28 compares a beta label with the same beta label only (matching a PV's
+beta label against the node's GA label came in v1.29). Vectorized over the
+NodeTable's label columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from eventsched.framework import (
+    NODE_ADD,
+    NODE_UPDATE,
+    PV_ADD,
+    PV_UPDATE,
+    PVC_ADD,
+    PVC_UPDATE,
+    STORAGE_CLASS_ADD,
+    BatchFilterResult,
+    ClusterEvent,
+    Code,
+    CycleState,
+    Handle,
+    PreFilterResult,
+    Status,
+    check_args,
+)
+from eventsched.model import Indexes, NodeTable, Pod
+from eventsched.model.podvolumes import (
+    PV_RESOURCE,
+    PVC_RESOURCE,
+    STORAGE_CLASS_RESOURCE,
+    not_found,
+    pod_claims,
+)
+from eventsched.model.storage import StorageObjects
+from eventsched.model.volumes import WAIT_FOR_FIRST_CONSUMER
+from eventsched.model.volumetopology import zone_values
+
+NAME = "VolumeZone"
+ERR_REASON_CONFLICT = "node(s) had no available volume zone"
+_STATE_KEY = "PreFilterVolumeZone"
+
+TOPOLOGY_LABELS = (
+    "failure-domain.beta.kubernetes.io/zone",
+    "failure-domain.beta.kubernetes.io/region",
+    "topology.kubernetes.io/zone",
+    "topology.kubernetes.io/region",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class VolumeTopology:
+    """One topology label of a bound volume (`pvTopology`)."""
+
+    volume: str
+    key: str
+    values: frozenset[str]
+
+
+class _Unresolvable(Exception):
+    pass
+
+
+class VolumeZone:
+    name = NAME
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        check_args(NAME, args)
+
+    def events_to_register(self) -> Sequence[ClusterEvent]:
+        """v1.28: a new class (WaitForFirstConsumer), a node added or relabelled, a claim
+        added or bound, a volume added or relabelled."""
+        return (STORAGE_CLASS_ADD, NODE_ADD, NODE_UPDATE, PVC_ADD, PVC_UPDATE, PV_ADD, PV_UPDATE)
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, table: NodeTable
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        try:
+            topologies = volume_topologies(pod, table.objects.storage)
+        except _Unresolvable as exc:
+            return None, Status.unresolvable(str(exc))
+        if not topologies:
+            return None, Status(Code.SKIP)
+        state.write(_STATE_KEY, topologies)
+        return None, None
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
+    ) -> BatchFilterResult:
+        topologies: tuple[VolumeTopology, ...] | None = state.get(_STATE_KEY)
+        if topologies is None:
+            try:
+                topologies = volume_topologies(pod, table.objects.storage)
+            except _Unresolvable as exc:
+                return BatchFilterResult(
+                    np.zeros(len(rows), dtype=np.int64), [Status.unresolvable(str(exc))]
+                )
+        constrained = np.zeros(len(rows), dtype=bool)
+        for key in TOPOLOGY_LABELS:
+            column = table.label_values(key)[rows]
+            constrained |= np.fromiter((v is not None for v in column), bool, len(column))
+        matches = np.ones(len(rows), dtype=bool)
+        for topology in topologies:
+            matches &= np.isin(table.label_values(topology.key)[rows], tuple(topology.values))
+        return BatchFilterResult.from_mask(
+            ~constrained | matches, Status.unresolvable(ERR_REASON_CONFLICT)
+        )
+
+
+def volume_topologies(pod: Pod, storage: StorageObjects) -> tuple[VolumeTopology, ...]:
+    """`getPVbyPod`: the topology labels of the volumes bound to the pod's claims."""
+    found: list[VolumeTopology] = []
+    for ref in pod_claims(pod, ephemeral=False):
+        if not ref.claim:
+            raise _Unresolvable("PersistentVolumeClaim had no name")
+        claim = storage.claim(pod.namespace, ref.claim)
+        if claim is None:
+            raise _Unresolvable(not_found(PVC_RESOURCE, ref.claim))
+        if not claim.volume_name:
+            if not claim.storage_class:
+                raise _Unresolvable("PersistentVolumeClaim had no pv name and storageClass name")
+            storage_class = storage.classes.get(claim.storage_class)
+            if storage_class is None:
+                raise _Unresolvable(not_found(STORAGE_CLASS_RESOURCE, claim.storage_class))
+            if storage_class.binding_mode == WAIT_FOR_FIRST_CONSUMER:
+                continue  # unbound: VolumeBinding finds or provisions its volume
+            raise _Unresolvable("PersistentVolume had no name")
+        volume = storage.volumes.get(claim.volume_name)
+        if volume is None:
+            raise _Unresolvable(not_found(PV_RESOURCE, claim.volume_name))
+        for key in TOPOLOGY_LABELS:
+            value = volume.labels.get(key)
+            zones = None if value is None else zone_values(value)
+            if zones is not None:  # a label that does not parse is ignored, as upstream logs it
+                found.append(VolumeTopology(volume.name, key, zones))
+    return tuple(found)

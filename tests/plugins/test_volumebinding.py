@@ -1,0 +1,328 @@
+"""VolumeBinding, after upstream's volume_binding_test.go TestVolumeBinding and binder_test.go's
+TestFindPodVolumesWithoutProvisioning / WithProvisioning (v1.28), with eventsched's refusal
+where kube-scheduler would bind or provision a volume."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from eventsched.framework import Code, CycleState, PluginArgsError, PreFilterResult, Status
+from eventsched.model import Pod
+from eventsched.plugins.volumebinding import (
+    ERR_REASON_BIND_CONFLICT,
+    ERR_REASON_NODE_CONFLICT,
+    ERR_REASON_PV_NOT_EXIST,
+    ERR_UNBOUND_IMMEDIATE,
+    binding_refused,
+    provisioning_refused,
+)
+from tests.plugins.conftest import plugin, run_filter
+from tests.plugins.storage import (
+    HOSTNAME,
+    ZONE,
+    claim,
+    node,
+    pod_with,
+    pvc_volume,
+    storage_class,
+    table_of,
+    volume,
+)
+
+WAIT = storage_class("wait-sc")
+WAIT_HDD = storage_class("wait-hdd-sc")
+IMMEDIATE = storage_class("immediate-sc", "Immediate")
+PROVISIONED = storage_class("provisioned-sc", provisioner="csi.example.com")
+BIND_CONFLICT = Status.unresolvable(ERR_REASON_BIND_CONFLICT)
+NODE_CONFLICT = Status.unresolvable(ERR_REASON_NODE_CONFLICT)
+CLASSES = [WAIT, WAIT_HDD, IMMEDIATE, PROVISIONED]
+
+
+def pod_of(*claims: str) -> Pod:
+    return pod_with("pod-a", *(pvc_volume(c) for c in claims))
+
+
+def pre_filter(pod: Pod, objects: list[Any], nodes: tuple[str, ...] = ("node-a",)) -> Any:
+    table = table_of([node(n) for n in nodes], [*CLASSES, *objects])
+    return plugin("VolumeBinding").pre_filter(CycleState(), pod, table)
+
+
+def filter_nodes(
+    pod: Pod, objects: list[Any], nodes: tuple[str, ...] = ("node-a",), **labels: dict[str, str]
+) -> list[Status | None]:
+    table = table_of([node(n, **labels.get(n, {})) for n in nodes], [*CLASSES, *objects])
+    return run_filter("VolumeBinding", pod, table)
+
+
+def test_pod_has_no_pvcs() -> None:
+    """TestVolumeBinding/pod has not pvcs."""
+    _, status = pre_filter(pod_of(), [])
+    assert status is not None and status.code == Code.SKIP
+
+
+def test_all_bound() -> None:
+    """TestVolumeBinding/all bound."""
+    objects = [claim("pvc-a", "wait-sc", bound_to="pv-a"), volume("pv-a", "wait-sc")]
+    assert pre_filter(pod_of("pvc-a"), objects) == (None, None)
+    assert filter_nodes(pod_of("pvc-a"), objects) == [None]
+
+
+def test_all_bound_with_local_volumes_names_the_only_nodes() -> None:
+    """TestVolumeBinding/all bound with local volumes: PreFilterResult {node-a}."""
+    objects = [
+        claim("pvc-a", "wait-sc", bound_to="pv-a"),
+        claim("pvc-b", "wait-sc", bound_to="pv-b"),
+        volume("pv-a", "wait-sc", phase="Bound", affinity={HOSTNAME: ["node-a"]}),
+        volume("pv-b", "wait-sc", phase="Bound", affinity={HOSTNAME: ["node-a"]}),
+    ]
+    result, status = pre_filter(pod_of("pvc-a", "pvc-b"), objects, ("node-a", "node-b"))
+    assert (result, status) == (PreFilterResult(frozenset({"node-a"})), None)
+    assert filter_nodes(pod_of("pvc-a", "pvc-b"), objects, ("node-a", "node-b")) == [
+        None,
+        NODE_CONFLICT,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("test", "claims", "objects", "message"),
+    [
+        ("PVC does not exist", ["pvc-a"], [], 'persistentvolumeclaim "pvc-a" not found'),
+        (
+            "Part of PVCs do not exist",
+            ["pvc-a", "pvc-b"],
+            [claim("pvc-a", "wait-sc", bound_to="pv-a")],
+            'persistentvolumeclaim "pvc-b" not found',
+        ),
+        (
+            "immediate claims not bound",
+            ["pvc-a"],
+            [claim("pvc-a", "immediate-sc")],
+            ERR_UNBOUND_IMMEDIATE,
+        ),
+        (
+            "pv not found claim lost",
+            ["pvc-a"],
+            [claim("pvc-a", "wait-sc", bound_to="pv-a", phase="Lost")],
+            'persistentvolumeclaim "pvc-a" bound to non-existent persistentvolume "pv-a"',
+        ),
+        (
+            "claim being deleted",
+            ["pvc-a"],
+            [claim("pvc-a", "wait-sc", bound_to="pv-a", deleting=True)],
+            'persistentvolumeclaim "pvc-a" is being deleted',
+        ),
+        (
+            # binder_test prebound-pvc: a volume name without bind-completed waits for the
+            # PV controller, as an unbound immediate claim.
+            "pre-bound claim",
+            ["pvc-a"],
+            [claim("pvc-a", "wait-sc", bound_to="pv-a", bind_completed=False)],
+            ERR_UNBOUND_IMMEDIATE,
+        ),
+        (
+            # IsDelayBindingMode: a class that does not exist is not WaitForFirstConsumer.
+            "class missing",
+            ["pvc-a"],
+            [claim("pvc-a", "no-such-sc")],
+            ERR_UNBOUND_IMMEDIATE,
+        ),
+    ],
+)
+def test_pre_filter_refusals(
+    test: str, claims: list[str], objects: list[Any], message: str
+) -> None:
+    """TestVolumeBinding's PreFilter statuses (UnschedulableAndUnresolvable)."""
+    _, status = pre_filter(pod_of(*claims), objects)
+    assert status == Status.unresolvable(message)
+
+
+def ephemeral_pod() -> Pod:
+    return Pod.from_manifest(
+        {
+            "metadata": {"name": "abc", "namespace": "test", "uid": "12345"},
+            "spec": {
+                "containers": [{"name": "c"}],
+                "volumes": [{"name": "xyz", "ephemeral": {"volumeClaimTemplate": {}}}],
+            },
+        }
+    )
+
+
+def test_generic_ephemeral_volumes() -> None:
+    """podHasPVCs: an ephemeral volume's claim not created yet, or not the pod's."""
+    _, status = pre_filter(ephemeral_pod(), [])
+    assert status == Status.unresolvable(
+        'waiting for ephemeral volume controller to create the persistentvolumeclaim "abc-xyz"'
+    )
+    stranger = claim("abc-xyz", "wait-sc", namespace="test", bound_to="pv", owner_uid="other")
+    _, status = pre_filter(ephemeral_pod(), [stranger])
+    assert status == Status.unresolvable(
+        "PVC test/abc-xyz was not created for pod test/abc (pod is not owner)"
+    )
+    owned = claim("abc-xyz", "wait-sc", namespace="test", bound_to="pv", owner_uid="12345")
+    assert pre_filter(ephemeral_pod(), [owned, volume("pv", "wait-sc")]) == (None, None)
+
+
+def test_unbound_claims_no_matches() -> None:
+    """TestVolumeBinding/unbound claims no matches: no volume, a class that cannot provision."""
+    assert filter_nodes(pod_of("pvc-a"), [claim("pvc-a", "wait-sc")]) == [BIND_CONFLICT]
+
+
+def test_bound_and_unbound_unsatisfied() -> None:
+    """TestVolumeBinding/bound and unbound unsatisfied: both reasons, in upstream's order."""
+    objects = [
+        claim("pvc-a", "wait-sc", bound_to="pv-a"),
+        claim("pvc-b", "wait-sc"),
+        volume("pv-a", "wait-sc", affinity={"foo": ["bar"]}),
+    ]
+    got = filter_nodes(pod_of("pvc-a", "pvc-b"), objects, labels={"node-a": {"foo": "barbar"}})
+    assert got == [Status.unresolvable(ERR_REASON_NODE_CONFLICT, ERR_REASON_BIND_CONFLICT)]
+
+
+def test_pv_not_found() -> None:
+    """TestVolumeBinding/pv not found."""
+    got = filter_nodes(pod_of("pvc-a"), [claim("pvc-a", "wait-sc", bound_to="pv-a")])
+    assert got == [Status.unresolvable(ERR_REASON_PV_NOT_EXIST)]
+
+
+def local_volumes() -> list[Any]:
+    """TestVolumeBinding/local volumes with close capacity are preferred: its volumes."""
+    return [
+        volume("pv-a-0", "wait-sc", capacity="200Gi", affinity={HOSTNAME: ["node-a"]}),
+        volume("pv-a-1", "wait-sc", capacity="200Gi", affinity={HOSTNAME: ["node-a"]}),
+        volume("pv-b-0", "wait-sc", capacity="100Gi", affinity={HOSTNAME: ["node-b"]}),
+        volume("pv-b-1", "wait-sc", capacity="100Gi", affinity={HOSTNAME: ["node-b"]}),
+    ]
+
+
+NODES = ("node-a", "node-b", "node-c")
+
+
+def test_matching_volumes_are_refused_not_bound() -> None:
+    """TestVolumeBinding/local volumes with close capacity are preferred: upstream passes
+    node-a and node-b (a volume would be bound there) and not node-c. eventsched does not
+    bind volumes: node-a and node-b are refused with what the pod waits for."""
+    pvc = claim("pvc-a", "wait-sc", storage="50Gi")
+    got = filter_nodes(pod_of("pvc-a"), [pvc, *local_volumes()], NODES)
+    waiting = Status.unresolvable(binding_refused(pvc))
+    assert got == [waiting, waiting, BIND_CONFLICT]
+    assert waiting.message == (
+        "waiting for claim default/pvc-a to be bound: binding a WaitForFirstConsumer claim to an "
+        "available PersistentVolume is not supported by eventsched"
+    )
+
+
+def test_a_volume_is_not_given_to_two_claims_on_a_node() -> None:
+    """binder_test two-unbound-pvcs,partial-match: node-a has one large enough volume for
+    two claims; node-b has two."""
+    objects = [
+        claim("pvc-1", "wait-sc", storage="1Gi"),
+        claim("pvc-2", "wait-sc", storage="1Gi"),
+        volume("pv-a", "wait-sc", capacity="5Gi", affinity={HOSTNAME: ["node-a"]}),
+        volume("pv-b1", "wait-sc", capacity="5Gi", affinity={HOSTNAME: ["node-b"]}),
+        volume("pv-b2", "wait-sc", capacity="1Gi", affinity={HOSTNAME: ["node-b"]}),
+    ]
+    got = filter_nodes(pod_of("pvc-1", "pvc-2"), objects, ("node-a", "node-b"))
+    assert got[0] == BIND_CONFLICT
+    assert got[1] is not None and got[1].message.startswith("waiting for claim default/pvc-1")
+
+
+@pytest.mark.parametrize(
+    ("test", "change", "expected"),
+    [
+        ("matches", {}, "refused"),
+        ("too small", {"capacity": "500Mi"}, "conflict"),
+        ("other access modes", {"access_modes": ["ReadOnlyMany"]}, "conflict"),
+        ("other volume mode", {"volume_mode": "Block"}, "conflict"),
+        ("not available", {"phase": "Released"}, "conflict"),
+        ("claimed by another claim", {"claim_ref": ("default", "other")}, "conflict"),
+        ("being deleted", {"deleting": True}, "conflict"),
+        ("node affinity elsewhere", {"affinity": {HOSTNAME: ["node-b"]}}, "conflict"),
+        ("selector does not match", {"labels": {"tier": "slow"}}, "conflict"),
+    ],
+)
+def test_find_matching_volume(test: str, change: dict[str, Any], expected: str) -> None:
+    """FindMatchingVolume's filters (binder_test unbound-pvc,pv-*): size, access modes,
+    volume mode, phase, claimRef, deletion, node affinity, the claim's selector."""
+    pvc = claim("pvc-a", "wait-sc", storage="1Gi", selector={"matchLabels": {"tier": "fast"}})
+    fields = {"capacity": "1Gi", "labels": {"tier": "fast"}, **change}
+    pv = volume("pv-a", "wait-sc", **fields)
+    got = filter_nodes(pod_of("pvc-a"), [pvc, pv])
+    assert got == (
+        [BIND_CONFLICT] if expected == "conflict" else [Status.unresolvable(binding_refused(pvc))]
+    )
+
+
+def test_a_volume_pre_bound_to_the_claim_decides() -> None:
+    """FindMatchingVolume: a volume whose claimRef names the claim is its match where its
+    node affinity holds, and there is no match elsewhere (even a free volume there)."""
+    pvc = claim("pvc-a", "wait-sc")
+    objects = [
+        pvc,
+        volume(
+            "pv-mine", "wait-sc", claim_ref=("default", "pvc-a"), affinity={HOSTNAME: ["node-a"]}
+        ),
+        volume("pv-free", "wait-sc", affinity={HOSTNAME: ["node-b"]}),
+    ]
+    got = filter_nodes(pod_of("pvc-a"), objects, ("node-a", "node-b"))
+    assert got == [Status.unresolvable(binding_refused(pvc)), BIND_CONFLICT]
+
+
+def test_dynamic_provisioning_is_refused_with_what_the_pod_waits_for() -> None:
+    """binder_test (WithProvisioning) provisioning: a class with a provisioner would have a
+    volume provisioned on the node; eventsched refuses and says so. allowedTopologies
+    exclude node-b: there, the upstream bind conflict."""
+    zonal = storage_class("zonal-sc", provisioner="csi.example.com", topologies=[{ZONE: ["z1"]}])
+    pvc = claim("pvc-a", "zonal-sc")
+    table_labels = {"node-a": {ZONE: "z1"}, "node-b": {ZONE: "z2"}}
+    got = filter_nodes(pod_of("pvc-a"), [zonal, pvc], ("node-a", "node-b"), **table_labels)
+    waiting = Status.unresolvable(provisioning_refused(pvc, "csi.example.com"))
+    assert got == [waiting, BIND_CONFLICT]
+    assert waiting.message == (
+        "waiting for a PersistentVolume for claim default/pvc-a: dynamic provisioning "
+        "(provisioner csi.example.com) is not supported by eventsched"
+    )
+
+
+def test_no_provisioner_is_a_bind_conflict() -> None:
+    """checkVolumeProvisions: kubernetes.io/no-provisioner cannot provision."""
+    local = storage_class("local", provisioner="kubernetes.io/no-provisioner")
+    assert filter_nodes(pod_of("pvc-a"), [local, claim("pvc-a", "local")]) == [BIND_CONFLICT]
+
+
+def test_selected_node_fast_path() -> None:
+    """FindPodVolumes: a claim whose selected-node names another node fails that node at
+    once; on its node it waits for its provisioner."""
+    pvc = claim("pvc-a", "provisioned-sc", selected_node="node-b")
+    got = filter_nodes(pod_of("pvc-a"), [pvc], ("node-a", "node-b"))
+    assert got[0] == BIND_CONFLICT
+    assert got[1] == Status.unresolvable(provisioning_refused(pvc, "csi.example.com"))
+    assert "(selected node node-b)" in got[1].message
+
+
+def test_reserve_and_pre_bind_have_nothing_to_do() -> None:
+    """A node that passed Filter has only bound claims: AssumePodVolumes reports all bound."""
+    p = plugin("VolumeBinding")
+    state = CycleState()
+    assert p.reserve(state, pod_of("pvc-a"), "node-a") is None
+    assert p.pre_bind(state, pod_of("pvc-a"), "node-a") is None
+    p.unreserve(state, pod_of("pvc-a"), "node-a")
+    assert p.pre_score(state, pod_of("pvc-a"), table_of([]), []).code == Code.SKIP
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"bindTimeoutSeconds": -1}, "invalid BindTimeoutSeconds, should not be a negative value"),
+        ({"bindTimeoutSeconds": "10"}, "must be an integer"),
+        ({"shape": [{"utilization": 0, "score": 0}]}, "unsupported when VolumeCapacityPriority"),
+        ({"other": 1}, "VolumeBinding takes bindTimeoutSeconds, shape"),
+    ],
+)
+def test_args(args: dict[str, Any], message: str) -> None:
+    """ValidateVolumeBindingArgs (the VolumeCapacityPriority gate is off in v1.28)."""
+    with pytest.raises(PluginArgsError, match=message):
+        plugin("VolumeBinding", args)
+    assert plugin("VolumeBinding", {"bindTimeoutSeconds": 30}).bind_timeout_seconds == 30

@@ -18,12 +18,16 @@ from eventsched.plugins.nodeports import NodePorts
 from eventsched.plugins.noderesources_balanced import NodeResourcesBalancedAllocation
 from eventsched.plugins.noderesources_fit import NodeResourcesFit
 from eventsched.plugins.nodeunschedulable import NodeUnschedulable
+from eventsched.plugins.nodevolumelimits import NodeVolumeLimits
 from eventsched.plugins.pinnedhost import PinnedHost
 from eventsched.plugins.prioritysort import PrioritySort
 from eventsched.plugins.randomscore import RandomScore
 from eventsched.plugins.schedulinggates import SchedulingGates
 from eventsched.plugins.stickynode import StickyNode
 from eventsched.plugins.tainttoleration import TaintToleration
+from eventsched.plugins.volumebinding import VolumeBinding
+from eventsched.plugins.volumerestrictions import VolumeRestrictions
+from eventsched.plugins.volumezone import VolumeZone
 
 IN_TREE = (
     SchedulingGates,
@@ -34,6 +38,10 @@ IN_TREE = (
     NodeAffinity,
     NodePorts,
     NodeResourcesFit,
+    VolumeRestrictions,
+    NodeVolumeLimits,
+    VolumeBinding,
+    VolumeZone,
     InterPodAffinity,
     NodeResourcesBalancedAllocation,
     ImageLocality,

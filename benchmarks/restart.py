@@ -89,7 +89,7 @@ def template(url: str, nodes: int, pods: int, days: int) -> int:
     cluster = generate_cluster(nodes, pods, seed=7)
     scheduler = Scheduler(
         store,
-        SimulatedCluster(cluster.nodes, cluster.pods),
+        SimulatedCluster.from_loaded(cluster),
         [default_profile()],
         in_tree_registry(),
         SchedulerOptions(snapshot_every=1 << 62),

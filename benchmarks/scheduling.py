@@ -120,7 +120,7 @@ def run(
     store = EventStore.connect(database_url, require_schema=False)
     upgrade(store.engine)
     cluster = generate_cluster(nodes, pods, seed=seed)
-    sim = SimulatedCluster(cluster.nodes, cluster.pods)
+    sim = SimulatedCluster.from_loaded(cluster)
     scheduler = Scheduler(store, sim, [default_profile()], in_tree_registry(), SchedulerOptions())
     if on_progress is not None:
         scheduler.on_progress = lambda stats: on_progress(stats.bound + stats.unschedulable)

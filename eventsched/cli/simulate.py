@@ -85,7 +85,7 @@ def _simulate(args: argparse.Namespace, store: EventStore) -> int:
     config = load_config(args.config, registry) if args.config else SchedulerConfig()
     for warning in config.warnings:
         print(f"eventsched: warning: {warning}", file=sys.stderr)
-    cluster = SimulatedCluster(loaded.nodes, loaded.pods)
+    cluster = SimulatedCluster.from_loaded(loaded)
     scheduler = Scheduler(
         store,
         cluster,

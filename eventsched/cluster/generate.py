@@ -25,6 +25,8 @@ from eventsched.cluster.naming import rfc3339
 from eventsched.cluster.priorities import PriorityClasses
 from eventsched.cluster.types import LoadedCluster
 from eventsched.model import Node, Pod
+from eventsched.model.objects import REPLICA_SET, Workload
+from eventsched.model.selectors import LabelSelector
 
 GPU_RESOURCE = "nvidia.com/gpu"
 GPU_TAINT = {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
@@ -76,7 +78,11 @@ _REPLICAS = ((1, 3), (2, 4), (3, 4), (5, 3), (10, 2), (20, 1))
 def generate_cluster(
     nodes: int, pods: int, seed: int = 0, scheduler_name: str = "eventsched"
 ) -> LoadedCluster:
-    """`nodes` nodes and `pods` pending pods; equal arguments give an equal cluster."""
+    """`nodes` nodes and `pods` pending pods; equal arguments give an equal cluster.
+
+    With the ReplicaSets that own the pods as objects (`generate_manifests`
+    writes only the pods: a ReplicaSet in a manifest stands for pods of its own).
+    """
     manifests = generate_manifests(nodes, pods, seed, scheduler_name)
     loaded = LoadedCluster()
     # Replicas differ only in name, uid and timestamp: parse each template once and
@@ -95,7 +101,24 @@ def generate_cluster(
             values[_UID], values[_NAME] = meta["uid"], meta["name"]
             values[_CREATED] = meta["creationTimestamp"]
             loaded.pods.append(Pod(*values))
+    loaded.objects.extend(_replica_sets(loaded.pods))
     return loaded
+
+
+def _replica_sets(pods: list[Pod]) -> list[Workload]:
+    """The ReplicaSets the generated Deployments' pods belong to, with the selector the
+    deployment controller gives them (`app` and `pod-template-hash`): in a real cluster
+    they exist, and PodTopologySpread's default constraints select by them."""
+    found: dict[tuple[str, str], Workload] = {}
+    for pod in pods:
+        if pod.owner is None or (pod.namespace, pod.owner.name) in found:
+            continue
+        labels = {k: pod.labels[k] for k in ("app", "pod-template-hash") if k in pod.labels}
+        selector = LabelSelector.parse({"matchLabels": labels}, pod.owner.name, "selector")
+        found[(pod.namespace, pod.owner.name)] = Workload(
+            REPLICA_SET, pod.namespace, pod.owner.name, selector
+        )
+    return list(found.values())
 
 
 def generate_manifests(

@@ -1,7 +1,9 @@
 """kube-scheduler's v1 default profile, restricted to the plugins eventsched has so far.
 
-Order and weights follow `pkg/scheduler/apis/config/v1/default_plugins.go`;
-plugins we have not written yet are left out rather than faked (README "Not supported yet" lists them).
+Order and weights follow `pkg/scheduler/apis/config/v1/default_plugins.go`
+expanded per extension point; plugins we have not written yet (the volume
+plugins, DefaultPreemption) are left out rather than faked (README "Not
+supported yet" lists them).
 """
 
 from __future__ import annotations
@@ -17,19 +19,38 @@ def default_profile(scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> Profile:
         plugins={
             "preEnqueue": (PluginRef("SchedulingGates"),),
             "queueSort": (PluginRef("PrioritySort"),),
-            "preFilter": (PluginRef("NodeAffinity"), PluginRef("NodeResourcesFit")),
+            "preFilter": (
+                PluginRef("NodeAffinity"),
+                PluginRef("NodePorts"),
+                PluginRef("NodeResourcesFit"),
+                PluginRef("PodTopologySpread"),
+                PluginRef("InterPodAffinity"),
+            ),
             "filter": (
                 PluginRef("NodeUnschedulable"),
                 PluginRef("NodeName"),
                 PluginRef("TaintToleration"),
                 PluginRef("NodeAffinity"),
+                PluginRef("NodePorts"),
                 PluginRef("NodeResourcesFit"),
+                PluginRef("PodTopologySpread"),
+                PluginRef("InterPodAffinity"),
             ),
-            "preScore": (PluginRef("TaintToleration"), PluginRef("NodeAffinity")),
+            "preScore": (
+                PluginRef("TaintToleration"),
+                PluginRef("NodeAffinity"),
+                PluginRef("PodTopologySpread"),
+                PluginRef("InterPodAffinity"),
+                PluginRef("NodeResourcesBalancedAllocation"),
+            ),
             "score": (
                 PluginRef("TaintToleration", 3),
                 PluginRef("NodeAffinity", 2),
                 PluginRef("NodeResourcesFit", 1),
+                PluginRef("PodTopologySpread", 2),
+                PluginRef("InterPodAffinity", 2),
+                PluginRef("NodeResourcesBalancedAllocation", 1),
+                PluginRef("ImageLocality", 1),
             ),
             "bind": (PluginRef("DefaultBinder"),),
         },

@@ -49,7 +49,12 @@ DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
     PluginRef("NodeName"),
     PluginRef("TaintToleration", 3),
     PluginRef("NodeAffinity", 2),
+    PluginRef("NodePorts"),
     PluginRef("NodeResourcesFit", 1),
+    PluginRef("PodTopologySpread", 2),
+    PluginRef("InterPodAffinity", 2),
+    PluginRef("NodeResourcesBalancedAllocation", 1),
+    PluginRef("ImageLocality", 1),
     PluginRef("DefaultBinder"),
 )
 
@@ -58,16 +63,11 @@ DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
 #: enabling one is an error, because the profile would not do what it says.
 UPSTREAM_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     {
-        "NodePorts",
         "VolumeRestrictions",
         "NodeVolumeLimits",
         "VolumeBinding",
         "VolumeZone",
-        "PodTopologySpread",
-        "InterPodAffinity",
         "DefaultPreemption",
-        "NodeResourcesBalancedAllocation",
-        "ImageLocality",
         "DynamicResources",
     }
 )

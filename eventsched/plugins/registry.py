@@ -20,6 +20,7 @@ from eventsched.plugins.noderesources_fit import NodeResourcesFit
 from eventsched.plugins.nodeunschedulable import NodeUnschedulable
 from eventsched.plugins.nodevolumelimits import NodeVolumeLimits
 from eventsched.plugins.pinnedhost import PinnedHost
+from eventsched.plugins.podtopologyspread import PodTopologySpread
 from eventsched.plugins.prioritysort import PrioritySort
 from eventsched.plugins.randomscore import RandomScore
 from eventsched.plugins.schedulinggates import SchedulingGates
@@ -42,6 +43,7 @@ IN_TREE = (
     NodeVolumeLimits,
     VolumeBinding,
     VolumeZone,
+    PodTopologySpread,
     InterPodAffinity,
     NodeResourcesBalancedAllocation,
     ImageLocality,

@@ -68,8 +68,14 @@ def test_simulate_examples_then_explain_then_run_again(db_url: str) -> None:
     scored = web["attempts"][0]
     assert scored["top"], "a pod with several feasible nodes shows its scores"
     top = scored["top"][0]
-    assert set(top["plugins"]) == {"TaintToleration", "NodeAffinity", "NodeResourcesFit"} - {
-        p for p in ("NodeAffinity",) if p not in top["plugins"]
+    # A StatefulSet's pod: PodTopologySpread scores it by the default (System)
+    # constraints; NodeAffinity and InterPodAffinity skip a pod without terms.
+    assert set(top["plugins"]) == {
+        "TaintToleration",
+        "NodeResourcesFit",
+        "PodTopologySpread",
+        "NodeResourcesBalancedAllocation",
+        "ImageLocality",
     }
     assert top["total"] == sum(v["weighted"] for v in top["plugins"].values())
     assert scored["selected"] == web["final_node"]

@@ -55,18 +55,38 @@ def test_effective_config_shows_expanded_plugins_and_weights(check: Callable[...
     assert profile["plugins"]["score"]["enabled"] == [
         {"name": "NodeAffinity", "weight": 5},
         {"name": "NodeResourcesFit", "weight": 1},
+        {"name": "PodTopologySpread", "weight": 2},
+        {"name": "InterPodAffinity", "weight": 2},
+        {"name": "NodeResourcesBalancedAllocation", "weight": 1},
+        {"name": "ImageLocality", "weight": 1},
     ]
     assert {"name": "TaintToleration"} in profile["plugins"]["filter"]["enabled"]
 
 
-def test_a_warning_for_a_plugin_eventsched_lacks_goes_to_stderr(
-    check: Callable[..., Done],
-) -> None:
+def test_cluster_level_spread_defaults_load_and_are_in_force(check: Callable[..., Done]) -> None:
+    """kubernetes.io's example of PodTopologySpread defaults, unchanged: its args are kept."""
     done = check(
         Path(__file__).parent.parent / "config" / "upstream" / "topology-spread-defaults.yaml"
     )
+    assert done.returncode == 0 and done.stderr == ""
+    profile = yaml.safe_load(done.stdout)["profiles"][0]
+    (spread,) = [c for c in profile["pluginConfig"] if c["name"] == "PodTopologySpread"]
+    assert spread["args"]["defaultingType"] == "List"
+    assert spread["args"]["defaultConstraints"][0]["topologyKey"] == "topology.kubernetes.io/zone"
+
+
+def test_a_warning_for_a_plugin_eventsched_lacks_goes_to_stderr(
+    check: Callable[..., Done], tmp_path: Path
+) -> None:
+    config = tmp_path / "preemption.yaml"
+    config.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "profiles:\n  - pluginConfig:\n      - name: DefaultPreemption\n"
+        "        args: {minCandidateNodesPercentage: 20}\n"
+    )
+    done = check(config)
     assert done.returncode == 0
-    assert "PodTopologySpread is not implemented by eventsched yet" in done.stderr
+    assert "DefaultPreemption is not implemented by eventsched yet" in done.stderr
 
 
 @pytest.mark.parametrize(

@@ -50,6 +50,10 @@ def test_a_score_entry_reweights_a_multipoint_default_in_place() -> None:
         ("NodeResourcesFit", 5),
         ("TaintToleration", 3),
         ("NodeAffinity", 2),
+        ("PodTopologySpread", 2),
+        ("InterPodAffinity", 2),
+        ("NodeResourcesBalancedAllocation", 1),
+        ("ImageLocality", 1),
     ]
 
 
@@ -104,9 +108,9 @@ def test_unimplemented_upstream_plugins_may_be_configured_or_disabled_with_a_war
             **HEAD,
             "profiles": [
                 {
-                    "plugins": {"score": {"disabled": [{"name": "PodTopologySpread"}]}},
+                    "plugins": {"postFilter": {"disabled": [{"name": "DefaultPreemption"}]}},
                     "pluginConfig": [
-                        {"name": "PodTopologySpread", "args": {"defaultingType": "List"}}
+                        {"name": "DefaultPreemption", "args": {"minCandidateNodesPercentage": 5}}
                     ],
                 }
             ],
@@ -115,16 +119,16 @@ def test_unimplemented_upstream_plugins_may_be_configured_or_disabled_with_a_war
         REGISTRY,
     )
     assert len(config.warnings) == 1
-    assert "PodTopologySpread is not implemented by eventsched yet" in config.warnings[0]
-    assert "PodTopologySpread" not in config.profiles[0].plugin_args
+    assert "DefaultPreemption is not implemented by eventsched yet" in config.warnings[0]
+    assert "DefaultPreemption" not in config.profiles[0].plugin_args
 
 
 @pytest.mark.parametrize(
     ("profile", "field", "fix"),
     [
         (
-            {"plugins": {"score": {"enabled": [{"name": "ImageLocality"}]}}},
-            "profiles[0].plugins.score.enabled[0].name",
+            {"plugins": {"postFilter": {"enabled": [{"name": "DefaultPreemption"}]}}},
+            "profiles[0].plugins.postFilter.enabled[0].name",
             "does not implement yet",
         ),
         (

@@ -1,8 +1,8 @@
 """A pod setting a field no plugin of its profile honours is never placed silently (issue 12).
 
-Until InterPodAffinity, PodTopologySpread and NodePorts exist, such a pod is
-placed as if the field were absent: the log, the pod's Events and simulate's
-summary say so.
+The default profile honours them all; a profile that disables InterPodAffinity,
+PodTopologySpread or NodePorts places such a pod as if the field were absent,
+and the log, the pod's Events and simulate's summary say so.
 """
 
 from __future__ import annotations
@@ -10,11 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from eventsched.cli.main import main
 from eventsched.cluster import SimulatedCluster
+from eventsched.config.file import parse_config
 from eventsched.events import EventStore
 from eventsched.model import Pod
+from eventsched.plugins import full_registry
 from tests.scheduler.helpers import node, pod
 from tests.scheduler.test_scheduler import run_scheduler
 
@@ -47,11 +50,21 @@ def test_fields_a_pod_uses_are_found_in_its_spec() -> None:
     assert Pod.from_record(ports.to_record()) == ports
 
 
+def without(plugin: str) -> str:
+    """A configuration whose one profile disables `plugin` everywhere."""
+    return (
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "profiles:\n  - schedulerName: eventsched\n    plugins:\n      multiPoint:\n"
+        f"        disabled: [{{name: {plugin}}}]\n"
+    )
+
+
 def test_the_log_and_the_pod_say_what_was_not_honoured(store: EventStore) -> None:
     cluster = SimulatedCluster(
         [node("a")], [pod_with("anti", affinity=ANTI_AFFINITY), pod("plain")]
     )
-    run_scheduler(store, cluster)
+    config = parse_config(yaml.safe_load(without("InterPodAffinity")), "c.yaml", full_registry())
+    run_scheduler(store, cluster, profiles=list(config.profiles), registry=full_registry())
     notes = [e for e in store.read(kinds=["input_recorded"]) if e.data["key"] == "ignoredFields"]
     assert [(e.name, e.plugin, e.data["value"]) for e in notes] == [
         (
@@ -92,8 +105,10 @@ spec:
   topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}]
 """
     )
+    config = tmp_path / "config.yaml"
+    config.write_text(without("PodTopologySpread"))
     capsys.readouterr()
-    assert main(["--db", db_url, "simulate", str(manifest)]) == 0
+    assert main(["--db", db_url, "simulate", "--config", str(config), str(manifest)]) == 0
     out = capsys.readouterr().out
     assert (
         "scheduled without fields eventsched does not honour yet:\n"

@@ -16,11 +16,13 @@ from tests.scheduler.helpers import node, pod
 
 REGISTRY = full_registry()
 HEAD = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
-#: Two profiles that disagree: spread (the default LeastAllocated) and pack (MostAllocated).
+#: Two profiles that disagree: spread (the default LeastAllocated) and pack (MostAllocated,
+#: weighted over NodeResourcesBalancedAllocation, which otherwise prefers the idle node).
 PROFILES: list[dict[str, Any]] = [
     {"schedulerName": "eventsched"},
     {
         "schedulerName": "eventsched-pack",
+        "plugins": {"score": {"enabled": [{"name": "NodeResourcesFit", "weight": 5}]}},
         "pluginConfig": [
             {"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated"}}}
         ],

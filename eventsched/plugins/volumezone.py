@@ -11,10 +11,10 @@ UnschedulableAndUnresolvable with upstream's message. Nothing to check: Skip.
 
 Filter: a node with none of the four labels passes (a single-zone cluster);
 otherwise each kept label must be on the node with one of the volume's
-values: "node(s) had no available volume zone" (UnschedulableAndUnresolvable).
-v1.28 compares a beta label with the same beta label only (matching a PV's
-beta label against the node's GA label came in v1.29). Vectorized over the
-NodeTable's label columns.
+values, a beta label of the volume being looked up as the GA label when the
+node lacks it (`translateToGALabel`, in v1.28.0: the real kube-scheduler
+binary places such a pod): "node(s) had no available volume zone"
+(UnschedulableAndUnresolvable). Vectorized over the NodeTable's label columns.
 """
 
 from __future__ import annotations
@@ -64,6 +64,8 @@ TOPOLOGY_LABELS = (
     "topology.kubernetes.io/zone",
     "topology.kubernetes.io/region",
 )
+#: `translateToGALabel`: a beta label and the GA label it stands for.
+GA_LABEL = {TOPOLOGY_LABELS[0]: TOPOLOGY_LABELS[2], TOPOLOGY_LABELS[1]: TOPOLOGY_LABELS[3]}
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +121,12 @@ class VolumeZone:
             constrained |= np.fromiter((v is not None for v in column), bool, len(column))
         matches = np.ones(len(rows), dtype=bool)
         for topology in topologies:
-            matches &= np.isin(table.label_values(topology.key)[rows], tuple(topology.values))
+            column = table.label_values(topology.key)[rows]
+            ga = GA_LABEL.get(topology.key)
+            if ga is not None:  # the node's GA label where it has no beta one
+                absent = np.fromiter((v is None for v in column), bool, len(column))
+                column = np.where(absent, table.label_values(ga)[rows], column)
+            matches &= np.isin(column, tuple(topology.values))
         return BatchFilterResult.from_mask(
             ~constrained | matches, Status.unresolvable(ERR_REASON_CONFLICT)
         )

@@ -1,4 +1,9 @@
-"""VolumeZone, after upstream's volume_zone_test.go (TestSingleZone, TestMultiZone, TestWithBinding)."""
+"""VolumeZone, after upstream's volume_zone_test.go (TestSingleZone, TestMultiZone, TestWithBinding).
+
+The beta-to-GA label translation (the "pv with beta label,node with ga label" cases) is in
+v1.28.0: the real kube-scheduler v1.28.0 binary places a pod whose volume has only the beta
+zone label on a node that has only the GA one.
+"""
 
 from __future__ import annotations
 
@@ -75,9 +80,13 @@ def zone_table(labels: dict[str, str]) -> NodeTable:
             CONFLICT,
         ),
         ("pv with zone,node with beta zone", "PVC_Stable_1", {BETA_ZONE: "us-west1-a"}, CONFLICT),
-        # v1.28: a PV's beta label against the node's GA label does not match (the
-        # translation to the GA label, upstream's "matched" case, came in v1.29).
-        ("pv with beta label,node with ga label", "PVC_1", {ZONE: "us-west1-a"}, CONFLICT),
+        ("pv with beta label,node with ga label, matched", "PVC_1", {ZONE: "us-west1-a"}, None),
+        (
+            "pv with beta label,node with ga label, don't match",
+            "PVC_1",
+            {ZONE: "us-west1-b"},
+            CONFLICT,
+        ),
         # TestMultiZone
         ("multi: node without labels", "PVC_Multi_3", {}, None),
         ("multi: beta zone label matched", "PVC_Multi_3", {BETA_ZONE: "us-west1-a"}, None),

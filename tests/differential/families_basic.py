@@ -257,15 +257,19 @@ def node_name(rng: random.Random, index: int) -> Scenario:
     names = [nd["metadata"]["name"] for nd in nodes] + ["node-absent"]
     op = "In" if index % 3 else "NotIn"
     chosen = sorted(rng.sample(names, rng.randint(1, 2)))
-    term: dict[str, Any] = {
-        "matchFields": [{"key": "metadata.name", "operator": op, "values": chosen}]
-    }
+    # The API allows one value per In/NotIn on metadata.name: several names are several
+    # terms (ORed) for In, several requirements of one term (ANDed) for NotIn.
+    fields = [{"key": "metadata.name", "operator": op, "values": [n]} for n in chosen]
+    terms: list[dict[str, Any]] = (
+        [{"matchFields": [f]} for f in fields] if op == "In" else [{"matchFields": fields}]
+    )
     if index % 5 == 4:
-        term["matchExpressions"] = [
-            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["zone-a"]}
-        ]
+        for term in terms:
+            term["matchExpressions"] = [
+                {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["zone-a"]}
+            ]
     affinity: dict[str, Any] = {
-        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}
     }
     if index % 4 == 1:
         affinity["preferredDuringSchedulingIgnoredDuringExecution"] = [

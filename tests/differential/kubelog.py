@@ -5,7 +5,6 @@ The lines read (klog text format, v1.28 `schedule_one.go` and `eventhandlers.go`
     "Attempting to schedule pod" pod="ns/name"
     "Plugin scored node for pod" pod="ns/name" plugin="P" node="n" score=300   (weighted)
     "Calculated node's final score for pod" pod="ns/name" node="n" score=480
-    "Delete event for scheduled pod" pod="ns/name"
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ _PLUGIN = re.compile(
 _TOTAL = re.compile(
     r'"Calculated node\'s final score for pod" pod="([^"]+)" node="([^"]+)" score=(-?\d+)'
 )
-_DELETED = re.compile(r'"Delete event for scheduled pod" pod="([^"]+)"')
 
 
 @dataclass
@@ -55,11 +53,3 @@ class LogReader:
             elif (m := _TOTAL.search(line)) and m.group(1) == pod_key and out:
                 out[-1].total[m.group(2)] = int(m.group(3))
         return out
-
-    def deleted(self, offset: int, pod_key: str) -> bool:
-        """kube-scheduler's cache handler saw the assigned pod's deletion (logged right
-        before it removes the pod from the cache)."""
-        return any(
-            (m := _DELETED.search(line)) and m.group(1) == pod_key
-            for line in self.since(offset).splitlines()
-        )

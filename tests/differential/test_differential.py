@@ -72,8 +72,15 @@ def _xfail_reason(scenario: dict[str, Any]) -> str | None:
     scoring = sorted(
         p for p in MISSING if any(answer.scores.get(n, {}).get(p) for n in answer.feasible)
     )
-    named = sorted(set(lacking) | set(scoring))
-    return f"kube-scheduler's answer depends on {', '.join(named)}, missing from default_profile()"
+    parts = []
+    if lacking:
+        parts.append(f"uses {', '.join(lacking)}")
+    if scoring:
+        parts.append(f"{', '.join(scoring)} scored nodes nonzero")
+    return (
+        "; ".join(parts) + ": missing from default_profile(), and kube-scheduler's recorded "
+        "answer without them differs"
+    )
 
 
 @pytest.fixture(scope="module")

@@ -46,6 +46,10 @@ class Diagnosis:
     #: Status of nodes a PreFilter result left out, and how many there were.
     absent_status: Status | None = None
     absent_count: int = 0
+    #: Whether the absent nodes count in the message: they do when PreFilter rejected
+    #: the pod (every node has its status), not when a PreFilter result left them out
+    #: (kube-scheduler v1.28 does not report those nodes at all).
+    absent_in_message: bool = True
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
     unschedulable_plugins: set[str] = field(default_factory=set)
@@ -58,9 +62,11 @@ class Diagnosis:
         counts: Counter[str] = Counter()
         for rejection in self.rejections:
             for status, n in zip(rejection.statuses, rejection.counts(), strict=True):
+                if not n:
+                    continue  # a status a plugin offered but gave no node: not in the message
                 for reason in status.reasons:
                     counts[reason] += int(n)
-        if self.absent_status is not None and self.absent_count:
+        if self.absent_status is not None and self.absent_count and self.absent_in_message:
             for reason in self.absent_status.reasons:
                 counts[reason] += self.absent_count
         return counts
@@ -201,6 +207,11 @@ def _find_nodes_that_fit(
         return _Feasible(np.zeros(0, dtype=np.intp), diagnosis, 0, 0)
 
     if pre_result is not None and pre_result.node_names is not None:
+        unknown = sorted(n for n in pre_result.node_names if table.row_of(n) is None)
+        if unknown:
+            # kube-scheduler v1.28 looks each name up in its snapshot and fails the
+            # attempt with the lookup's error (later versions skip the name).
+            _raise_error(Status.as_error(f'nodeinfo not found for node name "{unknown[0]}"'), start)
         candidates = np.array(
             sorted(r for n in pre_result.node_names if (r := table.row_of(n)) is not None),
             dtype=np.intp,
@@ -209,6 +220,7 @@ def _find_nodes_that_fit(
             f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]"
         )
         diagnosis.absent_count = num_all - len(candidates)
+        diagnosis.absent_in_message = False
         order_start = 0
     else:
         candidates = np.arange(num_all, dtype=np.intp)

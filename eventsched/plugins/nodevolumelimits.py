@@ -101,6 +101,7 @@ class NodeVolumeLimits:
         check_args(NAME, args)
         self._attached: tuple[tuple[int, int], _Attached] | None = None
         self._limits: dict[tuple[int, int, str], IntArray] = {}
+        self._csi_nodes: tuple[tuple[int, int], BoolArray] | None = None
 
     def events_to_register(self) -> Sequence[ClusterEvent]:
         """v1.28: a CSINode added (limits known), an assigned pod deleted (volumes freed)."""
@@ -120,7 +121,7 @@ class NodeVolumeLimits:
         storage = table.objects.storage
         verdict = np.full(len(rows), -1, dtype=np.int64)
         statuses: list[Status] = []
-        has_csi_node = np.array([table.names[r] in storage.csi_nodes for r in rows], dtype=bool)
+        has_csi_node = self._has_csi_node(table)[rows]
         for migrated in (False, True):
             variant = has_csi_node == migrated
             if not variant.any():
@@ -181,6 +182,15 @@ class NodeVolumeLimits:
         if self._attached is None or self._attached[0] != stamp:
             self._attached = (stamp, _resolve_placed(table, storage))
         return self._attached[1]
+
+    def _has_csi_node(self, table: NodeTable) -> BoolArray:
+        """Nodes with a CSINode object (where in-tree volumes are migrated), cached."""
+        storage = table.objects.storage
+        stamp = (table.node_generation, storage.generation)
+        if self._csi_nodes is None or self._csi_nodes[0] != stamp:
+            column = np.array([name in storage.csi_nodes for name in table.names], dtype=bool)
+            self._csi_nodes = (stamp, column)
+        return self._csi_nodes[1]
 
     def _any_limit(self, table: NodeTable) -> BoolArray:
         """Nodes that report any attach limit (`len(nodeVolumeLimits) > 0`)."""

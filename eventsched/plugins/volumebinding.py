@@ -118,53 +118,49 @@ class _Refusal(Exception):
     pass
 
 
+#: FindPodVolumes' reasons, in the order it appends them.
+_REASONS = (ERR_REASON_NODE_CONFLICT, ERR_REASON_BIND_CONFLICT, ERR_REASON_PV_NOT_EXIST)
+
+
 @dataclass(slots=True)
 class _Verdicts:
-    """Each candidate row's reasons, error or refusal, turned into shared statuses at the end."""
+    """Each candidate row's reasons (flags), error or refusal (an index into `others`),
+    turned into shared statuses at the end, as arrays."""
 
-    count: int
     node_conflict: BoolArray
     bind_conflict: BoolArray
     pv_missing: BoolArray
-    other: list[Status | None]
+    other: IntArray
+    others: list[Status]
 
     def set_other(self, rows: BoolArray, status: Status) -> None:
-        for i in np.flatnonzero(rows):
-            self.other[i] = status
+        if rows.any():
+            self.others.append(status)
+            self.other[rows] = len(self.others) - 1
 
     @classmethod
     def empty(cls, count: int) -> _Verdicts:
         no = np.zeros(count, dtype=bool)
-        return cls(count, no, no.copy(), no.copy(), [None] * count)
+        return cls(no, no.copy(), no.copy(), np.full(count, -1, dtype=np.int64), [])
 
     def result(self) -> BatchFilterResult:
-        statuses: list[Status] = []
-        index: dict[Status, int] = {}
-        verdict = np.full(self.count, -1, dtype=np.int64)
-        for i in range(self.count):
-            status = self._status(i)
-            if status is not None:
-                verdict[i] = index.setdefault(status, len(index))
-                if verdict[i] == len(statuses):
-                    statuses.append(status)
-        return BatchFilterResult(verdict, statuses)
-
-    def _status(self, i: int) -> Status | None:
-        other = self.other[i]
-        if other is not None and other.code == Code.ERROR:
-            return other
-        reasons = [
-            reason
-            for reason, flags in (
-                (ERR_REASON_NODE_CONFLICT, self.node_conflict),
-                (ERR_REASON_BIND_CONFLICT, self.bind_conflict),
-                (ERR_REASON_PV_NOT_EXIST, self.pv_missing),
-            )
-            if flags[i]
-        ]
-        if reasons:
-            return Status.unresolvable(*reasons)
-        return other
+        """An error wins; else the reasons (UnschedulableAndUnresolvable); else a refusal."""
+        flags = (
+            self.node_conflict.astype(np.int64)
+            | (self.bind_conflict.astype(np.int64) << 1)
+            | (self.pv_missing.astype(np.int64) << 2)
+        )
+        errors = np.array([s.code == Code.ERROR for s in self.others], dtype=bool)
+        is_error = np.zeros(len(flags), dtype=bool)
+        if self.others:
+            is_error = (self.other >= 0) & errors[np.maximum(self.other, 0)]
+        statuses = list(self.others)
+        verdict = np.where(is_error | ((flags == 0) & (self.other >= 0)), self.other, -1)
+        for combination in np.unique(flags[~is_error & (flags > 0)]):
+            reasons = [r for bit, r in enumerate(_REASONS) if combination >> bit & 1]
+            statuses.append(Status.unresolvable(*reasons))
+            verdict[~is_error & (flags == combination)] = len(statuses) - 1
+        return BatchFilterResult(verdict.astype(np.int64), statuses)
 
 
 class VolumeBinding:

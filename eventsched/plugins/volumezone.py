@@ -42,7 +42,7 @@ from eventsched.framework import (
     Status,
     check_args,
 )
-from eventsched.model import Indexes, NodeTable, Pod
+from eventsched.model import BoolArray, Indexes, NodeTable, Pod
 from eventsched.model.podvolumes import (
     PV_RESOURCE,
     PVC_RESOURCE,
@@ -117,19 +117,28 @@ class VolumeZone:
                 )
         constrained = np.zeros(len(rows), dtype=bool)
         for key in TOPOLOGY_LABELS:
-            column = table.label_values(key)[rows]
-            constrained |= np.fromiter((v is not None for v in column), bool, len(column))
+            constrained |= table.label_codes(key)[1][rows] >= 0
         matches = np.ones(len(rows), dtype=bool)
         for topology in topologies:
-            column = table.label_values(topology.key)[rows]
-            ga = GA_LABEL.get(topology.key)
-            if ga is not None:  # the node's GA label where it has no beta one
-                absent = np.fromiter((v is None for v in column), bool, len(column))
-                column = np.where(absent, table.label_values(ga)[rows], column)
-            matches &= np.isin(column, tuple(topology.values))
+            matches &= _has_value(table, rows, topology)
         return BatchFilterResult.from_mask(
             ~constrained | matches, Status.unresolvable(ERR_REASON_CONFLICT)
         )
+
+
+def _has_value(table: NodeTable, rows: Indexes, topology: VolumeTopology) -> BoolArray:
+    """Nodes whose label `topology.key` (or, absent a beta one, its GA label) is one of the
+    volume's values: integer label codes compared, no per-node Python."""
+    codes, column = table.label_codes(topology.key)
+    column = column[rows]
+    wanted = [codes[v] for v in topology.values if v in codes]
+    found = np.isin(column, wanted)
+    ga = GA_LABEL.get(topology.key)
+    if ga is not None:
+        ga_codes, ga_column = table.label_codes(ga)
+        ga_wanted = [ga_codes[v] for v in topology.values if v in ga_codes]
+        found |= (column < 0) & np.isin(ga_column[rows], ga_wanted)
+    return found
 
 
 def volume_topologies(pod: Pod, storage: StorageObjects) -> tuple[VolumeTopology, ...]:

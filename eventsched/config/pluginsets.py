@@ -51,6 +51,10 @@ DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
     PluginRef("NodeAffinity", 2),
     PluginRef("NodePorts"),
     PluginRef("NodeResourcesFit", 1),
+    PluginRef("VolumeRestrictions"),
+    PluginRef("NodeVolumeLimits"),
+    PluginRef("VolumeBinding"),
+    PluginRef("VolumeZone"),
     PluginRef("PodTopologySpread", 2),
     PluginRef("InterPodAffinity", 2),
     PluginRef("NodeResourcesBalancedAllocation", 1),
@@ -63,10 +67,10 @@ DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
 #: enabling one is an error, because the profile would not do what it says.
 UPSTREAM_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     {
-        "VolumeRestrictions",
-        "NodeVolumeLimits",
-        "VolumeBinding",
-        "VolumeZone",
+        "EBSLimits",
+        "GCEPDLimits",
+        "AzureDiskLimits",
+        "CinderLimits",
         "DefaultPreemption",
         "DynamicResources",
     }

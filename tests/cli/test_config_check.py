@@ -55,6 +55,7 @@ def test_effective_config_shows_expanded_plugins_and_weights(check: Callable[...
     assert profile["plugins"]["score"]["enabled"] == [
         {"name": "NodeAffinity", "weight": 5},
         {"name": "NodeResourcesFit", "weight": 1},
+        {"name": "VolumeBinding", "weight": 1},
         {"name": "PodTopologySpread", "weight": 2},
         {"name": "InterPodAffinity", "weight": 2},
         {"name": "NodeResourcesBalancedAllocation", "weight": 1},

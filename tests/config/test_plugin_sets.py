@@ -50,6 +50,7 @@ def test_a_score_entry_reweights_a_multipoint_default_in_place() -> None:
         ("NodeResourcesFit", 5),
         ("TaintToleration", 3),
         ("NodeAffinity", 2),
+        ("VolumeBinding", 1),
         ("PodTopologySpread", 2),
         ("InterPodAffinity", 2),
         ("NodeResourcesBalancedAllocation", 1),

@@ -51,6 +51,23 @@ ABLATABLE = (
     "InterPodAffinity",
 )
 VOLUME_PLUGINS = ("VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone")
+#: The in-tree volume limits: their Filter looks a pod's claims up too (a missing claim is
+#: an error there); ablated as one block, with every set of the other plugins.
+IN_TREE_LIMITS = ("EBSLimits", "GCEPDLimits", "AzureDiskLimits")
+#: Short names in ablation profiles' schedulerName, which kube-scheduler also uses as its
+#: Events' reportingController (at most 63 characters).
+_CODES = {
+    "NodePorts": "np",
+    "VolumeRestrictions": "vr",
+    "NodeVolumeLimits": "nvl",
+    "VolumeBinding": "vb",
+    "VolumeZone": "vz",
+    "PodTopologySpread": "pts",
+    "InterPodAffinity": "ipa",
+    "EBSLimits": "ebs",
+    "GCEPDLimits": "gcepd",
+    "AzureDiskLimits": "azuredisk",
+}
 _CONTROLLERS = ("ReplicaSet", "StatefulSet", "ReplicationController")
 
 
@@ -139,24 +156,30 @@ def _default_spreading(scenario: Mapping[str, Any]) -> bool:
 
 
 def _volume_plugins(scenario: Mapping[str, Any], spec: Mapping[str, Any]) -> set[str]:
-    """A claim in the pending pod reaches all four volume plugins: each one's PreFilter
-    looks the claim up (a missing or unbound claim fails there), whatever else it checks."""
+    """A claim in the pending pod reaches every volume plugin: each one looks the claim up
+    (a missing or unbound claim fails there), whatever else it checks."""
     if any(v.get("persistentVolumeClaim") or v.get("ephemeral") for v in spec.get("volumes") or []):
-        return set(VOLUME_PLUGINS)
+        return set(VOLUME_PLUGINS) | set(IN_TREE_LIMITS)
     return set()
 
 
 def ablation_sets(used: Iterable[str]) -> list[frozenset[str]]:
     """The plugin sets to record without: every non-empty subset of up to two used
-    plugins; with more, each alone and all together."""
-    plugins = sorted(used)
+    plugins; with more, each alone and all together. The in-tree volume limits go with
+    every set, and alone."""
+    block = frozenset(used) & frozenset(IN_TREE_LIMITS)
+    plugins = sorted(set(used) - block)
     if len(plugins) <= 2:
-        return [
+        sets = [
             frozenset(c)
             for r in range(1, len(plugins) + 1)
             for c in itertools.combinations(plugins, r)
         ]
-    return [frozenset([p]) for p in plugins] + [frozenset(plugins)]
+    else:
+        sets = [frozenset([p]) for p in plugins] + [frozenset(plugins)]
+    if not block:
+        return sets
+    return [block] + [s | block for s in sets]
 
 
 def ablation_key(plugins: Iterable[str]) -> str:
@@ -164,8 +187,9 @@ def ablation_key(plugins: Iterable[str]) -> str:
 
 
 def profile_name(plugins: Iterable[str]) -> str:
-    """The schedulerName of the kube-scheduler profile without `plugins` (a DNS subdomain)."""
-    return "without." + ".".join(sorted(p.lower() for p in plugins))
+    """The schedulerName of the kube-scheduler profile without `plugins` (a DNS subdomain
+    of at most 63 characters)."""
+    return "without." + ".".join(sorted(_CODES[p] for p in plugins))
 
 
 # -- answers files ------------------------------------------------------------------------

@@ -112,7 +112,8 @@ spec:
     assert main(["--db", db_url, "simulate", str(manifest)]) == 0
     out = capsys.readouterr().out
     assert "0 of 1 pending pods bound, 1 unschedulable" in out
-    assert "default/pinned: 0/1 nodes are available" in out
+    # kube-scheduler v1.28 fails such an attempt with its snapshot lookup's error.
+    assert 'default/pinned: nodeinfo not found for node name "ghost"' in out
 
 
 @pytest.mark.parametrize("command", [("config", "check"), ("replay", "--config")])

@@ -120,3 +120,18 @@ def test_scenario(scenario: dict[str, Any], workdir: Path) -> None:
             )
     report.note(sid, "explained", text)
     raise ExplainedDisagreement("; ".join(text))
+
+
+@pytest.mark.parametrize("family", recorded_families())
+def test_recorded_inputs_are_what_the_generator_makes(family: str) -> None:
+    """A generator change without a re-recording would compare against stale answers."""
+    from tests.differential.generate import FAMILIES, generate
+
+    assert family in FAMILIES, f"answers/{family}.json has no generator family"
+    recorded = [
+        {k: v for k, v in s.items() if k not in ("answer", "ablations", "error")}
+        for s in load_family(family)["scenarios"]
+    ]
+    assert recorded == generate(family), (
+        f"the {family} generator changed: run python -m tests.differential.record --family {family}"
+    )

@@ -77,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="first N scenarios per family")
     parser.add_argument("--preemption", action="store_true", help="keep DefaultPreemption")
     parser.add_argument("--kube-bin", default=DEFAULT_BIN)
+    parser.add_argument("--out", type=Path, default=None, help="directory (default: answers/)")
     args = parser.parse_args(argv)
     families = args.family or list(FAMILIES)
     scenarios = {f: generate(f)[: args.limit] for f in families}
@@ -91,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     version = subprocess.run(
         [str(binaries.scheduler), "--version"], capture_output=True, text=True, check=True
     ).stdout.strip()
-    out = ANSWERS / "preemption" if args.preemption else ANSWERS
+    out = args.out or (ANSWERS / "preemption" if args.preemption else ANSWERS)
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     timings: dict[str, float] = {}

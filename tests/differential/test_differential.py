@@ -48,8 +48,11 @@ _IMAGES = (
     "eventsched counts the nodes holding it now; not reproduced yet (docs/status.md)"
 )
 _RESOURCES = (
-    "NodeResourcesFit scores differ from kube-scheduler's on this scenario; cause not found "
-    "yet (docs/status.md)"
+    "NodeResourcesFit's score: v1.28 scores a pod's request as max(sum of its containers, "
+    "each init container) + overhead, with the non-zero defaults (resource_allocation.go "
+    "calculatePodResourceRequest -> resourcehelper.PodRequests); eventsched scores "
+    "Pod.non_zero, which leaves init containers out (these scenarios' init containers ask "
+    "for more than the app container) (docs/status.md)"
 )
 _BINDING = (
     "kube-scheduler binds the WaitForFirstConsumer claim to an available PersistentVolume; "

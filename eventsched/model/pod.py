@@ -142,7 +142,7 @@ class Pod:
             node_name=str(spec.get("nodeName") or ""),
             priority=priority,
             requests=pod_requests(regular, init, overhead),
-            non_zero=non_zero_requests(regular, overhead),
+            non_zero=non_zero_requests(regular, init, overhead),
             labels={str(k): str(v) for k, v in (meta.get("labels") or {}).items()},
             annotations={str(k): str(v) for k, v in (meta.get("annotations") or {}).items()},
             tolerations=tuple(Toleration.from_dict(t) for t in spec.get("tolerations") or []),

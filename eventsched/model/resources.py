@@ -89,14 +89,26 @@ def pod_requests(
 
 
 def non_zero_requests(
-    containers: Iterable[Mapping[str, int]], overhead: Mapping[str, int] | None = None
+    containers: Iterable[Mapping[str, int]],
+    init_containers: Iterable[tuple[Mapping[str, int], bool]] = (),
+    overhead: Mapping[str, int] | None = None,
 ) -> tuple[int, int]:
-    """CPU and memory for scoring: a container that asks for none counts the defaults."""
-    cpu = memory = 0
-    for requests in containers:
-        cpu += requests.get(CPU, DEFAULT_MILLI_CPU_REQUEST) or DEFAULT_MILLI_CPU_REQUEST
-        memory += requests.get(MEMORY, DEFAULT_MEMORY_REQUEST) or DEFAULT_MEMORY_REQUEST
-    if overhead:
-        cpu += overhead.get(CPU, 0)
-        memory += overhead.get(MEMORY, 0)
-    return cpu, memory
+    """CPU and memory for scoring: a container that asks for none counts the defaults.
+
+    As `resourcehelper.PodRequests` with `NonMissingContainerRequests`: the
+    defaults apply to init containers too, and the pod's figure is the
+    containers' sum, at least any init container's, plus overhead.
+    """
+
+    def defaulted(requests: Mapping[str, int]) -> Resources:
+        return {
+            CPU: requests.get(CPU, DEFAULT_MILLI_CPU_REQUEST) or DEFAULT_MILLI_CPU_REQUEST,
+            MEMORY: requests.get(MEMORY, DEFAULT_MEMORY_REQUEST) or DEFAULT_MEMORY_REQUEST,
+        }
+
+    total = pod_requests(
+        [defaulted(r) for r in containers],
+        [(defaulted(r), sidecar) for r, sidecar in init_containers],
+        {k: v for k, v in (overhead or {}).items() if k in (CPU, MEMORY)},
+    )
+    return total.get(CPU, 0), total.get(MEMORY, 0)

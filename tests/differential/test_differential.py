@@ -47,13 +47,6 @@ _IMAGES = (
     "image as of when that node was last added or updated (its cache's ImageStateSummary), "
     "eventsched counts the nodes holding it now; not reproduced yet (docs/status.md)"
 )
-_RESOURCES = (
-    "NodeResourcesFit's score: v1.28 scores a pod's request as max(sum of its containers, "
-    "each init container) + overhead, with the non-zero defaults (resource_allocation.go "
-    "calculatePodResourceRequest -> resourcehelper.PodRequests); eventsched scores "
-    "Pod.non_zero, which leaves init containers out (these scenarios' init containers ask "
-    "for more than the app container) (docs/status.md)"
-)
 _BINDING = (
     "kube-scheduler binds the WaitForFirstConsumer claim to an available PersistentVolume; "
     "eventsched refuses to bind volumes and leaves the pod pending (README: Not supported yet)"
@@ -62,7 +55,6 @@ _BINDING = (
 #: one agrees, its test fails until it is taken off this list.
 KNOWN: dict[str, str] = {
     **{f"images/{i}": _IMAGES for i in (4, 5, 6, 15, 22, 24, 25)},
-    **{f"resources/{i}": _RESOURCES for i in (29, 37, 45)},
     **{f"volumes/{i}": _BINDING for i in (3, 10)},
 }
 

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from eventsched.framework import BatchFilterResult, Status
-from eventsched.model import BoolArray, Indexes, IntArray, NodeTable, Pod
+from eventsched.model import BoolArray, Indexes, NodeTable, Pod
+from eventsched.plugins.interpodaffinity.domains import DomainTally, DomainValues
 from eventsched.plugins.interpodaffinity.index import TermGroup
 from eventsched.plugins.interpodaffinity.terms import MergedTerm
 
@@ -40,70 +41,17 @@ STATUSES = (
 
 
 @dataclass(frozen=True, slots=True)
-class DomainCounts:
-    """Counts per domain of one topology key; `counts[-1]` is a 0 for nodes without the key."""
-
-    key: str
-    column: IntArray
-    counts: IntArray
-
-    @property
-    def any(self) -> bool:
-        return bool(self.counts.any())
-
-    def at(self, rows: Indexes) -> tuple[BoolArray, IntArray]:
-        """Whether each row's node has the key, and the count of its domain (0 without)."""
-        codes = self.column[rows]
-        return codes >= 0, self.counts[codes]
-
-
-@dataclass(frozen=True, slots=True)
 class FilterState:
     #: One entry per distinct key of the required affinity terms (none: no such terms).
-    affinity: tuple[DomainCounts, ...]
+    affinity: tuple[DomainValues, ...]
     #: Upstream's `len(affinityCounts) == 0 && podMatchesAllAffinityTerms(pod)`.
     first_of_group: bool
-    anti: tuple[DomainCounts, ...]
-    existing: tuple[DomainCounts, ...]
+    anti: tuple[DomainValues, ...]
+    existing: tuple[DomainValues, ...]
 
     @property
     def nothing_to_check(self) -> bool:
         return not self.affinity and not self.anti and not self.existing
-
-
-class _Domains:
-    """Per-key domain counters over the whole table, filled term by term."""
-
-    def __init__(self, table: NodeTable) -> None:
-        self.table = table
-        self.counts: dict[str, tuple[IntArray, IntArray]] = {}
-
-    def column(self, key: str) -> IntArray:
-        return self._entry(key)[0]
-
-    def add_pods(self, key: str, pod_rows: BoolArray) -> None:
-        """Count the placed pods in `pod_rows` (a mask over the PodTable) in their domains."""
-        column = self.column(key)
-        self.add_nodes(key, self.table.placed.node_rows[pod_rows], column)
-
-    def add_nodes(self, key: str, node_rows: IntArray, column: IntArray | None = None) -> None:
-        """Count one per entry of `node_rows` in the domain of its node."""
-        column = self.column(key) if column is None else column
-        codes = column[node_rows]
-        codes = codes[codes >= 0]
-        if len(codes):
-            counts = self._entry(key)[1]
-            counts[:-1] += np.bincount(codes, minlength=len(counts) - 1)
-
-    def frozen(self) -> tuple[DomainCounts, ...]:
-        return tuple(DomainCounts(k, column, counts) for k, (column, counts) in self.counts.items())
-
-    def _entry(self, key: str) -> tuple[IntArray, IntArray]:
-        entry = self.counts.get(key)
-        if entry is None:
-            values, column = self.table.label_codes(key)
-            entry = self.counts[key] = (column, np.zeros(len(values) + 1, dtype=np.int64))
-        return entry
 
 
 def pre_filter_state(
@@ -123,10 +71,10 @@ def pre_filter_state(
 
 def _affinity_counts(
     pod: Pod, table: NodeTable, terms: Sequence[MergedTerm]
-) -> tuple[tuple[DomainCounts, ...], bool]:
+) -> tuple[tuple[DomainValues, ...], bool]:
     if not terms:
         return (), False
-    domains = _Domains(table)
+    domains = DomainTally(table)
     placed = table.placed
     matching_all = placed.matching(terms[0].selector, terms[0].namespaces)
     for term in terms[1:]:
@@ -141,8 +89,8 @@ def _affinity_counts(
 
 def _anti_affinity_counts(
     table: NodeTable, terms: Sequence[MergedTerm]
-) -> tuple[DomainCounts, ...]:
-    domains = _Domains(table)
+) -> tuple[DomainValues, ...]:
+    domains = DomainTally(table)
     for term in terms:
         domains.add_pods(term.topology_key, table.placed.matching(term.selector, term.namespaces))
     return tuple(c for c in domains.frozen() if c.any)
@@ -153,8 +101,8 @@ def _existing_counts(
     table: NodeTable,
     groups: Sequence[TermGroup],
     namespace_labels: Mapping[str, str],
-) -> tuple[DomainCounts, ...]:
-    domains = _Domains(table)
+) -> tuple[DomainValues, ...]:
+    domains = DomainTally(table)
     for group in groups:
         if group.term.matches(pod, namespace_labels):
             domains.add_nodes(group.term.topology_key, group.node_rows)
@@ -185,7 +133,7 @@ def _satisfies_affinity(state: FilterState, rows: Indexes) -> BoolArray:
     return has_keys & (pods_exist | state.first_of_group)
 
 
-def _in_counted_domain(counts: Sequence[DomainCounts], rows: Indexes) -> BoolArray:
+def _in_counted_domain(counts: Sequence[DomainValues], rows: Indexes) -> BoolArray:
     hit = np.zeros(len(rows), dtype=bool)
     for domain in counts:
         hit |= domain.at(rows)[1] > 0

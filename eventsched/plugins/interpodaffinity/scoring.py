@@ -23,7 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from eventsched.framework import MAX_NODE_SCORE
-from eventsched.model import BoolArray, Indexes, IntArray, NodeTable, Pod
+from eventsched.model import Indexes, IntArray, NodeTable, Pod
+from eventsched.plugins.interpodaffinity.domains import DomainTally, DomainValues
 from eventsched.plugins.interpodaffinity.index import ExistingTerms, TermGroup
 from eventsched.plugins.interpodaffinity.terms import MergedTerm
 
@@ -37,50 +38,8 @@ class WeightedMerged:
 
 
 @dataclass(frozen=True, slots=True)
-class KeyScores:
-    """Score per domain of one topology key; `scores[-1]` is a 0 for nodes without the key."""
-
-    key: str
-    column: IntArray
-    scores: IntArray
-
-
-@dataclass(frozen=True, slots=True)
 class ScoreState:
-    keys: tuple[KeyScores, ...]
-
-
-class _TopologyScore:
-    """Upstream's `scoreMap`, a score array per key; `touched` once anything is added."""
-
-    def __init__(self, table: NodeTable) -> None:
-        self.table = table
-        self.entries: dict[str, tuple[IntArray, IntArray]] = {}
-        self.touched = False
-
-    def add_nodes(self, key: str, node_rows: IntArray, weight: int) -> None:
-        """Add `weight` to the domain of each node in `node_rows` (once per entry)."""
-        column, scores = self._entry(key)
-        codes = column[node_rows]
-        codes = codes[codes >= 0]
-        if len(codes):
-            self.touched = True
-            scores[:-1] += weight * np.bincount(codes, minlength=len(scores) - 1)
-
-    def add_pods(self, key: str, pod_rows: BoolArray, weight: int) -> None:
-        self.add_nodes(key, self.table.placed.node_rows[pod_rows], weight)
-
-    def frozen(self) -> ScoreState:
-        return ScoreState(
-            tuple(KeyScores(k, column, scores) for k, (column, scores) in self.entries.items())
-        )
-
-    def _entry(self, key: str) -> tuple[IntArray, IntArray]:
-        entry = self.entries.get(key)
-        if entry is None:
-            values, column = self.table.label_codes(key)
-            entry = self.entries[key] = (column, np.zeros(len(values) + 1, dtype=np.int64))
-        return entry
+    keys: tuple[DomainValues, ...]
 
 
 def pre_score_state(
@@ -92,7 +51,7 @@ def pre_score_state(
     hard_pod_affinity_weight: int,
 ) -> ScoreState | None:
     """The topology scores; None when nothing contributed (upstream's Skip)."""
-    topology = _TopologyScore(table)
+    topology = DomainTally(table)
     for weighted in preferred:
         term = weighted.term
         selected = table.placed.matching(term.selector, term.namespaces)
@@ -102,11 +61,11 @@ def pre_score_state(
             topology, existing.required_affinity, pod, namespace_labels, hard_pod_affinity_weight
         )
     _add_existing(topology, existing.preferred, pod, namespace_labels, None)
-    return topology.frozen() if topology.touched else None
+    return ScoreState(topology.frozen()) if topology.touched else None
 
 
 def _add_existing(
-    topology: _TopologyScore,
+    topology: DomainTally,
     groups: Sequence[TermGroup],
     pod: Pod,
     namespace_labels: Mapping[str, str],
@@ -122,7 +81,7 @@ def _add_existing(
 def score_rows(state: ScoreState, rows: Indexes) -> IntArray:
     scores = np.zeros(len(rows), dtype=np.int64)
     for key in state.keys:
-        scores += key.scores[key.column[rows]]
+        scores += key.at(rows)[1]
     return scores
 
 

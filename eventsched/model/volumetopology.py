@@ -17,35 +17,11 @@ from typing import Any
 
 import numpy as np
 
+from eventsched.model.nodeselector import NodeSelectorRequirement
 from eventsched.model.nodetable import BoolArray, NodeTable
 from eventsched.model.volumes import TopologyRequirement
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
-_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
-
-
-@dataclass(frozen=True, slots=True)
-class Requirement:
-    key: str
-    operator: str
-    values: tuple[str, ...]
-
-    def mask(self, table: NodeTable) -> BoolArray:
-        column = table.label_values(self.key)
-        if self.operator == "In":
-            return np.isin(column, self.values)
-        if self.operator == "NotIn":
-            return ~np.isin(column, self.values)
-        present = np.fromiter((v is not None for v in column), dtype=bool, count=len(column))
-        if self.operator == "Exists":
-            return present
-        if self.operator == "DoesNotExist":
-            return ~present
-        bound = int(self.values[0])
-        parsed = [_as_int(v) for v in column]
-        if self.operator == "Gt":
-            return np.fromiter((v is not None and v > bound for v in parsed), bool, len(parsed))
-        return np.fromiter((v is not None and v < bound for v in parsed), bool, len(parsed))
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +37,7 @@ class FieldRequirement:
 
 @dataclass(frozen=True, slots=True)
 class Term:
-    expressions: tuple[Requirement, ...]
+    expressions: tuple[NodeSelectorRequirement, ...]
     fields: tuple[FieldRequirement, ...]
 
     def mask(self, table: NodeTable) -> BoolArray:
@@ -70,8 +46,9 @@ class Term:
         if not all(f.matches() for f in self.fields):
             return np.zeros(len(table), dtype=bool)
         out = np.ones(len(table), dtype=bool)
+        rows = np.arange(len(table))
         for requirement in self.expressions:
-            out &= requirement.mask(table)
+            out &= requirement.matches(table, rows)
         return out
 
 
@@ -90,13 +67,6 @@ class NodeSelector:
         for term in self.terms:
             out |= term.mask(table)
         return out
-
-
-def _as_int(value: object) -> int | None:
-    try:
-        return int(str(value)) if value is not None else None
-    except ValueError:
-        return None
 
 
 def _term(raw: Mapping[str, Any]) -> Term | None:
@@ -118,20 +88,12 @@ def _term(raw: Mapping[str, Any]) -> Term | None:
     return Term(tuple(expressions), tuple(fields))
 
 
-def _requirement(expr: Any) -> Requirement | None:
-    if not isinstance(expr, Mapping) or expr.get("operator") not in _OPERATORS:
+def _requirement(expr: Any) -> NodeSelectorRequirement | None:
+    if not isinstance(expr, Mapping) or not isinstance(expr.get("values") or [], list):
         return None
-    operator = str(expr["operator"])
-    values = expr.get("values") or []
-    if not isinstance(values, list):
+    if NodeSelectorRequirement.problem(expr) is not None:
         return None
-    if operator in ("In", "NotIn") and not values:
-        return None
-    if operator in ("Exists", "DoesNotExist") and values:
-        return None
-    if operator in ("Gt", "Lt") and (len(values) != 1 or _as_int(values[0]) is None):
-        return None
-    return Requirement(str(expr.get("key") or ""), operator, tuple(str(v) for v in values))
+    return NodeSelectorRequirement.parse(expr)
 
 
 def topology_mask(terms: Sequence[Sequence[TopologyRequirement]], table: NodeTable) -> BoolArray:

@@ -29,39 +29,12 @@ from eventsched.framework import (
     default_normalize_score,
 )
 from eventsched.model import BoolArray, Indexes, IntArray, NodeTable, Pod
+from eventsched.model.nodeselector import NodeSelectorRequirement as Requirement
 
 NAME = "NodeAffinity"
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
 _STATE_KEY = "PreFilterNodeAffinity"
 _SCORE_KEY = "PreScoreNodeAffinity"
-OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
-
-
-@dataclass(frozen=True, slots=True)
-class Requirement:
-    key: str
-    operator: str
-    values: tuple[str, ...]
-
-    def matches(self, table: NodeTable, rows: Indexes) -> BoolArray:
-        column = table.label_values(self.key)[rows]
-        present = np.fromiter((v is not None for v in column), dtype=bool, count=len(column))
-        if self.operator == "In":
-            return present & np.isin(column, self.values)
-        if self.operator == "NotIn":
-            return ~(present & np.isin(column, self.values))
-        if self.operator == "Exists":
-            return present
-        if self.operator == "DoesNotExist":
-            return ~present
-        bound = int(self.values[0])
-        parsed = [_as_int(v) for v in column]
-        known = np.fromiter((v is not None for v in parsed), dtype=bool, count=len(parsed))
-        out = np.zeros(len(rows), dtype=bool)
-        if known.any():
-            vals = np.array([v for v in parsed if v is not None], dtype=np.int64)
-            out[known] = vals > bound if self.operator == "Gt" else vals < bound
-        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,29 +97,11 @@ class RequiredAffinity:
         return frozenset(names)
 
 
-def _as_int(value: object) -> int | None:
-    if value is None:
-        return None
-    try:
-        return int(str(value))
-    except ValueError:
-        return None
-
-
 def _requirement(raw: Mapping[str, Any], where: str) -> Requirement:
-    operator = str(raw.get("operator", ""))
-    if operator not in OPERATORS:
-        raise ValueError(
-            f"{where}.operator: must be one of {', '.join(OPERATORS)} (got {operator!r})"
-        )
-    values = tuple(str(v) for v in raw.get("values") or ())
-    if operator in ("Exists", "DoesNotExist") and values:
-        raise ValueError(f"{where}.values: must be empty for {operator}")
-    if operator in ("In", "NotIn") and not values:
-        raise ValueError(f"{where}.values: must be non-empty for {operator}")
-    if operator in ("Gt", "Lt") and (len(values) != 1 or _as_int(values[0]) is None):
-        raise ValueError(f"{where}.values: must be a single integer for {operator}")
-    return Requirement(str(raw.get("key", "")), operator, values)
+    problem = Requirement.problem(raw)
+    if problem is not None:
+        raise ValueError(f"{where}{problem}")
+    return Requirement.parse(raw)
 
 
 def _term(raw: Mapping[str, Any], where: str) -> Term:

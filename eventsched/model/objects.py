@@ -129,6 +129,11 @@ def _as_selector(labels: Mapping[str, str]) -> LabelSelector:
     )
 
 
+def _as_map(selector: LabelSelector) -> dict[str, str]:
+    """A map selector (`_as_selector`'s result) back as its label map."""
+    return {r.key: next(iter(r.values)) for r in selector.requirements}
+
+
 def workload_from_manifest(obj: Mapping[str, Any]) -> Workload:
     kind = str(obj.get("kind") or "")
     meta = obj.get("metadata") or {}
@@ -210,15 +215,13 @@ class ClusterObjects:
                 and workload.selector is not None
                 and workload.selector.matches(pod.labels)
             ):
-                merged.update({r.key: next(iter(r.values)) for r in workload.selector.requirements})
+                merged.update(_as_map(workload.selector))
         owner = pod.owner
         if owner is not None and owner.kind in (REPLICA_SET, STATEFUL_SET, REPLICATION_CONTROLLER):
             controller = self.workloads.get((owner.kind, pod.namespace, owner.name))
             if controller is not None and controller.selector is not None:
                 if owner.kind == REPLICATION_CONTROLLER:
-                    merged.update(
-                        {r.key: next(iter(r.values)) for r in controller.selector.requirements}
-                    )
+                    merged.update(_as_map(controller.selector))
                 else:
                     return _as_selector(merged).with_requirements(controller.selector.requirements)
         return _as_selector(merged)

@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 
 from eventsched.model import BoolArray, IntArray, NodeTable, Pod, Taint
+from eventsched.model.nodeaffinity import RequiredAffinity, parse_required
 from eventsched.model.selectors import LabelSelector
 from eventsched.model.taints import NO_EXECUTE, NO_SCHEDULE, find_untolerated
-from eventsched.plugins.nodeaffinity import RequiredAffinity, parse_required
 from eventsched.plugins.podtopologyspread.constraints import Constraint
 
 

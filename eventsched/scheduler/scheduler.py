@@ -129,7 +129,8 @@ class Scheduler(SchedulingCycle):
 
     @property
     def ready(self) -> bool:
-        return self._ready
+        """Started, not stopped, and the log writable (readiness probe)."""
+        return self._ready and not self.journal.down
 
     @property
     def log_down(self) -> bool:
@@ -246,13 +247,7 @@ class Scheduler(SchedulingCycle):
 
     def _flush(self) -> bool:
         """Append what is pending; True when it is durable (or there was nothing)."""
-        was_down = self.journal.down
-        if not self.journal.flush():
-            self._ready = False
-            return False
-        if was_down:
-            self._ready = True
-        return True
+        return self.journal.flush()
 
     def _appended(self, stored: Sequence[StoredEvent]) -> None:
         """An append is durable: the decisions in it may act now."""

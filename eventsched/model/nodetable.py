@@ -8,11 +8,12 @@ scheduling cycles, so during a cycle it is the cycle's snapshot.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
 import numpy as np
 import numpy.typing as npt
 
+from eventsched.model.imagestates import EMPTY, ImageStates, ImageSummary
 from eventsched.model.node import Node
 from eventsched.model.objects import ClusterObjects
 from eventsched.model.pod import Pod
@@ -36,6 +37,9 @@ class NodeTable:
         self.index: dict[str, int] = {}
         self.nodes: list[Node] = []
         self.pods: list[dict[str, Pod]] = []
+        #: kube-scheduler's image states, and each row's snapshot of them (ImageLocality).
+        self.images = ImageStates()
+        self.image_summaries: list[ImageSummary] = []
         self._capacity = 0
         self._n = 0
         self._alloc = np.zeros((0, len(self.resource_names)), dtype=np.int64)
@@ -116,7 +120,9 @@ class NodeTable:
         if row is None:
             row = self._append_row(node)
         else:
+            self.images.remove_node(self.nodes[row])
             self.nodes[row] = node
+        self.image_summaries[row] = self.images.add_node(node)
         alloc = self._alloc[row]
         alloc[:] = 0
         for resource, amount in node.allocatable.items():
@@ -125,6 +131,28 @@ class NodeTable:
         self._tainted[row] = bool(node.taints)
         self._nodes_changed()
         return row
+
+    def image_summary_current(self, name: str) -> bool:
+        """Whether node `name`'s image summary is what adding it again would give it
+        (True for a node not in the table)."""
+        row = self.index.get(name)
+        return row is None or self.images.is_current(self.image_summaries[row])
+
+    def restore_images(
+        self, sizes: Mapping[str, int], summaries: Mapping[str, ImageSummary]
+    ) -> None:
+        """Put back the image states' sizes and the nodes' summaries a saved view kept.
+
+        Re-adding saved nodes in row order gives each node the counts of the nodes
+        before it and each state the size of its first holder in row order; the log
+        may have said otherwise (a node updated later, a creating node removed since).
+        """
+        self.images.restore_sizes(sizes)
+        for name, summary in summaries.items():
+            row = self.index.get(name)
+            if row is not None:
+                self.image_summaries[row] = summary
+        self._nodes_changed()
 
     def _nodes_changed(self) -> None:
         self.generation += 1
@@ -166,12 +194,14 @@ class NodeTable:
         if row is None:
             return []
         pods = list(self.pods[row].values())
+        self.images.remove_node(self.nodes[row])
         n = self._n
         for arr in (self._alloc, self._req, self._non_zero, self._unschedulable, self._tainted):
             arr[row : n - 1] = arr[row + 1 : n]
         del self.names[row]
         del self.nodes[row]
         del self.pods[row]
+        del self.image_summaries[row]
         self._n -= 1
         self.placed.node_removed(row)
         for later in range(row, self._n):
@@ -188,6 +218,7 @@ class NodeTable:
         self.index[node.name] = row
         self.nodes.append(node)
         self.pods.append({})
+        self.image_summaries.append(EMPTY)
         self._req[row] = 0
         self._non_zero[row] = 0
         return row

@@ -2,18 +2,24 @@
 
 Each image of the pod's regular containers found on a node (by its name as
 `status.images` lists it, the pod's name normalized with a default `:latest`
-tag) adds `int64(size * numNodesWithImage / totalNumNodes)`: an image
-present everywhere counts fully, a rare one little, so image locality does
-not pile pods onto the few nodes that pulled an image first. The sum is
-clamped to [23MB, 1000MB x containers] and scaled to 0..100 with integer
-arithmetic. v1.28 reads `spec.containers` only (init containers count from
-v1.30) and has no PreScore or NormalizeScore.
+tag) adds `int64(size * numNodes / totalNumNodes)`: an image present
+everywhere counts fully, a rare one little, so image locality does not pile
+pods onto the few nodes that pulled an image first. The sum is clamped to
+[23MB, 1000MB x containers] and scaled to 0..100 with integer arithmetic.
+v1.28 reads `spec.containers` only (init containers count from v1.30) and has
+no PreScore or NormalizeScore.
 
-Which nodes hold which image, and how many, is an index rebuilt only when
-nodes change (`table.node_generation`). Image names are integer codes and a
-node's images are encoded once per Node object (a changed node is a new
-object), so a rebuild is a few array operations over the codes; scoring a
-pod is one dictionary look-up and one array addition per container image.
+`size` and `numNodes` are the node's own `ImageStateSummary` (upstream
+`sumImageScores` reads `nodeInfo.ImageStates`): kube-scheduler's cache made it
+when the node was last added or updated, so `numNodes` is the number of nodes
+holding the image then, not now (model/imagestates.py keeps those snapshots
+per row); `totalNumNodes` is the snapshot's node count now.
+
+The summaries are indexed by image name, rebuilt only when nodes change
+(`table.node_generation`). Image names are integer codes and a summary is
+encoded once (a re-added node gets a new summary object), so a rebuild is a few
+array operations over the codes; scoring a pod is one dictionary look-up and
+one array addition per container image.
 """
 
 from __future__ import annotations
@@ -25,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from eventsched.framework import MAX_NODE_SCORE, CycleState, Handle, check_args
-from eventsched.model import Indexes, IntArray, Node, NodeTable, Pod
+from eventsched.model import Indexes, IntArray, NodeTable, Pod
+from eventsched.model.imagestates import ImageSummary
 
 NAME = "ImageLocality"
 MB = 1024 * 1024
@@ -36,21 +43,20 @@ DEFAULT_IMAGE_TAG = "latest"
 
 
 @dataclass(frozen=True, slots=True)
-class EncodedNode:
-    """One node's `status.images` as name codes, each name once, with the size it reports."""
+class EncodedSummary:
+    """One node's image summary with its names as codes."""
 
-    node: Node
+    summary: ImageSummary
     codes: IntArray
-    sizes: IntArray
 
 
 @dataclass(frozen=True, slots=True)
 class ImageIndex:
-    """upstream's `ImageStateSummary` of every image name, as arrays indexed by name code.
+    """Every node's `ImageStateSummary` entries, grouped by image name code.
 
-    The rows holding code `c` are `rows[starts[c] : starts[c] + counts[c]]`, in row
-    order; `scaled[c]` is `int64(float64(size) * numNodes / totalNumNodes)`, what
-    the image adds to the sum on each of them.
+    The rows listing code `c` are `rows[starts[c] : starts[c] + counts[c]]`, in row
+    order; `scaled[i]` is what the image adds on `rows[i]`:
+    `int64(float64(size) * numNodes / totalNumNodes)` with that row's summary.
     """
 
     node_generation: int
@@ -60,13 +66,13 @@ class ImageIndex:
     rows: Indexes
     scaled: IntArray
 
-    def holders(self, name: str) -> tuple[Indexes, int] | None:
-        """The rows holding image `name` and its scaled score; None when no node has it."""
+    def holders(self, name: str) -> tuple[Indexes, IntArray] | None:
+        """The rows listing image `name` and what it adds on each; None when none does."""
         code = self.codes.get(name)
         if code is None or code >= len(self.counts) or self.counts[code] == 0:
             return None
-        start = int(self.starts[code])
-        return self.rows[start : start + int(self.counts[code])], int(self.scaled[code])
+        span = slice(int(self.starts[code]), int(self.starts[code] + self.counts[code]))
+        return self.rows[span], self.scaled[span]
 
 
 def normalized_image_name(name: str) -> str:
@@ -87,57 +93,53 @@ def scaled_image_scores(sizes: IntArray, num_nodes: IntArray, total_num_nodes: i
 
 
 class ImageCodes:
-    """Image names as integer codes, and each node's images encoded once per Node object.
+    """Image names as integer codes, and each node's summary encoded once.
 
-    Nodes are immutable and a changed node is a new object, so a node
-    encoded for an earlier index is reused as is; only new or changed nodes
-    are read name by name.
+    Summaries are immutable and a node added or updated again gets a new one,
+    so a summary encoded for an earlier index is reused as is.
     """
 
     def __init__(self) -> None:
         self.codes: dict[str, int] = {}
-        self._encoded: dict[int, EncodedNode] = {}
+        self._encoded: dict[int, EncodedSummary] = {}
 
-    def encode(self, node: Node) -> EncodedNode:
-        entry = self._encoded.get(id(node))
-        if entry is not None and entry.node is node:
+    def encode(self, summary: ImageSummary) -> EncodedSummary:
+        entry = self._encoded.get(id(summary))
+        if entry is not None and entry.summary is summary:
             return entry
-        first: dict[int, int] = {}
-        for image in node.images:
-            for name in image.names:
-                code = self.codes.setdefault(name, len(self.codes))
-                first.setdefault(code, image.size)
-        entry = EncodedNode(
-            node,
-            np.fromiter(first.keys(), dtype=np.int64, count=len(first)),
-            np.fromiter(first.values(), dtype=np.int64, count=len(first)),
+        codes = self.codes
+        entry = EncodedSummary(
+            summary,
+            np.fromiter(
+                (codes.setdefault(name, len(codes)) for name in summary.names),
+                dtype=np.int64,
+                count=len(summary),
+            ),
         )
-        self._encoded[id(node)] = entry
+        self._encoded[id(summary)] = entry
         return entry
 
     def build(self, table: NodeTable) -> ImageIndex:
-        """The index of `table`'s nodes. The size of an image is the one the first node
-        (in row order) listing it reports, as kube-scheduler's cache keeps the first report."""
-        encoded = [self.encode(node) for node in table.nodes]
-        self._encoded = {id(e.node): e for e in encoded}
-        code_lists = [e.codes for e in encoded]
-        lengths = np.fromiter(map(len, code_lists), dtype=np.int64, count=len(encoded))
+        """The index of `table`'s rows' image summaries."""
+        summaries = table.image_summaries
+        encoded = [self.encode(summary) for summary in summaries]
+        self._encoded = {id(e.summary): e for e in encoded}
+        lengths = np.fromiter(map(len, summaries), dtype=np.int64, count=len(summaries))
         if len(self.codes) > 4 * int(lengths.sum()) + 1024:
-            self.codes = {}  # mostly names no node reports any more: start afresh
+            self.codes = {}  # mostly names no node lists any more: start afresh
             self._encoded = {}
             return self.build(table)
-        codes = np.concatenate([np.zeros(0, np.int64), *code_lists])
-        sizes = np.concatenate([np.zeros(0, np.int64), *(e.sizes for e in encoded)])
-        rows = np.repeat(np.arange(len(encoded), dtype=np.intp), lengths)
+        empty = np.zeros(0, np.int64)
+        codes = np.concatenate([empty, *(e.codes for e in encoded)])
+        sizes = np.concatenate([empty, *(s.sizes for s in summaries)])
+        num_nodes = np.concatenate([empty, *(s.num_nodes for s in summaries)])
+        rows = np.repeat(np.arange(len(summaries), dtype=np.intp), lengths)
         # A stable sort keeps each image's rows in row order; small codes sort by radix.
         narrow = codes.astype(np.uint16) if len(self.codes) <= 1 << 16 else codes
         order = np.argsort(narrow, kind="stable")
         counts = np.bincount(codes, minlength=len(self.codes)).astype(np.int64)
         starts = np.cumsum(counts) - counts
-        first_size = np.zeros(len(counts), dtype=np.int64)
-        held = counts > 0
-        first_size[held] = sizes[order][starts[held]]
-        scaled = scaled_image_scores(first_size, counts, max(len(table), 1))
+        scaled = scaled_image_scores(sizes[order], num_nodes[order], max(len(table), 1))
         return ImageIndex(table.node_generation, self.codes, starts, counts, rows[order], scaled)
 
 

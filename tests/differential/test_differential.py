@@ -42,11 +42,6 @@ MISSING = frozenset(p for p in UPSTREAM_DEFAULT if p not in PRESENT)
 SCORE_PLUGINS = frozenset(ref.name for ref in PROFILE.plugins.get("score", ()))
 
 
-_IMAGES = (
-    "ImageLocality: kube-scheduler v1.28 keeps, per node, the number of nodes holding an "
-    "image as of when that node was last added or updated (its cache's ImageStateSummary), "
-    "eventsched counts the nodes holding it now; not reproduced yet (docs/status.md)"
-)
 _BINDING = (
     "kube-scheduler binds the WaitForFirstConsumer claim to an available PersistentVolume; "
     "eventsched refuses to bind volumes and leaves the pod pending (README: Not supported yet)"
@@ -54,7 +49,6 @@ _BINDING = (
 #: Disagreements that are known and documented, each with its reason. Strict: the day
 #: one agrees, its test fails until it is taken off this list.
 KNOWN: dict[str, str] = {
-    **{f"images/{i}": _IMAGES for i in (4, 5, 6, 15, 22, 24, 25)},
     **{f"volumes/{i}": _BINDING for i in (3, 10)},
 }
 

@@ -112,11 +112,15 @@ class EventHandlers:
             self._move(NODE_DELETE, "NodeDelete")
             return
         known = self.view.table.row_of(node.name) is not None
-        changed = self._observe(
-            "node_observed", f"node/{node.name}", node.to_record(), known=known, node=node.name
-        )
+        key, record = f"node/{node.name}", node.to_record()
+        changed = self._observe("node_observed", key, record, known=known, node=node.name)
         if changed:
             self._move(NODE_UPDATE if known else NODE_ADD, "NodeUpdate" if known else "NodeAdd")
+        elif not self.view.table.image_summary_current(node.name):
+            # kube-scheduler's UpdateNode gives the node its image summary afresh at every
+            # update, even one that changes nothing eventsched keeps (a status heartbeat):
+            # logged again when that changes the summary (image holders came or went).
+            self._observe("node_observed", key, record, known=False, node=node.name)
 
     def _object_changed(self, change: ClusterChange) -> None:
         """Another kind plugins read: logged and folded.

@@ -67,10 +67,6 @@ DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
 #: enabling one is an error, because the profile would not do what it says.
 UPSTREAM_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     {
-        "EBSLimits",
-        "GCEPDLimits",
-        "AzureDiskLimits",
-        "CinderLimits",
         "DefaultPreemption",
         "DynamicResources",
     }

@@ -81,6 +81,24 @@ def pv_handle(source: str, raw: Mapping[str, Any], labels: Mapping[str, str]) ->
     return "", ""
 
 
+#: The field of each in-tree source that names its volume for the in-tree volume limits
+#: (EBSLimits & co., `VolumeFilter.FilterVolume`/`FilterPersistentVolume` in non_csi.go):
+#: the source's own ID, untranslated (an AWS `aws://zone/vol-1` stays as written).
+IN_TREE_ID_FIELD: dict[str, str] = {
+    AWS_EBS: "volumeID",
+    GCE_PD: "pdName",
+    AZURE_DISK: "diskName",
+    CINDER: "volumeID",
+}
+
+
+def in_tree_volume_id(source: str, raw: Mapping[str, Any]) -> str:
+    """The volume ID the in-tree volume limits count a source of `IN_TREE_ID_FIELD` by
+    ("" for any other source)."""
+    field = IN_TREE_ID_FIELD.get(source)
+    return "" if field is None else str(raw.get(field) or "")
+
+
 def inline_handle(source: str, raw: Mapping[str, Any]) -> str | None:
     """`TranslateInTreeInlineVolumeToCSI`'s volume handle of an in-line volume; None when
     the translation fails (a malformed AWS volume ID)."""

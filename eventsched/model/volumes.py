@@ -9,7 +9,8 @@ observation is small and two spellings of the same object log the same.
 
 An in-tree PersistentVolume source (GCE PD, AWS EBS, Azure Disk, Cinder)
 keeps the volume handle CSI migration translates it to, which is what
-NodeVolumeLimits counts it by.
+NodeVolumeLimits counts it by, and its own volume ID, which the in-tree
+volume limits (EBSLimits, GCEPDLimits, AzureDiskLimits, CinderLimits) count.
 """
 
 from __future__ import annotations
@@ -18,7 +19,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from eventsched.model.csimigration import AWS_EBS, AZURE_DISK, CINDER, CSI, GCE_PD, pv_handle
+from eventsched.model.csimigration import (
+    AWS_EBS,
+    AZURE_DISK,
+    CINDER,
+    CSI,
+    GCE_PD,
+    in_tree_volume_id,
+    pv_handle,
+)
 from eventsched.model.errors import ManifestError
 from eventsched.model.quantity import QuantityError, parse_quantity
 from eventsched.model.selectors import LabelSelector
@@ -204,6 +213,8 @@ class PersistentVolume:
     driver: str = ""
     #: spec.csi.volumeHandle, or the handle CSI migration gives an in-tree source.
     handle: str = ""
+    #: An in-tree source's own volume ID, which the in-tree volume limits count.
+    volume_id: str = ""
     deleting: bool = False
     kind: str = PV
 
@@ -232,6 +243,7 @@ class PersistentVolume:
             "source": self.source,
             "driver": self.driver,
             "handle": self.handle,
+            "volumeId": self.volume_id,
             "deleting": self.deleting,
         }
         record.update({k: v for k, v in optional.items() if v})
@@ -258,6 +270,7 @@ class PersistentVolume:
             source=str(record.get("source", "")),
             driver=str(record.get("driver", "")),
             handle=str(record.get("handle", "")),
+            volume_id=str(record.get("volumeId", "")),
             deleting=bool(record.get("deleting", False)),
         )
 
@@ -269,7 +282,8 @@ class PersistentVolume:
         spec = _mapping(obj.get("spec"))
         labels = {str(k): str(v) for k, v in _mapping(meta.get("labels")).items()}
         source = next((s for s in _PV_SOURCES if spec.get(s) is not None), "")
-        driver, handle = pv_handle(source, _mapping(spec.get(source)), labels)
+        raw_source = _mapping(spec.get(source))
+        driver, handle = pv_handle(source, raw_source, labels)
         return cls(
             name=name,
             labels=labels,
@@ -285,6 +299,7 @@ class PersistentVolume:
             source=source,
             driver=driver,
             handle=handle,
+            volume_id=in_tree_volume_id(source, raw_source),
             deleting=bool(meta.get("deletionTimestamp")),
         )
 

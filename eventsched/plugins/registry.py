@@ -18,7 +18,13 @@ from eventsched.plugins.nodeports import NodePorts
 from eventsched.plugins.noderesources_balanced import NodeResourcesBalancedAllocation
 from eventsched.plugins.noderesources_fit import NodeResourcesFit
 from eventsched.plugins.nodeunschedulable import NodeUnschedulable
-from eventsched.plugins.nodevolumelimits import NodeVolumeLimits
+from eventsched.plugins.nodevolumelimits import (
+    AzureDiskLimits,
+    CinderLimits,
+    EBSLimits,
+    GCEPDLimits,
+    NodeVolumeLimits,
+)
 from eventsched.plugins.pinnedhost import PinnedHost
 from eventsched.plugins.podtopologyspread import PodTopologySpread
 from eventsched.plugins.prioritysort import PrioritySort
@@ -40,7 +46,11 @@ IN_TREE = (
     NodePorts,
     NodeResourcesFit,
     VolumeRestrictions,
+    EBSLimits,
+    GCEPDLimits,
     NodeVolumeLimits,
+    AzureDiskLimits,
+    CinderLimits,
     VolumeBinding,
     VolumeZone,
     PodTopologySpread,

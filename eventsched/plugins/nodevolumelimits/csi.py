@@ -20,18 +20,16 @@ over its limit fails the node: "node(s) exceed max volume count"
 UnschedulableAndUnresolvable in v1.30); other plugins reject it before.
 
 The in-tree EBSLimits, GCEPDLimits and AzureDiskLimits plugins, also in
-v1.28's default profile, defer to this one on every node that has a CSINode
-object (their plugins are migrated) and are not implemented.
+v1.28's default profile (intree.py), defer to this one on every node that
+has a CSINode object (their plugins are migrated there).
 
-Batch form: the placed pods' volumes are resolved once per change of the
-cluster (one pass over the pods that have volumes) into (node row, volume,
-limit key) pairs; per pod, the counts per node are `np.add.at` over them.
+Batch form: see common.py (the placed pods' volumes resolved once per change
+of the cluster, counts per node by `np.add.at`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -58,40 +56,19 @@ from eventsched.model.csimigration import (
     attach_limit_key,
     inline_handle,
 )
-from eventsched.model.podvolumes import (
-    PVC_RESOURCE,
-    claim_of,
-    not_found,
-    not_owner_message,
-    source,
-    volume_name,
-)
+from eventsched.model.podvolumes import claim_of, source, volume_name
 from eventsched.model.storage import StorageObjects
 from eventsched.model.volumes import PersistentVolumeClaim
+from eventsched.plugins.nodevolumelimits.common import (
+    ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,
+    CSINodeColumn,
+    PlacedVolumes,
+    VolumeError,
+    lookup_claim,
+    unbound_name,
+)
 
 NAME = "NodeVolumeLimits"
-ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED = "node(s) exceed max volume count"
-#: Upstream prefixes the handle of a not-yet-bound claim with 32 random characters
-#: (`randomVolumeIDPrefix`); a fixed prefix counts alike and replays alike.
-UNBOUND_PREFIX = "eventsched-unbound"
-_STATE_KEY = "PreFilterNodeVolumeLimits"
-
-
-class VolumeError(Exception):
-    """A volume of a pod that cannot be read: the Filter's Error status."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Attached:
-    """The volumes of the placed pods, as (node row, volume index, limit key index) pairs."""
-
-    rows: IntArray
-    volumes: IntArray
-    keys: IntArray
-    volume_index: dict[str, int]
-    key_index: dict[str, int]
-    #: Rows where a placed pod's volume cannot be read, with the error.
-    errors: dict[int, str]
 
 
 class NodeVolumeLimits:
@@ -99,9 +76,9 @@ class NodeVolumeLimits:
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         check_args(NAME, args)
-        self._attached: tuple[tuple[int, int], _Attached] | None = None
+        self._placed = PlacedVolumes(_placed_volumes)
         self._limits: dict[tuple[int, int, str], IntArray] = {}
-        self._csi_nodes: tuple[tuple[int, int], BoolArray] | None = None
+        self._csi_nodes = CSINodeColumn()
 
     def events_to_register(self) -> Sequence[ClusterEvent]:
         """v1.28: a CSINode added (limits known), an assigned pod deleted (volumes freed)."""
@@ -121,7 +98,7 @@ class NodeVolumeLimits:
         storage = table.objects.storage
         verdict = np.full(len(rows), -1, dtype=np.int64)
         statuses: list[Status] = []
-        has_csi_node = self._has_csi_node(table)[rows]
+        has_csi_node = self._csi_nodes.of(table)[rows]
         for migrated in (False, True):
             variant = has_csi_node == migrated
             if not variant.any():
@@ -146,22 +123,14 @@ class NodeVolumeLimits:
         statuses: list[Status],
     ) -> None:
         """Fail the rows of `variant` where the pod's `wanted` volumes exceed a limit."""
-        attached = self._attached_volumes(table)
+        attached = self._placed.of(table)
         exceeded = np.zeros(len(rows), dtype=bool)
         for key in set(wanted.values()):
             limit = self._limit(table, key)[rows]
             if not (limit >= 0).any():
                 continue
-            mine = {u for u, k in wanted.items() if k == key}
-            count = np.zeros(len(table), dtype=np.int64)
-            if key in attached.key_index:
-                of_key = attached.keys == attached.key_index[key]
-                np.add.at(count, attached.rows[of_key], 1)
-                shared = of_key & np.isin(
-                    attached.volumes, [attached.volume_index.get(u, -1) for u in mine]
-                )
-                np.add.at(count, attached.rows[shared], -1)  # already attached: not new
-            total = count[rows] + len(mine)
+            mine = [u for u, k in wanted.items() if k == key]
+            total = attached.total(key, mine, len(table))[rows]
             exceeded |= (limit >= 0) & (total > limit)
         if attached.errors:
             # Upstream reads the placed pods' volumes only on nodes with some limit.
@@ -175,22 +144,6 @@ class NodeVolumeLimits:
         if failing.any():
             statuses.append(Status.unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED))
             verdict[failing] = len(statuses) - 1
-
-    def _attached_volumes(self, table: NodeTable) -> _Attached:
-        storage = table.objects.storage
-        stamp = (table.generation, storage.generation)
-        if self._attached is None or self._attached[0] != stamp:
-            self._attached = (stamp, _resolve_placed(table, storage))
-        return self._attached[1]
-
-    def _has_csi_node(self, table: NodeTable) -> BoolArray:
-        """Nodes with a CSINode object (where in-tree volumes are migrated), cached."""
-        storage = table.objects.storage
-        stamp = (table.node_generation, storage.generation)
-        if self._csi_nodes is None or self._csi_nodes[0] != stamp:
-            column = np.array([name in storage.csi_nodes for name in table.names], dtype=bool)
-            self._csi_nodes = (stamp, column)
-        return self._csi_nodes[1]
 
     def _any_limit(self, table: NodeTable) -> BoolArray:
         """Nodes that report any attach limit (`len(nodeVolumeLimits) > 0`)."""
@@ -229,31 +182,11 @@ def _node_limit(table: NodeTable, row: int, key: str) -> int:
     return -1
 
 
-def _resolve_placed(table: NodeTable, storage: StorageObjects) -> _Attached:
-    """Every placed pod's counted volumes, per node (`filterAttachableVolumes`, existing pods)."""
-    volume_index: dict[str, int] = {}
-    key_index: dict[str, int] = {}
-    seen: set[tuple[int, int]] = set()
-    pairs: list[tuple[int, int, int]] = []
-    errors: dict[int, str] = {}
-    node_rows = table.placed.node_rows
-    for i, placed in enumerate(table.placed.pods):
-        if not placed.volumes:
-            continue
-        row = int(node_rows[i])
-        migrated = table.names[row] in storage.csi_nodes
-        try:
-            found = attachable_volumes(placed, storage, migrated=migrated, new_pod=False)
-        except VolumeError as exc:
-            errors.setdefault(row, str(exc))
-            continue
-        for unique, key in found.items():
-            v = volume_index.setdefault(unique, len(volume_index))
-            if (row, v) not in seen:
-                seen.add((row, v))
-                pairs.append((row, v, key_index.setdefault(key, len(key_index))))
-    columns = np.array(pairs, dtype=np.int64).reshape(-1, 3)
-    return _Attached(columns[:, 0], columns[:, 1], columns[:, 2], volume_index, key_index, errors)
+def _placed_volumes(pod: Pod, table: NodeTable, row: int) -> dict[str, str]:
+    """A placed pod's counted volumes (`filterAttachableVolumes` of an existing pod)."""
+    storage = table.objects.storage
+    migrated = table.names[row] in storage.csi_nodes
+    return attachable_volumes(pod, storage, migrated=migrated, new_pod=False)
 
 
 def _in_tree_kind(volume: Mapping[str, Any]) -> str | None:
@@ -275,20 +208,9 @@ def attachable_volumes(
         if ref is None:
             _inline(volume, migrated, result)
             continue
-        if not ref.claim:
-            raise VolumeError("PersistentVolumeClaim had no name")
-        claim = storage.claim(pod.namespace, ref.claim)
+        claim = lookup_claim(pod, ref, storage, new_pod=new_pod)
         if claim is None:
-            if new_pod:
-                raise VolumeError(
-                    f"looking up PVC {pod.namespace}/{ref.claim}: "
-                    f"{not_found(PVC_RESOURCE, ref.claim)}"
-                )
             continue
-        if ref.ephemeral:
-            problem = not_owner_message(pod, claim)
-            if problem is not None:
-                raise VolumeError(problem)
         driver, handle = _driver_info(claim, storage, migrated)
         if driver and handle:
             result[f"{driver}/{handle}"] = attach_limit_key(driver)
@@ -334,7 +256,7 @@ def _driver_info_from_class(
     storage_class = storage.classes.get(claim.storage_class) if claim.storage_class else None
     if storage_class is None:
         return "", ""
-    handle = f"{UNBOUND_PREFIX}-{claim.namespace}/{claim.name}"
+    handle = unbound_name(claim.namespace, claim.name)
     plugin = BY_PROVISIONER.get(storage_class.provisioner)
     if plugin is not None:
         if not migrated or not plugin.migrated:

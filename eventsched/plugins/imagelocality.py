@@ -44,10 +44,10 @@ DEFAULT_IMAGE_TAG = "latest"
 
 @dataclass(frozen=True, slots=True)
 class EncodedSummary:
-    """One node's image summary with its names as codes."""
+    """One node's image summary as a (3, names) block: name codes, sizes, NumNodes."""
 
     summary: ImageSummary
-    codes: IntArray
+    block: IntArray
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,39 +108,35 @@ class ImageCodes:
         if entry is not None and entry.summary is summary:
             return entry
         codes = self.codes
-        entry = EncodedSummary(
-            summary,
-            np.fromiter(
-                (codes.setdefault(name, len(codes)) for name in summary.names),
-                dtype=np.int64,
-                count=len(summary),
-            ),
-        )
-        self._encoded[id(summary)] = entry
+        block = np.empty((3, len(summary)), dtype=np.int64)
+        block[0] = [codes.setdefault(name, len(codes)) for name in summary.names]
+        block[1] = summary.sizes
+        block[2] = summary.num_nodes
+        entry = self._encoded[id(summary)] = EncodedSummary(summary, block)
         return entry
 
     def build(self, table: NodeTable) -> ImageIndex:
         """The index of `table`'s rows' image summaries."""
         summaries = table.image_summaries
-        encoded = [self.encode(summary) for summary in summaries]
-        self._encoded = {id(e.summary): e for e in encoded}
+        if len(self._encoded) > 2 * len(summaries) + 1024:
+            self._encoded = {}  # mostly summaries of nodes since updated or removed
+        blocks = [self.encode(summary).block for summary in summaries]
         lengths = np.fromiter(map(len, summaries), dtype=np.int64, count=len(summaries))
         if len(self.codes) > 4 * int(lengths.sum()) + 1024:
             self.codes = {}  # mostly names no node lists any more: start afresh
             self._encoded = {}
             return self.build(table)
-        empty = np.zeros(0, np.int64)
-        codes = np.concatenate([empty, *(e.codes for e in encoded)])
-        sizes = np.concatenate([empty, *(s.sizes for s in summaries)])
-        num_nodes = np.concatenate([empty, *(s.num_nodes for s in summaries)])
+        codes, sizes, num_nodes = np.concatenate([np.zeros((3, 0), np.int64), *blocks], axis=1)
+        scaled = scaled_image_scores(sizes, num_nodes, max(len(table), 1))
         rows = np.repeat(np.arange(len(summaries), dtype=np.intp), lengths)
         # A stable sort keeps each image's rows in row order; small codes sort by radix.
         narrow = codes.astype(np.uint16) if len(self.codes) <= 1 << 16 else codes
         order = np.argsort(narrow, kind="stable")
         counts = np.bincount(codes, minlength=len(self.codes)).astype(np.int64)
         starts = np.cumsum(counts) - counts
-        scaled = scaled_image_scores(sizes[order], num_nodes[order], max(len(table), 1))
-        return ImageIndex(table.node_generation, self.codes, starts, counts, rows[order], scaled)
+        return ImageIndex(
+            table.node_generation, self.codes, starts, counts, rows[order], scaled[order]
+        )
 
 
 def calculate_priority(sum_scores: IntArray, num_containers: int) -> IntArray:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tests.differential import families_basic as basic
+from tests.differential import families_intree as intree
 from tests.differential import families_mixed as mixed
 from tests.differential import families_pods as pods
 
@@ -31,6 +32,7 @@ FAMILIES: dict[str, tuple[Family, int]] = {
     "affinity": (pods.affinity, 48),
     "volumes": (mixed.volumes, 28),
     "mixed": (mixed.mixed, 48),
+    "intree": (intree.intree, 28),
 }
 
 

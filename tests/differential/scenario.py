@@ -54,6 +54,8 @@ VOLUME_PLUGINS = ("VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "Vo
 #: The in-tree volume limits: their Filter looks a pod's claims up too (a missing claim is
 #: an error there); ablated as one block, with every set of the other plugins.
 IN_TREE_LIMITS = ("EBSLimits", "GCEPDLimits", "AzureDiskLimits")
+#: The in-line volume sources they count.
+IN_TREE_SOURCES = ("awsElasticBlockStore", "gcePersistentDisk", "azureDisk")
 #: Short names in ablation profiles' schedulerName, which kube-scheduler also uses as its
 #: Events' reportingController (at most 63 characters).
 _CODES = {
@@ -157,9 +159,14 @@ def _default_spreading(scenario: Mapping[str, Any]) -> bool:
 
 def _volume_plugins(scenario: Mapping[str, Any], spec: Mapping[str, Any]) -> set[str]:
     """A claim in the pending pod reaches every volume plugin: each one looks the claim up
-    (a missing or unbound claim fails there), whatever else it checks."""
-    if any(v.get("persistentVolumeClaim") or v.get("ephemeral") for v in spec.get("volumes") or []):
+    (a missing or unbound claim fails there), whatever else it checks. An in-line AWS EBS,
+    GCE PD or Azure Disk volume is counted by its in-tree limit (or, where migrated, by
+    NodeVolumeLimits) and checked for disk conflicts by VolumeRestrictions."""
+    volumes = spec.get("volumes") or []
+    if any(v.get("persistentVolumeClaim") or v.get("ephemeral") for v in volumes):
         return set(VOLUME_PLUGINS) | set(IN_TREE_LIMITS)
+    if any(v.get(s) for v in volumes for s in IN_TREE_SOURCES):
+        return {"VolumeRestrictions", "NodeVolumeLimits", *IN_TREE_LIMITS}
     return set()
 
 

@@ -1,10 +1,11 @@
 """kube-scheduler's v1 default profile, restricted to the plugins eventsched has so far.
 
 Order and weights follow `pkg/scheduler/apis/config/v1/default_plugins.go`
-expanded per extension point; plugins we have not written yet (DefaultPreemption,
-and EBSLimits, GCEPDLimits and AzureDiskLimits, which CSI migration makes step
-aside for NodeVolumeLimits) are left out rather than faked (README "Not
-supported yet" lists them).
+expanded per extension point, with the in-tree volume limits EBSLimits,
+GCEPDLimits and AzureDiskLimits around NodeVolumeLimits as upstream has them
+(CinderLimits is registered, not default, as upstream). The one plugin we have
+not written yet, DefaultPreemption, is left out rather than faked (README "Not
+supported yet" lists it).
 """
 
 from __future__ import annotations
@@ -25,7 +26,10 @@ def default_profile(scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> Profile:
                 PluginRef("NodePorts"),
                 PluginRef("NodeResourcesFit"),
                 PluginRef("VolumeRestrictions"),
+                PluginRef("EBSLimits"),
+                PluginRef("GCEPDLimits"),
                 PluginRef("NodeVolumeLimits"),
+                PluginRef("AzureDiskLimits"),
                 PluginRef("VolumeBinding"),
                 PluginRef("VolumeZone"),
                 PluginRef("PodTopologySpread"),
@@ -39,7 +43,10 @@ def default_profile(scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> Profile:
                 PluginRef("NodePorts"),
                 PluginRef("NodeResourcesFit"),
                 PluginRef("VolumeRestrictions"),
+                PluginRef("EBSLimits"),
+                PluginRef("GCEPDLimits"),
                 PluginRef("NodeVolumeLimits"),
+                PluginRef("AzureDiskLimits"),
                 PluginRef("VolumeBinding"),
                 PluginRef("VolumeZone"),
                 PluginRef("PodTopologySpread"),

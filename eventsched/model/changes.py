@@ -33,3 +33,13 @@ class BindOutcome:
     reason: str = ""
     #: True when retrying cannot help (404: the pod is gone; 409: bound elsewhere).
     final: bool = False
+
+
+class ApiError(Exception):
+    """An API request that failed (VolumeBinding's PreBind reads and writes through the
+    cluster adapter): the HTTP status (0 when the server never answered) and its message."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message

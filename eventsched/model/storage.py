@@ -4,13 +4,23 @@ Held by `ClusterObjects` (so by the NodeTable snapshot as `table.objects.storage
 and read by the volume plugins as kube-scheduler's plugins read their listers.
 Lookups are by key; `volumes_of_class` is the PV assume cache's class index,
 kept until the next change (`generation`).
+
+VolumeBinding's PV assume cache (`assume_cache.go`) is here too: a volume a
+reservation assumed pre-bound to a claim (`assume`, folded from the
+`reserved` event) is what `volume` and `volumes_of_class` return, until the
+reservation is undone (`forget`, from `unreserved`: `Restore`) or the volume
+is observed again (the informer's newer version replaces the assumed one).
+`volumes` and iteration keep the observed objects only, which is what the
+other plugins' listers read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
 from typing import Any
 
+from eventsched.model.pvbinding import VolumeAssumption
 from eventsched.model.volumes import (
     CSINode,
     PersistentVolume,
@@ -20,12 +30,23 @@ from eventsched.model.volumes import (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class AssumedVolume:
+    """A volume as a pod's reservation assumed it."""
+
+    pod_uid: str
+    assumption: VolumeAssumption
+    volume: PersistentVolume
+
+
 class StorageObjects:
     def __init__(self) -> None:
         self.claims: dict[tuple[str, str], PersistentVolumeClaim] = {}
         self.volumes: dict[str, PersistentVolume] = {}
         self.classes: dict[str, StorageClass] = {}
         self.csi_nodes: dict[str, CSINode] = {}
+        #: Volumes assumed pre-bound by reservations not yet undone nor observed since.
+        self.assumed: dict[str, AssumedVolume] = {}
         #: Bumped on every change, so plugins may cache what they derive.
         self.generation = 0
         self._by_class: dict[str, list[PersistentVolume]] | None = None
@@ -54,19 +75,52 @@ class StorageObjects:
         return key in table
 
     def upsert(self, obj: VolumeObject) -> None:
+        """An observation; a volume's supersedes what was assumed of it."""
         table, key = self._table(obj)
         table[key] = obj
+        if isinstance(obj, PersistentVolume):
+            self.assumed.pop(obj.name, None)
         self._changed()
 
     def remove(self, obj: VolumeObject) -> None:
         table, key = self._table(obj)
-        if table.pop(key, None) is not None:
+        assumed = self.assumed.pop(obj.name, None) if isinstance(obj, PersistentVolume) else None
+        if table.pop(key, None) is not None or assumed is not None:
             self._changed()
 
     def clear(self) -> None:
-        for table in (self.claims, self.volumes, self.classes, self.csi_nodes):
+        for table in (self.claims, self.volumes, self.classes, self.csi_nodes, self.assumed):
             table.clear()
         self._changed()
+
+    # -- the PV assume cache -------------------------------------------------------------
+
+    def assume(self, pod_uid: str, assumptions: Iterable[VolumeAssumption]) -> None:
+        """`AssumePodVolumes`: each volume taken as pre-bound to its claim. A volume not
+        observed is skipped (the assume cache refuses to assume what it does not hold)."""
+        changed = False
+        for assumption in assumptions:
+            observed = self.volumes.get(assumption.volume)
+            if observed is None:
+                continue
+            assumed = replace(observed, claim_ref=assumption.claim)
+            self.assumed[assumption.volume] = AssumedVolume(pod_uid, assumption, assumed)
+            changed = True
+        if changed:
+            self._changed()
+
+    def forget(self, pod_uid: str) -> None:
+        """`RevertAssumedPodVolumes`: the pod's assumptions not superseded yet are undone."""
+        mine = [name for name, a in self.assumed.items() if a.pod_uid == pod_uid]
+        for name in mine:
+            del self.assumed[name]
+        if mine:
+            self._changed()
+
+    def volume(self, name: str) -> PersistentVolume | None:
+        """`pvCache.GetPV`: the assumed version of the volume, else the observed one."""
+        assumed = self.assumed.get(name)
+        return assumed.volume if assumed is not None else self.volumes.get(name)
 
     def _changed(self) -> None:
         self.generation += 1
@@ -76,14 +130,17 @@ class StorageObjects:
         return self.claims.get((namespace, name))
 
     def volumes_of_class(self, storage_class: str) -> list[PersistentVolume]:
-        """The PersistentVolumes of a class (`GetPersistentVolumeClass`), by name.
+        """The PersistentVolumes of a class (`GetPersistentVolumeClass`), by name, assumed
+        versions included (`pvCache.ListPVs`).
 
         kube-scheduler lists them from an index in no particular order; by name
         here, so the same cluster gives the same choice every time.
         """
         if self._by_class is None:
             by_class: dict[str, list[PersistentVolume]] = {}
-            for volume in sorted(self.volumes.values(), key=lambda v: v.name):
+            for name, observed in sorted(self.volumes.items()):
+                assumed = self.assumed.get(name)
+                volume = assumed.volume if assumed is not None else observed
                 by_class.setdefault(volume.storage_class, []).append(volume)
             self._by_class = by_class
         return self._by_class.get(storage_class, [])

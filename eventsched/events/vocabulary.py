@@ -53,8 +53,10 @@ DECISION_KINDS: dict[str, str] = {
     "selected": "a node was chosen; node column set; data: {score, seed, reason, tieCount?} "
     "(the tied nodes are the first tieCount of scored's top)",
     "reserved": "Reserve succeeded and the pod is assumed on the node; node column set; "
-    "data: {plugins[], identity?} (identity: the one a plugin such as StickyNode gave the pod, "
-    "used if a restart must reconcile the binding)",
+    "data: {plugins[], identity?, volumes?[{name, claimRef{namespace, name, uid}}]} (identity: "
+    "the one a plugin such as StickyNode gave the pod, used if a restart must reconcile the "
+    "binding; volumes: PersistentVolumes VolumeBinding assumed pre-bound to the pod's claims, "
+    "taken by no other pod until unreserved or observed again)",
     "unreserved": "a reservation was undone; node column set; data: {reason}",
     "permitted": "Permit's verdict; data: {decision: approve|wait|deny|timeout, status? (left "
     "out when Success), waits? (when a plugin said wait)}",

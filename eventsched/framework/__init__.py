@@ -13,7 +13,7 @@ from eventsched.framework.algorithm import (
     schedule_pod,
 )
 from eventsched.framework.cycle_state import CycleState
-from eventsched.framework.handle import IDENTITY_KEY, Handle
+from eventsched.framework.handle import ASSUMED_VOLUMES_KEY, IDENTITY_KEY, Handle, VolumeApi
 from eventsched.framework.interface import (
     EXTENSION_POINTS,
     MAX_NODE_SCORE,
@@ -77,6 +77,7 @@ __all__ = [
     "ASSIGNED_POD_ADD",
     "ASSIGNED_POD_DELETE",
     "ASSIGNED_POD_UPDATE",
+    "ASSUMED_VOLUMES_KEY",
     "CSI_NODE_ADD",
     "CSI_NODE_UPDATE",
     "EXTENSION_POINTS",
@@ -138,6 +139,7 @@ __all__ = [
     "ScoreTable",
     "Status",
     "UnknownPluginError",
+    "VolumeApi",
     "WaitingPod",
     "WaitingPods",
     "check_args",

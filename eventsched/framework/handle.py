@@ -2,18 +2,42 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from eventsched.framework.sink import DecisionSink, record_input
 from eventsched.framework.status import Status
 from eventsched.framework.waiting import WaitingPods
 from eventsched.model import NodeTable, Pod
+from eventsched.model.volumes import PersistentVolume, PersistentVolumeClaim
 
 #: CycleState key under which a plugin (StickyNode) names the pod's identity;
 #: the binding cycle writes it into `bound`, and first placements are keyed by it.
 IDENTITY_KEY = "eventsched.io/identity"
+#: CycleState key under which a Reserve plugin (VolumeBinding) names the volumes it
+#: assumed pre-bound (model/pvbinding.py's VolumeAssumption); `reserved` records them,
+#: and the view's fold of it is the assumption (kube-scheduler's PV assume cache).
+ASSUMED_VOLUMES_KEY = "eventsched.io/assumed-volumes"
+
+
+class VolumeApi(Protocol):
+    """The API calls of VolumeBinding's PreBind (kube-scheduler's binder has the clientset).
+
+    Each raises `eventsched.model.changes.ApiError` when the API refuses or does not
+    answer; each is called from a binder thread.
+    """
+
+    def bind_volume(self, volume: str, claim: PersistentVolumeClaim) -> None:
+        """Write the volume's pre-binding to the claim (`GetBindVolumeToClaim`, then an
+        update of the PersistentVolume)."""
+
+    def read_volume(self, name: str) -> PersistentVolume:
+        """The PersistentVolume as the API has it now."""
+
+    def read_claim(self, namespace: str, name: str) -> PersistentVolumeClaim:
+        """The PersistentVolumeClaim as the API has it now."""
 
 
 def _no_placement(identity: str) -> str | None:
@@ -39,6 +63,9 @@ class Handle:
     - `first_placement`: the node an identity was first bound to, from the
       log's projection, so sticky placement survives restarts.
     - `emit_event`: a Kubernetes Event on the pod (kube-scheduler's recorder).
+    - `volumes`: the PersistentVolume and claim requests of VolumeBinding's PreBind.
+    - `shutting_down`: set when the scheduler stops, so a binding cycle that waits
+      (PreBind polling the API) gives up, as kube-scheduler's cancelled context does.
     """
 
     def __init__(
@@ -57,6 +84,9 @@ class Handle:
         self.bind: Callable[[Pod, str], Status] | None = None
         self.first_placement: Callable[[str], str | None] = _no_placement
         self.emit_event: Callable[[Pod, str, str, str, str], None] = _no_event
+        #: Set by the scheduler to its cluster adapter; None: no API to bind volumes through.
+        self.volumes: VolumeApi | None = None
+        self.shutting_down = threading.Event()
         #: (plugin, key) -> the value recorded; set only while replaying the log.
         self.replay_inputs: dict[tuple[str, str], Mapping[str, Any]] | None = None
 

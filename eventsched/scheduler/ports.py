@@ -11,9 +11,10 @@ from collections.abc import Callable
 from typing import Protocol
 
 from eventsched.model import Pod
-from eventsched.model.changes import BindOutcome, ChangeType, ClusterChange
+from eventsched.model.changes import ApiError, BindOutcome, ChangeType, ClusterChange
+from eventsched.model.volumes import PersistentVolume, PersistentVolumeClaim
 
-__all__ = ["BindOutcome", "ChangeType", "Cluster", "ClusterChange"]
+__all__ = ["ApiError", "BindOutcome", "ChangeType", "Cluster", "ClusterChange"]
 
 
 class Cluster(Protocol):
@@ -33,5 +34,16 @@ class Cluster(Protocol):
         self, pod: Pod, message: str, nominated_node: str = "", reason: str = "Unschedulable"
     ) -> None:
         """Set PodScheduled=False with the reason (Unschedulable, or SchedulerError) and message."""
+
+    def bind_volume(self, volume: str, claim: PersistentVolumeClaim) -> None:
+        """Update the PersistentVolume pre-bound to the claim (VolumeBinding's PreBind:
+        `spec.claimRef` and `pv.kubernetes.io/bound-by-controller`); the PV controller
+        completes the binding. Raises ApiError. Must be thread-safe."""
+
+    def read_volume(self, name: str) -> PersistentVolume:
+        """GET the PersistentVolume. Raises ApiError (404 included). Must be thread-safe."""
+
+    def read_claim(self, namespace: str, name: str) -> PersistentVolumeClaim:
+        """GET the PersistentVolumeClaim. Raises ApiError (404 included). Must be thread-safe."""
 
     def stop(self) -> None: ...

@@ -22,6 +22,7 @@ import structlog
 
 from eventsched.framework import (
     ASSIGNED_POD_DELETE,
+    ASSUMED_VOLUMES_KEY,
     IDENTITY_KEY,
     CycleState,
     FitError,
@@ -142,6 +143,11 @@ class SchedulingCycle(EventHandlers):
             # after the Binding but before its `bound`, the restart's reconciled
             # `bound` must record the first placement under it, not under the name.
             reserved["identity"] = identity
+        volumes = state.get(ASSUMED_VOLUMES_KEY)
+        if volumes:
+            # Volumes a plugin (VolumeBinding) assumed pre-bound: the view's fold of
+            # `reserved` assumes them, its fold of `unreserved` gives them back.
+            reserved["volumes"] = [v.to_record() for v in volumes]
         sink.record("reserved", reserved, node=node)
         status, waits = fw.run_permit(state, pod, node)
         if not (status.is_success or status.is_wait):

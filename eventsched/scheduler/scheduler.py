@@ -75,6 +75,7 @@ class Scheduler(SchedulingCycle):
         self.handle.bind = self._bind_via_cluster
         self.handle.first_placement = self.journal.unfolded.first_node
         self.handle.emit_event = cluster.emit_event
+        self.handle.volumes = cluster
         self.frameworks = {p.scheduler_name: Framework(p, registry, self.handle) for p in profiles}
         self.digests = {name: profile_digest(fw.profile) for name, fw in self.frameworks.items()}
         self.annotation_keys = frozenset().union(
@@ -163,6 +164,7 @@ class Scheduler(SchedulingCycle):
     def stop(self) -> None:
         """Stop taking pods; let binding cycles finish and log them; snapshot."""
         self._ready = False
+        self.handle.shutting_down.set()
         self.cluster.stop()
         for waiting in list(self.handle.waiting_pods):
             waiting.reject("", "scheduler is shutting down")

@@ -31,9 +31,11 @@ REQUIRED_ACCESS: tuple[Access, ...] = (
     Access("", "replicationcontrollers", ("list", "watch")),
     Access("apps", "replicasets", ("list", "watch")),
     Access("apps", "statefulsets", ("list", "watch")),
-    # The volume plugins: claims, volumes, storage classes and CSI nodes' attach limits.
-    Access("", "persistentvolumeclaims", ("list", "watch")),
-    Access("", "persistentvolumes", ("list", "watch")),
+    # The volume plugins: claims, volumes, storage classes and CSI nodes' attach limits;
+    # VolumeBinding's PreBind updates a volume pre-bound to its claim (read first), then
+    # reads the volume and the claim until the PV controller has bound them.
+    Access("", "persistentvolumeclaims", ("get", "list", "watch")),
+    Access("", "persistentvolumes", ("get", "list", "update", "watch")),
     Access("storage.k8s.io", "storageclasses", ("list", "watch")),
     Access("storage.k8s.io", "csinodes", ("list", "watch")),
     # Binding, and the PodScheduled=False condition / nominatedNodeName on failure.

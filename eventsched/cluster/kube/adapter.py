@@ -6,8 +6,9 @@ a pod follows kube-scheduler's informer: terminal pods leave the cache
 (kube-scheduler lists with `status.phase!=Succeeded,!=Failed`), unassigned
 pods of other schedulers are none of our business, assigned pods of every
 scheduler use capacity. Bindings go through the pods/binding subresource;
-Events and the PodScheduled condition through the Recorder. Every request
-goes through one keep-alive pool (`rest.py`).
+Events and the PodScheduled condition through the Recorder; VolumeBinding's
+PersistentVolume updates and reads through `volumes.py`. Every request goes
+through one keep-alive pool (`rest.py`).
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ from eventsched.cluster.kube.convert import to_node, to_object, to_pod
 from eventsched.cluster.kube.informer import DELETED, Informer, ListWatchError
 from eventsched.cluster.kube.recorder import Recorder
 from eventsched.cluster.kube.rest import Rest, TransportError, resource_path
+from eventsched.cluster.kube.volumes import VolumeRequests
 from eventsched.model import Node, Pod
 from eventsched.model.changes import BindOutcome, ChangeType, ClusterChange
 from eventsched.model.objects import ClusterObject
+from eventsched.model.volumes import PersistentVolume, PersistentVolumeClaim
 
 log = structlog.get_logger(__name__)
 
@@ -91,6 +94,7 @@ class KubeCluster:
             )
             for resource, kind in OBJECT_RESOURCES
         ]
+        self.volumes = VolumeRequests(self._rest, self._limiter)
         # Events get a rate limit of their own, as kube-scheduler gives them a client of their own.
         self.recorder = Recorder(
             self._rest, self._limiter, rate_limiter(connection), self._pod_condition
@@ -143,6 +147,15 @@ class KubeCluster:
         return BindOutcome(
             False, answer.status, answer.message, final=answer.status in FINAL_BIND_CODES
         )
+
+    def bind_volume(self, volume: str, claim: PersistentVolumeClaim) -> None:
+        self.volumes.bind_volume(volume, claim)
+
+    def read_volume(self, name: str) -> PersistentVolume:
+        return self.volumes.read_volume(name)
+
+    def read_claim(self, namespace: str, name: str) -> PersistentVolumeClaim:
+        return self.volumes.read_claim(namespace, name)
 
     def emit_event(self, pod: Pod, event_type: str, reason: str, action: str, message: str) -> None:
         seen = self.pods.get(pod.key)

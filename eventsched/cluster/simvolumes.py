@@ -1,0 +1,105 @@
+"""The simulated cluster's PersistentVolume requests, and the PV controller that answers them.
+
+VolumeBinding's PreBind updates a PersistentVolume pre-bound to a claim
+(`bind_volume`: `spec.claimRef` with the claim's UID) and reads the volume and
+the claim until the claim is bound (`read_volume`, `read_claim`), as
+kube-scheduler does through its clientset. In a real cluster the PV
+controller of kube-controller-manager then binds the claim; here
+`SimulatedVolumes` plays it (`pv_controller.go` `bind`): the volume's phase
+becomes Bound, the claim gets `spec.volumeName`, the
+`pv.kubernetes.io/bind-completed` annotation and phase Bound; each change is
+delivered as the informers would deliver it (the volume, then the claim).
+`set_pv_controller(False)` stops it, so a test can see PreBind wait, and
+time out, for a controller that never comes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import replace
+
+from eventsched.model.changes import ApiError, ChangeType
+from eventsched.model.objects import ClusterObject
+from eventsched.model.pvbinding import BOUND, bind_volume_to_claim, claim_ref
+from eventsched.model.volumes import PV, PVC, PersistentVolume, PersistentVolumeClaim
+
+
+def conflict(resource: str, name: str) -> ApiError:
+    """The API server's answer to an update of an object changed since it was read."""
+    return ApiError(
+        409,
+        f'Operation cannot be fulfilled on {resource} "{name}": the object has been modified; '
+        "please apply your changes to the latest version and try again",
+    )
+
+
+class SimulatedVolumes:
+    """`SimulatedCluster`'s volume requests (the scheduler's `Cluster` protocol) and PV
+    controller; the state and the delivery are the cluster's."""
+
+    _lock: threading.Lock
+    _objects: dict[str, ClusterObject]
+    _enqueue: Callable[[ChangeType, ClusterObject], None]
+    _deliver: Callable[[], None]
+    #: Whether the PV controller binds claims to the volumes pre-bound to them.
+    pv_controller: bool = True
+
+    def bind_volume(self, volume: str, claim: PersistentVolumeClaim) -> None:
+        """Update the volume pre-bound to the claim; 409 when another claim holds it."""
+        with self._lock:
+            current = self._volume_locked(volume)
+            if current.claim_ref is not None and not current.bound_to(claim):
+                raise conflict("persistentvolumes", volume)
+            updated = bind_volume_to_claim(current, claim)
+            if updated is not None:
+                self._objects[updated.key] = updated
+                self._enqueue("MODIFIED", updated)
+            if self.pv_controller:
+                self._sync_volume_locked(updated or current)
+        self._deliver()
+
+    def read_volume(self, name: str) -> PersistentVolume:
+        with self._lock:
+            return self._volume_locked(name)
+
+    def read_claim(self, namespace: str, name: str) -> PersistentVolumeClaim:
+        with self._lock:
+            found = self._objects.get(f"{PVC}/{namespace}/{name}")
+        if not isinstance(found, PersistentVolumeClaim):
+            raise ApiError(404, f'persistentvolumeclaims "{name}" not found')
+        return found
+
+    def set_pv_controller(self, running: bool) -> None:
+        """Stop or start the PV controller; started, it binds what waits for it."""
+        with self._lock:
+            self.pv_controller = running
+            if running:
+                for obj in list(self._objects.values()):
+                    if isinstance(obj, PersistentVolume) and obj.claim_ref is not None:
+                        self._sync_volume_locked(obj)
+        self._deliver()
+
+    def _volume_locked(self, name: str) -> PersistentVolume:
+        found = self._objects.get(f"{PV}/{name}")
+        if not isinstance(found, PersistentVolume):
+            raise ApiError(404, f'persistentvolumes "{name}" not found')
+        return found
+
+    def _sync_volume_locked(self, volume: PersistentVolume) -> None:
+        """The PV controller's `bind` of a volume pre-bound to a claim not bound yet."""
+        ref = volume.claim_ref
+        if ref is None:
+            return
+        claim = self._objects.get(f"{PVC}/{ref.namespace}/{ref.name}")
+        if not isinstance(claim, PersistentVolumeClaim) or claim.deleting:
+            return
+        if (ref.uid and ref.uid != claim.uid) or claim.volume_name not in ("", volume.name):
+            return  # another claim of that name, or the claim is bound elsewhere
+        if claim.is_bound and claim.phase == BOUND and volume.phase == BOUND:
+            return
+        bound_volume = replace(volume, claim_ref=claim_ref(claim), phase=BOUND)
+        bound_claim = replace(claim, volume_name=volume.name, bind_completed=True, phase=BOUND)
+        for obj in (bound_volume, bound_claim):
+            self._objects[obj.key] = obj
+            self._enqueue("MODIFIED", obj)

@@ -42,15 +42,9 @@ MISSING = frozenset(p for p in UPSTREAM_DEFAULT if p not in PRESENT)
 SCORE_PLUGINS = frozenset(ref.name for ref in PROFILE.plugins.get("score", ()))
 
 
-_BINDING = (
-    "kube-scheduler binds the WaitForFirstConsumer claim to an available PersistentVolume; "
-    "eventsched refuses to bind volumes and leaves the pod pending (README: Not supported yet)"
-)
 #: Disagreements that are known and documented, each with its reason. Strict: the day
 #: one agrees, its test fails until it is taken off this list.
-KNOWN: dict[str, str] = {
-    **{f"volumes/{i}": _BINDING for i in (3, 10)},
-}
+KNOWN: dict[str, str] = {}
 
 
 class KnownDisagreement(Exception):

@@ -1,11 +1,13 @@
-"""VolumeBinding, after upstream's volume_binding_test.go TestVolumeBinding and binder_test.go's
-TestFindPodVolumesWithoutProvisioning / WithProvisioning (v1.28), with eventsched's refusal
-where kube-scheduler would bind or provision a volume."""
+"""VolumeBinding's PreFilter and Filter, after upstream's volume_binding_test.go TestVolumeBinding
+and binder_test.go's TestFindPodVolumesWithoutProvisioning / WithProvisioning (v1.28), with
+eventsched's refusal where kube-scheduler would provision a volume. Reserve and PreBind:
+test_volumebinding_binder.py."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 from eventsched.framework import Code, CycleState, PluginArgsError, PreFilterResult, Status
@@ -15,7 +17,6 @@ from eventsched.plugins.volumebinding import (
     ERR_REASON_NODE_CONFLICT,
     ERR_REASON_PV_NOT_EXIST,
     ERR_UNBOUND_IMMEDIATE,
-    binding_refused,
     provisioning_refused,
 )
 from tests.plugins.conftest import plugin, run_filter
@@ -47,6 +48,23 @@ def pod_of(*claims: str) -> Pod:
 def pre_filter(pod: Pod, objects: list[Any], nodes: tuple[str, ...] = ("node-a",)) -> Any:
     table = table_of([node(n) for n in nodes], [*CLASSES, *objects])
     return plugin("VolumeBinding").pre_filter(CycleState(), pod, table)
+
+
+def static_bindings(
+    pod: Pod, objects: list[Any], nodes: tuple[str, ...] = ("node-a",)
+) -> dict[str, list[tuple[str, str]]]:
+    """Filter's static bindings per passing node (`podVolumesByNode`): (claim, volume)."""
+    table = table_of([node(n) for n in nodes], [*CLASSES, *objects])
+    p = plugin("VolumeBinding")
+    state = CycleState()
+    p.pre_filter(state, pod, table)
+    result = p.filter_batch(state, pod, table, np.arange(len(table)))
+    kept = state.read("VolumeBinding").by_node
+    return {
+        name: [(b.claim.name, b.volume.name) for b in kept[name]]
+        for name, verdict in zip(table.names, result.verdict, strict=True)
+        if verdict < 0 and name in kept
+    }
 
 
 def filter_nodes(
@@ -200,23 +218,41 @@ def local_volumes() -> list[Any]:
 NODES = ("node-a", "node-b", "node-c")
 
 
-def test_matching_volumes_are_refused_not_bound() -> None:
-    """TestVolumeBinding/local volumes with close capacity are preferred: upstream passes
-    node-a and node-b (a volume would be bound there) and not node-c. eventsched does not
-    bind volumes: node-a and node-b are refused with what the pod waits for."""
+def test_local_volumes_with_close_capacity_are_preferred() -> None:
+    """TestVolumeBinding/local volumes with close capacity are preferred: node-a and node-b
+    pass (a volume would be bound there), node-c has none; each passing node keeps the
+    volume its claim would be bound to."""
     pvc = claim("pvc-a", "wait-sc", storage="50Gi")
-    got = filter_nodes(pod_of("pvc-a"), [pvc, *local_volumes()], NODES)
-    waiting = Status.unresolvable(binding_refused(pvc))
-    assert got == [waiting, waiting, BIND_CONFLICT]
-    assert waiting.message == (
-        "waiting for claim default/pvc-a to be bound: binding a WaitForFirstConsumer claim to an "
-        "available PersistentVolume is not supported by eventsched"
-    )
+    objects = [pvc, *local_volumes()]
+    assert filter_nodes(pod_of("pvc-a"), objects, NODES) == [None, None, BIND_CONFLICT]
+    assert static_bindings(pod_of("pvc-a"), objects, NODES) == {
+        "node-a": [("pvc-a", "pv-a-0")],
+        "node-b": [("pvc-a", "pv-b-0")],
+    }
+
+
+def test_local_volumes_with_close_capacity_are_preferred_multiple_pvcs() -> None:
+    """TestVolumeBinding/local volumes with close capacity are preferred (multiple pvcs):
+    two claims of two classes, one volume of each class per node; node-c has none."""
+    objects = [
+        claim("pvc-0", "wait-sc", storage="50Gi"),
+        claim("pvc-1", "wait-hdd-sc", storage="100Gi"),
+        volume("pv-a-0", "wait-sc", capacity="200Gi", affinity={HOSTNAME: ["node-a"]}),
+        volume("pv-a-1", "wait-hdd-sc", capacity="200Gi", affinity={HOSTNAME: ["node-a"]}),
+        volume("pv-b-0", "wait-sc", capacity="100Gi", affinity={HOSTNAME: ["node-b"]}),
+        volume("pv-b-1", "wait-hdd-sc", capacity="100Gi", affinity={HOSTNAME: ["node-b"]}),
+    ]
+    pod = pod_of("pvc-0", "pvc-1")
+    assert filter_nodes(pod, objects, NODES) == [None, None, BIND_CONFLICT]
+    assert static_bindings(pod, objects, NODES) == {
+        "node-a": [("pvc-0", "pv-a-0"), ("pvc-1", "pv-a-1")],
+        "node-b": [("pvc-0", "pv-b-0"), ("pvc-1", "pv-b-1")],
+    }
 
 
 def test_a_volume_is_not_given_to_two_claims_on_a_node() -> None:
-    """binder_test two-unbound-pvcs,partial-match: node-a has one large enough volume for
-    two claims; node-b has two."""
+    """binder_test two-unbound-pvcs,partial-match and order-by-size: node-a has one large
+    enough volume for two claims; node-b has two, the smaller to the first claim."""
     objects = [
         claim("pvc-1", "wait-sc", storage="1Gi"),
         claim("pvc-2", "wait-sc", storage="1Gi"),
@@ -224,15 +260,31 @@ def test_a_volume_is_not_given_to_two_claims_on_a_node() -> None:
         volume("pv-b1", "wait-sc", capacity="5Gi", affinity={HOSTNAME: ["node-b"]}),
         volume("pv-b2", "wait-sc", capacity="1Gi", affinity={HOSTNAME: ["node-b"]}),
     ]
-    got = filter_nodes(pod_of("pvc-1", "pvc-2"), objects, ("node-a", "node-b"))
-    assert got[0] == BIND_CONFLICT
-    assert got[1] is not None and got[1].message.startswith("waiting for claim default/pvc-1")
+    pod = pod_of("pvc-1", "pvc-2")
+    assert filter_nodes(pod, objects, ("node-a", "node-b")) == [BIND_CONFLICT, None]
+    assert static_bindings(pod, objects, ("node-a", "node-b")) == {
+        "node-b": [("pvc-1", "pv-b2"), ("pvc-2", "pv-b1")]
+    }
+
+
+def test_one_bound_one_unbound() -> None:
+    """binder_test one-bound,one-unbound and one-bound,one-unbound,no-match: the bound
+    claim's volume admits both nodes; the unbound claim finds a volume on node-a only."""
+    objects = [
+        claim("pvc-bound", "wait-sc", bound_to="pv-bound"),
+        volume("pv-bound", "wait-sc", phase="Bound", claim_ref=("default", "pvc-bound")),
+        claim("pvc-a", "wait-sc"),
+        volume("pv-a", "wait-sc", affinity={HOSTNAME: ["node-a"]}),
+    ]
+    pod = pod_of("pvc-bound", "pvc-a")
+    assert filter_nodes(pod, objects, ("node-a", "node-b")) == [None, BIND_CONFLICT]
+    assert static_bindings(pod, objects, ("node-a", "node-b")) == {"node-a": [("pvc-a", "pv-a")]}
 
 
 @pytest.mark.parametrize(
     ("test", "change", "expected"),
     [
-        ("matches", {}, "refused"),
+        ("matches", {}, "bound"),
         ("too small", {"capacity": "500Mi"}, "conflict"),
         ("other access modes", {"access_modes": ["ReadOnlyMany"]}, "conflict"),
         ("other volume mode", {"volume_mode": "Block"}, "conflict"),
@@ -250,9 +302,7 @@ def test_find_matching_volume(test: str, change: dict[str, Any], expected: str) 
     fields = {"capacity": "1Gi", "labels": {"tier": "fast"}, **change}
     pv = volume("pv-a", "wait-sc", **fields)
     got = filter_nodes(pod_of("pvc-a"), [pvc, pv])
-    assert got == (
-        [BIND_CONFLICT] if expected == "conflict" else [Status.unresolvable(binding_refused(pvc))]
-    )
+    assert got == ([BIND_CONFLICT] if expected == "conflict" else [None])
 
 
 def test_a_volume_pre_bound_to_the_claim_decides() -> None:
@@ -267,7 +317,23 @@ def test_a_volume_pre_bound_to_the_claim_decides() -> None:
         volume("pv-free", "wait-sc", affinity={HOSTNAME: ["node-b"]}),
     ]
     got = filter_nodes(pod_of("pvc-a"), objects, ("node-a", "node-b"))
-    assert got == [Status.unresolvable(binding_refused(pvc)), BIND_CONFLICT]
+    assert got == [None, BIND_CONFLICT]
+    assert static_bindings(pod_of("pvc-a"), objects, ("node-a", "node-b")) == {
+        "node-a": [("pvc-a", "pv-mine")]
+    }
+
+
+def test_a_claim_matched_and_a_claim_provisioned_wait_for_the_provisioner() -> None:
+    """binder_test (WithProvisioning) one-binding,one-provisioned: upstream binds one and
+    provisions the other; eventsched refuses the node, naming the claim to provision."""
+    provisioned = claim("pvc-p", "provisioned-sc")
+    objects = [
+        claim("pvc-a", "wait-sc"),
+        volume("pv-a", "wait-sc"),
+        provisioned,
+    ]
+    got = filter_nodes(pod_of("pvc-a", "pvc-p"), objects)
+    assert got == [Status.unresolvable(provisioning_refused(provisioned, "csi.example.com"))]
 
 
 def test_dynamic_provisioning_is_refused_with_what_the_pod_waits_for() -> None:
@@ -300,16 +366,6 @@ def test_selected_node_fast_path() -> None:
     assert got[0] == BIND_CONFLICT
     assert got[1] == Status.unresolvable(provisioning_refused(pvc, "csi.example.com"))
     assert "(selected node node-b)" in got[1].message
-
-
-def test_reserve_and_pre_bind_have_nothing_to_do() -> None:
-    """A node that passed Filter has only bound claims: AssumePodVolumes reports all bound."""
-    p = plugin("VolumeBinding")
-    state = CycleState()
-    assert p.reserve(state, pod_of("pvc-a"), "node-a") is None
-    assert p.pre_bind(state, pod_of("pvc-a"), "node-a") is None
-    p.unreserve(state, pod_of("pvc-a"), "node-a")
-    assert p.pre_score(state, pod_of("pvc-a"), table_of([]), []).code == Code.SKIP
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,246 @@
+"""VolumeBinding: the pod's claims must be bound, or bindable, on the node (kube-scheduler v1.28).
+
+PreFilter (`podHasPVCs`, `GetPodVolumeClaims`, claims.py): a pod without
+claims is Skipped. A claim that is missing, lost, being deleted, or (generic
+ephemeral) not the pod's is UnschedulableAndUnresolvable with upstream's
+message; so is an unbound claim of an Immediate class (or pre-bound by
+`spec.volumeName` and not yet bound): "pod has unbound immediate
+PersistentVolumeClaims". The bound claims' local volumes (`kubernetes.io/hostname
+In` node affinity) name the only candidate nodes (`GetEligibleNodes`, a
+PreFilterResult).
+
+Filter (`FindPodVolumes`, filtering.py), per node, over the NodeTable at once:
+bound claims' volumes must admit the node; each unbound WaitForFirstConsumer
+claim must find an available PersistentVolume there (the smallest that
+matches and whose node affinity admits the node, none given to two claims,
+none another pod's reservation assumed). The node's static bindings are kept
+for Reserve.
+
+Reserve (`AssumePodVolumes`, binder.py): the chosen volumes, pre-bound to
+their claims, are assumed: `reserved` records them (`ASSUMED_VOLUMES_KEY`) and
+the view's fold takes them from every later pod until `unreserved` gives them
+back (`RevertAssumedPodVolumes`) or the volume is observed again (the update
+PreBind wrote). Unreserve has nothing of its own to undo: the `unreserved`
+event does it, live and in replay alike.
+
+PreBind (`BindPodVolumes`): each volume's `spec.claimRef` (and
+`pv.kubernetes.io/bound-by-controller`) is written through the cluster adapter
+(`Handle.volumes`), then the claims are polled every second until the PV
+controller has bound them, for at most `bindTimeoutSeconds` (default 600):
+"binding volumes: timed out waiting for the condition". A failure is the
+binding cycle's Error; Unreserve follows. Upstream writes no rollback, nor
+does eventsched: the volume keeps its claimRef, and the next attempt finds it
+pre-bound to the claim.
+
+What eventsched does not do: dynamic provisioning. Where kube-scheduler would
+have a volume provisioned (PreBind sets the claim's selected-node annotation
+and waits for the external provisioner), the node is refused with a status
+that says what the pod waits for ("waiting for a PersistentVolume for claim
+..."), so the pod stays pending with that message (its `unschedulable` event
+and PodScheduled condition) and is retried when a claim, volume, class or
+node changes; it is never placed with a volume nobody will provision.
+
+Score: v1.28's VolumeCapacityPriority gate is off, so PreScore is Skip.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from eventsched.framework import (
+    ASSUMED_VOLUMES_KEY,
+    CSI_NODE_ADD,
+    CSI_NODE_UPDATE,
+    NODE_ADD,
+    NODE_UPDATE,
+    PV_ADD,
+    PV_UPDATE,
+    PVC_ADD,
+    PVC_UPDATE,
+    STORAGE_CLASS_ADD,
+    STORAGE_CLASS_UPDATE,
+    BatchFilterResult,
+    ClusterEvent,
+    Code,
+    CycleState,
+    Handle,
+    PluginArgsError,
+    PreFilterResult,
+    Status,
+    check_args,
+)
+from eventsched.model import Indexes, IntArray, NodeTable, Pod
+from eventsched.plugins.volumebinding.binder import (
+    BindingFailed,
+    BindingInfo,
+    assume_pod_volumes,
+    bind_pod_volumes,
+)
+from eventsched.plugins.volumebinding.claims import (
+    ClaimRefusal,
+    PodVolumeClaims,
+    eligible_nodes,
+    pod_volume_claims,
+)
+from eventsched.plugins.volumebinding.filtering import (
+    ERR_REASON_BIND_CONFLICT,
+    ERR_REASON_NODE_CONFLICT,
+    ERR_REASON_NOT_ENOUGH_SPACE,
+    ERR_REASON_PV_NOT_EXIST,
+    Masks,
+    NodeBindings,
+    find_pod_volumes,
+    provisioning_refused,
+)
+
+NAME = "VolumeBinding"
+ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
+DEFAULT_BIND_TIMEOUT_SECONDS = 600
+_STATE_KEY = NAME
+
+__all__ = [
+    "DEFAULT_BIND_TIMEOUT_SECONDS",
+    "ERR_REASON_BIND_CONFLICT",
+    "ERR_REASON_NODE_CONFLICT",
+    "ERR_REASON_NOT_ENOUGH_SPACE",
+    "ERR_REASON_PV_NOT_EXIST",
+    "ERR_UNBOUND_IMMEDIATE",
+    "NAME",
+    "BindingInfo",
+    "PodVolumeClaims",
+    "VolumeBinding",
+    "eligible_nodes",
+    "pod_volume_claims",
+    "provisioning_refused",
+]
+
+
+@dataclass(slots=True)
+class _State:
+    """`stateData`: the pod's claims, each passing node's static bindings, and Reserve's
+    verdict that nothing needs binding. Shared by clones, as upstream's."""
+
+    claims: PodVolumeClaims | None
+    by_node: NodeBindings = field(default_factory=dict)
+    all_bound: bool = False
+
+    def clone(self) -> _State:
+        return self
+
+
+class VolumeBinding:
+    name = NAME
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        check_args(NAME, args, ("bindTimeoutSeconds", "shape"))
+        timeout = args.get("bindTimeoutSeconds", DEFAULT_BIND_TIMEOUT_SECONDS)
+        if not isinstance(timeout, int) or isinstance(timeout, bool):
+            raise PluginArgsError("bindTimeoutSeconds", "must be an integer")
+        if timeout < 0:
+            raise PluginArgsError(
+                "bindTimeoutSeconds", "invalid BindTimeoutSeconds, should not be a negative value"
+            )
+        if args.get("shape") is not None:
+            raise PluginArgsError("shape", "unsupported when VolumeCapacityPriority is disabled")
+        self.bind_timeout_seconds = timeout
+        self.handle = handle
+        self._masks = Masks()
+
+    def events_to_register(self) -> Sequence[ClusterEvent]:
+        """v1.28: classes, claims and volumes added or updated, nodes added or relabelled,
+        CSINodes added or updated (CSIDriver and CSIStorageCapacity are not observed)."""
+        return (
+            STORAGE_CLASS_ADD,
+            STORAGE_CLASS_UPDATE,
+            PVC_ADD,
+            PVC_UPDATE,
+            PV_ADD,
+            PV_UPDATE,
+            NODE_ADD,
+            NODE_UPDATE,
+            CSI_NODE_ADD,
+            CSI_NODE_UPDATE,
+        )
+
+    # -- PreFilter, Filter ---------------------------------------------------------------
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, table: NodeTable
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        storage = table.objects.storage
+        try:
+            claims = pod_volume_claims(pod, storage)
+        except ClaimRefusal as exc:
+            return None, Status.unresolvable(str(exc))
+        if claims is None:
+            state.write(_STATE_KEY, _State(None))
+            return None, Status(Code.SKIP)
+        if claims.immediate:
+            return None, Status.unresolvable(ERR_UNBOUND_IMMEDIATE)
+        state.write(_STATE_KEY, _State(claims))
+        eligible = eligible_nodes(claims.bound, storage)
+        return (None if eligible is None else PreFilterResult(eligible)), None
+
+    def filter_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
+    ) -> BatchFilterResult:
+        s: _State | None = state.get(_STATE_KEY)
+        if s is None or s.claims is None:
+            return BatchFilterResult(np.full(len(rows), -1, dtype=np.int64), [])
+        return find_pod_volumes(s.claims, table, rows, self._masks, s.by_node)
+
+    # -- Score ---------------------------------------------------------------------------
+
+    def pre_score(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
+    ) -> Status | None:
+        """No scorer without the VolumeCapacityPriority gate (off in v1.28)."""
+        return Status(Code.SKIP)
+
+    def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes) -> IntArray:
+        return np.zeros(len(rows), dtype=np.int64)
+
+    # -- Reserve, PreBind ----------------------------------------------------------------
+
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """`Reserve`: the node's static bindings are assumed (see the module); a node
+        with none (no claim to bind) has all its volumes bound already."""
+        s: _State | None = state.get(_STATE_KEY)
+        if s is None:
+            return Status.as_error(f"{_STATE_KEY!r} not found in CycleState")
+        bindings = s.by_node.get(node_name)
+        s.all_bound = not bindings
+        if bindings:
+            state.write(ASSUMED_VOLUMES_KEY, assume_pod_volumes(bindings))
+        return None
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Nothing here: the view's fold of `unreserved` gives the assumed volumes back."""
+
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """`PreBind`: write the bindings and wait for the PV controller (see the module)."""
+        s: _State | None = state.get(_STATE_KEY)
+        if s is None:
+            return Status.as_error(f"{_STATE_KEY!r} not found in CycleState")
+        if s.all_bound:
+            return None
+        bindings = s.by_node.get(node_name)
+        if bindings is None:
+            return Status.as_error(f'no pod volumes found for node "{node_name}"')
+        if self.handle.volumes is None:
+            return Status.as_error("no volume binder configured on the framework handle")
+        try:
+            bind_pod_volumes(
+                self.handle.volumes,
+                bindings,
+                self.bind_timeout_seconds,
+                self.handle.shutting_down,
+                self.handle.monotonic,
+            )
+        except BindingFailed as exc:
+            return Status.as_error(exc)
+        return None

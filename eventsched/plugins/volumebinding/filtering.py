@@ -1,0 +1,245 @@
+"""VolumeBinding's Filter: binder.go `FindPodVolumes`, per node, over the NodeTable at once.
+
+- a bound claim's volume must admit the node (`checkBoundClaims`): "node(s)
+  had volume node affinity conflict"; a missing volume: "node(s) unavailable
+  due to one or more pvc(s) bound to non-existent pv(s)";
+- an unbound WaitForFirstConsumer claim whose `volume.kubernetes.io/selected-node`
+  names another node fails there at once; the others are matched with
+  available volumes (`findMatchingVolumes`, model/volumematching.py, which
+  reads the PV assume cache: a volume another pod's reservation assumed is
+  taken). A node where every claim found one passes, with those static
+  bindings kept for Reserve (`podVolumesByNode`). A claim that found none is
+  to be provisioned (`checkVolumeProvisions`): where its class cannot
+  provision (no provisioner, or allowedTopologies exclude the node), "node(s)
+  didn't find available persistent volumes to bind".
+
+All UnschedulableAndUnresolvable, reasons in upstream's order. Where a volume
+would have to be provisioned, eventsched refuses the node with a status that
+says what the pod waits for (`provisioning_refused`): it never places a pod
+whose claim nobody will bind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+
+from eventsched.framework import BatchFilterResult, Code, Status
+from eventsched.model import BoolArray, Indexes, IntArray, NodeTable
+from eventsched.model.volumematching import Matches, match_claims
+from eventsched.model.volumes import PersistentVolume, PersistentVolumeClaim
+from eventsched.model.volumetopology import NodeSelector, topology_mask
+from eventsched.plugins.volumebinding.binder import BindingInfo
+from eventsched.plugins.volumebinding.claims import PodVolumeClaims
+
+ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
+ERR_REASON_NODE_CONFLICT = "node(s) had volume node affinity conflict"
+ERR_REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
+ERR_REASON_PV_NOT_EXIST = (
+    "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
+)
+NO_PROVISIONER = "kubernetes.io/no-provisioner"
+
+#: FindPodVolumes' reasons, in the order it appends them.
+_REASONS = (ERR_REASON_NODE_CONFLICT, ERR_REASON_BIND_CONFLICT, ERR_REASON_PV_NOT_EXIST)
+
+#: Static bindings per node that passed (`podVolumesByNode`'s StaticBindings).
+NodeBindings = dict[str, tuple[BindingInfo, ...]]
+
+
+def provisioning_refused(claim: PersistentVolumeClaim, provisioner: str) -> str:
+    """Why a node where the claim's volume would be provisioned is refused."""
+    where = f" (selected node {claim.selected_node})" if claim.selected_node else ""
+    return (
+        f"waiting for a PersistentVolume for claim {claim.namespace}/{claim.name}{where}: "
+        f"dynamic provisioning (provisioner {provisioner}) is not supported by eventsched"
+    )
+
+
+@dataclass(slots=True)
+class _Verdicts:
+    """Each candidate row's reasons (flags), error or refusal (an index into `others`),
+    turned into shared statuses at the end, as arrays."""
+
+    node_conflict: BoolArray
+    bind_conflict: BoolArray
+    pv_missing: BoolArray
+    other: IntArray
+    others: list[Status]
+
+    def set_other(self, rows: BoolArray, status: Status) -> None:
+        if rows.any():
+            self.others.append(status)
+            self.other[rows] = len(self.others) - 1
+
+    @classmethod
+    def empty(cls, count: int) -> _Verdicts:
+        no = np.zeros(count, dtype=bool)
+        return cls(no, no.copy(), no.copy(), np.full(count, -1, dtype=np.int64), [])
+
+    def result(self) -> BatchFilterResult:
+        """An error wins; else the reasons (UnschedulableAndUnresolvable); else a refusal."""
+        flags = (
+            self.node_conflict.astype(np.int64)
+            | (self.bind_conflict.astype(np.int64) << 1)
+            | (self.pv_missing.astype(np.int64) << 2)
+        )
+        errors = np.array([s.code == Code.ERROR for s in self.others], dtype=bool)
+        is_error = np.zeros(len(flags), dtype=bool)
+        if self.others:
+            is_error = (self.other >= 0) & errors[np.maximum(self.other, 0)]
+        statuses = list(self.others)
+        verdict = np.where(is_error | ((flags == 0) & (self.other >= 0)), self.other, -1)
+        for combination in np.unique(flags[~is_error & (flags > 0)]):
+            reasons = [r for bit, r in enumerate(_REASONS) if combination >> bit & 1]
+            statuses.append(Status.unresolvable(*reasons))
+            verdict[~is_error & (flags == combination)] = len(statuses) - 1
+        return BatchFilterResult(verdict.astype(np.int64), statuses)
+
+
+class Masks:
+    """Boolean masks over every row (a volume's node affinity, a class's topologies),
+    kept until nodes or storage objects change."""
+
+    def __init__(self) -> None:
+        self._masks: dict[str, BoolArray] = {}
+        self._stamp: tuple[int, int] = (-1, -1)
+
+    def cached(self, table: NodeTable, key: str, compute: Callable[[], BoolArray]) -> BoolArray:
+        stamp = (table.node_generation, table.objects.storage.generation)
+        if stamp != self._stamp:
+            self._masks.clear()
+            self._stamp = stamp
+        mask = self._masks.get(key)
+        if mask is None:
+            mask = self._masks[key] = compute()
+        return mask
+
+    def affinity(self, table: NodeTable, volume: PersistentVolume) -> BoolArray:
+        """Where the volume's node affinity admits the node (`CheckNodeAffinity`)."""
+        affinity = volume.node_affinity
+        if affinity is None:
+            return self.cached(table, "", lambda: np.ones(len(table), dtype=bool))
+        return self.cached(
+            table,
+            f"PersistentVolume/{volume.name}",
+            lambda: NodeSelector.compile(affinity).mask(table),
+        )
+
+
+def find_pod_volumes(
+    claims: PodVolumeClaims, table: NodeTable, rows: Indexes, masks: Masks, found: NodeBindings
+) -> BatchFilterResult:
+    """`FindPodVolumes` on `rows`; the static bindings of the rows that pass go to `found`."""
+    verdicts = _Verdicts.empty(len(rows))
+    _check_bound(claims.bound, table, rows, masks, verdicts)
+    if claims.delayed:
+        _check_delayed(claims.delayed, table, rows, masks, verdicts, found)
+    return verdicts.result()
+
+
+def _check_bound(
+    bound: Sequence[PersistentVolumeClaim],
+    table: NodeTable,
+    rows: Indexes,
+    masks: Masks,
+    verdicts: _Verdicts,
+) -> None:
+    """`checkBoundClaims`: the first claim whose volume is missing or does not admit the
+    node decides; a missing volume ends the check on every node not decided before."""
+    storage = table.objects.storage
+    decided = np.zeros(len(rows), dtype=bool)
+    for claim in bound:
+        volume = storage.volume(claim.volume_name)
+        if volume is None:
+            verdicts.pv_missing |= ~decided
+            return
+        mismatch = ~decided & ~masks.affinity(table, volume)[rows]
+        verdicts.node_conflict |= mismatch
+        decided |= mismatch
+
+
+def _check_delayed(
+    delayed: Sequence[PersistentVolumeClaim],
+    table: NodeTable,
+    rows: Indexes,
+    masks: Masks,
+    verdicts: _Verdicts,
+    found: NodeBindings,
+) -> None:
+    """The unbound WaitForFirstConsumer claims: the selected-node fast path, matching
+    available volumes, then provisioning what found none (refused, see the module)."""
+    names = np.array([table.names[r] for r in rows], dtype=object)
+    alive = np.ones(len(rows), dtype=bool)
+    selected = [c for c in delayed if c.selected_node]
+    for claim in selected:
+        alive &= names == claim.selected_node
+    verdicts.bind_conflict |= ~alive
+    to_match = [c for c in delayed if not c.selected_node]
+    matches = match_claims(
+        to_match, table.objects.storage, rows, lambda v: masks.affinity(table, v)
+    )
+    unmatched = np.array([picks < 0 for picks in matches.chosen], dtype=bool).reshape(
+        len(matches.claims), len(rows)
+    )
+    # Nodes with the same claims left unmatched provision the same claims: one pass each.
+    patterns, group = np.unique(unmatched, axis=1, return_inverse=True)
+    for g in range(patterns.shape[1]):
+        members = alive & (group.reshape(-1) == g)
+        if not members.any():
+            continue
+        left = [c for c, flag in zip(matches.claims, patterns[:, g], strict=True) if flag]
+        to_provision = (*selected, *left)
+        if to_provision:
+            _provision(table, rows, members, masks, to_provision, verdicts)
+        else:
+            _keep_bindings(table, rows, members, matches, found)
+
+
+def _keep_bindings(
+    table: NodeTable, rows: Indexes, members: BoolArray, matches: Matches, found: NodeBindings
+) -> None:
+    """Every claim matched a volume on these rows: the node's static bindings."""
+    for i in np.flatnonzero(members):
+        found[table.names[rows[i]]] = tuple(
+            BindingInfo(claim, matches.volumes[picks[i]])
+            for claim, picks in zip(matches.claims, matches.chosen, strict=True)
+        )
+
+
+def _provision(
+    table: NodeTable,
+    rows: Indexes,
+    members: BoolArray,
+    masks: Masks,
+    claims: Sequence[PersistentVolumeClaim],
+    verdicts: _Verdicts,
+) -> None:
+    """`checkVolumeProvisions` on the `members` rows: an error, a bind conflict, or the
+    refusal for the first claim that would be provisioned."""
+    storage = table.objects.storage
+    refusal: Status | None = None
+    for claim in claims:
+        if not claim.storage_class:
+            error = Status.as_error(f'no class for claim "{claim.namespace}/{claim.name}"')
+            return verdicts.set_other(members, error)
+        storage_class = storage.classes.get(claim.storage_class)
+        if storage_class is None:
+            error = Status.as_error(f'failed to find storage class "{claim.storage_class}"')
+            return verdicts.set_other(members, error)
+        provisioner = storage_class.provisioner
+        if not provisioner or provisioner == NO_PROVISIONER:
+            verdicts.bind_conflict |= members
+            return None
+        compute = partial(topology_mask, storage_class.allowed_topologies, table)
+        allowed = masks.cached(table, storage_class.key, compute)[rows]
+        verdicts.bind_conflict |= members & ~allowed
+        members = members & allowed
+        if refusal is None:
+            refusal = Status.unresolvable(provisioning_refused(claim, provisioner))
+    if refusal is not None:
+        verdicts.set_other(members, refusal)
+    return None

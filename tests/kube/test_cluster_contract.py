@@ -5,14 +5,18 @@ The same tests run against the simulated cluster and against the Kubernetes
 adapter (`KubeCluster`, the official client) on the in-test API server and,
 when its binaries are present (EVENTSCHED_KUBE_BIN), a real kube-apiserver:
 list, watch, bind, a bind that conflicts, a bind of a pod that is gone,
-Events, the PodScheduled condition, deletion. Every wait is for a positive
-signal (the change arriving), never a sleep.
+Events, the PodScheduled condition, deletion, and VolumeBinding's volume
+requests (a volume pre-bound to its claim, which a PV controller then binds:
+the simulated cluster's own, tests/kube/pvcontroller.py on a server). Every
+wait is for a positive signal (the change arriving), never a sleep.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import Any, Protocol
 from uuid import uuid4
@@ -22,10 +26,11 @@ import pytest
 from eventsched.cluster import SimulatedCluster
 from eventsched.cluster.kube import KubeCluster
 from eventsched.model import Node, Pod
-from eventsched.model.changes import ClusterChange
+from eventsched.model.changes import ApiError, ClusterChange
 from eventsched.model.objects import Namespace, Workload, object_from_manifest
 from eventsched.model.selectors import LabelSelector
 from eventsched.model.volumes import (
+    ClaimRef,
     CSIDriverLimit,
     CSINode,
     PersistentVolume,
@@ -35,6 +40,7 @@ from eventsched.model.volumes import (
 )
 from eventsched.scheduler.ports import Cluster
 from tests.conftest import KUBE_SERVERS, _emulator
+from tests.kube.pvcontroller import BOUND_BY_CONTROLLER, PVController
 from tests.kube.realserver import KubeServer
 from tests.kube.test_kube_scheduler import node as node_manifest
 from tests.kube.test_kube_scheduler import pod as pod_manifest
@@ -55,6 +61,8 @@ class Driver(Protocol):
     def node_of(self, name: str) -> str: ...
     def events_about(self, name: str) -> list[tuple[str, str, str]]: ...
     def scheduled_condition(self, name: str) -> dict[str, str] | None: ...
+    def pv_controller(self) -> AbstractContextManager[object]: ...
+    def volume_annotations(self, name: str) -> dict[str, str] | None: ...
 
 
 class SimDriver:
@@ -93,6 +101,12 @@ class SimDriver:
 
     def scheduled_condition(self, name: str) -> dict[str, str] | None:
         return self.sim.conditions.get(f"default/{name}")
+
+    def pv_controller(self) -> AbstractContextManager[object]:
+        return contextlib.nullcontext()  # the simulated cluster runs its own
+
+    def volume_annotations(self, name: str) -> dict[str, str] | None:
+        return None  # the model keeps no annotations
 
 
 class KubeDriver:
@@ -135,6 +149,13 @@ class KubeDriver:
             if condition.get("type") == "PodScheduled":
                 return dict(condition)
         return None
+
+    def pv_controller(self) -> AbstractContextManager[object]:
+        return PVController(self.server)
+
+    def volume_annotations(self, name: str) -> dict[str, str] | None:
+        found = self.server.get("persistentvolumes", name) or {}
+        return dict(found.get("metadata", {}).get("annotations") or {})
 
 
 @pytest.fixture(params=["simulated", *KUBE_SERVERS])
@@ -395,6 +416,66 @@ def test_storage_objects_are_listed_and_watched(driver: Driver) -> None:
             ],
         )
         assert updated[0].name == f"data-{tag}"
+    finally:
+        driver.cluster.stop()
+
+
+def test_a_volume_pre_bound_to_its_claim_is_bound_and_watched(driver: Driver) -> None:
+    """VolumeBinding's PreBind through the protocol: the volume's claimRef written (with the
+    claim's UID and, on a server, the bound-by-controller annotation), the PV controller
+    binds the claim, reads show it and the watch delivers both changes. A volume another
+    claim holds is refused (409), a volume that does not exist is not found (404)."""
+    tag = uuid4().hex[:6]
+    for manifest in storage_manifests(tag):
+        driver.add_object(manifest)
+    seen = Seen()
+    driver.cluster.start(seen)
+    try:
+        assert driver.cluster.wait_synced(30), "the initial lists never completed"
+        pvc = driver.cluster.read_claim("default", f"data-{tag}")
+        assert pvc.uid and not pvc.is_bound
+        with driver.pv_controller():
+            driver.cluster.bind_volume(f"pv-{tag}", pvc)
+            bound = wait_for(
+                "the claim bound",
+                lambda: (c := driver.cluster.read_claim("default", f"data-{tag}")).is_bound and c,
+                timeout=15,
+            )
+        assert (bound.volume_name, bound.phase) == (f"pv-{tag}", "Bound")
+        volume = driver.cluster.read_volume(f"pv-{tag}")
+        assert volume.claim_ref == ClaimRef("default", f"data-{tag}", pvc.uid)
+        assert volume.phase == "Bound"
+        annotations = driver.volume_annotations(f"pv-{tag}")
+        assert annotations is None or annotations[BOUND_BY_CONTROLLER] == "yes"
+        wait_for(
+            "the volume's claimRef watched",
+            lambda: [
+                c
+                for c in seen.changes
+                if isinstance(c.obj, PersistentVolume)
+                and c.type == "MODIFIED"
+                and c.obj.claim_ref == volume.claim_ref
+            ],
+        )
+        wait_for(
+            "the claim's binding watched",
+            lambda: [
+                c
+                for c in seen.changes
+                if isinstance(c.obj, PersistentVolumeClaim)
+                and c.type == "MODIFIED"
+                and c.obj.is_bound
+            ],
+        )
+        with pytest.raises(ApiError) as refused:
+            driver.cluster.bind_volume(f"pv-{tag}", replace(pvc, name="other", uid="uid-other"))
+        assert refused.value.code == 409
+        with pytest.raises(ApiError) as missing:
+            driver.cluster.read_volume(f"no-such-{tag}")
+        assert missing.value.code == 404
+        with pytest.raises(ApiError) as missing:
+            driver.cluster.read_claim("default", f"no-such-{tag}")
+        assert missing.value.code == 404
     finally:
         driver.cluster.stop()
 

@@ -7,7 +7,8 @@ created as written, with their bindings pointing at the control plane's
 user "eventsched-test" (a token without groups) instead of the
 ServiceAccount, and the scheduler runs with that user's token: it must bind
 a pod, write the Scheduled and FailedScheduling Events and the PodScheduled
-condition, and take the Lease.
+condition, and take the Lease; and pre-bind a PersistentVolume to its claim and read
+both back, as VolumeBinding's PreBind does.
 """
 
 from __future__ import annotations
@@ -20,10 +21,13 @@ from typing import Any
 import pytest
 import yaml
 
+from eventsched.cluster.kube import KubeCluster
 from eventsched.events import EventStore
+from tests.kube.pvcontroller import PVController
 from tests.kube.realserver import LEASE_NAMESPACE, RealApiServer
 from tests.kube.test_kube_runner import Running, runner
 from tests.kube.test_kube_scheduler import condition_of, events_about, node, node_of, pod
+from tests.kube.test_kube_volume_binding import claim, local_class, local_volume
 
 RBAC = Path(__file__).resolve().parents[2] / "deploy" / "base" / "rbac.yaml"
 USER = "eventsched-test"
@@ -118,3 +122,30 @@ def test_the_shipped_rbac_lets_the_scheduler_bind_write_events_and_lead(
     assert {e["reason"] for e in events_about(server, "too-big")} == {"FailedScheduling"}
     assert [e.name for e in store.read(kinds=["bound"])] == ["fits"]
     assert not list(store.read(kinds=["bind_failed"]))
+
+
+def test_the_shipped_rbac_lets_volume_binding_pre_bind_and_read(
+    granted: RealApiServer,
+) -> None:
+    """VolumeBinding's PreBind with deploy/'s grants: read and update a PersistentVolume,
+    read it and the claim again (the PV controller's part played by the admin)."""
+    server = granted
+    token = server.control_plane.user_tokens[USER]
+    server.wait_for(lambda: server.request("GET", "/api/v1/pods", token=token)[0] == 200)
+    server.create(local_class())
+    server.create(local_volume("pv-rbac", "node-a"))
+    created = server.create(claim("data-rbac"))
+    api = server.client(token=token)
+    cluster = KubeCluster(api, ["eventsched"])
+    try:
+        pvc = cluster.read_claim("default", "data-rbac")
+        assert pvc.uid == created["metadata"]["uid"]
+        with PVController(server) as controller:
+            cluster.bind_volume("pv-rbac", pvc)
+            server.wait_for(lambda: cluster.read_claim("default", "data-rbac").is_bound)
+        assert controller.bound == [("default/data-rbac", "pv-rbac")]
+        volume = cluster.read_volume("pv-rbac")
+        assert volume.claim_ref is not None and volume.claim_ref.uid == pvc.uid
+    finally:
+        cluster.stop()
+        api.close()

@@ -1,0 +1,95 @@
+"""The PV controller of kube-controller-manager, as far as the scheduler's volume binding needs it.
+
+No controller manager runs beside the test API servers (the emulator, or the real
+kube-apiserver of tests/kube/realserver.py), so a test that binds volumes plays its
+part in a thread, through the server's own API: a new PersistentVolume without a
+claimRef becomes Available (`syncVolume`); one whose claimRef names a claim not bound
+yet (what VolumeBinding's PreBind writes) gets phase Bound, and the claim gets
+`spec.volumeName`, the `pv.kubernetes.io/bind-completed` and
+`pv.kubernetes.io/bound-by-controller` annotations and phase Bound, as
+`pv_controller.go`'s `bind` does (the volume first, then the claim).
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from types import TracebackType
+from typing import Any
+
+from tests.kube.realserver import KubeServer
+
+BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
+BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
+
+
+class PVController:
+    """Binds claims to the volumes pre-bound to them while the `with` block runs."""
+
+    def __init__(self, server: KubeServer, interval: float = 0.05) -> None:
+        self.server = server
+        self.interval = interval
+        #: (claim namespace/name, volume) in the order they were bound.
+        self.bound: list[tuple[str, str]] = []
+        self.errors: list[BaseException] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="pv-controller", daemon=True)
+
+    def __enter__(self) -> PVController:
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self._stop.set()
+        self._thread.join(10)
+        if kind is None:
+            assert not self.errors, f"the PV controller failed: {self.errors!r}"
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                self.sync()
+            except Exception as exc:  # reported when the block ends
+                self.errors.append(exc)
+                return
+
+    def sync(self) -> None:
+        """One pass over every volume (`syncVolume` / `syncUnboundClaim`)."""
+        for volume in self.server.list("persistentvolumes"):
+            ref = (volume.get("spec") or {}).get("claimRef")
+            if not ref:
+                if (volume.get("status") or {}).get("phase") != "Available":
+                    available = copy.deepcopy(volume)
+                    available["status"] = {"phase": "Available"}
+                    self.server.update(available, "persistentvolumes")
+                continue
+            claim = self.server.get("persistentvolumeclaims", ref["name"], ref["namespace"])
+            if claim is None or (claim.get("spec") or {}).get("volumeName"):
+                continue
+            if ref.get("uid") and ref["uid"] != claim["metadata"]["uid"]:
+                continue
+            self._bind(volume, claim)
+
+    def _bind(self, volume: dict[str, Any], claim: dict[str, Any]) -> None:
+        name = volume["metadata"]["name"]
+        bound_volume = copy.deepcopy(volume)
+        bound_volume["status"] = {"phase": "Bound"}
+        self.server.update(bound_volume, "persistentvolumes")
+        bound_claim = copy.deepcopy(claim)
+        bound_claim["spec"]["volumeName"] = name
+        annotations = bound_claim["metadata"].setdefault("annotations", {})
+        annotations[BIND_COMPLETED] = "yes"
+        annotations[BOUND_BY_CONTROLLER] = "yes"
+        bound_claim["status"] = {
+            "phase": "Bound",
+            "accessModes": (volume.get("spec") or {}).get("accessModes", []),
+            "capacity": (volume.get("spec") or {}).get("capacity", {}),
+        }
+        self.server.update(bound_claim, "persistentvolumeclaims")
+        meta = claim["metadata"]
+        self.bound.append((f"{meta['namespace']}/{meta['name']}", name))

@@ -20,11 +20,10 @@ from uuid import uuid4
 import structlog
 
 from eventsched.cluster.naming import rfc3339
-from eventsched.cluster.simvolumes import SimulatedVolumes
+from eventsched.cluster.simvolumes import SimulatedVolumes, with_claim_uid
 from eventsched.cluster.types import BindOutcome, ChangeType, ClusterChange, LoadedCluster, SimEvent
 from eventsched.model import Node, Pod
 from eventsched.model.objects import ClusterObject
-from eventsched.model.volumes import PersistentVolumeClaim
 
 log = structlog.get_logger(__name__)
 
@@ -73,9 +72,7 @@ class SimulatedCluster(SimulatedVolumes):
         self._nodes: dict[str, Node] = {}
         self._pods: dict[str, Pod] = {}
         #: Namespaces, workloads and storage objects by key (see model/objects.py).
-        self._objects: dict[str, ClusterObject] = {
-            obj.key: _object_with_uid(obj) for obj in objects
-        }
+        self._objects: dict[str, ClusterObject] = {obj.key: with_claim_uid(obj) for obj in objects}
         for node in nodes:
             if node.name in self._nodes:
                 raise ValueError(f"node {node.name!r} is given twice")
@@ -233,7 +230,7 @@ class SimulatedCluster(SimulatedVolumes):
         with self._lock:
             previous = self._objects.get(obj.key)
             change: ChangeType = "MODIFIED" if previous is not None else "ADDED"
-            obj = _object_with_uid(obj, previous)
+            obj = with_claim_uid(obj, previous)
             self._objects[obj.key] = obj
             self._enqueue(change, obj)
         self._deliver()
@@ -396,11 +393,3 @@ class SimulatedCluster(SimulatedVolumes):
 def _with_uid(pod: Pod) -> Pod:
     """The API server gives every pod a uid; the scheduler keys its state on it."""
     return pod if pod.uid else replace(pod, uid=str(uuid4()))
-
-
-def _object_with_uid(obj: ClusterObject, previous: ClusterObject | None = None) -> ClusterObject:
-    """A claim keeps the uid the API server gave it (a volume's claimRef names it)."""
-    if not isinstance(obj, PersistentVolumeClaim) or obj.uid:
-        return obj
-    uid = previous.uid if isinstance(previous, PersistentVolumeClaim) else str(uuid4())
-    return replace(obj, uid=uid or str(uuid4()))

@@ -18,6 +18,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import replace
+from uuid import uuid4
 
 from eventsched.model.changes import ApiError, ChangeType
 from eventsched.model.objects import ClusterObject
@@ -32,6 +33,15 @@ def conflict(resource: str, name: str) -> ApiError:
         f'Operation cannot be fulfilled on {resource} "{name}": the object has been modified; '
         "please apply your changes to the latest version and try again",
     )
+
+
+def with_claim_uid(obj: ClusterObject, previous: ClusterObject | None = None) -> ClusterObject:
+    """A claim gets a uid as the API server gives one, and keeps it when updated: a
+    volume's claimRef names it."""
+    if not isinstance(obj, PersistentVolumeClaim) or obj.uid:
+        return obj
+    uid = previous.uid if isinstance(previous, PersistentVolumeClaim) else ""
+    return replace(obj, uid=uid or str(uuid4()))
 
 
 class SimulatedVolumes:

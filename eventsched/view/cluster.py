@@ -8,7 +8,10 @@ from typing import Any, Protocol
 from eventsched.events import starts_empty_view
 from eventsched.framework import Profile
 from eventsched.model import Cache, Node, NodeTable, Pod
+from eventsched.model.imagestates import ImageSummary
 from eventsched.model.objects import object_from_record
+from eventsched.model.pvbinding import VolumeAssumption
+from eventsched.model.storage import StorageObjects
 
 
 class Fact(Protocol):
@@ -84,10 +87,17 @@ class ClusterView:
             return
         if self.cache.node_of(pod.uid) is None:
             self.cache.assume(pod, e.node)
+        volumes = e.data.get("volumes") or ()
+        self.storage.assume(pod.uid, (VolumeAssumption.from_record(v) for v in volumes))
 
     def _unreserved(self, e: Fact) -> None:
         if e.uid and self.placed_by_caller is None:
             self.cache.forget(e.uid)
+            self.storage.forget(e.uid)
+
+    @property
+    def storage(self) -> StorageObjects:
+        return self.table.objects.storage
 
     def _bound(self, e: Fact) -> None:
         if e.uid and self.placed_by_caller is None:
@@ -125,7 +135,12 @@ class ClusterView:
         """The view as JSON-ready data: what a pruned log's base keeps, and what tests compare."""
         return {
             "nodes": [node.to_record() for node in self.cache.table],
+            "images": self._image_state(),
             "objects": [obj.to_record() for obj in self.table.objects],
+            "assumedVolumes": [
+                {"pod": a.pod_uid, **a.assumption.to_record()}
+                for a in self.storage.assumed.values()
+            ],
             "pods": [pod.to_record() for pod in self.pods.values()],
             "placements": [
                 {"pod": pod.to_record(), "node": node, "assumed": assumed, "finished": finished}
@@ -138,14 +153,39 @@ class ClusterView:
             "profiles": {d: p.to_record() for d, p in self.profiles.items()},
         }
 
+    def _image_state(self) -> dict[str, Any]:
+        """What re-adding the saved nodes in row order would not give back: the size of
+        each image state (its creating node may be gone) and each node's summary (the
+        counts as of its last add or update); the holders follow from the nodes."""
+        table = self.table
+        return {
+            "sizes": table.images.sizes(),
+            "summaries": {
+                name: summary.to_record()
+                for name, summary in zip(table.names, table.image_summaries, strict=True)
+                if len(summary)
+            },
+        }
+
     @classmethod
     def from_state(cls, state: Mapping[str, Any]) -> ClusterView:
         """The view `to_state` saved."""
         view = cls()
         for record in state.get("nodes", []):
             view.cache.upsert_node(Node.from_record(record))
+        images = state.get("images")
+        if images is not None:
+            view.table.restore_images(
+                {str(name): int(size) for name, size in images["sizes"].items()},
+                {
+                    str(name): ImageSummary.from_record(record)
+                    for name, record in images["summaries"].items()
+                },
+            )
         for record in state.get("objects", []):
             view.table.objects.upsert(object_from_record(record))
+        for record in state.get("assumedVolumes", []):
+            view.storage.assume(str(record["pod"]), [VolumeAssumption.from_record(record)])
         for record in state.get("pods", []):
             pod = Pod.from_record(record)
             view.pods[pod.uid] = pod

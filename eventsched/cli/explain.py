@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from eventsched.audit import AttemptExplanation, PodExplanation, explain_full, explain_pod
 from eventsched.cli.commands import summary
@@ -133,11 +135,22 @@ def _render_attempt(number: int, a: AttemptExplanation, max_rejections: int) -> 
 MAX_VALUE_CHARS = 200
 
 
+def _assumed_volumes(volumes: Sequence[Mapping[str, Any]]) -> str:
+    """VolumeBinding's Reserve: each volume assumed bound to the pod's claim."""
+    if not volumes:
+        return ""
+    parts = []
+    for volume in volumes:
+        claim = volume.get("claimRef") or {}
+        parts.append(f"{volume.get('name')} for claim {claim.get('namespace')}/{claim.get('name')}")
+    return ", assuming volume " + ", ".join(parts)
+
+
 def _render_step(step: dict) -> str:
     kind = step["kind"]
     node = step.get("node")
     if kind == "reserved":
-        return f"Reserved {node}"
+        return f"Reserved {node}" + _assumed_volumes(step.get("volumes") or ())
     if kind == "permitted":
         return f"Permit: {step.get('decision')}" + (
             f" (waiting: {step['waits']})" if step.get("waits") else ""

@@ -87,6 +87,38 @@ def test_simulate_examples_then_explain_then_run_again(db_url: str) -> None:
     assert "9 pods were placed before (by identity)" in second.stdout
 
 
+@pytest.mark.slow
+def test_spread_example_spreads_separates_binds_a_volume_and_waits_for_provisioning(
+    db_url: str,
+) -> None:
+    """examples/spread: what PodTopologySpread, InterPodAffinity and VolumeBinding decide."""
+    done = eventsched("simulate", str(ROOT / "examples" / "spread"), db=db_url)
+    assert done.returncode == 0, done.stderr
+    assert "9 of 10 pending pods bound, 1 unschedulable, on 6 nodes" in done.stdout
+    assert (
+        "default/reports: 0/6 nodes are available: 6 waiting for a PersistentVolume for claim "
+        "default/reports-data: dynamic provisioning (provisioner pd.csi.storage.gke.io) is not "
+        "supported by eventsched." in done.stdout
+    )
+    placed: dict[str, str] = {}
+    for name in ("ledger", "reports"):
+        out = json.loads(eventsched("explain", f"default/{name}", "--json", db=db_url).stdout)
+        placed[name] = out["final_node"]
+    assert placed == {"ledger": "node-b2", "reports": None}
+    ledger = eventsched("explain", "default/ledger", db=db_url).stdout
+    assert "Reserved node-b2, assuming volume local-b2 for claim default/ledger-data" in ledger
+    rows = eventsched("query", "SELECT name, node FROM placements", "--format", "json", db=db_url)
+    assert rows.returncode == 0, rows.stderr
+    nodes: dict[str, list[str]] = {"web": [], "cache": []}
+    for row in json.loads(rows.stdout):
+        app = row["name"].split("-")[0]
+        if app in nodes:
+            nodes[app].append(row["node"])
+    web_zones = sorted(node.split("-")[1][0] for node in nodes["web"])
+    assert web_zones == ["a", "a", "b", "b", "c", "c"]  # maxSkew 1 over three zones
+    assert len(set(nodes["cache"])) == 2  # required anti-affinity on the hostname
+
+
 def test_simulate_refuses_a_database_without_schema_and_names_the_command(tmp_path: Path) -> None:
     empty = tmp_path / "empty.db"
     empty.touch()

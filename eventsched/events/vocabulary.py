@@ -12,7 +12,8 @@ from typing import Any
 
 #: Inputs: what the scheduler saw or read. Replay rebuilds its view from these.
 INPUT_KINDS: dict[str, str] = {
-    "node_observed": "a node as seen (node.to_record()); identical repeats are not written",
+    "node_observed": "a node as seen (node.to_record()); identical repeats are not written "
+    "unless they refresh the node's image summary (ImageLocality, as v1.28's UpdateNode)",
     "node_removed": "a node deleted from the cluster; data: {uid} or, for one the cluster no "
     "longer listed when a scheduler started, {reason}",
     "pod_observed": "a pod as seen (pod.to_record(), fields at their default left out, "

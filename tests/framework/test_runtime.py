@@ -297,6 +297,46 @@ def test_reserve_state_is_seen_by_prebind_and_bind_succeeds() -> None:
     assert recorder.calls == ["reserve:n0", "prebind saw reserve of n0", "bind:n0"]
 
 
+class FailingPreBind:
+    """PreBind that answers with the status its args name (an error or a rejection)."""
+
+    name = "FailingPreBind"
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        self.code = Code[args["code"]]
+
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        return Status(self.code, ("binding volumes: timed out waiting for the condition",))
+
+
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [
+        # frameworkImpl.RunPreBindPlugins: an error is wrapped, naming the plugin (%q)...
+        (
+            "ERROR",
+            'running PreBind plugin "FailingPreBind": '
+            "binding volumes: timed out waiting for the condition",
+        ),
+        # ...a rejection is returned as the plugin gave it.
+        ("UNSCHEDULABLE", "binding volumes: timed out waiting for the condition"),
+    ],
+)
+def test_prebind_failure_is_reported_as_kube_scheduler_reports_it(code: str, message: str) -> None:
+    reg = registry()
+    reg.register("FailingPreBind", FailingPreBind)
+    profile = Profile(
+        scheduler_name="test",
+        plugins={"queueSort": (PluginRef("Sort"),), "preBind": (PluginRef("FailingPreBind"),)},
+        plugin_args={"FailingPreBind": {"code": code}},
+    )
+    fw = Framework(profile, reg, Handle(table_of(1)))
+    status = fw.run_pre_bind(CycleState("a", 1), pod(), "n0")
+    assert status.code == Code[code]
+    assert status.message == message
+    assert status.plugin == "FailingPreBind"
+
+
 @pytest.mark.parametrize(
     ("code", "expected"), [("Unschedulable", Code.UNSCHEDULABLE), ("Error", Code.ERROR)]
 )

@@ -276,7 +276,11 @@ def test_a_binding_that_times_out_is_undone_and_tried_again(store: EventStore) -
         scheduler._wait_for_inbox()
     scheduler._flush()
     (failed,) = list(store.read(kinds=["bind_failed"]))
-    assert failed.data["reason"] == "binding volumes: timed out waiting for the condition"
+    # As kube-scheduler's RunPreBindPlugins wraps a PreBind plugin's error.
+    assert failed.data["reason"] == (
+        'running PreBind plugin "VolumeBinding": '
+        "binding volumes: timed out waiting for the condition"
+    )
     kinds = [e.kind for e in store.read(kinds=["reserved", "unreserved"])]
     assert kinds == ["reserved", "unreserved"]
     assert scheduler.view.table.objects.storage.assumed == {}

@@ -342,8 +342,10 @@ class Framework:
             status = _status(plugin.name, "PreBind", plugin.pre_bind, state, pod, node_name)
             if status.is_skip:
                 continue
-            if not status.is_success:
+            if status.is_rejected:
                 return status
+            if not status.is_success:
+                return _running("PreBind", plugin.name, status)
         return Status()
 
     @timed("Bind")
@@ -372,9 +374,10 @@ def _status(plugin: str, point: str, call: Callable[..., Status | None], *args: 
 
 
 def _running(point: str, plugin: str, status: Status) -> Status:
-    """A plugin's non-rejecting failure as the Error kube-scheduler reports for it."""
+    """A plugin's non-rejecting failure as the Error kube-scheduler reports for it:
+    `fmt.Errorf("running %s plugin %q: %w", ...)`."""
     return Status(
-        Code.ERROR, (f"running {point} plugin {plugin}: {status.message}",), plugin, status.error
+        Code.ERROR, (f'running {point} plugin "{plugin}": {status.message}',), plugin, status.error
     )
 
 

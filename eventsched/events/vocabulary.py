@@ -30,7 +30,9 @@ INPUT_KINDS: dict[str, str] = {
     "accessModes?, storageClassName?, volumeMode, claimRef?, nodeAffinity?, phase, source?, "
     "driver?, handle?, deleting?}, StorageClass {name, provisioner, volumeBindingMode, "
     "allowedTopologies?} or CSINode {name, drivers[{name, count?}]}: what the volume plugins "
-    "read (storage sizes in bytes); identical repeats are not written",
+    "read (storage sizes in bytes); or a PodDisruptionBudget {namespace, name, selector "
+    "(null: a nil selector), disruptionsAllowed, disruptedPods?[pod names]}: what "
+    "DefaultPreemption reads; identical repeats are not written",
     "object_removed": "such an object deleted from the cluster; data: as its last object_observed",
     "input_recorded": "an outside value a plugin read; plugin column set; data: {key, value}; "
     "with no plugin, the scheduler's note that a pod sets fields no plugin of its profile "

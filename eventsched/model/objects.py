@@ -6,6 +6,7 @@
   `helper.DefaultSelector`).
 - PersistentVolumeClaims, PersistentVolumes, StorageClasses and CSINodes, for
   the volume plugins (model/volumes.py, held in `ClusterObjects.storage`).
+- PodDisruptionBudgets, for DefaultPreemption (model/disruption.py).
 
 Only the fields a decision reads are kept, so each observation is small
 enough to log like a node or a pod.
@@ -17,6 +18,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from eventsched.model.disruption import PDB, PodDisruptionBudget
 from eventsched.model.pod import Pod
 from eventsched.model.selectors import IN, LabelRequirement, LabelSelector
 from eventsched.model.storage import StorageObjects
@@ -40,7 +42,7 @@ WORKLOAD_KINDS = (SERVICE, REPLICA_SET, STATEFUL_SET, REPLICATION_CONTROLLER)
 NAMESPACE = "Namespace"
 NAME_LABEL = "kubernetes.io/metadata.name"
 #: Every kind this module reads; the cluster adapters watch exactly these.
-KINDS = (NAMESPACE, *WORKLOAD_KINDS, *VOLUME_KINDS)
+KINDS = (NAMESPACE, *WORKLOAD_KINDS, *VOLUME_KINDS, PDB)
 #: Kinds whose objects have no namespace: their key is KIND/NAME.
 CLUSTER_SCOPED = frozenset({NAMESPACE, PV, STORAGE_CLASS, CSI_NODE})
 
@@ -85,7 +87,7 @@ class Workload:
 
 
 #: An object of one of `KINDS`.
-ClusterObject = Namespace | Workload | VolumeObject
+ClusterObject = Namespace | Workload | VolumeObject | PodDisruptionBudget
 
 
 def record_key(record: Mapping[str, Any]) -> str:
@@ -102,6 +104,8 @@ def object_from_record(record: Mapping[str, Any]) -> ClusterObject:
         return Namespace(str(record["name"]), dict(record.get("labels") or {}))
     if kind in VOLUME_KINDS:
         return volume_object_from_record(record)
+    if kind == PDB:
+        return PodDisruptionBudget.from_record(record)
     raw = record.get("selector")
     where = f"{kind} {record.get('namespace')}/{record.get('name')}"
     selector = None if raw is None else LabelSelector.parse(raw, where, "selector")
@@ -112,6 +116,8 @@ def object_from_manifest(obj: Mapping[str, Any]) -> ClusterObject:
     """An object of one of `KINDS` from the API (or a manifest)."""
     if obj.get("kind") in VOLUME_KINDS:
         return volume_object_from_manifest(obj)
+    if obj.get("kind") == PDB:
+        return PodDisruptionBudget.from_manifest(obj)
     if obj.get("kind") == NAMESPACE:
         meta = obj.get("metadata") or {}
         name = str(meta.get("name"))
@@ -149,20 +155,23 @@ def workload_from_manifest(obj: Mapping[str, Any]) -> Workload:
 
 
 class ClusterObjects:
-    """The namespaces, workloads and storage objects the scheduler has observed."""
+    """The namespaces, workloads, storage objects and disruption budgets the scheduler has
+    observed."""
 
     def __init__(self) -> None:
         self.namespaces: dict[str, Namespace] = {}
         self.workloads: dict[tuple[str, str, str], Workload] = {}
         self.storage = StorageObjects()
+        self.budgets: dict[tuple[str, str], PodDisruptionBudget] = {}
 
     def __iter__(self) -> Iterator[ClusterObject]:
         yield from self.namespaces.values()
         yield from self.workloads.values()
         yield from self.storage
+        yield from self.budgets.values()
 
     def __len__(self) -> int:
-        return len(self.namespaces) + len(self.workloads) + len(self.storage)
+        return len(self.namespaces) + len(self.workloads) + len(self.storage) + len(self.budgets)
 
     def has(self, obj: ClusterObject) -> bool:
         """Whether an object of that kind and name is held (whatever its content)."""
@@ -170,6 +179,8 @@ class ClusterObjects:
             return obj.name in self.namespaces
         if isinstance(obj, Workload):
             return (obj.kind, obj.namespace, obj.name) in self.workloads
+        if isinstance(obj, PodDisruptionBudget):
+            return (obj.namespace, obj.name) in self.budgets
         return self.storage.has(obj)
 
     def upsert(self, obj: ClusterObject) -> None:
@@ -177,6 +188,8 @@ class ClusterObjects:
             self.namespaces[obj.name] = obj
         elif isinstance(obj, Workload):
             self.workloads[(obj.kind, obj.namespace, obj.name)] = obj
+        elif isinstance(obj, PodDisruptionBudget):
+            self.budgets[(obj.namespace, obj.name)] = obj
         else:
             self.storage.upsert(obj)
 
@@ -185,6 +198,8 @@ class ClusterObjects:
             self.namespaces.pop(obj.name, None)
         elif isinstance(obj, Workload):
             self.workloads.pop((obj.kind, obj.namespace, obj.name), None)
+        elif isinstance(obj, PodDisruptionBudget):
+            self.budgets.pop((obj.namespace, obj.name), None)
         else:
             self.storage.remove(obj)
 
@@ -192,6 +207,13 @@ class ClusterObjects:
         self.namespaces.clear()
         self.workloads.clear()
         self.storage.clear()
+        self.budgets.clear()
+
+    def disruption_budgets(self) -> tuple[PodDisruptionBudget, ...]:
+        """Every budget observed, by namespace and name (kube-scheduler's
+        `getPodDisruptionBudgets` lists them all; the order changes no verdict of
+        `filterPodsWithPDBViolation`, a stable one keeps replay's the same)."""
+        return tuple(self.budgets[key] for key in sorted(self.budgets))
 
     def namespace_labels(self, name: str) -> Mapping[str, str] | None:
         """A namespace's labels, None when it is not known."""

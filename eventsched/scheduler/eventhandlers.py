@@ -125,8 +125,8 @@ class EventHandlers:
     def _object_changed(self, change: ClusterChange) -> None:
         """Another kind plugins read: logged and folded.
 
-        A Namespace or workload moves no pod (kube-scheduler's plugins register
-        no event for them). A PersistentVolumeClaim, PersistentVolume,
+        A Namespace, workload or PodDisruptionBudget moves no pod (kube-scheduler's
+        plugins register no event for them). A PersistentVolumeClaim, PersistentVolume,
         StorageClass or CSINode added or changed moves the pods whose plugins
         registered that event (VolumeBinding, VolumeZone, ...); as kube-scheduler
         adds a handler for a kind and action only when a plugin registered it,

@@ -23,6 +23,7 @@ kind           API                          object      scope
 "services", "replicationcontrollers" (v1), "replicasets", "statefulsets" (apps/v1): namespaced
 "persistentvolumeclaims" (v1): namespaced; "persistentvolumes" (v1): cluster
 "storageclasses", "csinodes" (storage.k8s.io/v1): cluster
+"poddisruptionbudgets" (policy/v1): namespaced, with a status subresource
 "leases"       coordination.k8s.io/v1       Lease       namespaced
 "events"       events.k8s.io/v1             Event       namespaced
 "core_events"  v1                           Event       namespaced
@@ -187,6 +188,15 @@ RESOURCES: dict[str, ResourceType] = {
         ),
         ResourceType("csinodes", "storage.k8s.io", "v1", "csinodes", "CSINode", namespaced=False),
         ResourceType(
+            "poddisruptionbudgets",
+            "policy",
+            "v1",
+            "poddisruptionbudgets",
+            "PodDisruptionBudget",
+            namespaced=True,
+            has_status=True,
+        ),
+        ResourceType(
             "leases",
             "coordination.k8s.io",
             "v1",
@@ -228,6 +238,7 @@ _BY_KIND: dict[tuple[str, str], ResourceType] = {
 _SUBRESOURCES: dict[str, frozenset[str]] = {
     "pods": frozenset({"status", "binding"}),
     "nodes": frozenset({"status"}),
+    "poddisruptionbudgets": frozenset({"status"}),
 }
 
 

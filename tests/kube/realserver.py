@@ -65,6 +65,7 @@ KINDS: dict[str, tuple[str, str, bool, bool]] = {
     "persistentvolumes": ("/api/v1", "persistentvolumes", False, True),
     "storageclasses": ("/apis/storage.k8s.io/v1", "storageclasses", False, False),
     "csinodes": ("/apis/storage.k8s.io/v1", "csinodes", False, False),
+    "poddisruptionbudgets": ("/apis/policy/v1", "poddisruptionbudgets", True, True),
     "leases": ("/apis/coordination.k8s.io/v1", "leases", True, False),
     "events": ("/apis/events.k8s.io/v1", "events", True, False),
     "core_events": ("/api/v1", "events", True, False),
@@ -79,6 +80,7 @@ _BY_KIND: dict[tuple[str, str], str] = {
     ("v1", "PersistentVolume"): "persistentvolumes",
     ("storage.k8s.io/v1", "StorageClass"): "storageclasses",
     ("storage.k8s.io/v1", "CSINode"): "csinodes",
+    ("policy/v1", "PodDisruptionBudget"): "poddisruptionbudgets",
     ("coordination.k8s.io/v1", "Lease"): "leases",
     ("events.k8s.io/v1", "Event"): "events",
     ("v1", "Event"): "core_events",
@@ -379,8 +381,9 @@ class RealApiServer:
         return client.ApiClient(configuration)
 
     def reset(self) -> None:
-        """Empty what tests write: pods, nodes, Events of the namespaces used, leases in
-        eventsched, and storage objects (claims, volumes, classes, CSI nodes)."""
+        """Empty what tests write: pods, nodes, Events, ReplicaSets, Services and
+        PodDisruptionBudgets of the namespaces used, leases in eventsched, and storage
+        objects (claims, volumes, classes, CSI nodes)."""
         grace0 = {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0}
         pods = self.call("GET", "/api/v1/pods")["items"]
         namespaces = self._namespaces | {p["metadata"]["namespace"] for p in pods}
@@ -388,6 +391,7 @@ class RealApiServer:
             self.call("DELETE", f"/api/v1/namespaces/{namespace}/pods", grace0)
             self.call("DELETE", f"/api/v1/namespaces/{namespace}/events")
             self.call("DELETE", f"/apis/apps/v1/namespaces/{namespace}/replicasets")
+            self.call("DELETE", f"/apis/policy/v1/namespaces/{namespace}/poddisruptionbudgets")
             for service in self.call("GET", f"/api/v1/namespaces/{namespace}/services")["items"]:
                 if service["metadata"]["name"] != "kubernetes":
                     self.call(

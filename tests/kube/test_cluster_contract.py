@@ -5,10 +5,12 @@ The same tests run against the simulated cluster and against the Kubernetes
 adapter (`KubeCluster`, the official client) on the in-test API server and,
 when its binaries are present (EVENTSCHED_KUBE_BIN), a real kube-apiserver:
 list, watch, bind, a bind that conflicts, a bind of a pod that is gone,
-Events, the PodScheduled condition, deletion, and VolumeBinding's volume
+Events, the PodScheduled condition, deletion, VolumeBinding's volume
 requests (a volume pre-bound to its claim, which a PV controller then binds:
-the simulated cluster's own, tests/kube/pvcontroller.py on a server). Every
-wait is for a positive signal (the change arriving), never a sleep.
+the simulated cluster's own, tests/kube/pvcontroller.py on a server), and
+the objects plugins read (namespaces, workloads, storage objects,
+PodDisruptionBudgets) listed, watched and deleted. Every wait is for a
+positive signal (the change arriving), never a sleep.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from eventsched.cluster import SimulatedCluster
 from eventsched.cluster.kube import KubeCluster
 from eventsched.model import Node, Pod
 from eventsched.model.changes import ApiError, ClusterChange
+from eventsched.model.disruption import PodDisruptionBudget
 from eventsched.model.objects import Namespace, Workload, object_from_manifest
 from eventsched.model.selectors import LabelSelector
 from eventsched.model.volumes import (
@@ -56,6 +59,7 @@ class Driver(Protocol):
     def add_pod(self, name: str, node_name: str = "") -> None: ...
     def add_object(self, manifest: dict[str, Any]) -> None: ...
     def update_object(self, manifest: dict[str, Any]) -> None: ...
+    def delete_object(self, manifest: dict[str, Any]) -> None: ...
     def delete_pod(self, name: str) -> None: ...
     def bind_elsewhere(self, name: str, node_name: str) -> None: ...
     def node_of(self, name: str) -> str: ...
@@ -81,6 +85,9 @@ class SimDriver:
 
     def update_object(self, manifest: dict[str, Any]) -> None:
         self.sim.put_object(object_from_manifest(manifest))
+
+    def delete_object(self, manifest: dict[str, Any]) -> None:
+        self.sim.delete_object(object_from_manifest(manifest).key)
 
     def delete_pod(self, name: str) -> None:
         self.sim.delete_pod(f"default/{name}")
@@ -109,6 +116,10 @@ class SimDriver:
         return None  # the model keeps no annotations
 
 
+#: The servers' kind names (tests/kube/apiserver.py) of the kinds tests delete.
+PLURALS = {"PodDisruptionBudget": "poddisruptionbudgets"}
+
+
 class KubeDriver:
     def __init__(self, server: KubeServer) -> None:
         self.server = server
@@ -125,6 +136,10 @@ class KubeDriver:
 
     def update_object(self, manifest: dict[str, Any]) -> None:
         self.server.update(manifest)
+
+    def delete_object(self, manifest: dict[str, Any]) -> None:
+        meta = manifest["metadata"]
+        self.server.delete(PLURALS[manifest["kind"]], meta["name"], meta.get("namespace"))
 
     def delete_pod(self, name: str) -> None:
         self.server.delete("pods", name, "default")
@@ -416,6 +431,70 @@ def test_storage_objects_are_listed_and_watched(driver: Driver) -> None:
             ],
         )
         assert updated[0].name == f"data-{tag}"
+    finally:
+        driver.cluster.stop()
+
+
+def disruption_budget(
+    name: str, selector: dict[str, Any] | None, status: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A policy/v1 PodDisruptionBudget; a server drops `status` on create (its subresource)."""
+    spec: dict[str, Any] = {"minAvailable": 1}
+    if selector is not None:
+        spec["selector"] = selector
+    manifest: dict[str, Any] = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": spec,
+    }
+    if status is not None:
+        manifest["status"] = status
+    return manifest
+
+
+def budgets_seen(seen: Seen, change: str) -> list[PodDisruptionBudget]:
+    return [
+        c.obj for c in seen.changes if isinstance(c.obj, PodDisruptionBudget) and c.type == change
+    ]
+
+
+def test_disruption_budgets_are_listed_watched_and_deleted(driver: Driver) -> None:
+    """What DefaultPreemption reads of a PodDisruptionBudget comes through the same
+    protocol: listed without a status (no disruption controller has run: none allowed),
+    with a nil and an empty selector kept apart; the status the disruption controller
+    writes (disruptionsAllowed, disruptedPods) watched; the deletion delivered."""
+    tag = uuid4().hex[:6]
+    web = disruption_budget(f"web-{tag}", {"matchLabels": {"app": "web"}})
+    driver.add_object(web)
+    driver.add_object(disruption_budget(f"nil-{tag}", None))
+    driver.add_object(disruption_budget(f"all-{tag}", {}))
+    seen = Seen()
+    driver.cluster.start(seen)
+    try:
+        assert driver.cluster.wait_synced(30), "the initial lists never completed"
+        listed = {b.name: b for b in budgets_seen(seen, "ADDED")}
+        assert listed[f"web-{tag}"] == PodDisruptionBudget(
+            "default", f"web-{tag}", LabelSelector.parse({"matchLabels": {"app": "web"}}, "", "")
+        )
+        assert listed[f"nil-{tag}"].selector is None
+        assert listed[f"all-{tag}"].selector == LabelSelector()
+        status = {
+            "disruptionsAllowed": 1,
+            "currentHealthy": 3,
+            "desiredHealthy": 2,
+            "expectedPods": 3,
+            "disruptedPods": {"web-0": "2026-01-01T00:00:00Z"},
+        }
+        driver.update_object({**web, "status": status})
+        changed = wait_for(
+            "the budget's status",
+            lambda: [b for b in budgets_seen(seen, "MODIFIED") if b.disruptions_allowed == 1],
+        )
+        assert (changed[-1].name, changed[-1].disrupted_pods) == (f"web-{tag}", {"web-0"})
+        driver.delete_object(web)
+        deleted = wait_for("the budget's deletion", lambda: budgets_seen(seen, "DELETED"))
+        assert [b.key for b in deleted] == [f"PodDisruptionBudget/default/web-{tag}"]
     finally:
         driver.cluster.stop()
 

@@ -7,7 +7,8 @@ created as written, with their bindings pointing at the control plane's
 user "eventsched-test" (a token without groups) instead of the
 ServiceAccount, and the scheduler runs with that user's token: it must bind
 a pod, write the Scheduled and FailedScheduling Events and the PodScheduled
-condition, and take the Lease; and pre-bind a PersistentVolume to its claim and read
+condition, and take the Lease, having listed what plugins read (a
+PodDisruptionBudget among them); and pre-bind a PersistentVolume to its claim and read
 both back, as VolumeBinding's PreBind does.
 """
 
@@ -87,6 +88,16 @@ def test_the_shipped_rbac_lets_the_scheduler_bind_write_events_and_lead(
     assert may("GET", "/api/v1/namespaces/default/events") == 403
     assert may("GET", "/apis/coordination.k8s.io/v1/namespaces/default/leases/eventsched") == 403
 
+    assert may("GET", "/apis/policy/v1/poddisruptionbudgets") == 200
+    assert may("POST", "/apis/policy/v1/namespaces/default/poddisruptionbudgets") == 403
+    server.create(
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
+        }
+    )
     server.create(node("node-a", cpu="2"))
     server.create(pod("fits", cpu="1"))
     server.create(pod("too-big", cpu="4"))
@@ -122,6 +133,12 @@ def test_the_shipped_rbac_lets_the_scheduler_bind_write_events_and_lead(
     assert {e["reason"] for e in events_about(server, "too-big")} == {"FailedScheduling"}
     assert [e.name for e in store.read(kinds=["bound"])] == ["fits"]
     assert not list(store.read(kinds=["bind_failed"]))
+    budgets = [
+        (e.data["namespace"], e.data["name"], e.data["disruptionsAllowed"])
+        for e in store.read(kinds=["object_observed"])
+        if e.data["kind"] == "PodDisruptionBudget"
+    ]
+    assert budgets == [("default", "web", 0)]  # listed; no disruption controller runs here
 
 
 def test_the_shipped_rbac_lets_volume_binding_pre_bind_and_read(

@@ -38,6 +38,8 @@ REQUIRED_ACCESS: tuple[Access, ...] = (
     Access("", "persistentvolumes", ("get", "list", "update", "watch")),
     Access("storage.k8s.io", "storageclasses", ("list", "watch")),
     Access("storage.k8s.io", "csinodes", ("list", "watch")),
+    # DefaultPreemption: the disruption budgets its victims would violate.
+    Access("policy", "poddisruptionbudgets", ("list", "watch")),
     # Binding, and the PodScheduled=False condition / nominatedNodeName on failure.
     Access("", "pods/binding", ("create",)),
     Access("", "pods/status", ("patch",)),

@@ -50,6 +50,8 @@ OBJECT_RESOURCES = (
     ("persistentvolumes", "PersistentVolume"),
     ("storage.k8s.io/v1/storageclasses", "StorageClass"),
     ("storage.k8s.io/v1/csinodes", "CSINode"),
+    # DefaultPreemption's (model/disruption.py).
+    ("policy/v1/poddisruptionbudgets", "PodDisruptionBudget"),
 )
 
 #: kube-scheduler's pod informer leaves out terminal pods.

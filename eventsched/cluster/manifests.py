@@ -40,7 +40,8 @@ KUBELET_DEFAULT_MAX_PODS = 110
 #: Workloads that make pods but are not expanded; worth a warning, not an error.
 _NOT_EXPANDED = ("DaemonSet", "Job", "CronJob", "ReplicationController")
 #: Kinds the scheduler observes as they are (plugins read their labels, selectors, or
-#: the volume plugins their claims, volumes, classes and attach limits).
+#: the volume plugins their claims, volumes, classes and attach limits, or preemption
+#: its disruption budgets).
 _OBSERVED = (
     "Namespace",
     "Service",
@@ -48,6 +49,7 @@ _OBSERVED = (
     "PersistentVolume",
     "StorageClass",
     "CSINode",
+    "PodDisruptionBudget",
 )
 
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

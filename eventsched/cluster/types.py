@@ -37,7 +37,8 @@ class LoadedCluster:
     nodes: list[Node] = field(default_factory=list)
     pods: list[Pod] = field(default_factory=list)
     #: Namespaces, Services, the controllers of expanded workloads (selectors), and
-    #: PersistentVolumeClaims, PersistentVolumes, StorageClasses and CSINodes.
+    #: PersistentVolumeClaims, PersistentVolumes, StorageClasses and CSINodes, and
+    #: PodDisruptionBudgets.
     objects: list[ClusterObject] = field(default_factory=list)
     #: Documents that look like mistakes, each as "where: why" (simulate warns of each).
     skipped: list[str] = field(default_factory=list)

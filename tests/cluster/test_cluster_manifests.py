@@ -12,6 +12,7 @@ import pytest
 
 from eventsched.cluster import load_manifests
 from eventsched.model import ManifestError
+from eventsched.model.disruption import PodDisruptionBudget
 
 NOW = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -263,6 +264,39 @@ def test_other_kinds_are_ignored(tmp_path: Path) -> None:
     loaded = load_manifests([path])
     assert loaded.nodes == []
     assert [p.key for p in loaded.pods] == ["shop/a"]
+
+
+PDB = """\
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {{name: web, namespace: shop}}
+spec:
+  minAvailable: 2
+  selector: {{matchLabels: {{app: web}}}}
+status: {{disruptionsAllowed: {allowed}, disruptedPods: {{web-0: "2026-01-01T00:00:00Z"}}}}
+"""
+
+
+def test_disruption_budgets_are_observed(tmp_path: Path) -> None:
+    """A PodDisruptionBudget (status as a `kubectl get -o yaml` copy holds it) is an object
+    the scheduler observes, as DefaultPreemption reads it."""
+    path = write(tmp_path / "pdb.yaml", PDB.format(allowed=1))
+    (budget,) = load_manifests([path]).objects
+    assert isinstance(budget, PodDisruptionBudget)
+    assert (budget.key, budget.disruptions_allowed, budget.disrupted_pods) == (
+        "PodDisruptionBudget/shop/web",
+        1,
+        {"web-0"},
+    )
+    assert budget.selector is not None and budget.selector.matches({"app": "web"})
+
+
+def test_bad_disruption_budget_names_file_document_object_and_field(tmp_path: Path) -> None:
+    path = write(tmp_path / "pdb.yaml", docs(NODE.format(name="n1"), PDB.format(allowed=-1)))
+    assert error_of(path) == (
+        f"{path} (document 2): PodDisruptionBudget shop/web: status.disruptionsAllowed: "
+        "must be a non-negative integer (got -1)"
+    )
 
 
 def test_priority_class_fills_in_priority(tmp_path: Path) -> None:

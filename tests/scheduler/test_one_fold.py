@@ -5,7 +5,8 @@ The scheduler changes its view only by applying the events it appends
 reads with the same function. After every durable append of a mixed run
 (pods of ours and of another scheduler, a gang that waits at Permit, a
 Binding refused with 409 by a rival that bound first, a pod and a node
-deleted, a restart, a pruned base), the view the live process decides on
+deleted, a PodDisruptionBudget whose status changes and one deleted while the
+scheduler runs, a restart, a pruned base), the view the live process decides on
 and the view rebuilt from the log up to that position must be equal.
 """
 
@@ -26,6 +27,8 @@ from eventsched.config.file import load_config
 from eventsched.events import EventStore, upgrade
 from eventsched.framework import CycleState, PluginRef
 from eventsched.model import Pod
+from eventsched.model.changes import BindOutcome
+from eventsched.model.disruption import PodDisruptionBudget
 from eventsched.model.objects import Namespace, Workload
 from eventsched.model.selectors import LabelSelector
 from eventsched.plugins import full_registry, in_tree_registry
@@ -36,6 +39,7 @@ from tests.scheduler.test_observations import RivalBindsTheSameNode
 from tests.scheduler.test_scheduler import run_scheduler
 
 ROOT = Path(__file__).resolve().parents[2]
+PDB_KIND = "PodDisruptionBudget"
 
 
 def gang(name: str, size: int, min_available: int) -> list[Pod]:
@@ -47,6 +51,25 @@ def gang(name: str, size: int, min_available: int) -> list[Pod]:
         )
         for i in range(size)
     ]
+
+
+WEB_BUDGET = PodDisruptionBudget("default", "web", LabelSelector.parse({}, "", ""))
+OLD_BUDGET = PodDisruptionBudget("default", "old")
+
+
+class BudgetsChangeWhileBinding(RivalBindsTheSameNode):
+    """While the scheduler runs (at web-1's Binding), the disruption controller counts
+    web-0 as disrupted (WEB_BUDGET's status changes) and OLD_BUDGET is deleted."""
+
+    def bind(self, pod: Pod, node_name: str) -> BindOutcome:
+        outcome = super().bind(pod, node_name)
+        if pod.name == "web-1" and not getattr(self, "budgets_changed", False):
+            self.budgets_changed = True
+            self.put_object(
+                replace(WEB_BUDGET, disruptions_allowed=1, disrupted_pods=frozenset({"web-0"}))
+            )
+            self.delete_object(OLD_BUDGET.key)
+        return outcome
 
 
 def run(store: EventStore, cluster: SimulatedCluster, views: dict[int, dict[str, Any]]) -> None:
@@ -77,14 +100,24 @@ def replayed_views(store: EventStore, positions: set[int]) -> dict[int, dict[str
 
 def test_the_live_view_is_the_replayed_view_after_every_append(store: EventStore) -> None:
     others = replace(pod("theirs", cpu="1"), scheduler_name="default-scheduler", node_name="b")
-    cluster = RivalBindsTheSameNode(
+    cluster = BudgetsChangeWhileBinding(
         [node("a", cpu="2"), node("b", cpu="4"), node("c", cpu="1")],
         [pod("web-0"), pod("web-1"), pod("contested"), others, *gang("train", 3, 3)],
     )
     cluster.put_object(Namespace("team", {"tier": "gold"}))
     cluster.put_object(Workload("ReplicaSet", "default", "web", LabelSelector.parse({}, "", "")))
+    cluster.put_object(WEB_BUDGET)
+    cluster.put_object(OLD_BUDGET)
     views: dict[int, dict[str, Any]] = {}
     run(store, cluster, views)
+    budgets = [
+        [(o["name"], o["disruptionsAllowed"]) for o in state["objects"] if o["kind"] == PDB_KIND]
+        for state in views.values()
+    ]
+    assert [("old", 0), ("web", 0)] in [sorted(b) for b in budgets]
+    assert [("web", 1)] in budgets, "the status change and the deletion are folded live"
+    (removed,) = store.read(kinds=["object_removed"])
+    assert removed.data == OLD_BUDGET.to_record()
     # Meanwhile: a node goes, a bound pod goes, a pod that fits nowhere comes; a
     # namespace is relabelled, a controller goes, a Service comes.
     cluster.put_object(Namespace("team", {"tier": "silver"}))
@@ -103,7 +136,11 @@ def test_the_live_view_is_the_replayed_view_after_every_append(store: EventStore
     assert {o["kind"]: o.get("labels") for o in last} == {
         "Namespace": {"tier": "silver"},
         "Service": None,
+        PDB_KIND: None,
     }
+    assert [o for o in last if o["kind"] == PDB_KIND] == [
+        {**WEB_BUDGET.to_record(), "disruptionsAllowed": 1, "disruptedPods": ["web-0"]}
+    ]
     replayed = replayed_views(store, set(views))
     for position, live in views.items():
         assert replayed[position] == live, f"views differ at log position {position}"
@@ -120,6 +157,7 @@ def test_a_pruned_base_loads_into_the_same_view(tmp_path: Path) -> None:
 
 def pruned_base_is_the_view(store: EventStore) -> None:
     cluster = SimulatedCluster([node("a"), node("b")], [pod(f"p{i}") for i in range(5)])
+    cluster.put_object(replace(WEB_BUDGET, disruptions_allowed=2))
     views: dict[int, dict[str, Any]] = {}
     run(store, cluster, views)
     pruned = prune(store, datetime.now(UTC) + timedelta(seconds=1))
@@ -127,6 +165,7 @@ def pruned_base_is_the_view(store: EventStore) -> None:
     cut = pruned.plan.position  # the newest batch is kept: the cut is an earlier append
     view, _ = from_base(store)
     assert view.to_state() == views[cut]
+    assert view.table.objects.disruption_budgets() == (replace(WEB_BUDGET, disruptions_allowed=2),)
     last = max(views)
     assert ClusterView.from_state(views[last]).to_state() == views[last]
 

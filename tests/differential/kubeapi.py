@@ -40,9 +40,11 @@ KINDS: dict[str, tuple[str, str, bool]] = {
     "StorageClass": ("/apis/storage.k8s.io/v1", "storageclasses", False),
     "CSINode": ("/apis/storage.k8s.io/v1", "csinodes", False),
     "CSIDriver": ("/apis/storage.k8s.io/v1", "csidrivers", False),
+    "PodDisruptionBudget": ("/apis/policy/v1", "poddisruptionbudgets", True),
 }
-#: Kinds whose `status` the recorder writes through the status subresource after creating.
-WITH_STATUS = ("PersistentVolume", "PersistentVolumeClaim")
+#: Kinds whose `status` the recorder writes through the status subresource after creating
+#: (a PodDisruptionBudget's: no disruption controller runs beside the recorded scheduler).
+WITH_STATUS = ("PersistentVolume", "PersistentVolumeClaim", "PodDisruptionBudget")
 
 
 class ApiError(RuntimeError):

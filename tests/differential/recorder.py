@@ -38,6 +38,7 @@ OBJECT_ORDER = (
     "ReplicaSet",
     "StatefulSet",
     "ReplicationController",
+    "PodDisruptionBudget",
 )
 
 

@@ -30,6 +30,8 @@ POD_AFFINITY = "spec.affinity.podAffinity"
 POD_ANTI_AFFINITY = "spec.affinity.podAntiAffinity"
 TOPOLOGY_SPREAD = "spec.topologySpreadConstraints"
 HOST_PORTS = "spec.containers[].ports[].hostPort"
+PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
+PREEMPT_NEVER = "Never"
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +76,14 @@ class Pod:
     #: Scheduling fields of the spec that only a plugin eventsched may lack honours
     #: (POD_AFFINITY, ...): the scheduler warns when no enabled plugin does.
     uses: tuple[str, ...] = ()
+    #: `status.startTime` as given (RFC 3339): DefaultPreemption orders victims by it
+    #: (`util.MoreImportantPod`, `GetEarliestPodStartTime`); empty until the kubelet starts the pod.
+    start_time: str = ""
+    #: `spec.preemptionPolicy` when it is not the default PreemptLowerPriority ("Never").
+    preemption_policy: str = ""
+    #: Reason of the pod's DisruptionTarget condition when its status is True
+    #: ("PreemptionByScheduler" for a victim of preemption; `podTerminatingByPreemption`).
+    disruption_target: str = ""
 
     @property
     def key(self) -> str:
@@ -163,6 +173,9 @@ class Pod:
             ),
             volumes=scheduling_volumes(spec.get("volumes"), where),
             uses=_fields_used(spec),
+            start_time=str(status.get("startTime") or ""),
+            preemption_policy=_preemption_policy(spec, where),
+            disruption_target=_disruption_target(status),
         )
 
     def to_record(self) -> dict[str, Any]:
@@ -198,6 +211,9 @@ class Pod:
             "topologySpread": [dict(c) for c in self.topology_spread],
             "volumes": [dict(v) for v in self.volumes],
             "uses": list(self.uses),
+            "startTime": self.start_time,
+            "preemptionPolicy": self.preemption_policy,
+            "disruptionTarget": self.disruption_target,
         }
         for key, value in optional.items():
             if value:
@@ -240,7 +256,30 @@ class Pod:
             topology_spread=tuple(record.get("topologySpread", ())),
             volumes=tuple(record.get("volumes", ())),
             uses=tuple(record.get("uses", ())),
+            start_time=record.get("startTime", ""),
+            preemption_policy=record.get("preemptionPolicy", ""),
+            disruption_target=record.get("disruptionTarget", ""),
         )
+
+
+def _preemption_policy(spec: Mapping[str, Any], where: str) -> str:
+    """`spec.preemptionPolicy`, with the default (PreemptLowerPriority, or unset) as ""."""
+    policy = spec.get("preemptionPolicy") or PREEMPT_LOWER_PRIORITY
+    if policy not in (PREEMPT_LOWER_PRIORITY, PREEMPT_NEVER):
+        raise ManifestError(
+            where,
+            "spec.preemptionPolicy",
+            f"must be {PREEMPT_LOWER_PRIORITY} or {PREEMPT_NEVER} (got {policy!r})",
+        )
+    return "" if policy == PREEMPT_LOWER_PRIORITY else str(policy)
+
+
+def _disruption_target(status: Mapping[str, Any]) -> str:
+    """The reason of the first DisruptionTarget condition when it is True, else ""."""
+    for condition in status.get("conditions") or []:
+        if isinstance(condition, Mapping) and condition.get("type") == "DisruptionTarget":
+            return str(condition.get("reason") or "") if condition.get("status") == "True" else ""
+    return ""
 
 
 def _fields_used(spec: Mapping[str, Any]) -> tuple[str, ...]:

@@ -1,0 +1,209 @@
+"""Finding preemption candidates (v1.28 `preemption.Evaluator.findCandidates`, `DryRunPreemption`).
+
+- `pod_eligible_to_preempt_others`: `DefaultPreemption.PodEligibleToPreemptOthers`.
+- `nodes_where_preemption_might_help`: every node but those the failed attempt
+  found UnschedulableAndUnresolvable (a node absent from the statuses is a
+  potential node, as v1.28's `NodeToStatusMap` lookup of a missing node gives
+  a nil, i.e. Success, status).
+- `offset_and_num_candidates`: `GetOffsetAndNumCandidates`, the offset drawn
+  from the attempt's recorded seed instead of Go's global `rand.Int31n`.
+- `dry_run_preemption`: `DryRunPreemption`, visiting the potential nodes in
+  order from the offset (upstream checks them in parallel, so which nodes past
+  the stopping point it also visited is not deterministic there).
+- `fit_error_message`: the FitError text `Preempt` returns when no node has a candidate.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from eventsched.framework.status import Code, Status
+from eventsched.model.disruption import PodDisruptionBudget
+from eventsched.model.pod import PREEMPT_NEVER, Pod
+from eventsched.plugins.defaultpreemption.args import DefaultPreemptionArgs
+from eventsched.plugins.defaultpreemption.victims import (
+    FitsWithout,
+    VictimSelection,
+    select_victims_on_node,
+)
+
+NOT_HELPFUL = "Preemption is not helpful for scheduling"
+NEVER_POLICY = "not eligible due to preemptionPolicy=Never."
+TERMINATING_VICTIM = "not eligible due to a terminating pod on the nominated node."
+PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
+
+
+@dataclass(frozen=True, slots=True)
+class Eligibility:
+    eligible: bool
+    #: Why not ("" when eligible), as upstream words it.
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A node where preemption makes room: the victims in the order found, and how
+    many of them a PodDisruptionBudget did not allow to disrupt."""
+
+    node: str
+    victims: tuple[Pod, ...]
+    num_pdb_violations: int
+
+
+@dataclass(frozen=True, slots=True)
+class PotentialNodes:
+    """`nodesWherePreemptionMightHelp`: nodes to try, in the given order, and the
+    status of each node left out."""
+
+    nodes: tuple[str, ...]
+    statuses: Mapping[str, Status]
+
+
+@dataclass(frozen=True, slots=True)
+class DryRunResult:
+    """`DryRunPreemption`: candidates (PDB-respecting ones first), the status of every
+    visited node that is not one, and the nodes visited, in order."""
+
+    candidates: tuple[Candidate, ...]
+    statuses: Mapping[str, Status]
+    visited: tuple[str, ...]
+
+    @property
+    def errors(self) -> tuple[Status, ...]:
+        return tuple(s for s in self.statuses.values() if s.code == Code.ERROR)
+
+
+def pod_terminating_by_preemption(pod: Pod) -> bool:
+    """`podTerminatingByPreemption` with PodDisruptionConditions on (its v1.28 default):
+    being deleted, with DisruptionTarget=True for reason PreemptionByScheduler."""
+    return pod.deleting and pod.disruption_target == PREEMPTION_BY_SCHEDULER
+
+
+def pod_eligible_to_preempt_others(
+    pod: Pod, nominated_node_pods: Sequence[Pod], nominated_node_status: Status | None
+) -> Eligibility:
+    """`PodEligibleToPreemptOthers`: not with preemptionPolicy Never; not while a
+    lower-priority victim of an earlier preemption is still terminating on the pod's
+    nominated node, unless that node is now UnschedulableAndUnresolvable for it.
+    `nominated_node_pods` are the pods on `pod.nominated_node_name` (none if unknown)."""
+    if pod.preemption_policy == PREEMPT_NEVER:
+        return Eligibility(False, NEVER_POLICY)
+    if pod.nominated_node_name:
+        if (
+            nominated_node_status is not None
+            and nominated_node_status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        ):
+            return Eligibility(True)
+        for other in nominated_node_pods:
+            if other.priority < pod.priority and pod_terminating_by_preemption(other):
+                return Eligibility(False, TERMINATING_VICTIM)
+    return Eligibility(True)
+
+
+def nodes_where_preemption_might_help(
+    nodes: Sequence[str], statuses: Mapping[str, Status]
+) -> PotentialNodes:
+    """`nodesWherePreemptionMightHelp` over the failed attempt's per-node statuses."""
+    potential: list[str] = []
+    left_out: dict[str, Status] = {}
+    for name in nodes:
+        status = statuses.get(name)
+        if status is not None and status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            left_out[name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NOT_HELPFUL,))
+        else:
+            potential.append(name)
+    return PotentialNodes(tuple(potential), left_out)
+
+
+def num_candidates(num_nodes: int, args: DefaultPreemptionArgs) -> int:
+    """`calculateNumCandidates`: the percentage of the nodes (rounded down), at least
+    minCandidateNodesAbsolute, at most every node."""
+    n = num_nodes * args.min_candidate_nodes_percentage // 100
+    n = max(n, args.min_candidate_nodes_absolute)
+    return min(n, num_nodes)
+
+
+def preemption_offset(seed: int, num_nodes: int) -> int:
+    """Where the dry run starts, 0..num_nodes-1: upstream's `rand.Int31n(numNodes)`.
+
+    Drawn from the attempt's recorded seed (`CycleState.seed`, logged in
+    `attempt_started`) so replay starts at the same node; a hash of it rather than
+    a numpy stream (no cross-version guarantee), as RandomScore does.
+    """
+    if num_nodes <= 0:
+        return 0
+    digest = hashlib.blake2b(f"DefaultPreemption/{seed}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") % num_nodes
+
+
+def offset_and_num_candidates(
+    seed: int, num_nodes: int, args: DefaultPreemptionArgs
+) -> tuple[int, int]:
+    """`GetOffsetAndNumCandidates`."""
+    return preemption_offset(seed, num_nodes), num_candidates(num_nodes, args)
+
+
+NodeFits = Callable[[str], FitsWithout]
+"""For a node name, the callback that says whether the preemptor fits it with pods removed."""
+
+
+def dry_run_preemption(
+    preemptor: Pod,
+    nodes: Sequence[str],
+    node_pods: Mapping[str, Sequence[Pod]],
+    pdbs: Sequence[PodDisruptionBudget],
+    offset: int,
+    wanted: int,
+    fits_on: NodeFits,
+) -> DryRunResult:
+    """`DryRunPreemption`: select victims on each node from `offset` on (wrapping).
+
+    Each of upstream's two candidate lists (no PDB violation / some) keeps at most
+    `wanted` candidates; the run stops once there is a non-violating candidate and
+    the two lists hold `wanted` together. A node whose victims come out empty is an
+    error ("expected at least one victim pod on node ...").
+    """
+    non_violating: list[Candidate] = []
+    violating: list[Candidate] = []
+    statuses: dict[str, Status] = {}
+    visited: list[str] = []
+    for i in range(len(nodes)):
+        name = nodes[(offset + i) % len(nodes)]
+        visited.append(name)
+        selection = select_victims_on_node(preemptor, node_pods.get(name, ()), pdbs, fits_on(name))
+        status = _candidate_status(name, selection)
+        if status is not None:
+            statuses[name] = status
+            continue
+        found = Candidate(name, selection.victims, selection.num_pdb_violations)
+        target = violating if selection.num_pdb_violations else non_violating
+        if len(target) < wanted:
+            target.append(found)
+        if non_violating and len(non_violating) + len(violating) >= wanted:
+            break
+    return DryRunResult(tuple(non_violating + violating), statuses, tuple(visited))
+
+
+def _candidate_status(node: str, selection: VictimSelection) -> Status | None:
+    """None when the node is a candidate, else the status the dry run records for it."""
+    if not selection.is_success:
+        return selection.status
+    if not selection.victims:
+        return Status.as_error(f'expected at least one victim pod on node "{node}"')
+    return None
+
+
+def fit_error_message(statuses: Mapping[str, Status]) -> str:
+    """`FitError.Error()` over the dry run's and left-out nodes' statuses (NumAllNodes is
+    how many there are): "0/N nodes are available: <count> <reason>, ... (sorted)."."""
+    counts: Counter[str] = Counter()
+    for status in statuses.values():
+        counts.update(status.reasons)
+    msg = f"0/{len(statuses)} nodes are available:"
+    histogram = sorted(f"{n} {reason}" for reason, n in counts.items())
+    if histogram:
+        msg += f" {', '.join(histogram)}."
+    return msg

@@ -1,0 +1,73 @@
+"""Choosing the node to preempt on (v1.28 `Evaluator.SelectCandidate`, `pickOneNodeForPreemption`).
+
+Each criterion scores every remaining candidate and keeps those with the best
+score; the first criterion that leaves one candidate decides:
+
+1. fewest PDB violations;
+2. lowest priority of the first victim (upstream's `Victims.Pods[0]`, taken as
+   the highest-priority victim);
+3. smallest sum of victim priorities, each shifted by MaxInt32 + 1 so that
+   negative priorities still add up;
+4. fewest victims;
+5. latest start among the highest-priority victims (`util.GetEarliestPodStartTime`;
+   a victim without a start time counts as starting now).
+
+Still tied: the first candidate in the list. Upstream takes the first of a Go map's
+keys, i.e. a random one; here the dry run's order decides, which replay reproduces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from eventsched.plugins.defaultpreemption.candidates import Candidate
+from eventsched.plugins.defaultpreemption.victims import start_time_ns
+
+_PRIORITY_SHIFT = 2**31  # math.MaxInt32 + 1
+
+Score = Callable[[Candidate], int]
+
+
+def _fewest_pdb_violations(c: Candidate) -> int:
+    return -c.num_pdb_violations
+
+
+def _lowest_highest_priority(c: Candidate) -> int:
+    return -c.victims[0].priority
+
+
+def _smallest_priority_sum(c: Candidate) -> int:
+    return -sum(v.priority + _PRIORITY_SHIFT for v in c.victims)
+
+
+def _fewest_victims(c: Candidate) -> int:
+    return -len(c.victims)
+
+
+def earliest_start_of_highest_priority(c: Candidate) -> int:
+    """`util.GetEarliestPodStartTime`: the earliest start among the victims of the highest priority."""
+    top = max(v.priority for v in c.victims)
+    return min(start_time_ns(v) for v in c.victims if v.priority == top)
+
+
+ORDERED_SCORES: tuple[Score, ...] = (
+    _fewest_pdb_violations,
+    _lowest_highest_priority,
+    _smallest_priority_sum,
+    _fewest_victims,
+    earliest_start_of_highest_priority,
+)
+
+
+def select_candidate(candidates: Sequence[Candidate]) -> Candidate | None:
+    """`SelectCandidate`: None without candidates, the only one, or the best by ORDERED_SCORES."""
+    if not candidates:
+        return None
+    remaining = list(candidates)
+    for score in ORDERED_SCORES:
+        if len(remaining) == 1:
+            break
+        scores = [score(c) for c in remaining]
+        best = max(scores)
+        remaining = [c for c, s in zip(remaining, scores, strict=True) if s == best]
+    return remaining[0]

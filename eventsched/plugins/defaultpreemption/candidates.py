@@ -4,7 +4,8 @@
 - `nodes_where_preemption_might_help`: every node but those the failed attempt
   found UnschedulableAndUnresolvable (a node absent from the statuses is a
   potential node, as v1.28's `NodeToStatusMap` lookup of a missing node gives
-  a nil, i.e. Success, status).
+  a nil, i.e. Success, status; kubernetes#125197, v1.31, made absence mean
+  UnschedulableAndUnresolvable).
 - `offset_and_num_candidates`: `GetOffsetAndNumCandidates`, the offset drawn
   from the attempt's recorded seed instead of Go's global `rand.Int31n`.
 - `dry_run_preemption`: `DryRunPreemption`, visiting the potential nodes in

@@ -24,6 +24,7 @@ from eventsched.cluster.simvolumes import SimulatedVolumes, with_claim_uid
 from eventsched.cluster.types import BindOutcome, ChangeType, ClusterChange, LoadedCluster, SimEvent
 from eventsched.model import Node, Pod
 from eventsched.model.objects import ClusterObject
+from eventsched.model.preemption import PREEMPTION_BY_SCHEDULER
 
 log = structlog.get_logger(__name__)
 
@@ -170,6 +171,18 @@ class SimulatedCluster(SimulatedVolumes):
                 updated = replace(current, nominated_node_name=nominated_node)
                 self._pods[pod.key] = updated
                 self._enqueue("MODIFIED", updated)
+        self._deliver()
+
+    def preempt(self, victim: Pod, preemptor: Pod) -> None:
+        """The victim marked DisruptionTarget (PreemptionByScheduler), then deleted at once:
+        the simulated kubelet terminates it without a grace period. A victim gone is no error."""
+        with self._lock:
+            current = self._pods.pop(victim.key, None)
+            if current is not None:
+                marked = replace(current, disruption_target=PREEMPTION_BY_SCHEDULER)
+                self._enqueue("MODIFIED", marked)
+                self.conditions.pop(victim.key, None)
+                self._enqueue("DELETED", marked)
         self._deliver()
 
     def stop(self) -> None:

@@ -27,6 +27,10 @@ class Cluster(Protocol):
     def bind(self, pod: Pod, node_name: str) -> BindOutcome:
         """POST the pods/binding subresource (or its simulation). Must be thread-safe."""
 
+    def preempt(self, victim: Pod, preemptor: Pod) -> None:
+        """kube-scheduler's `PreemptPod`: the victim's DisruptionTarget condition, then its
+        deletion (model/preemption.py). A victim already gone is no error; ApiError otherwise."""
+
     def emit_event(self, pod: Pod, event_type: str, reason: str, action: str, message: str) -> None:
         """Write a core Event about the pod (Scheduled, FailedScheduling) as kube-scheduler does."""
 

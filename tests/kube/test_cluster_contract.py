@@ -634,3 +634,26 @@ def test_unschedulable_sets_the_pod_scheduled_condition(started: tuple[Driver, S
         ),
     )
     assert condition["message"] == "plugin X failed"
+
+
+def test_preempt_marks_the_victim_a_disruption_target_and_deletes_it(
+    started: tuple[Driver, Seen],
+) -> None:
+    """kube-scheduler v1.28's PreemptPod: the DisruptionTarget condition, then DELETE."""
+    driver, seen = started
+    victim, preemptor = seen.latest("running"), seen.latest("pending")
+    assert victim is not None and preemptor is not None
+    driver.cluster.preempt(victim, preemptor)
+    wait_for(
+        "the victim marked PreemptionByScheduler",
+        lambda: [p for p in seen.pods("running") if p.disruption_target == "PreemptionByScheduler"],
+    )
+    # Gone, or (a real API server without kubelets) terminating until a kubelet confirms.
+    wait_for(
+        "the victim's deletion",
+        lambda: seen.pods("running", "DELETED") or [p for p in seen.pods("running") if p.deleting],
+    )
+    driver.cluster.preempt(victim, preemptor)  # again: a victim deleted or terminating is no error
+    gone = replace(victim, name="never-there", uid="0")
+    driver.cluster.preempt(gone, preemptor)  # 404 on the status patch: nothing to preempt
+    assert driver.node_of("pending") == ""

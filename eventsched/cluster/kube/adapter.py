@@ -23,6 +23,7 @@ from kubernetes import client
 from eventsched.cluster.kube.connection import ClientConnection, rate_limiter
 from eventsched.cluster.kube.convert import to_node, to_object, to_pod
 from eventsched.cluster.kube.informer import DELETED, Informer, ListWatchError
+from eventsched.cluster.kube.preemption import Evictions
 from eventsched.cluster.kube.recorder import Recorder
 from eventsched.cluster.kube.rest import Rest, TransportError, resource_path
 from eventsched.cluster.kube.volumes import VolumeRequests
@@ -97,6 +98,7 @@ class KubeCluster:
             for resource, kind in OBJECT_RESOURCES
         ]
         self.volumes = VolumeRequests(self._rest, self._limiter)
+        self.evictions = Evictions(self._rest, self._limiter)
         # Events get a rate limit of their own, as kube-scheduler gives them a client of their own.
         self.recorder = Recorder(
             self._rest, self._limiter, rate_limiter(connection), self._pod_condition
@@ -158,6 +160,9 @@ class KubeCluster:
 
     def read_claim(self, namespace: str, name: str) -> PersistentVolumeClaim:
         return self.volumes.read_claim(namespace, name)
+
+    def preempt(self, victim: Pod, preemptor: Pod) -> None:
+        self.evictions.preempt(victim, preemptor)
 
     def emit_event(self, pod: Pod, event_type: str, reason: str, action: str, message: str) -> None:
         seen = self.pods.get(pod.key)

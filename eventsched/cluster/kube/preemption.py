@@ -21,7 +21,7 @@ from eventsched.cluster.kube.rest import (
     JSON,
     STRATEGIC_MERGE,
     Rest,
-    TransportError,
+    limited_request,
     resource_path,
 )
 from eventsched.model import Pod
@@ -62,11 +62,7 @@ class Evictions:
 
     def _request(self, method: str, path: str, body: Any = None, content_type: str = JSON) -> bool:
         """True when the request succeeded, False when the pod is gone; ApiError otherwise."""
-        self._limiter.acquire()
-        try:
-            answer = self._rest.request(method, path, body, content_type=content_type)
-        except TransportError as exc:
-            raise ApiError(0, f"no answer from the API server: {exc}") from exc
+        answer = limited_request(self._rest, self._limiter, method, path, body, content_type)
         if answer.ok:
             return True
         if answer.status == 404:

@@ -28,6 +28,8 @@ from kubernetes import client
 from kubernetes.client import rest
 
 from eventsched.cluster.kube.connection import REQUEST_TIMEOUT as CLIENT_TIMEOUT
+from eventsched.cluster.kube.ratelimit import TokenBucket
+from eventsched.model.changes import ApiError
 
 log = structlog.get_logger(__name__)
 
@@ -202,6 +204,23 @@ class Rest:
             if not complete:  # stopped or cut off mid-stream: the connection cannot be reused
                 response.close()
             response.release_conn()
+
+
+def limited_request(
+    rest: Rest,
+    limiter: TokenBucket,
+    method: str,
+    path: str,
+    body: Any = None,
+    content_type: str = JSON,
+) -> Answer:
+    """One request under the adapter's rate limit, for callers that report failures as
+    ApiError (VolumeBinding's and preemption's requests): no answer at all is code 0."""
+    limiter.acquire()
+    try:
+        return rest.request(method, path, body, content_type=content_type)
+    except TransportError as exc:
+        raise ApiError(0, f"no answer from the API server: {exc}") from exc
 
 
 def resource_path(resource: str, namespace: str | None = None, name: str | None = None) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 
 from eventsched.cluster.kube.convert import to_object
 from eventsched.cluster.kube.ratelimit import TokenBucket
-from eventsched.cluster.kube.rest import Rest, TransportError, resource_path
+from eventsched.cluster.kube.rest import Answer, Rest, limited_request, resource_path
 from eventsched.model.changes import ApiError
 from eventsched.model.pvbinding import BOUND_BY_CONTROLLER_ANNOTATION
 from eventsched.model.volumes import PV, PVC, PersistentVolume, PersistentVolumeClaim
@@ -69,12 +69,8 @@ class VolumeRequests:
             raise ApiError(answer.status, answer.message)
         return answer.body
 
-    def _request(self, method: str, path: str, body: Any = None) -> Any:
-        self._limiter.acquire()
-        try:
-            return self._rest.request(method, path, body)
-        except TransportError as exc:
-            raise ApiError(0, f"no answer from the API server: {exc}") from exc
+    def _request(self, method: str, path: str, body: Any = None) -> Answer:
+        return limited_request(self._rest, self._limiter, method, path, body)
 
 
 def bind_to_claim(volume: dict[str, Any], claim: PersistentVolumeClaim) -> dict[str, Any] | None:

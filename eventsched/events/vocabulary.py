@@ -49,6 +49,19 @@ DECISION_KINDS: dict[str, str] = {
     "filtered": "Filter ran; data: {numAllNodes, numNodesToFind, startIndex, evaluated, feasible, "
     "rejections[{plugin, code, reasons[], nodes[]}], absent?{count, code, reasons[]}}",
     "post_filtered": "PostFilter ran after no node fit; data: {status, nominatedNodeName}",
+    "preempted": "DefaultPreemption chose a node and victims for the pod (the preemptor); "
+    "node column = the nominated node; written with the attempt, durable before any victim "
+    "is evicted; data: {nominatedNodeName, victims[{uid, namespace, name, priority, "
+    "pdbViolation}], candidates[{node, victims[uid], pdbViolations}] (every candidate the dry "
+    "run found, in the order found; the chosen one included), chosenBy (the first of upstream's ordered criteria that left one candidate, or "only candidate" / "first of tied"), offset, numCandidates, "
+    "evaluated (nodes the dry run visited), potentialNodes, lowerNominated[{uid, namespace, "
+    "name}] (lower-priority pods whose nomination to the node is cleared)}",
+    "evicted": "one victim of a `preempted` decision, after the API answered; uid/namespace/"
+    "name = the victim, node column = its node, attempt = the preemptor's attempt; data: "
+    "{preemptor{uid, namespace, name}, outcome: deleted|gone|rejected|failed, code, reason?, "
+    "reconciled?} (gone: the victim no longer existed; rejected: it was waiting on Permit and "
+    "was rejected instead; failed: the API refused, reason says why; reconciled: re-issued by "
+    "a starting process for a decision its predecessor did not finish)",
     "scored": "Score ran; data: {nodes, plugins[{name, weight, raw[], normalized[]}], "
     "top[{node, total}], skipped[] (PreScore returned Skip), summary{max,min,mean}}: raw and "
     "normalized are aligned with top (the top K nodes, best first), weighted = normalized x "

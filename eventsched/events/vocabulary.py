@@ -53,7 +53,7 @@ DECISION_KINDS: dict[str, str] = {
     "node column = the nominated node; written with the attempt, durable before any victim "
     "is evicted; data: {nominatedNodeName, victims[{uid, namespace, name, priority, "
     "pdbViolation}], candidates[{node, victims[uid], pdbViolations}] (every candidate the dry "
-    "run found, in the order found; the chosen one included), chosenBy (the first of upstream's ordered criteria that left one candidate, or "only candidate" / "first of tied"), offset, numCandidates, "
+    "run found, in the order found; the chosen one included), chosenBy (the first of upstream's ordered criteria that left one candidate, or 'only candidate' / 'first of tied'), offset, numCandidates, "
     "evaluated (nodes the dry run visited), potentialNodes, lowerNominated[{uid, namespace, "
     "name}] (lower-priority pods whose nomination to the node is cleared)}",
     "evicted": "one victim of a `preempted` decision, after the API answered; uid/namespace/"

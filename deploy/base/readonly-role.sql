@@ -1,7 +1,8 @@
 -- eventsched_reader: a PostgreSQL role for `eventsched query` and for people who
 -- run SQL over the event log. It may connect, and read the events table and the
--- views (decisions, placements, filter_rejections, plugin_scores); nothing else of
--- eventsched's (no event_batches, snapshots, alembic_version, no writes).
+-- views (decisions, placements, filter_rejections, plugin_scores, preemptions,
+-- preemption_victims); nothing else of eventsched's (no event_batches,
+-- snapshots, alembic_version, no writes).
 --
 -- `eventsched query` already runs every statement in a READ ONLY transaction;
 -- this role is the second wall, for what a read-only transaction still allows
@@ -37,5 +38,5 @@ $$;
 -- Every session of the role starts read-only, whatever client it uses.
 ALTER ROLE eventsched_reader SET default_transaction_read_only = on;
 
-GRANT SELECT ON events, decisions, placements, filter_rejections, plugin_scores
-    TO eventsched_reader;
+GRANT SELECT ON events, decisions, placements, filter_rejections, plugin_scores, preemptions,
+    preemption_victims TO eventsched_reader;

@@ -1,7 +1,8 @@
 """`eventsched query "SQL"`: one read-only statement over the log, as a table, CSV or JSON.
 
-The views `decisions`, `placements`, `filter_rejections` and
-`plugin_scores` (docs/querying.md) are what people query;
+The views `decisions`, `placements`, `filter_rejections`,
+`plugin_scores`, `preemptions` and `preemption_victims` (docs/querying.md)
+are what people query;
 `events` is there too. The guard against writes is in
 `eventsched.audit.query`; this module only turns values into text.
 """
@@ -33,7 +34,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help=summary("query"),
         description="Run one SQL statement over the event log, read-only: on PostgreSQL in a "
         "READ ONLY transaction that is rolled back, on SQLite with the file opened read-only. "
-        "Views: decisions, placements, filter_rejections, plugin_scores; table: events.",
+        "Views: decisions, placements, filter_rejections, plugin_scores, preemptions, "
+        "preemption_victims; table: events.",
     )
     p.add_argument("sql", metavar="SQL", help="one SQL statement; - reads it from stdin")
     p.add_argument(

@@ -590,7 +590,15 @@ def test_the_reader_role_reads_the_views_and_nothing_else(
         finally:
             owner_engine.dispose()
 
-        for relation in ("events", "decisions", "placements", "filter_rejections", "plugin_scores"):
+        for relation in (
+            "events",
+            "decisions",
+            "placements",
+            "filter_rejections",
+            "plugin_scores",
+            "preemptions",
+            "preemption_victims",
+        ):
             rows = query(reader_url, f"SELECT COUNT(*) AS n FROM {relation}", capsys=capsys)
             assert rows == [{"n": 1 if relation in ("events", "decisions") else 0}]
         for relation in ("event_batches", "snapshots", "alembic_version"):

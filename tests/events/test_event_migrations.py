@@ -36,7 +36,14 @@ def include_name(name: str | None, type_: str, parents: dict[str, str | None]) -
 
 
 REPO = Path(__file__).resolve().parents[2]
-VIEWS = {"decisions", "placements", "filter_rejections", "plugin_scores"}
+VIEWS = {
+    "decisions",
+    "placements",
+    "filter_rejections",
+    "plugin_scores",
+    "preemptions",
+    "preemption_victims",
+}
 
 
 def test_check_schema_on_an_empty_database_names_the_command(empty_db_url: str) -> None:
@@ -52,7 +59,7 @@ def test_check_schema_on_an_empty_database_names_the_command(empty_db_url: str) 
     engine = sa.create_engine(empty_db_url)
     try:
         check_schema(engine)
-        assert current_revision(engine) == head_revision() == "0004"
+        assert current_revision(engine) == head_revision() == "0005"
     finally:
         engine.dispose()
 
@@ -62,7 +69,7 @@ def test_check_schema_names_both_revisions(db_url: str) -> None:
     with pytest.raises(SchemaOutdatedError) as caught:
         check_schema(db_url)
     assert (
-        "is at revision 0002, this eventsched needs 0004: run `eventsched db upgrade --db"
+        "is at revision 0002, this eventsched needs 0005: run `eventsched db upgrade --db"
         in str(caught.value)
     )
 
@@ -121,10 +128,16 @@ def test_migrated_schema_matches_schema_module(db_url: str) -> None:
 
 
 def test_frozen_decision_kinds_match_the_vocabulary() -> None:
-    """A kind added to the vocabulary needs a migration that redefines the `decisions` view."""
+    """A kind added to the vocabulary needs a migration that redefines the `decisions` view:
+    the latest migration that lists DECISION_KINDS lists the vocabulary's."""
+    latest = [
+        path
+        for path in sorted((migrations_dir() / "versions").glob("[0-9]*.py"))
+        if "\nDECISION_KINDS = (" in path.read_text()
+    ][-1]
     namespace: dict[str, object] = {}
-    source = (migrations_dir() / "versions" / "0001_initial.py").read_text()
-    start = source.index("DECISION_KINDS = (")
+    source = latest.read_text()
+    start = source.index("\nDECISION_KINDS = (")
     exec(source[start : source.index(")\n", start) + 2], namespace)
     assert set(namespace["DECISION_KINDS"]) == set(DECISION_KINDS)  # type: ignore[arg-type]
 
@@ -193,4 +206,5 @@ def test_alembic_command_line_uses_x_db(tmp_path: Path) -> None:
     )
     assert sql.returncode == 0, sql.stderr
     assert "CREATE VIEW plugin_scores" in sql.stdout
+    assert "CREATE VIEW preemption_victims" in sql.stdout
     assert "jsonb_array_elements" in sql.stdout

@@ -12,6 +12,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from eventsched.audit.preemption import (
+    PreemptedBy,
+    Preemption,
+    apply_evictions,
+    complete_preempted_by,
+    preempted_by_of,
+    preemption_of,
+)
 from eventsched.audit.replay import full_scores
 from eventsched.events import EventStore, StoredEvent
 from eventsched.framework import Registry, score_cells
@@ -56,6 +64,8 @@ class AttemptExplanation:
     top: list[NodeScore] = field(default_factory=list)
     selected: str | None = None
     selection: dict[str, Any] | None = None
+    #: DefaultPreemption's decision in this attempt (a `preempted` event).
+    preemption: Preemption | None = None
     outcome: str = "in progress"
     #: Set when the score table holds every node, recomputed by replay (explain --full).
     recomputed: str = ""
@@ -73,6 +83,8 @@ class PodExplanation:
     #: What plugins recorded about the pod outside any attempt (e.g. ImportanceSort's
     #: malformed annotation, found when the pod was queued).
     notes: list[dict[str, Any]] = field(default_factory=list)
+    #: Each time the pod was evicted as a victim of another pod's preemption.
+    preempted_by: list[PreemptedBy] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -89,7 +101,14 @@ def explain_pod(store: EventStore, namespace: str, name: str) -> PodExplanation:
             f"the event log has no event for pod {namespace}/{name}; "
             "check the name (NAMESPACE/NAME) and --db"
         )
-    return explain_events(namespace, name, events)
+    explanation = explain_events(namespace, name, events)
+    uids = {e.position: e.uid for e in events if e.kind == "evicted"}
+    for victim in explanation.preempted_by:
+        complete_preempted_by(store, victim, uids.get(victim.position))
+    for attempt in explanation.attempts:
+        if attempt.preemption is not None:
+            apply_evictions(attempt.preemption, store.read_attempt(attempt.attempt))
+    return explanation
 
 
 def explain_events(namespace: str, name: str, events: Iterable[StoredEvent]) -> PodExplanation:
@@ -98,9 +117,14 @@ def explain_events(namespace: str, name: str, events: Iterable[StoredEvent]) -> 
     final_node: str | None = None
     order: list[str] = []
     notes: list[dict[str, Any]] = []
+    preempted_by: list[PreemptedBy] = []
     for event in events:
         if event.kind == "pod_observed":
             observed += 1
+        if event.kind == "evicted":
+            # A victim's eviction, under the preemptor's attempt: not one of this pod's.
+            preempted_by.append(preempted_by_of(event))
+            continue
         if event.kind == "bound":
             final_node = event.node
         if event.attempt is None:
@@ -120,7 +144,13 @@ def explain_events(namespace: str, name: str, events: Iterable[StoredEvent]) -> 
         by_attempt[event.attempt].append(event)
     attempts = [_explain_attempt(by_attempt[a]) for a in order]
     return PodExplanation(
-        namespace, name, observed, [a for a in attempts if a is not None], final_node, notes
+        namespace,
+        name,
+        observed,
+        [a for a in attempts if a is not None],
+        final_node,
+        notes,
+        preempted_by,
     )
 
 
@@ -196,6 +226,12 @@ def _selected(result: AttemptExplanation, event: StoredEvent) -> None:
         result.selection["ties"] = [n.node for n in result.top[:ties]]
 
 
+def _preempted(result: AttemptExplanation, event: StoredEvent) -> None:
+    result.preemption = preemption_of(event)
+    # Where the decision falls among the attempt's steps (after PostFilter).
+    result.steps.append({"kind": "preempted", "node": event.node})
+
+
 def _bound(result: AttemptExplanation, event: StoredEvent) -> None:
     result.outcome = "bound"
     result.steps.append({"kind": "bound", "node": event.node, **dict(event.data)})
@@ -229,6 +265,7 @@ _HANDLERS = {
     "prefiltered": _prefiltered,
     "filtered": _filtered,
     "scored": _scored,
+    "preempted": _preempted,
     "selected": _selected,
     "bound": _bound,
     "unschedulable": _unschedulable,

@@ -11,6 +11,7 @@ from typing import Any
 from eventsched.audit import AttemptExplanation, PodExplanation, explain_full, explain_pod
 from eventsched.cli.commands import summary
 from eventsched.cli.database import open_store
+from eventsched.cli.preemption import render_preempted_by, render_preemption
 from eventsched.plugins import full_registry
 
 
@@ -57,6 +58,8 @@ def render(explanation: PodExplanation, max_rejections: int = 20) -> str:
         f"  {len(explanation.attempts)} scheduling attempt(s); "
         + (f"bound to {explanation.final_node}" if explanation.final_node else "not bound")
     )
+    for victim in explanation.preempted_by:
+        lines.append("  " + render_preempted_by(victim))
     for note in explanation.notes:
         detail = {
             k: v for k, v in note.items() if k not in ("kind", "plugin", "position", "recordedAt")
@@ -125,6 +128,9 @@ def _render_attempt(number: int, a: AttemptExplanation, max_rejections: int) -> 
         score = f" with score {sel['score']}" if sel.get("score") is not None else ""
         out.append(f"  Selected {a.selected}{score}: {why}")
     for step in a.steps:
+        if step["kind"] == "preempted" and a.preemption is not None:
+            out.extend("  " + line for line in render_preemption(a.preemption))
+            continue
         out.append("  " + _render_step(step))
     if a.outcome == "in progress":
         out.append("  (no outcome recorded yet)")
@@ -170,7 +176,14 @@ def _render_step(step: dict) -> str:
         return f"{what}: {step.get('message')} → {step.get('queue')} queue, backoff {step.get('backoffSeconds')}s"
     if kind == "post_filtered":
         status = step.get("status", {})
-        return f"PostFilter: {status.get('code')} {', '.join(status.get('reasons', []))}"
+        reasons = ", ".join(status.get("reasons", []))
+        nominated = step.get("nominatedNodeName")
+        return (
+            f"PostFilter: {status.get('plugin') + ' ' if status.get('plugin') else ''}"
+            f"{status.get('code')}"
+            + (f": {reasons}" if reasons else "")
+            + (f" (nominated node {nominated})" if nominated else "")
+        )
     if kind == "input_recorded":
         value = json.dumps(step.get("value"), default=str, sort_keys=True)
         if len(value) > MAX_VALUE_CHARS:

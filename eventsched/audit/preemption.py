@@ -1,0 +1,181 @@
+"""Preemption as explain reads it: the preemptor's decision and each victim's eviction.
+
+A `preempted` event (uid = the preemptor) is in the preemptor's attempt; an
+`evicted` event carries the victim's uid and name but the preemptor's
+attempt. So a preemptor's explanation reads its attempt's `evicted` events
+for the victims' outcomes, and a victim's explanation reads the attempt its
+`evicted` names for the decision that chose it (node, criterion) and the
+preemptor's last `pod_observed` before it for the preemptor's priority.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from eventsched.events import EventStore, StoredEvent
+
+
+@dataclass(slots=True)
+class Victim:
+    uid: str
+    namespace: str
+    name: str
+    priority: int
+    pdb_violation: bool
+    #: The `evicted` event's outcome: deleted, gone, rejected or failed; None while unwritten.
+    outcome: str | None = None
+    code: int | None = None
+    reason: str | None = None
+    reconciled: bool = False
+
+
+@dataclass(slots=True)
+class Candidate:
+    node: str
+    victims: int
+    pdb_violations: int
+
+
+@dataclass(slots=True)
+class Preemption:
+    """What DefaultPreemption decided in one attempt (a `preempted` event)."""
+
+    position: int
+    nominated_node: str
+    victims: list[Victim]
+    #: Every candidate the dry run found, in the order found, the chosen one included.
+    candidates: list[Candidate]
+    chosen_by: str
+    offset: int = 0
+    num_candidates: int = 0
+    evaluated: int = 0
+    potential_nodes: int = 0
+    #: Lower-priority pods nominated to the node whose nomination is cleared (ns/name).
+    lower_nominated: list[str] = field(default_factory=list)
+
+    def others(self) -> list[Candidate]:
+        """The candidates not chosen (the first one on the nominated node is the chosen)."""
+        chosen = next((c for c in self.candidates if c.node == self.nominated_node), None)
+        return [c for c in self.candidates if c is not chosen]
+
+
+@dataclass(slots=True)
+class PreemptedBy:
+    """A pod evicted as a victim of another pod's preemption (an `evicted` event)."""
+
+    attempt: str
+    position: int
+    recorded_at: str
+    preemptor: str
+    preemptor_uid: str
+    node: str | None
+    outcome: str
+    code: int | None = None
+    reason: str | None = None
+    reconciled: bool = False
+    #: From the attempt's `preempted` event and the preemptor's `pod_observed`.
+    chosen_by: str | None = None
+    preemptor_priority: int | None = None
+    #: This pod's own priority as the decision recorded it.
+    priority: int | None = None
+
+
+def _int(value: Any) -> int | None:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def preemption_of(event: StoredEvent) -> Preemption:
+    """The decision a `preempted` event records (tolerant of missing fields)."""
+    data = event.data
+    victims = [
+        Victim(
+            uid=str(v.get("uid", "")),
+            namespace=str(v.get("namespace", "")),
+            name=str(v.get("name", "")),
+            priority=_int(v.get("priority")) or 0,
+            pdb_violation=bool(v.get("pdbViolation", False)),
+        )
+        for v in _objects(data.get("victims"))
+    ]
+    candidates = [
+        Candidate(
+            node=str(c.get("node", "")),
+            victims=len(c.get("victims") or ()),
+            pdb_violations=_int(c.get("pdbViolations")) or 0,
+        )
+        for c in _objects(data.get("candidates"))
+    ]
+    return Preemption(
+        position=event.position,
+        nominated_node=str(data.get("nominatedNodeName") or event.node or ""),
+        victims=victims,
+        candidates=candidates,
+        chosen_by=str(data.get("chosenBy", "")),
+        offset=_int(data.get("offset")) or 0,
+        num_candidates=_int(data.get("numCandidates")) or 0,
+        evaluated=_int(data.get("evaluated")) or 0,
+        potential_nodes=_int(data.get("potentialNodes")) or 0,
+        lower_nominated=[
+            f"{p.get('namespace')}/{p.get('name')}" for p in _objects(data.get("lowerNominated"))
+        ],
+    )
+
+
+def preempted_by_of(event: StoredEvent) -> PreemptedBy:
+    """What an `evicted` event says by itself about the pod it names."""
+    data = event.data
+    preemptor = data.get("preemptor") or {}
+    return PreemptedBy(
+        attempt=event.attempt or "",
+        position=event.position,
+        recorded_at=event.recorded_at.isoformat(),
+        preemptor=f"{preemptor.get('namespace')}/{preemptor.get('name')}",
+        preemptor_uid=str(preemptor.get("uid", "")),
+        node=event.node,
+        outcome=str(data.get("outcome", "")),
+        code=_int(data.get("code")),
+        reason=data.get("reason"),
+        reconciled=bool(data.get("reconciled", False)),
+    )
+
+
+def apply_evictions(preemption: Preemption, events: Iterable[StoredEvent]) -> None:
+    """Each victim's outcome from the attempt's `evicted` events (the latest one counts)."""
+    by_uid = {v.uid: v for v in preemption.victims}
+    for event in events:
+        victim = by_uid.get(event.uid or "")
+        if event.kind != "evicted" or victim is None:
+            continue
+        data = event.data
+        victim.outcome = str(data.get("outcome", ""))
+        victim.code = _int(data.get("code"))
+        victim.reason = data.get("reason")
+        victim.reconciled = bool(data.get("reconciled", False))
+
+
+def complete_preempted_by(store: EventStore, found: PreemptedBy, uid: str | None) -> None:
+    """The decision's criterion, this pod's priority as the decision saw it, and the
+    preemptor's priority as last observed before the decision."""
+    decision = next(
+        (e for e in store.read_attempt(found.attempt) if e.kind == "preempted"),
+        None,
+    )
+    if decision is None:
+        return
+    found.chosen_by = decision.data.get("chosenBy")
+    for victim in _objects(decision.data.get("victims")):
+        if uid is not None and victim.get("uid") == uid:
+            found.priority = _int(victim.get("priority"))
+    observed = [
+        e
+        for e in store.read_uid(decision.uid or found.preemptor_uid)
+        if e.kind == "pod_observed" and e.position < decision.position
+    ]
+    if observed:
+        found.preemptor_priority = _int(observed[-1].data.get("priority", 0))
+
+
+def _objects(value: Any) -> list[Mapping[str, Any]]:
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []

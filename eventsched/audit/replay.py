@@ -35,6 +35,7 @@ from eventsched.framework import (
     Registry,
     SchedulingError,
     in_columns,
+    run_post_filter,
     schedule_pod,
     score_cells,
 )
@@ -44,7 +45,7 @@ from eventsched.view import ClusterView
 #: More nodes than any cluster has: the recomputed `scored` keeps them all.
 FULL = 1 << 30
 #: Decision kinds of the scheduling cycle that replay recomputes and compares, in order.
-COMPARED = ("prefiltered", "filtered", "scored", "selected")
+COMPARED = ("prefiltered", "filtered", "post_filtered", "preempted", "scored", "selected")
 
 
 @dataclass(slots=True)
@@ -226,8 +227,9 @@ class Replayer:
         try:
             node = schedule_pod(fw, state, pod, self.view.table, start).node
             return node, node
-        except FitError:
-            return None, "(unschedulable)"
+        except FitError as err:
+            result = run_post_filter(fw, state, pod, self.view.table, err.diagnosis)
+            return None, _unschedulable_outcome(result.record if result is not None else None)
         except SchedulingError as err:
             return None, f"(error: {err.status.message})"
         finally:
@@ -263,14 +265,25 @@ class Replayer:
 
 
 def _recorded_outcome(events: Iterable[StoredEvent]) -> str:
+    preempted: Mapping[str, Any] | None = None
     for event in events:
         if event.kind == "selected" and event.node:
             return event.node
+        if event.kind == "preempted":
+            preempted = event.data
         if event.kind == "unschedulable":
             if event.data.get("code") == "Error":
                 return f"(error: {event.data.get('message', '')})"
-            return "(unschedulable)"
+            return _unschedulable_outcome(preempted)
     return "(no outcome recorded)"
+
+
+def _unschedulable_outcome(preempted: Mapping[str, Any] | None) -> str:
+    """ "(unschedulable)", naming the preemption's node and victims when there was one."""
+    if not preempted:
+        return "(unschedulable)"
+    victims = ", ".join(f"{v.get('namespace')}/{v.get('name')}" for v in preempted["victims"])
+    return f"(unschedulable; preempting on {preempted['nominatedNodeName']}: {victims})"
 
 
 def _current_shape(kind: str, data: Mapping[str, Any]) -> Mapping[str, Any]:

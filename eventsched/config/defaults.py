@@ -3,9 +3,8 @@
 Order and weights follow `pkg/scheduler/apis/config/v1/default_plugins.go`
 expanded per extension point, with the in-tree volume limits EBSLimits,
 GCEPDLimits and AzureDiskLimits around NodeVolumeLimits as upstream has them
-(CinderLimits is registered, not default, as upstream). The one plugin we have
-not written yet, DefaultPreemption, is left out rather than faked (README "Not
-supported yet" lists it).
+(CinderLimits is registered, not default, as upstream), and DefaultPreemption
+at postFilter.
 """
 
 from __future__ import annotations
@@ -52,6 +51,7 @@ def default_profile(scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> Profile:
                 PluginRef("PodTopologySpread"),
                 PluginRef("InterPodAffinity"),
             ),
+            "postFilter": (PluginRef("DefaultPreemption"),),
             "preScore": (
                 PluginRef("TaintToleration"),
                 PluginRef("NodeAffinity"),

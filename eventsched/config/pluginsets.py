@@ -60,6 +60,7 @@ DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
     PluginRef("VolumeZone"),
     PluginRef("PodTopologySpread", 2),
     PluginRef("InterPodAffinity", 2),
+    PluginRef("DefaultPreemption"),
     PluginRef("NodeResourcesBalancedAllocation", 1),
     PluginRef("ImageLocality", 1),
     PluginRef("DefaultBinder"),
@@ -70,7 +71,6 @@ DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
 #: enabling one is an error, because the profile would not do what it says.
 UPSTREAM_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     {
-        "DefaultPreemption",
         "DynamicResources",
     }
 )

@@ -23,7 +23,9 @@ from eventsched.framework.interface import (
     BindPlugin,
     EnqueueExtensions,
     FilterPlugin,
+    FilterRunner,
     PermitPlugin,
+    PodCountingPreFilter,
     PostBindPlugin,
     PostFilterPlugin,
     PreBindPlugin,
@@ -34,8 +36,10 @@ from eventsched.framework.interface import (
     ReservePlugin,
     ScoreExtensions,
     ScorePlugin,
+    UsesFilters,
     implements,
 )
+from eventsched.framework.postfilter import run_post_filter
 from eventsched.framework.profile import PluginRef, Profile
 from eventsched.framework.registry import (
     PluginArgsError,
@@ -107,6 +111,7 @@ __all__ = [
     "Diagnosis",
     "EnqueueExtensions",
     "FilterPlugin",
+    "FilterRunner",
     "FitError",
     "Framework",
     "Handle",
@@ -116,6 +121,7 @@ __all__ = [
     "PluginArgsError",
     "PluginFactory",
     "PluginRef",
+    "PodCountingPreFilter",
     "PostBindPlugin",
     "PostFilterPlugin",
     "PostFilterResult",
@@ -139,6 +145,7 @@ __all__ = [
     "ScoreTable",
     "Status",
     "UnknownPluginError",
+    "UsesFilters",
     "VolumeApi",
     "WaitingPod",
     "WaitingPods",
@@ -148,6 +155,7 @@ __all__ = [
     "in_columns",
     "min_max_normalize",
     "num_feasible_nodes_to_find",
+    "run_post_filter",
     "schedule_pod",
     "score_cells",
     "scored_data",

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from eventsched.framework.cycle_state import CycleState
+from eventsched.framework.nominatedpass import count_nominated, nominated_node_first
 from eventsched.framework.runtime import Framework, Rejection, ScoreTable
 from eventsched.framework.scoredrecord import scored_data
 from eventsched.framework.sink import DecisionSink
@@ -206,6 +207,11 @@ def _find_nodes_that_fit(
         _record_filtered(state, table, diagnosis, start, 0, 0, 0)
         return _Feasible(np.zeros(0, dtype=np.intp), diagnosis, 0, 0)
 
+    first = nominated_node_first(fw, state, pod, table)
+    if first is not None and first.status.is_success:
+        _record_filtered(state, table, diagnosis, start, 1, 0, 1, first.record())
+        return _Feasible(np.array([first.row], dtype=np.intp), diagnosis, 0, 1)
+
     if pre_result is not None and pre_result.node_names is not None:
         unknown = sorted(n for n in pre_result.node_names if table.row_of(n) is None)
         if unknown:
@@ -239,6 +245,10 @@ def _find_nodes_that_fit(
         # A quarter more than still needed: usually one pass finds enough.
         chunk = order[processed : processed + max(FILTER_CHUNK, need + need // 4)]
         passed, rejections, status = fw.run_filter(state, pod, table, chunk)
+        if status.is_success and table.nominated:
+            passed, rejections, status = count_nominated(
+                fw, state, pod, table, chunk, passed, rejections
+            )
         if not status.is_success:
             _raise_error(status, start + processed)
         if len(passed) > need:
@@ -257,10 +267,24 @@ def _find_nodes_that_fit(
         found += len(passed)
         processed += len(chunk)
     feasible = np.concatenate(feasible_parts) if feasible_parts else np.zeros(0, dtype=np.intp)
+    if first is not None and not bool((order[:processed] == first.row).any()):
+        # Upstream keeps the nominated node's status from its first evaluation in the
+        # diagnosis, which the pass did not reach: it counts as processed.
+        diagnosis.rejections.append(first.rejection())
+        processed += 1
     for rejection in diagnosis.rejections:
         if len(rejection):
             diagnosis.unschedulable_plugins.add(rejection.plugin)
-    _record_filtered(state, table, diagnosis, order_start, num_to_find, processed, len(feasible))
+    _record_filtered(
+        state,
+        table,
+        diagnosis,
+        order_start,
+        num_to_find,
+        processed,
+        len(feasible),
+        first.record() if first is not None else None,
+    )
     return _Feasible(feasible, diagnosis, processed, num_to_find)
 
 
@@ -272,6 +296,7 @@ def _record_filtered(
     num_to_find: int,
     processed: int,
     feasible: int,
+    nominated: dict[str, Any] | None = None,
 ) -> None:
     data: dict[str, Any] = {
         "numAllNodes": diagnosis.num_all_nodes,
@@ -283,6 +308,8 @@ def _record_filtered(
     }
     if diagnosis.absent_status is not None and diagnosis.absent_count:
         data["absent"] = {"count": diagnosis.absent_count, **diagnosis.absent_status.to_record()}
+    if nominated is not None:
+        data["nominatedNode"] = nominated
     sink.record("filtered", data)
 
 

@@ -67,6 +67,43 @@ class PreFilterPlugin(Plugin, Protocol):
 
 
 @runtime_checkable
+class PodCountingPreFilter(Plugin, Protocol):
+    """A PreFilter whose state counts the pods placed on nodes (upstream's
+    `PreFilterExtensions`, AddPod/RemovePod): InterPodAffinity, PodTopologySpread,
+    VolumeRestrictions.
+
+    Preemption and nominated pods change a node's pods within a cycle; the runtime
+    then calls `recount` on a clone of the cycle state, with the table changed, and
+    the plugin writes its PreFilter state for the changed table.
+    """
+
+    def recount(self, state: CycleState, pod: Pod, table: NodeTable) -> Status | None: ...
+
+
+class FilterRunner(Protocol):
+    """What a PostFilter plugin may ask of its profile: kube-scheduler's
+    `RunFilterPluginsWithNominatedPods` on one node with some of its pods removed."""
+
+    def run_filter_with_nominated_pods(
+        self,
+        state: CycleState,
+        pod: Pod,
+        table: NodeTable,
+        node_name: str,
+        removed: Sequence[Pod] = (),
+    ) -> Status: ...
+
+
+@runtime_checkable
+class UsesFilters(Plugin, Protocol):
+    """A plugin (DefaultPreemption) that runs its profile's Filter plugins: the
+    runtime hands it itself when the profile is built (upstream's Handle is the
+    framework)."""
+
+    def use_filters(self, runner: FilterRunner) -> None: ...
+
+
+@runtime_checkable
 class FilterPlugin(Plugin, Protocol):
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status | None: ...
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -98,7 +99,17 @@ class PreFilterResult:
 
 @dataclass(frozen=True, slots=True)
 class PostFilterResult:
+    """A PostFilter plugin's result: the pod's nomination (upstream's ModeOverride: ""
+    clears it; no result at all leaves it), and, when the plugin preempts, what the
+    scheduler must do once the decision is durable."""
+
     nominated_node_name: str = ""
+    #: Pods to evict from the nominated node so the pod fits there (preemption's victims).
+    victims: tuple[Pod, ...] = ()
+    #: Lower-priority pods nominated to that node: their nomination is cleared.
+    lower_nominated: tuple[Pod, ...] = ()
+    #: The decision as the log keeps it (`preempted`'s data); empty: nothing decided.
+    record: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,13 +8,15 @@ scheduling cycles, so during a cycle it is the cycle's snapshot.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 import numpy.typing as npt
 
 from eventsched.model.imagestates import EMPTY, ImageStates, ImageSummary
 from eventsched.model.node import Node
+from eventsched.model.nominator import Nominator
 from eventsched.model.objects import ClusterObjects
 from eventsched.model.pod import Pod
 from eventsched.model.podtable import PodTable
@@ -57,6 +59,8 @@ class NodeTable:
         self.placed = PodTable()
         #: Namespaces and the workloads that select pods (pod affinity, default spreading).
         self.objects = ClusterObjects()
+        #: Pods nominated to nodes by preemption (Filter counts them, see nominator.py).
+        self.nominated = Nominator()
         for node in nodes:
             self.upsert_node(node)
 
@@ -261,6 +265,35 @@ class NodeTable:
             self._subtract(row, pod)
             self.generation += 1
         return pod
+
+    @contextmanager
+    def changed_pods(
+        self, node_name: str, removed: Sequence[Pod] = (), added: Sequence[Pod] = ()
+    ) -> Iterator[int]:
+        """Node `node_name` (its row is yielded) without `removed` and with `added`, until the
+        block ends; then every column and the node's pod order are as before.
+
+        Preemption's what-ifs (kube-scheduler clones a NodeInfo, removes victims, adds
+        nominated pods) run the Filter plugins on the changed row in between.
+        """
+        row = self.index[node_name]
+        before = dict(self.pods[row])
+        added = [pod for pod in added if pod.uid not in before]
+        for pod in removed:
+            self.remove_pod(pod.uid, node_name)
+        for pod in added:
+            self.add_pod(pod, node_name)
+        try:
+            yield row
+        finally:
+            for pod in added:
+                self.remove_pod(pod.uid, node_name)
+            for pod in removed:
+                if pod.uid in before:
+                    self.add_pod(pod, node_name)
+            pods = self.pods[row]
+            pods.clear()
+            pods.update(before)
 
     def _subtract(self, row: int, pod: Pod) -> None:
         self._add(row, pod, -1)

@@ -7,6 +7,7 @@ from typing import Any
 from eventsched.framework import Registry
 from eventsched.plugins.coscheduling import Coscheduling
 from eventsched.plugins.defaultbinder import DefaultBinder
+from eventsched.plugins.defaultpreemption import DefaultPreemption
 from eventsched.plugins.imagelocality import ImageLocality
 from eventsched.plugins.importancesort import ImportanceSort
 from eventsched.plugins.interpodaffinity import InterPodAffinity
@@ -55,6 +56,7 @@ IN_TREE = (
     VolumeZone,
     PodTopologySpread,
     InterPodAffinity,
+    DefaultPreemption,
     NodeResourcesBalancedAllocation,
     ImageLocality,
     DefaultBinder,

@@ -133,6 +133,10 @@ class VolumeRestrictions:
         state.write(_STATE_KEY, _State(disks, used))
         return None, None
 
+    def recount(self, state: CycleState, pod: Pod, table: NodeTable) -> Status | None:
+        """PreFilter again over a table whose pods changed (upstream's AddPod/RemovePod)."""
+        return self.pre_filter(state, pod, table)[1]
+
     def filter_batch(
         self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
     ) -> BatchFilterResult:

@@ -79,6 +79,18 @@ class SchedulerMetrics:
             "Appends to the event log that failed (scheduling pauses until one succeeds).",
             registry=r,
         )
+        # kube-scheduler v1.28's preemption metrics (pkg/scheduler/metrics/metrics.go).
+        self.preemption_attempts = Counter(
+            "scheduler_preemption_attempts_total",
+            "Total preemption attempts in the cluster till now",
+            registry=r,
+        )
+        self.preemption_victims = Histogram(
+            "scheduler_preemption_victims",
+            "Number of selected preemption victims",
+            buckets=exponential_buckets(1, 2, 7),
+            registry=r,
+        )
 
     def observe_extension_point(
         self, point: str, status: str, profile: str, seconds: float

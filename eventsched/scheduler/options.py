@@ -33,4 +33,6 @@ class Stats:
     unschedulable: int = 0
     errors: int = 0
     bind_failures: int = 0
+    #: Preemptions acted on (their victims evicted).
+    preemptions: int = 0
     events: int = 0

@@ -27,9 +27,11 @@ from eventsched.framework import (
     CycleState,
     FitError,
     Framework,
+    PostFilterResult,
     QueuedPodInfo,
     SchedulingError,
     Status,
+    run_post_filter,
     schedule_pod,
 )
 from eventsched.model import Pod
@@ -39,6 +41,7 @@ from eventsched.scheduler.eventhandlers import EventHandlers
 from eventsched.scheduler.metrics import SchedulerMetrics
 from eventsched.scheduler.options import SchedulerOptions, Stats
 from eventsched.scheduler.ports import ClusterChange
+from eventsched.scheduler.preemption import evict_victims
 
 log = structlog.get_logger(__name__)
 
@@ -248,24 +251,12 @@ class SchedulingCycle(EventHandlers):
         err: FitError,
     ) -> None:
         diagnosis = err.diagnosis
-        nominated = ""
-        if fw.plugins_at("postFilter"):
-            names = self.view.table.names
-            statuses = {
-                names[row]: status for r in diagnosis.rejections for row, status in r.status_of()
-            }
-            result, status = fw.run_post_filter(state, info.pod, statuses)
-            sink.record(
-                "post_filtered",
-                {
-                    "status": status.to_record(),
-                    "nominatedNodeName": result.nominated_node_name if result else "",
-                },
-                plugin=status.plugin or None,
-            )
-            if not status.is_success and status.message:
-                diagnosis.post_filter_msg = status.message
-            nominated = result.nominated_node_name if result else ""
+        pod = info.pod
+        result = run_post_filter(fw, state, pod, self.view.table, diagnosis)
+        if self.metrics is not None and "DefaultPreemption" in fw.plugins_at("postFilter"):
+            self.metrics.preemption_attempts.inc()
+        if result is not None and result.victims:
+            self.journal.after(lambda: self._evict(fw, pod, sink.attempt or "", result))
         self.stats.unschedulable += 1
         self._failed(
             fw,
@@ -274,7 +265,23 @@ class SchedulingCycle(EventHandlers):
             None,
             diagnosis.message(),
             tuple(sorted(diagnosis.unschedulable_plugins)),
-            nominated,
+            result.nominated_node_name if result is not None else None,
+        )
+
+    def _evict(self, fw: Framework, pod: Pod, attempt: str, result: PostFilterResult) -> None:
+        """The preemption decision is durable: evict its victims (scheduler/preemption.py)."""
+        self.stats.preemptions += 1
+        evict_victims(
+            self.cluster,
+            self.journal,
+            self.handle,
+            self.metrics,
+            pod,
+            fw.name,
+            attempt,
+            result.nominated_node_name,
+            result.victims,
+            result.lower_nominated,
         )
 
     def _refused(
@@ -293,7 +300,7 @@ class SchedulingCycle(EventHandlers):
         status: Status | None,
         message: str,
         plugins: Sequence[str],
-        nominated_node: str = "",
+        nominated_node: str | None = None,
     ) -> None:
         """Record the failure, requeue, and only then tell the cluster (FailedScheduling)."""
         error = status is not None and not status.is_rejected
@@ -303,17 +310,18 @@ class SchedulingCycle(EventHandlers):
             log.error("scheduling attempt failed", pod=info.pod.key, error=message)
         info.errored = error
         move = self.queue.add_unschedulable(info, plugins)
-        sink.record(
-            "unschedulable",
-            {
-                "message": message,
-                "plugins": list(plugins),
-                "attempts": info.attempts,
-                "backoffSeconds": self.queue.backoff_duration(info.attempts),
-                "queue": move.to,
-                "code": status.code.label if status is not None else "Unschedulable",
-            },
-        )
+        data: dict[str, object] = {
+            "message": message,
+            "plugins": list(plugins),
+            "attempts": info.attempts,
+            "backoffSeconds": self.queue.backoff_duration(info.attempts),
+            "queue": move.to,
+            "code": status.code.label if status is not None else "Unschedulable",
+        }
+        if nominated_node is not None:
+            # The PostFilter's nomination, which the view's nominator folds ("" clears).
+            data["nominatedNodeName"] = nominated_node
+        sink.record("unschedulable", data)
         pod = info.pod
         self.last_failure[pod.uid] = (pod, message)
         self.failed_at[pod.uid] = self.changes
@@ -321,7 +329,11 @@ class SchedulingCycle(EventHandlers):
         self.journal.after(lambda: self._report_failure(pod, message, reason, nominated_node))
 
     def _report_failure(
-        self, pod: Pod, message: str, reason: str = "Unschedulable", nominated_node: str = ""
+        self,
+        pod: Pod,
+        message: str,
+        reason: str = "Unschedulable",
+        nominated_node: str | None = None,
     ) -> None:
         """FailedScheduling and PodScheduled=False (status.nominatedNodeName when preemption nominated).
 

@@ -9,6 +9,7 @@ from eventsched.events import starts_empty_view
 from eventsched.framework import Profile
 from eventsched.model import Cache, Node, NodeTable, Pod
 from eventsched.model.imagestates import ImageSummary
+from eventsched.model.nominator import Nominator
 from eventsched.model.objects import object_from_record
 from eventsched.model.pvbinding import VolumeAssumption
 from eventsched.model.storage import StorageObjects
@@ -40,6 +41,8 @@ class ClusterView:
         self.inputs: dict[tuple[str, str], Mapping[str, Any]] = {}
         #: Every configuration loaded, by digest.
         self.profiles: dict[str, Profile] = {}
+        #: The profiles' scheduler names: only their pending pods can be nominated.
+        self.scheduler_names: set[str] = set()
         #: None: placements follow the log. A set (counterfactual replay): the caller
         #: places these pods itself, so the log's reservations and bindings are not
         #: applied, nor the node of these pods' observations.
@@ -66,14 +69,35 @@ class ClusterView:
 
     def _pod_observed(self, e: Fact) -> None:
         pod = Pod.from_record(e.data)
+        old = self.pods.get(pod.uid)
         self.pods[pod.uid] = pod
         if pod.node_name and not self._placed_by_caller(pod.uid):
             self.cache.add_or_update_pod(pod)
+        if pod.scheduler_name in self.scheduler_names:
+            self.nominated.observed(old, pod)
 
     def _pod_removed(self, e: Fact) -> None:
         if e.uid:
             self.pods.pop(e.uid, None)
             self.cache.remove_pod(e.uid)
+            self.nominated.delete(e.uid)
+
+    @property
+    def nominated(self) -> Nominator:
+        return self.table.nominated
+
+    def _unschedulable(self, e: Fact) -> None:
+        """A failed attempt: its PostFilter's nomination (`nominatedNodeName`, "" clears),
+        or without one the pod's own status.nominatedNodeName."""
+        pod = self.pods.get(e.uid or "")
+        if pod is not None:
+            override = e.data.get("nominatedNodeName")
+            self.nominated.post_filtered(pod, None if override is None else str(override))
+
+    def _preempted(self, e: Fact) -> None:
+        """Lower-priority pods nominated to the node lose their nomination."""
+        for lower in e.data.get("lowerNominated") or ():
+            self.nominated.delete(str(lower.get("uid", "")))
 
     def _object_observed(self, e: Fact) -> None:
         self.table.objects.upsert(object_from_record(e.data))
@@ -85,6 +109,7 @@ class ClusterView:
         pod = self.pods.get(e.uid or "")
         if self.placed_by_caller is not None or pod is None or not e.node:
             return
+        self.nominated.delete(pod.uid)
         if self.cache.node_of(pod.uid) is None:
             self.cache.assume(pod, e.node)
         volumes = e.data.get("volumes") or ()
@@ -112,6 +137,7 @@ class ClusterView:
         digest = str(e.data.get("digest", ""))
         if digest and digest not in self.profiles:
             self.profiles[digest] = Profile.from_record(e.data["profile"])
+            self.scheduler_names.add(self.profiles[digest].scheduler_name)
 
     def _maintenance(self, e: Fact) -> None:
         """A process that starts from an empty view: what it lists next is all there is."""
@@ -120,6 +146,7 @@ class ClusterView:
             # the new process lists them again, and their observations place nothing.
             kept = [p for p in self.cache.placements() if self._placed_by_caller(p[0].uid)]
             self.cache.clear()
+            self.nominated.clear()
             self.table.objects.clear()
             self.pods.clear()
             self.inputs.clear()
@@ -151,6 +178,7 @@ class ClusterView:
                 for (plugin, key), value in self.inputs.items()
             ],
             "profiles": {d: p.to_record() for d, p in self.profiles.items()},
+            "nominations": [{"pod": pod.uid, "node": node} for pod, node in self.nominated],
         }
 
     def _image_state(self) -> dict[str, Any]:
@@ -201,6 +229,11 @@ class ClusterView:
                 view.inputs[(str(item["plugin"]), str(item["key"]))] = item["value"]
         for digest, record in (state.get("profiles") or {}).items():
             view.profiles[str(digest)] = Profile.from_record(record)
+            view.scheduler_names.add(view.profiles[str(digest)].scheduler_name)
+        for item in state.get("nominations") or ():
+            nominee = view.pods.get(str(item["pod"]))
+            if nominee is not None:
+                view.nominated.nominate(nominee, str(item["node"]))
         return view
 
 
@@ -216,6 +249,8 @@ _FOLDS: dict[str, Callable[[ClusterView, Fact], None]] = {
     "object_removed": ClusterView._object_removed,
     "reserved": ClusterView._reserved,
     "unreserved": ClusterView._unreserved,
+    "unschedulable": ClusterView._unschedulable,
+    "preempted": ClusterView._preempted,
     "bound": ClusterView._bound,
     "input_recorded": ClusterView._input_recorded,
     "config_loaded": ClusterView._config_loaded,

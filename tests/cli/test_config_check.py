@@ -79,15 +79,15 @@ def test_cluster_level_spread_defaults_load_and_are_in_force(check: Callable[...
 def test_a_warning_for_a_plugin_eventsched_lacks_goes_to_stderr(
     check: Callable[..., Done], tmp_path: Path
 ) -> None:
-    config = tmp_path / "preemption.yaml"
+    config = tmp_path / "dra.yaml"
     config.write_text(
         "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
-        "profiles:\n  - pluginConfig:\n      - name: DefaultPreemption\n"
-        "        args: {minCandidateNodesPercentage: 20}\n"
+        "profiles:\n  - pluginConfig:\n      - name: DynamicResources\n"
+        "        args: {}\n"
     )
     done = check(config)
     assert done.returncode == 0
-    assert "DefaultPreemption is not implemented by eventsched yet" in done.stderr
+    assert "DynamicResources is not implemented by eventsched yet" in done.stderr
 
 
 @pytest.mark.parametrize(

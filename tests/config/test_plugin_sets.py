@@ -109,10 +109,8 @@ def test_unimplemented_upstream_plugins_may_be_configured_or_disabled_with_a_war
             **HEAD,
             "profiles": [
                 {
-                    "plugins": {"postFilter": {"disabled": [{"name": "DefaultPreemption"}]}},
-                    "pluginConfig": [
-                        {"name": "DefaultPreemption", "args": {"minCandidateNodesPercentage": 5}}
-                    ],
+                    "plugins": {"multiPoint": {"disabled": [{"name": "DynamicResources"}]}},
+                    "pluginConfig": [{"name": "DynamicResources", "args": {}}],
                 }
             ],
         },
@@ -120,16 +118,16 @@ def test_unimplemented_upstream_plugins_may_be_configured_or_disabled_with_a_war
         REGISTRY,
     )
     assert len(config.warnings) == 1
-    assert "DefaultPreemption is not implemented by eventsched yet" in config.warnings[0]
-    assert "DefaultPreemption" not in config.profiles[0].plugin_args
+    assert "DynamicResources is not implemented by eventsched yet" in config.warnings[0]
+    assert "DynamicResources" not in config.profiles[0].plugin_args
 
 
 @pytest.mark.parametrize(
     ("profile", "field", "fix"),
     [
         (
-            {"plugins": {"postFilter": {"enabled": [{"name": "DefaultPreemption"}]}}},
-            "profiles[0].plugins.postFilter.enabled[0].name",
+            {"plugins": {"multiPoint": {"enabled": [{"name": "DynamicResources"}]}}},
+            "profiles[0].plugins.multiPoint.enabled[0].name",
             "does not implement yet",
         ),
         (

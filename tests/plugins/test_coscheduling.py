@@ -507,7 +507,10 @@ def test_gang_of_four_with_room_for_three_times_out_and_leaves_nothing_reserved(
     # The fourth member never fit: it was told why, and reserved nothing.
     (left_out,) = [p for p in gang(4) if p not in reserved]
     unschedulable = [e for e in pod_events(store, left_out) if e.kind == "unschedulable"]
-    assert unschedulable[0].data["message"] == "0/2 nodes are available: 2 Insufficient cpu."
+    assert unschedulable[0].data["message"] == (
+        "0/2 nodes are available: 2 Insufficient cpu. "
+        "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.."
+    )
 
 
 def test_gang_of_four_with_room_for_four_binds_all(store: EventStore) -> None:

@@ -22,6 +22,7 @@ from eventsched.framework import (
     PreFilterResult,
     Profile,
     Status,
+    run_post_filter,
     schedule_pod,
 )
 from eventsched.model import Node, NodeTable, Pod
@@ -406,12 +407,7 @@ def run_cycle(
     try:
         return schedule_pod(fw, state, p, table, 0, sink).node, fw, state
     except FitError as err:
-        statuses = {
-            table.names[row]: s for r in err.diagnosis.rejections for row, s in r.status_of()
-        }
-        _, status = fw.run_post_filter(state, p, statuses)
-        if status.message:
-            err.diagnosis.post_filter_msg = status.message
+        run_post_filter(fw, state, p, table, err.diagnosis)
         return err.diagnosis.message(), fw, state
 
 
@@ -428,7 +424,8 @@ def test_strict_message_when_the_first_node_is_gone() -> None:
     message, _, _ = run_cycle(sticky_profile(), table_of(*NODES), {"shop/db-0": "worker-9"}, pod())
     assert message == (
         "0/3 nodes are available: node(s) didn't match the pod's first placement on worker-9 "
-        "(node not found)."
+        "(node not found). preemption: 0/3 nodes are available: "
+        "3 Preemption is not helpful for scheduling.."
     )
 
 
@@ -439,6 +436,7 @@ def test_strict_message_when_the_first_node_is_full() -> None:
         # The nodes StickyNode's PreFilter result left out are not reported, as
         # kube-scheduler v1.28 reports only the nodes it evaluated.
         "0/3 nodes are available: 1 Insufficient cpu. "
+        "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod., "
         "pod waits for its first placement on worker-2 (StickyNode policy strict)."
     )
 
@@ -493,7 +491,8 @@ def test_node_deleted_wait_then_reassign_across_restarts(store: EventStore) -> N
     ((_, message),) = waiting.last_failure.values()
     assert message == (
         "0/2 nodes are available: node(s) didn't match the pod's first placement on worker-1 "
-        "(node not found)."
+        "(node not found). preemption: 0/2 nodes are available: "
+        "2 Preemption is not helpful for scheduling.."
     )
     assert rebuild(store).first_placements["shop/db-0"].node == "worker-1"
 
@@ -525,6 +524,7 @@ def test_strict_pod_waits_while_its_node_is_full_and_preferred_goes_elsewhere(
     ((_, message),) = again.last_failure.values()
     assert message == (
         "0/2 nodes are available: 1 Insufficient cpu. "
+        "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod., "
         "pod waits for its first placement on worker-1 (StickyNode policy strict)."
     )
 

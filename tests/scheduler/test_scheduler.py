@@ -73,7 +73,11 @@ def test_unschedulable_pod_gets_kube_schedulers_message_event_and_condition(
         [pod("huge", cpu="3")],
     )
     run_scheduler(store, cluster)
-    message = "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: gpu}."
+    message = (
+        "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint "
+        "{dedicated: gpu}. preemption: 0/2 nodes are available: 1 No preemption victims "
+        "found for incoming pod, 1 Preemption is not helpful for scheduling.."
+    )
     failed = [e for e in store.read(kinds=["unschedulable"])]
     assert failed and failed[-1].data["message"] == message
     assert set(failed[-1].data["plugins"]) == {"NodeResourcesFit", "TaintToleration"}

@@ -124,8 +124,14 @@ def test_volumes_place_refuse_and_requeue_pods(store: EventStore) -> None:
     placed = {p.name: p.node_name for p in cluster.list_pods()}
     assert placed == {"web": "a", "dyn": "", "late": ""}
     failed = {e.name: e.data["message"] for e in store.read(kinds=["unschedulable"])}
-    assert failed["dyn"] == f"0/2 nodes are available: 2 {PROVISIONING}."
-    assert failed["late"] == ('0/2 nodes are available: persistentvolumeclaim "later" not found.')
+    assert failed["dyn"] == (
+        f"0/2 nodes are available: 2 {PROVISIONING}. "
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.."
+    )
+    assert failed["late"] == (
+        '0/2 nodes are available: persistentvolumeclaim "later" not found. '
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.."
+    )
     assert cluster.conditions["default/dyn"]["message"] == failed["dyn"]
     assert any(
         e.reason == "FailedScheduling" and e.message == failed["dyn"] for e in cluster.events
@@ -212,9 +218,13 @@ def test_wait_for_first_consumer_claims_are_bound_to_local_volumes(store: EventS
     ]
     failed = {e.name: e.data["message"] for e in store.read(kinds=["unschedulable"])}
     assert failed["three"] == (
-        "0/2 nodes are available: 2 node(s) didn't find available persistent volumes to bind."
+        "0/2 nodes are available: 2 node(s) didn't find available persistent volumes to bind. "
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.."
     )
-    assert failed["dyn"] == f"0/2 nodes are available: 2 {PROVISIONING}."
+    assert failed["dyn"] == (
+        f"0/2 nodes are available: 2 {PROVISIONING}. "
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.."
+    )
     assert cluster.conditions["default/dyn"]["message"] == failed["dyn"]
     assert any(
         e.reason == "FailedScheduling" and e.message == failed["dyn"] for e in cluster.events

@@ -7,7 +7,7 @@ into an Error status naming it, so one bad plugin never stops the loop.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -20,9 +20,11 @@ from eventsched.framework.interface import (
     MIN_NODE_SCORE,
     AnnotationReader,
     EnqueueExtensions,
+    UsesFilters,
 )
 from eventsched.framework.profile import Profile
 from eventsched.framework.registry import PluginArgsError, Registry
+from eventsched.framework.runtime import nominated
 from eventsched.framework.runtime.guarded import PluginFailed, guarded
 from eventsched.framework.runtime.plugins import PluginSet, ScoreEntry
 from eventsched.framework.runtime.results import Rejection, ScoreTable
@@ -78,6 +80,9 @@ class Framework:
             except (TypeError, ValueError) as exc:
                 raise PluginArgsError("", f"plugin {name}: {exc}") from exc
         self.plugins = PluginSet.build(profile, self.instances)
+        for plugin in self.instances.values():
+            if isinstance(plugin, UsesFilters):
+                plugin.use_filters(self)
         self.queue_sort = self.plugins.queue_sort
         self._names = {point: [r.name for r in refs] for point, refs in profile.plugins.items()}
 
@@ -207,12 +212,26 @@ class Framework:
             remaining = remaining[~failing]
         return remaining, rejections, Status()
 
+    def run_filter_with_nominated_pods(
+        self,
+        state: CycleState,
+        pod: Pod,
+        table: NodeTable,
+        node_name: str,
+        removed: Sequence[Pod] = (),
+    ) -> Status:
+        """`RunFilterPluginsWithNominatedPods` on one node, `removed` taken off it (nominated.py)."""
+        return nominated.run_filter_with_nominated_pods(self, state, pod, table, node_name, removed)
+
     @timed("PostFilter")
     def run_post_filter(
         self, state: CycleState, pod: Pod, statuses: Mapping[str, Status]
     ) -> tuple[PostFilterResult | None, Status]:
-        """PostFilter in order until one makes the pod schedulable (kube-scheduler semantics)."""
+        """PostFilter in order until one makes the pod schedulable (kube-scheduler semantics):
+        else every plugin's reasons, and the last result that nominates (or clears)."""
         messages: list[str] = []
+        last: PostFilterResult | None = None
+        failed_plugin = ""
         for plugin in self.plugins.post_filter:
             name = plugin.name
             try:
@@ -228,8 +247,11 @@ class Framework:
                 return result, status
             if not status.is_rejected:
                 return None, status
+            if result is not None:
+                last = result
             messages.extend(status.reasons)
-        return None, Status.unschedulable(*messages)
+            failed_plugin = failed_plugin or name
+        return last, Status.unschedulable(*messages, plugin=failed_plugin)
 
     # -- scoring ----------------------------------------------------------------
 

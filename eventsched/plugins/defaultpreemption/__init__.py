@@ -1,9 +1,6 @@
-"""DefaultPreemption's algorithm (kube-scheduler v1.28), as pure functions: NOT WIRED YET.
-
-Nothing here is registered as a plugin, enabled in a profile or read by the
-config: `config check` keeps refusing DefaultPreemption until a PostFilter plugin
-acts through the cluster (nominatedNodeName, victim deletion), a later step of
-issue 15. What is here is the part of upstream's
+"""DefaultPreemption (kube-scheduler v1.28): the PostFilter plugin (`plugin`) over the
+algorithm as pure functions. The plugin decides; the scheduler acts once the
+decision is in the log (scheduler/preemption.py). What is here is the part of upstream's
 `pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go` and
 `pkg/scheduler/framework/preemption/preemption.go` that decides, given a
 callback that says whether the preemptor fits a node with some pods removed:
@@ -13,7 +10,8 @@ callback that says whether the preemptor fits a node with some pods removed:
 - `candidates`: `PodEligibleToPreemptOthers`, `nodesWherePreemptionMightHelp`,
   `GetOffsetAndNumCandidates` (offset from the attempt's recorded seed),
   `DryRunPreemption`, and the FitError message when no node has a candidate.
-- `pick`: `SelectCandidate` / `pickOneNodeForPreemption`.
+- `pick`: `SelectCandidate` / `pickOneNodeForPreemption`, saying which criterion chose.
+- `plugin`: `DefaultPreemption.PostFilter` / `Evaluator.Preempt` over the profile's filters.
 """
 
 from eventsched.plugins.defaultpreemption.args import (
@@ -36,7 +34,8 @@ from eventsched.plugins.defaultpreemption.candidates import (
     pod_eligible_to_preempt_others,
     preemption_offset,
 )
-from eventsched.plugins.defaultpreemption.pick import select_candidate
+from eventsched.plugins.defaultpreemption.pick import Choice, choose, select_candidate
+from eventsched.plugins.defaultpreemption.plugin import DefaultPreemption
 from eventsched.plugins.defaultpreemption.victims import (
     FitsWithout,
     VictimSelection,
@@ -50,12 +49,15 @@ __all__ = [
     "DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE",
     "DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE",
     "Candidate",
+    "Choice",
+    "DefaultPreemption",
     "DefaultPreemptionArgs",
     "DryRunResult",
     "Eligibility",
     "FitsWithout",
     "PotentialNodes",
     "VictimSelection",
+    "choose",
     "dry_run_preemption",
     "filter_pods_with_pdb_violation",
     "fit_error_message",

@@ -19,6 +19,7 @@ keys, i.e. a random one; here the dry run's order decides, which replay reproduc
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from eventsched.plugins.defaultpreemption.candidates import Candidate
 from eventsched.plugins.defaultpreemption.victims import start_time_ns
@@ -57,17 +58,44 @@ ORDERED_SCORES: tuple[Score, ...] = (
     _fewest_victims,
     earliest_start_of_highest_priority,
 )
+#: How `explain` and the `preempted` event name each criterion, in ORDERED_SCORES' order.
+CRITERIA = (
+    "fewest PDB violations",
+    "lowest highest-victim priority",
+    "smallest sum of victim priorities",
+    "fewest victims",
+    "latest start of the highest-priority victims",
+)
+ONLY_CANDIDATE = "only candidate"
+FIRST_OF_TIED = "first of tied"
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """The candidate chosen and the criterion that left it alone (`CRITERIA`, or
+    ONLY_CANDIDATE, or FIRST_OF_TIED when every criterion tied)."""
+
+    candidate: Candidate
+    chosen_by: str
+
+
+def choose(candidates: Sequence[Candidate]) -> Choice | None:
+    """`SelectCandidate`, saying which criterion decided."""
+    if not candidates:
+        return None
+    if len(candidates) == 1:
+        return Choice(candidates[0], ONLY_CANDIDATE)
+    remaining = list(candidates)
+    for score, criterion in zip(ORDERED_SCORES, CRITERIA, strict=True):
+        scores = [score(c) for c in remaining]
+        best = max(scores)
+        remaining = [c for c, s in zip(remaining, scores, strict=True) if s == best]
+        if len(remaining) == 1:
+            return Choice(remaining[0], criterion)
+    return Choice(remaining[0], FIRST_OF_TIED)
 
 
 def select_candidate(candidates: Sequence[Candidate]) -> Candidate | None:
     """`SelectCandidate`: None without candidates, the only one, or the best by ORDERED_SCORES."""
-    if not candidates:
-        return None
-    remaining = list(candidates)
-    for score in ORDERED_SCORES:
-        if len(remaining) == 1:
-            break
-        scores = [score(c) for c in remaining]
-        best = max(scores)
-        remaining = [c for c, s in zip(remaining, scores, strict=True) if s == best]
-    return remaining[0]
+    choice = choose(candidates)
+    return None if choice is None else choice.candidate

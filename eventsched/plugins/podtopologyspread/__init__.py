@@ -9,9 +9,9 @@ zone maxSkew 5, both ScheduleAnyway; `List`: `defaultConstraints`) with the
 selector of the Services and controller that select it; none when nothing
 selects it.
 
-Not here: PreFilterExtensions (AddPod/RemovePod), which only preemption
-uses and eventsched has no DefaultPreemption; and QueueingHints, which
-v1.28 does not have for this plugin.
+PreFilterExtensions (AddPod/RemovePod, for preemption and nominated pods) is
+`recount`: PreFilter again over the changed table. Not here: QueueingHints,
+which v1.28 does not have for this plugin.
 """
 
 from __future__ import annotations
@@ -101,6 +101,10 @@ class PodTopologySpread:
             return None, Status(Code.SKIP)
         state.write(PRE_FILTER_STATE_KEY, pre_filter_state(pod, constraints, table))
         return None, None
+
+    def recount(self, state: CycleState, pod: Pod, table: NodeTable) -> Status | None:
+        """PreFilter again over a table whose pods changed (upstream's AddPod/RemovePod)."""
+        return self.pre_filter(state, pod, table)[1]
 
     def filter_batch(
         self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes

@@ -1,0 +1,49 @@
+"""PostFilter after a failed Filter pass, recorded: the live scheduler and replay share it.
+
+kube-scheduler's `schedulePod` failure path: the per-node statuses of the
+failed pass go to the PostFilter plugins; their message joins the FitError's
+(`Diagnosis.post_filter_msg`). The attempt records `post_filtered` (the status,
+and the nomination: a name overrides, "" clears, null leaves the pod's own)
+and, when a plugin preempts, `preempted` with its decision.
+"""
+
+from __future__ import annotations
+
+from eventsched.framework.algorithm import Diagnosis
+from eventsched.framework.cycle_state import CycleState
+from eventsched.framework.runtime import Framework
+from eventsched.framework.types import PostFilterResult
+from eventsched.model import NodeTable, Pod
+
+
+def run_post_filter(
+    fw: Framework, state: CycleState, pod: Pod, table: NodeTable, diagnosis: Diagnosis
+) -> PostFilterResult | None:
+    """PostFilter over the failed pass's statuses; None when no plugin gave a result."""
+    if not fw.plugins_at("postFilter"):
+        return None
+    names = table.names
+    statuses = {names[row]: status for r in diagnosis.rejections for row, status in r.status_of()}
+    if diagnosis.absent_in_message and diagnosis.absent_status is not None:
+        # PreFilter rejected the pod: v1.28 gives every node its status "so that they
+        # can be handled in the preemption" (nodes a PreFilter result left out get none).
+        statuses = dict.fromkeys(names, diagnosis.absent_status)
+    result, status = fw.run_post_filter(state, pod, statuses)
+    state.record(
+        "post_filtered",
+        {
+            "status": status.to_record(),
+            "nominatedNodeName": result.nominated_node_name if result is not None else None,
+        },
+        plugin=status.plugin or None,
+    )
+    if not status.is_success and status.message:
+        diagnosis.post_filter_msg = status.message
+    if result is not None and result.record:
+        state.record(
+            "preempted",
+            dict(result.record),
+            node=result.nominated_node_name,
+            plugin=status.plugin or None,
+        )
+    return result

@@ -1,0 +1,173 @@
+"""DefaultPreemption as a PostFilter plugin (v1.28 `DefaultPreemption.PostFilter`, `Evaluator.Preempt`).
+
+The plugin decides; it does not act. Its result names the nominated node, the
+victims and the lower-priority pods whose nomination is cleared, with the
+decision as the log keeps it (`preempted`). The scheduler appends that decision
+and only once it is durable deletes the victims (upstream's `prepareCandidate`,
+scheduler/preemption.py): a crash in between is settled on restart.
+
+Every message goes out prefixed "preemption: ", as upstream's PostFilter does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from eventsched.framework import (
+    CycleState,
+    FilterRunner,
+    Handle,
+    PostFilterResult,
+    Status,
+)
+from eventsched.model import NodeTable, Pod
+from eventsched.plugins.defaultpreemption.args import NAME, parse_args
+from eventsched.plugins.defaultpreemption.candidates import (
+    Candidate,
+    DryRunResult,
+    FitsWithout,
+    dry_run_preemption,
+    fit_error_message,
+    nodes_where_preemption_might_help,
+    offset_and_num_candidates,
+    pod_eligible_to_preempt_others,
+)
+from eventsched.plugins.defaultpreemption.pick import choose
+
+PREFIX = "preemption: "
+
+
+class NodePods(Mapping[str, Sequence[Pod]]):
+    """The pods on each node of the table, read when asked (the dry run visits few nodes)."""
+
+    def __init__(self, table: NodeTable) -> None:
+        self._table = table
+
+    def __getitem__(self, name: str) -> Sequence[Pod]:
+        row = self._table.row_of(name)
+        if row is None:
+            raise KeyError(name)
+        return list(self._table.pods[row].values())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table.names)
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+
+class DefaultPreemption:
+    name = NAME
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        self.args = parse_args(args)
+        self.handle = handle
+        self._filters: FilterRunner | None = None
+
+    def use_filters(self, runner: FilterRunner) -> None:
+        self._filters = runner
+
+    def post_filter(
+        self, state: CycleState, pod: Pod, statuses: Mapping[str, Status]
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        result, status = self._preempt(state, pod, statuses)
+        if status.message:
+            status = Status(status.code, (PREFIX + status.message,), status.plugin)
+        return result, status
+
+    def _preempt(
+        self, state: CycleState, pod: Pod, statuses: Mapping[str, Status]
+    ) -> tuple[PostFilterResult | None, Status]:
+        table = self.handle.table
+        nominated = pod.nominated_node_name or table.nominated.node_of(pod.uid) or ""
+        node_pods = NodePods(table)
+        eligibility = pod_eligible_to_preempt_others(
+            pod, node_pods.get(nominated, ()), statuses.get(nominated)
+        )
+        if not eligibility.eligible:
+            return None, Status.unschedulable(eligibility.reason)
+        if len(table) == 0:
+            return None, Status.as_error("no nodes available")
+        potential = nodes_where_preemption_might_help(table.names, statuses)
+        if not potential.nodes:
+            return PostFilterResult(""), Status.unschedulable(fit_error_message(potential.statuses))
+        offset, wanted = offset_and_num_candidates(state.seed, len(potential.nodes), self.args)
+        dry = dry_run_preemption(
+            pod,
+            potential.nodes,
+            node_pods,
+            table.objects.disruption_budgets(),
+            offset,
+            wanted,
+            self._fits_on(state, pod, table),
+        )
+        if dry.errors and not dry.candidates:
+            return None, Status.as_error(_aggregate(dry.errors))
+        if not dry.candidates:
+            every = {**dry.statuses, **potential.statuses}
+            return PostFilterResult(""), Status.unschedulable(fit_error_message(every))
+        choice = choose(dry.candidates)
+        assert choice is not None
+        best = choice.candidate
+        lower = tuple(p for p in table.nominated.pods_on(best.node) if p.priority < pod.priority)
+        record = _record(best, choice.chosen_by, dry, offset, wanted, len(potential.nodes), lower)
+        return PostFilterResult(best.node, best.victims, lower, record), Status()
+
+    def _fits_on(self, state: CycleState, pod: Pod, table: NodeTable) -> Any:
+        runner = self._filters
+        if runner is None:
+            raise RuntimeError("DefaultPreemption was not given its profile's Filter plugins")
+
+        def on(name: str) -> FitsWithout:
+            def fits(removed: Sequence[Pod]) -> Status:
+                return runner.run_filter_with_nominated_pods(state, pod, table, name, removed)
+
+            return fits
+
+        return on
+
+
+def _aggregate(errors: Sequence[Status]) -> str:
+    """`utilerrors.NewAggregate(errs).Error()`: one message alone, several in brackets."""
+    messages = [e.message for e in errors]
+    return messages[0] if len(messages) == 1 else f"[{', '.join(messages)}]"
+
+
+def _record(
+    best: Candidate,
+    chosen_by: str,
+    dry: DryRunResult,
+    offset: int,
+    wanted: int,
+    potential: int,
+    lower: Sequence[Pod],
+) -> dict[str, Any]:
+    """`preempted`'s data (events/vocabulary.py)."""
+    return {
+        "nominatedNodeName": best.node,
+        "victims": [
+            {
+                "uid": v.uid,
+                "namespace": v.namespace,
+                "name": v.name,
+                "priority": v.priority,
+                "pdbViolation": i < best.num_pdb_violations,
+            }
+            for i, v in enumerate(best.victims)
+        ],
+        "candidates": [
+            {
+                "node": c.node,
+                "victims": [v.uid for v in c.victims],
+                "pdbViolations": c.num_pdb_violations,
+            }
+            for c in dry.candidates
+        ],
+        "chosenBy": chosen_by,
+        "offset": offset,
+        "numCandidates": wanted,
+        "evaluated": len(dry.visited),
+        "potentialNodes": potential,
+        "lowerNominated": [{"uid": p.uid, "namespace": p.namespace, "name": p.name} for p in lower],
+    }

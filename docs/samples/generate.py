@@ -189,6 +189,14 @@ LOGS = [
             "examples/coscheduling/",
         ),
     ),
+    # The query cookbook's preemption views: the preemption example, where two pods preempt.
+    Log(
+        {
+            "query-preemptions.txt": query("preemptions"),
+            "query-preemption-victims.txt": query("preemption-victims"),
+        },
+        setup=("eventsched simulate examples/preemption/",),
+    ),
     # The audit page: replay, counterfactual replay, then an edited row.
     Log(
         {

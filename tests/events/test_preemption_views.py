@@ -8,6 +8,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from eventsched.events import EventRecord, EventStore, downgrade, upgrade
+from tests.cookbook import cookbook
 
 
 def rows(store: EventStore, sql: str) -> list[dict[str, Any]]:
@@ -230,3 +231,23 @@ def test_downgrade_to_0004_restores_the_old_decisions_view(db_url: str) -> None:
     upgrade(db_url)
     with EventStore.connect(db_url) as store:
         assert len(rows(store, "SELECT * FROM preemption_victims")) == 3
+
+
+def test_the_cookbook_preemption_queries(store: EventStore) -> None:
+    """docs/querying.md's two preemption queries, as the docs show them, on both databases."""
+    a_log(store)
+    dialect = store.engine.dialect.name
+    found = rows(store, cookbook("preemptions", dialect))
+    assert [(r["preemptor"], r["node"], r["victims"], r["victim_names"]) for r in found] == [
+        ("ns/big", "n2", 2, "ns/a, ns/b"),
+        ("ns/huge", "n3", 1, "ns/c"),
+    ]
+    victims = rows(store, cookbook("preemption-victims", dialect))
+    assert [
+        (r["preemptor"], r["victim"], r["priority"], bool(r["pdb_violation"]), r["outcome"])
+        for r in victims
+    ] == [
+        ("ns/big", "ns/a", 10, True, "deleted"),
+        ("ns/big", "ns/b", 5, False, "deleted"),
+        ("ns/huge", "ns/c", 1, False, None),
+    ]

@@ -38,6 +38,7 @@ SNAPSHOT_NAME = "projections/v3"
 __all__ = [
     "SNAPSHOT_NAME",
     "Backoff",
+    "OpenPreemption",
     "Placement",
     "Projections",
     "Reservation",
@@ -62,6 +63,20 @@ class Reservation(NamedTuple):
     #: The identity a plugin (StickyNode) gave the pod, which `reserved` records: a
     #: restart that finds the pod bound records its first placement under it.
     identity: str | None = None
+
+
+class OpenPreemption(NamedTuple):
+    """A `preempted` decision (keyed by its attempt) with victims not yet settled by an
+    `evicted`: a restart finishes or abandons it (scheduler/preemption.py)."""
+
+    uid: str | None
+    namespace: str | None
+    name: str | None
+    scheduler: str
+    node: str | None
+    position: int
+    #: The victims' uids still to settle, space-separated (a column, as snapshots keep it).
+    victims: str
 
 
 class Backoff(NamedTuple):
@@ -126,6 +141,7 @@ class Projections:
     #: Pods (uids) a `bound` of ours placed and that still exist: a restart that lists
     #: them bound must not take them for pods placed by someone else.
     bound: set[str] = field(default_factory=set)
+    open_preemptions: dict[str, OpenPreemption] = field(default_factory=dict)
 
     def first_node(self, identity: str) -> str | None:
         """The node `identity` was first bound to, if any (what StickyNode asks for)."""
@@ -140,6 +156,7 @@ class Projections:
             dict(self.backoff),
             dict(self.observed),
             set(self.bound),
+            dict(self.open_preemptions),
         )
 
     # -- folding ----------------------------------------------------------------
@@ -211,6 +228,24 @@ class Projections:
             e.namespace, e.name, int(attempts), e.recorded_at.timestamp() + seconds
         )
 
+    def _preempted(self, e: StoredEvent) -> None:
+        victims = " ".join(str(v.get("uid", "")) for v in e.data.get("victims") or ())
+        if e.attempt and victims:
+            self.open_preemptions[e.attempt] = OpenPreemption(
+                e.uid, e.namespace, e.name, e.scheduler, e.node, e.position, victims
+            )
+
+    def _evicted(self, e: StoredEvent) -> None:
+        """One victim settled; a failed eviction abandons the rest, as the live scheduler does."""
+        open_ = self.open_preemptions.get(e.attempt or "")
+        if open_ is None:
+            return
+        left = [uid for uid in open_.victims.split() if uid != e.uid]
+        if not left or e.data.get("outcome") == "failed":
+            del self.open_preemptions[e.attempt or ""]
+        else:
+            self.open_preemptions[e.attempt or ""] = open_._replace(victims=" ".join(left))
+
     def _pod_removed(self, e: StoredEvent) -> None:
         if e.uid is not None:
             self.backoff.pop(e.uid, None)
@@ -254,6 +289,7 @@ class Projections:
             "backoff": _columns(Backoff, self.backoff),
             "observed": dict(self.observed),
             "bound": " ".join(sorted(self.bound)),
+            "open_preemptions": _columns(OpenPreemption, self.open_preemptions),
         }
 
     @classmethod
@@ -265,6 +301,7 @@ class Projections:
             backoff=_rows(Backoff, state.get("backoff")),
             observed={str(k): str(v) for k, v in state.get("observed", {}).items()},
             bound=set(str(state.get("bound") or "").split()),
+            open_preemptions=_rows(OpenPreemption, state.get("open_preemptions")),
         )
 
     def to_json(self) -> str:
@@ -321,6 +358,8 @@ _HANDLERS: dict[str, Callable[[Projections, StoredEvent], None]] = {
     "pod_observed": Projections._pod_observed,
     "object_observed": Projections._object_observed,
     "object_removed": Projections._object_removed,
+    "preempted": Projections._preempted,
+    "evicted": Projections._evicted,
 }
 
 

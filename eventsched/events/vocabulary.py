@@ -58,10 +58,12 @@ DECISION_KINDS: dict[str, str] = {
     "name}] (lower-priority pods whose nomination to the node is cleared)}",
     "evicted": "one victim of a `preempted` decision, after the API answered; uid/namespace/"
     "name = the victim, node column = its node, attempt = the preemptor's attempt; data: "
-    "{preemptor{uid, namespace, name}, outcome: deleted|gone|rejected|failed, code, reason?, "
-    "reconciled?} (gone: the victim no longer existed; rejected: it was waiting on Permit and "
-    "was rejected instead; failed: the API refused, reason says why; reconciled: re-issued by "
-    "a starting process for a decision its predecessor did not finish)",
+    "{preemptor{uid, namespace, name}, outcome: deleted|gone|rejected|failed|abandoned, code, "
+    "reason?, reconciled?} (gone: the victim no longer existed; rejected: it was waiting on "
+    "Permit and was rejected instead; failed: the API refused, reason says why, and the "
+    "decision's other victims are left alone; abandoned: a starting process found the "
+    "preemptor gone or placed and evicted nothing; reconciled: settled by a starting process "
+    "for a decision its predecessor did not finish)",
     "scored": "Score ran; data: {nodes, plugins[{name, weight, raw[], normalized[]}], "
     "top[{node, total}], skipped[] (PreScore returned Skip), summary{max,min,mean}}: raw and "
     "normalized are aligned with top (the top K nodes, best first), weighted = normalized x "

@@ -19,7 +19,7 @@ without all its `evicted`: the next process settles it (`settle_open_preemptions
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import structlog
@@ -112,11 +112,83 @@ def _evict_one(cluster: Cluster, handle: Handle, preemptor: Pod, victim: Pod) ->
     return {"outcome": "deleted", "code": 200}
 
 
-def victims_of(decision: Mapping[str, Any], pods: Mapping[str, Pod]) -> list[Pod]:
-    """The victims a `preempted` event names, as the view knows them (gone ones left out)."""
-    out = []
-    for entry in decision.get("victims") or ():
-        pod = pods.get(str(entry.get("uid", "")))
-        if pod is not None:
-            out.append(pod)
-    return out
+def settle_open_preemptions(
+    cluster: Cluster, journal: Journal, handle: Handle, metrics: SchedulerMetrics | None
+) -> None:
+    """Finish what a previous process decided and did not live to do, from what the
+    cluster shows now (the view after the initial lists):
+
+    - a victim that no longer exists: `evicted` {gone};
+    - the preemptor still pending: the other victims are evicted now (`reconciled`);
+    - the preemptor gone or placed: the rest is `abandoned` (nothing evicted), and a
+      preemptor still nominated loses its nomination.
+    """
+    pods = journal.view.pods
+    for attempt, open_ in list(journal.projections.open_preemptions.items()):
+        node = open_.node or ""
+        preemptor = pods.get(open_.uid or "")
+        stub = Pod(uid=open_.uid or "", namespace=open_.namespace or "", name=open_.name or "")
+        present: list[Pod] = []
+        for uid in open_.victims.split():
+            victim = pods.get(uid)
+            if victim is None or victim.node_name != node:
+                _settled(journal, stub, open_.scheduler, attempt, node, uid, "gone")
+            else:
+                present.append(victim)
+        if not present:
+            continue
+        if preemptor is not None and not preemptor.node_name and not preemptor.deleting:
+            log.info("finishing a preemption a previous process decided", preemptor=stub.key)
+            evict_victims(
+                cluster,
+                journal,
+                handle,
+                metrics,
+                preemptor,
+                open_.scheduler,
+                attempt,
+                node,
+                present,
+                reconciled=True,
+            )
+            continue
+        for victim in present:
+            _settled(journal, stub, open_.scheduler, attempt, node, victim.uid, "abandoned", victim)
+        if preemptor is not None and preemptor.nominated_node_name:
+            try:
+                cluster.clear_nomination(preemptor)
+            except ApiError as exc:
+                log.warning("cannot clear a nomination", pod=stub.key, error=str(exc))
+
+
+def _settled(
+    journal: Journal,
+    preemptor: Pod,
+    scheduler: str,
+    attempt: str,
+    node: str,
+    uid: str,
+    outcome: str,
+    victim: Pod | None = None,
+) -> None:
+    """`evicted` for a victim a starting process settles without evicting it."""
+    data: dict[str, Any] = {
+        "preemptor": {
+            "uid": preemptor.uid,
+            "namespace": preemptor.namespace,
+            "name": preemptor.name,
+        },
+        "outcome": outcome,
+        "code": 0,
+        "reconciled": True,
+    }
+    if outcome == "abandoned":
+        data["reason"] = "the preemptor is gone or already placed"
+    journal.pending.add(
+        "evicted",
+        data,
+        pod=victim or Pod(uid=uid, namespace="", name=""),
+        scheduler=scheduler,
+        attempt=attempt,
+        node=node,
+    )

@@ -31,6 +31,7 @@ from eventsched.scheduler.journal import Journal
 from eventsched.scheduler.metrics import SchedulerMetrics
 from eventsched.scheduler.options import SchedulerOptions, Stats
 from eventsched.scheduler.ports import Cluster, ClusterChange
+from eventsched.scheduler.preemption import settle_open_preemptions
 from eventsched.scheduler.queue import SchedulingQueue
 from eventsched.scheduler.reconcile import reconcile_reservations, record_start
 from eventsched.scheduler.schedule_one import SchedulingCycle
@@ -157,6 +158,7 @@ class Scheduler(SchedulingCycle):
                 log.info("waiting for the cluster's nodes and pods to sync", seconds=waited)
         self._drain_inbox()
         reconcile_reservations(self.journal)
+        settle_open_preemptions(self.cluster, self.journal, self.handle, self.metrics)
         self._flush_until_durable()
         self._ready = True
         return True

@@ -8,18 +8,26 @@ measurement, as it is for kube-scheduler) and stops when the last of them is
 bound or found unschedulable. Every decision, the init pods' included, is
 written to the log. Throughput, events/s and log bytes/pod are the measured
 pods'; the log size as `benchmarks/scheduling.py` measures it.
+
+A workload with a `churn` op (PreemptionAsync) starts it when the init pods
+are done, before the measured pods are created (upstream's op order); its
+pods are scheduled with the others but never counted, and the clock stops
+at the last measured pod's decision, while the churn still runs. Victims of
+preemption are deleted by the simulated cluster (`preempt`: marked, then
+deleted at once, as a kubelet does with a pod of no grace period).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eventsched.cluster import SimulatedCluster
 from eventsched.config import default_profile
@@ -27,6 +35,9 @@ from eventsched.events import EventStore, upgrade
 from eventsched.framework import Profile
 from eventsched.plugins import in_tree_registry
 from eventsched.scheduler import Scheduler, SchedulerOptions
+
+if TYPE_CHECKING:
+    from benchmarks.workloads import Workload
 
 
 def sibling(name: str) -> ModuleType:
@@ -60,14 +71,18 @@ class WorkloadResult:
     init_seconds: float
     seconds: float
     pods_per_second: float
-    #: Upstream CI's minimum pods/s for this workload at upstream's counts.
-    threshold: float
+    #: Upstream CI's minimum pods/s for this workload at upstream's counts (None: none set).
+    threshold: float | None
     #: Upstream's counts for that threshold.
     upstream_nodes: int
     upstream_measured_pods: int
     events: int
     events_per_second: float
     log_bytes_per_pod: float
+    #: Pods the churn op created while the measured pods were scheduled (not measured).
+    churn_pods: int = 0
+    #: Init pods gone from the cluster after the measured phase (preemption victims).
+    evicted: int = 0
     #: Plugins the workload exists to exercise that the default profile lacks.
     missing_plugins: list[str] = field(default_factory=list)
     #: Filled by `scheduling.measure_replay` when asked for (`--replay`).
@@ -77,13 +92,15 @@ class WorkloadResult:
         line = (
             f"{self.workload}: {self.nodes} nodes, {self.init_pods} init + "
             f"{self.measured_pods} measured pods on {self.database}: "
-            f"{self.pods_per_second:.1f} pods/s (upstream threshold {self.threshold:g} at "
+            f"{self.pods_per_second:.1f} pods/s ({threshold_text(self.threshold)} at "
             f"{self.upstream_nodes} nodes, {self.upstream_measured_pods} measured), "
             f"{self.events_per_second:.0f} events/s, "
             f"{self.log_bytes_per_pod:.0f} log bytes/pod ({self.bound} bound, "
             f"{self.unschedulable} unschedulable in {self.seconds:.2f} s; start-up "
             f"{self.startup_seconds:.2f} s, init pods {self.init_seconds:.2f} s)"
         )
+        if self.churn_pods or self.evicted:
+            line += f"\n  {self.churn_pods} churn pods created, {self.evicted} init pods evicted"
         if self.missing_plugins:
             line += (
                 f"\n  without {', '.join(self.missing_plugins)}: not in the default profile, "
@@ -95,13 +112,49 @@ class WorkloadResult:
         return asdict(self)
 
 
+def threshold_text(threshold: float | None) -> str:
+    return "no upstream threshold" if threshold is None else f"upstream threshold {threshold:g}"
+
+
+class MeasuredProgress:
+    """Counts binds of the measured pods only; sets `done` when all of them are bound.
+
+    Called as `Scheduler.on_progress` (the loop thread, after each decision is
+    durable); it reads the binds from the simulated cluster's record of them,
+    so pods of a churn op or a victim's preemptor are never counted.
+    """
+
+    def __init__(
+        self,
+        sim: SimulatedCluster,
+        measured: Collection[str],
+        on_progress: Callable[[int], None] | None = None,
+    ) -> None:
+        self.sim = sim
+        self.measured = measured
+        self.on_progress = on_progress
+        self.bound = 0
+        self.done = threading.Event()
+        self._seen = len(sim.bindings)
+
+    def __call__(self, _stats: object) -> None:
+        bindings = self.sim.bindings
+        end = len(bindings)
+        self.bound += sum(1 for key, _ in bindings[self._seen : end] if key in self.measured)
+        self._seen = end
+        if self.on_progress is not None:
+            self.on_progress(self.bound)
+        if self.bound >= len(self.measured):
+            self.done.set()
+
+
 def missing_plugins(profile: Profile, wanted: tuple[str, ...]) -> list[str]:
     enabled = set(profile.plugin_names())
     return [name for name in wanted if name not in enabled]
 
 
 def run(
-    name: str,
+    name: str | Workload,
     database_url: str,
     nodes: int | None = None,
     pods: int | None = None,
@@ -110,10 +163,11 @@ def run(
 ) -> WorkloadResult:
     """Run workload `name` (upstream's counts, or `nodes`/`pods` measured pods) on a new log.
 
-    `profile` is the default profile unless given (a test's, or one to compare with).
+    `name` may be a `Workload` itself (a test's variant of one). `profile` is the
+    default profile unless given (a test's, or one to compare with).
     """
     workloads = sibling("workloads")
-    workload = workloads.lookup(name)
+    workload = workloads.lookup(name) if isinstance(name, str) else name
     if workload is None:
         raise KeyError(name)
     size = workloads.size(workload, nodes, pods)
@@ -134,22 +188,32 @@ def run(
         scheduler.run(until_idle=True)
     t2 = time.perf_counter()
 
-    bound_before = scheduler.stats.bound
     events_before = scheduler.stats.events
     size_before = log_size(store)
-    if on_progress is not None:
-        scheduler.on_progress = lambda stats: on_progress(stats.bound - bound_before)
+    init_keys = {pod.key for batch in built.init_batches for pod in batch}
+    churner = None
+    if workload.churn is not None:
+        churner = sibling("churn").Churner(
+            sim, workload.churn, built.churn_pod, first_index=built.pod_count
+        )
+        churner.start()
+    progress = MeasuredProgress(sim, {pod.key for pod in built.measured}, on_progress)
+    scheduler.on_progress = progress
     measured = {sim.add_pod(pod).key for pod in built.measured}
     t3 = time.perf_counter()
-    scheduler.run(until_idle=True)
+    # With a churn op the scheduler is never idle for long: stop at the last measured bind.
+    scheduler.run(stop=progress.done if churner is not None else None, until_idle=True)
     t4 = time.perf_counter()
-    bound = scheduler.stats.bound - bound_before
+    if churner is not None:
+        churner.stop()
+    bound = progress.bound
     unschedulable = sum(1 for pod, _ in scheduler.last_failure.values() if pod.key in measured)
     scheduler.stop()
     events = scheduler.stats.events - events_before
     log_bytes = log_size(store) - size_before
     database = store.engine.dialect.name
     store.close()
+    evicted = len(init_keys - {pod.key for pod in sim.list_pods()})
 
     seconds = t4 - t3
     return WorkloadResult(
@@ -171,5 +235,7 @@ def run(
         events=events,
         events_per_second=events / seconds if seconds else 0.0,
         log_bytes_per_pod=log_bytes / max(size.measured_pods, 1),
+        churn_pods=0 if churner is None else churner.created,
+        evicted=evicted,
         missing_plugins=missing_plugins(profile, workload.plugins),
     )

@@ -33,6 +33,23 @@ class WorkloadCluster:
     #: One list per init `createPods` op, scheduled in this order before the measured pods.
     init_batches: list[list[Pod]]
     measured: list[Pod]
+    scheduler_name: str
+    #: The namespace of the workload's churn op, if it has one.
+    churn_namespace: str | None = None
+
+    @property
+    def pod_count(self) -> int:
+        """Init and measured pods: the index a churn op's first pod takes."""
+        return sum(len(batch) for batch in self.init_batches) + len(self.measured)
+
+    def churn_pod(self, template_name: str, index: int) -> Pod:
+        """Pod `index` of the churn op, from `template_name` (a pod template)."""
+        if self.churn_namespace is None:
+            raise ValueError("this workload has no churn op")
+        if _template(template_name).get("kind") != "Pod":
+            raise ValueError(f"benchmarks/workloads/{template_name}: churn supports pods only")
+        manifest = pod_manifest(template_name, self.churn_namespace, index, self.scheduler_name)
+        return Pod.from_manifest(manifest)
 
 
 @cache
@@ -60,12 +77,14 @@ def node_manifest(template_name: str, index: int, labels: NodeLabels | None) -> 
     return manifest
 
 
-def pod_manifest(op: CreatePods, index: int, scheduler_name: str) -> dict[str, Any]:
-    """Pod `index` of a run (unique across its ops) of one `createPods` op."""
-    manifest = template(op.template)
+def pod_manifest(
+    template_name: str, namespace: str, index: int, scheduler_name: str
+) -> dict[str, Any]:
+    """Pod `index` of a run (unique across its ops) of one `createPods` (or `churn`) op."""
+    manifest = template(template_name)
     meta = manifest["metadata"]
     meta["name"] = f"{meta.pop('generateName')}{index:05d}"
-    meta["namespace"] = op.namespace
+    meta["namespace"] = namespace
     # Upstream's pods go to kube-scheduler's default profile; here, to the default profile's.
     manifest["spec"]["schedulerName"] = scheduler_name
     return manifest
@@ -84,8 +103,13 @@ def build(workload: Workload, size: Size, scheduler_name: str) -> WorkloadCluste
 
     def pods(op: CreatePods, count: int) -> list[Pod]:
         return [
-            Pod.from_manifest(pod_manifest(op, next(counter), scheduler_name)) for _ in range(count)
+            Pod.from_manifest(
+                pod_manifest(op.template, op.namespace, next(counter), scheduler_name)
+            )
+            for _ in range(count)
         ]
 
     init = [pods(op, size.init_pods) for op in workload.init_ops]
-    return WorkloadCluster(nodes, namespaces, init, pods(workload.measured, size.measured_pods))
+    measured = pods(workload.measured, size.measured_pods)
+    churn = None if workload.churn is None else workload.churn.namespace
+    return WorkloadCluster(nodes, namespaces, init, measured, scheduler_name, churn)

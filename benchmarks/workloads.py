@@ -49,6 +49,27 @@ class CreatePods:
 
 
 @dataclass(frozen=True, slots=True)
+class Churn:
+    """A `churn` op: every `interval_ms`, one object from each template, in `namespace`.
+
+    Upstream's `runChurnOp` (scheduler_perf): a `time.Ticker` of
+    `intervalMilliseconds` (default 500); mode `create` creates one object
+    per template each tick until `number` ticks (0: until the workload
+    ends); mode `recreate` keeps `number` slots per template and, tick after
+    tick, creates the object of an empty slot or deletes the one it holds.
+    It starts after the init pods are scheduled and runs while the measured
+    pods are created and scheduled; its pods are never measured. Only pod
+    templates are supported here.
+    """
+
+    mode: str
+    templates: tuple[str, ...]
+    interval_ms: int
+    namespace: str
+    number: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Workload:
     name: str
     #: The upstream variant whose counts and threshold these are.
@@ -61,18 +82,23 @@ class Workload:
     init_ops: tuple[CreatePods, ...]
     measured_pods: int
     measured: CreatePods
-    #: Upstream CI's minimum SchedulingThroughput average, pods/s, at these counts.
-    threshold: float
+    #: Upstream CI's minimum SchedulingThroughput average, pods/s, at these counts
+    #: (None: upstream sets none for this variant).
+    threshold: float | None
     #: The plugins the workload exists to exercise.
     plugins: tuple[str, ...]
     #: What the pods carry that makes this workload what it is.
     feature: str
-    v128_measured_pods: int
+    #: v1.28's `5000Nodes` measured pods (None: no such variant ran in v1.28).
+    v128_measured_pods: int | None
+    #: The `churn` op running from the end of the init ops until the measured pods are done.
+    churn: Churn | None = None
 
     def namespaces(self) -> tuple[str, ...]:
-        """Every namespace the pods live in, in order of first use."""
-        ops = (*self.init_ops, self.measured)
-        return tuple(dict.fromkeys(op.namespace for op in ops))
+        """Every namespace the pods live in, in order of first use (upstream's op order)."""
+        churn = () if self.churn is None else (self.churn.namespace,)
+        names = (*(op.namespace for op in self.init_ops), *churn, self.measured.namespace)
+        return tuple(dict.fromkeys(names))
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +126,8 @@ def size(workload: Workload, nodes: int | None = None, pods: int | None = None) 
 
 NODE = "node-default.yaml"
 DEFAULT = "pod-default.yaml"
+LOW = "pod-low-priority.yaml"
+HIGH = "pod-high-priority.yaml"
 ZONE1 = NodeLabels(ZONE, ("zone1",))
 MOONS = NodeLabels(ZONE, ("moon-1", "moon-2", "moon-3"))
 
@@ -229,6 +257,37 @@ WORKLOADS: tuple[Workload, ...] = (
         plugins=("InterPodAffinity",),
         feature="plain pods among placed pods with every kind of affinity term",
         v128_measured_pods=1000,
+    ),
+    Workload(
+        name="PreemptionBasic",
+        variant="1000Nodes",
+        nodes=1000,
+        node_template=NODE,
+        node_labels=None,
+        init_pods=4000,
+        init_ops=(CreatePods(LOW, "namespace-1"),),
+        measured_pods=1000,
+        measured=CreatePods(HIGH, "namespace-2"),
+        threshold=None,
+        plugins=("DefaultPreemption",),
+        feature="priority 10, 3 CPUs, on nodes full of priority-0 pods of 900m (3 victims each)",
+        v128_measured_pods=None,
+    ),
+    Workload(
+        name="PreemptionAsync",
+        variant="5000Nodes",
+        nodes=5000,
+        node_template=NODE,
+        node_labels=None,
+        init_pods=20000,
+        init_ops=(CreatePods(LOW, "namespace-1"),),
+        measured_pods=5000,
+        measured=CreatePods(DEFAULT, "namespace-3"),
+        threshold=570,
+        plugins=("DefaultPreemption",),
+        feature="plain pods while a high-priority pod that must preempt arrives every 200 ms",
+        v128_measured_pods=None,
+        churn=Churn("create", (HIGH,), 200, "namespace-2"),
     ),
 )
 

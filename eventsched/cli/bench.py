@@ -153,10 +153,27 @@ def run_workload(args: argparse.Namespace) -> int:
 def _workload_list(workloads: ModuleType, as_json: bool) -> str:
     if as_json:
         return json.dumps([dataclasses.asdict(w) for w in workloads.WORKLOADS])
+
+    def threshold(w: Any) -> str:
+        return (
+            "no upstream threshold"
+            if w.threshold is None
+            else f"upstream threshold {w.threshold:g} pods/s"
+        )
+
     return "\n".join(
         f"{w.name}: {w.nodes} nodes, {w.init_pods * len(w.init_ops)} init + {w.measured_pods} "
-        f"measured pods ({w.variant}; upstream threshold {w.threshold:g} pods/s): {w.feature}"
+        f"measured pods ({w.variant}; {threshold(w)}){_churn(w)}: {w.feature}"
         for w in workloads.WORKLOADS
+    )
+
+
+def _churn(w: Any) -> str:
+    """`, churn: <template> every <interval> ms` for a workload with a churn op."""
+    if w.churn is None:
+        return ""
+    return (
+        f", churn: {', '.join(w.churn.templates)} every {w.churn.interval_ms} ms ({w.churn.mode})"
     )
 
 

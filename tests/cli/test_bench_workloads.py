@@ -104,6 +104,14 @@ FEATURES: dict[str, Callable[[Mapping[str, Any]], bool]] = {
     ),
     # Plain pods, measured among init pods carrying every kind of term (checked below).
     "MixedSchedulingBasePod": lambda r: "affinity" not in r and "labels" not in r,
+    # pod-high-priority.yaml: spec.priority 10, 3 CPUs (tests/cli/test_bench_preemption.py).
+    "PreemptionBasic": lambda r: (
+        r["priority"] == 10 and r["requests"] == {"cpu": 3000, "memory": 500 * 2**20}
+    ),
+    # pod-default.yaml, scheduled while the churn op's high-priority pods preempt.
+    "PreemptionAsync": lambda r: (
+        r["priority"] == 0 and r["requests"] == {"cpu": 100, "memory": 500 * 2**20}
+    ),
 }
 
 
@@ -150,8 +158,10 @@ def test_each_measured_pod_is_decided_in_the_log_and_carries_the_workload_featur
     assert result["threshold"] == workload.threshold
 
     observed = observed_pods(url)
+    init_namespaces = {op.namespace for op in workload.init_ops}
     measured = [key for key in observed if key[0] == workload.measured.namespace]
-    init = [key for key in observed if key[0] != workload.measured.namespace]
+    # A churn op's pods (PreemptionAsync's namespace-2), if it ticked, are neither.
+    init = [key for key in observed if key[0] in init_namespaces]
     assert len(measured) == PODS and len(init) == result["init_pods"]
     decisions = decided(url)
     # Every pod, init or measured, has a decision in the log: bound or unschedulable.

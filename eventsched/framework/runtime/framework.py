@@ -20,6 +20,7 @@ from eventsched.framework.interface import (
     MIN_NODE_SCORE,
     AnnotationReader,
     EnqueueExtensions,
+    PodCountingPreFilter,
     UsesFilters,
 )
 from eventsched.framework.profile import Profile
@@ -83,6 +84,10 @@ class Framework:
         for plugin in self.instances.values():
             if isinstance(plugin, UsesFilters):
                 plugin.use_filters(self)
+        #: PreFilter plugins whose state counts placed pods (isinstance on a protocol is slow).
+        self.counting_pre_filters: list[PodCountingPreFilter] = [
+            p for p in self.plugins.pre_filter if isinstance(p, PodCountingPreFilter)
+        ]
         self.queue_sort = self.plugins.queue_sort
         self._names = {point: [r.name for r in refs] for point, refs in profile.plugins.items()}
 

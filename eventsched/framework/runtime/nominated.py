@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from eventsched.framework.cycle_state import CycleState
-from eventsched.framework.interface import PodCountingPreFilter
 from eventsched.framework.runtime.guarded import PluginFailed, guarded
 from eventsched.framework.status import SUCCESS, Status
 from eventsched.model import NodeTable, Pod
@@ -95,11 +94,7 @@ def recount(
 ) -> tuple[CycleState, Status]:
     """A copy of `state` whose pod-counting PreFilter states are those of `table` now
     (the same `state` when no such plugin ran PreFilter for this pod)."""
-    counting = [
-        p
-        for p in fw.plugins.pre_filter
-        if isinstance(p, PodCountingPreFilter) and p.name not in state.skip_filter
-    ]
+    counting = [p for p in fw.counting_pre_filters if p.name not in state.skip_filter]
     if not counting:
         return state, SUCCESS
     copy = state.clone()

@@ -33,6 +33,7 @@ from eventsched.framework.interface import (
     PreFilterPlugin,
     PreScorePlugin,
     QueueSortPlugin,
+    RequestedOnlyFilter,
     ReservePlugin,
     ScoreExtensions,
     ScorePlugin,
@@ -49,6 +50,7 @@ from eventsched.framework.registry import (
     check_args,
 )
 from eventsched.framework.runtime import Framework, ProfileError, Rejection, ScoreTable
+from eventsched.framework.runtime.nominated import nominated_to_count
 from eventsched.framework.scoredrecord import ScoreCell, in_columns, score_cells, scored_data
 from eventsched.framework.sink import Decision, DecisionSink, ListSink
 from eventsched.framework.status import SUCCESS, Code, Status
@@ -136,6 +138,7 @@ __all__ = [
     "QueuedPodInfo",
     "Registry",
     "Rejection",
+    "RequestedOnlyFilter",
     "ReservePlugin",
     "ScheduleResult",
     "SchedulingError",
@@ -154,6 +157,7 @@ __all__ = [
     "implements",
     "in_columns",
     "min_max_normalize",
+    "nominated_to_count",
     "num_feasible_nodes_to_find",
     "run_post_filter",
     "schedule_pod",

@@ -9,7 +9,7 @@ batch over the NodeTable (fast); the runtime adapts the first to the second.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from eventsched.framework.cycle_state import CycleState
 from eventsched.framework.status import Status
@@ -22,6 +22,9 @@ from eventsched.framework.types import (
     QueuedPodInfo,
 )
 from eventsched.model import Indexes, IntArray, NodeTable, Pod
+
+if TYPE_CHECKING:
+    from eventsched.framework.runtime.results import Rejection
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
@@ -80,9 +83,27 @@ class PodCountingPreFilter(Plugin, Protocol):
     def recount(self, state: CycleState, pod: Pod, table: NodeTable) -> Status | None: ...
 
 
+@runtime_checkable
+class RequestedOnlyFilter(Plugin, Protocol):
+    """A Filter whose verdict on a node reads only that node and the table's requested
+    and allocatable columns: not the pods on it, not other nodes (NodeUnschedulable,
+    NodeName, TaintToleration, NodeAffinity, NodeResourcesFit). When every Filter a pod
+    meets is one, preemption's dry run judges many nodes at once, with the requests of
+    candidate victims taken off their rows (`NodeTable.requested_as`)."""
+
+    filter_reads_requested_only: bool
+
+
 class FilterRunner(Protocol):
     """What a PostFilter plugin may ask of its profile: kube-scheduler's
-    `RunFilterPluginsWithNominatedPods` on one node with some of its pods removed."""
+    `RunFilterPluginsWithNominatedPods` on one node with some of its pods removed; and
+    the batch Filter pass over rows, when only `RequestedOnlyFilter`s judge the pod."""
+
+    def run_filter(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
+    ) -> tuple[Indexes, list[Rejection], Status]: ...
+
+    def judged_by_requested_only(self, state: CycleState) -> bool: ...
 
     def run_filter_with_nominated_pods(
         self,

@@ -295,6 +295,17 @@ class NodeTable:
             pods.clear()
             pods.update(before)
 
+    @contextmanager
+    def requested_as(self, requested: IntArray) -> Iterator[None]:
+        """`requested` (one row per node, the table's columns) is what Filter plugins see
+        as requested until the block ends: preemption's dry run of many nodes at once."""
+        saved = self._req
+        self._req = requested
+        try:
+            yield
+        finally:
+            self._req = saved
+
     def _subtract(self, row: int, pod: Pod) -> None:
         self._add(row, pod, -1)
 

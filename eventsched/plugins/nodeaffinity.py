@@ -38,6 +38,8 @@ _SCORE_KEY = "PreScoreNodeAffinity"
 
 class NodeAffinity:
     name = NAME
+    #: Its Filter reads the node and the requested/allocatable columns only (RequestedOnlyFilter).
+    filter_reads_requested_only = True
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         unknown = set(args) - {"addedAffinity"}

@@ -24,6 +24,8 @@ ERR_REASON = "node(s) didn't match the requested node name"
 
 class NodeName:
     name = "NodeName"
+    #: Its Filter reads the node and the requested/allocatable columns only (RequestedOnlyFilter).
+    filter_reads_requested_only = True
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         check_args(self.name, args)

@@ -51,6 +51,8 @@ class PodRequest:
 
 class NodeResourcesFit:
     name = NAME
+    #: Its Filter reads the node and the requested/allocatable columns only (RequestedOnlyFilter).
+    filter_reads_requested_only = True
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         known = {"ignoredResources", "ignoredResourceGroups", "scoringStrategy"}

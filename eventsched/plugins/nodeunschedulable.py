@@ -23,6 +23,8 @@ UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule"
 
 class NodeUnschedulable:
     name = "NodeUnschedulable"
+    #: Its Filter reads the node and the requested/allocatable columns only (RequestedOnlyFilter).
+    filter_reads_requested_only = True
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         check_args(self.name, args)

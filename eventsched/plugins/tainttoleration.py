@@ -31,6 +31,8 @@ _SCORE_KEY = "PreScoreTaintToleration"
 
 class TaintToleration:
     name = "TaintToleration"
+    #: Its Filter reads the node and the requested/allocatable columns only (RequestedOnlyFilter).
+    filter_reads_requested_only = True
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         check_args(self.name, args)

@@ -21,6 +21,7 @@ from eventsched.framework.interface import (
     AnnotationReader,
     EnqueueExtensions,
     PodCountingPreFilter,
+    RequestedOnlyFilter,
     UsesFilters,
 )
 from eventsched.framework.profile import Profile
@@ -88,6 +89,11 @@ class Framework:
         self.counting_pre_filters: list[PodCountingPreFilter] = [
             p for p in self.plugins.pre_filter if isinstance(p, PodCountingPreFilter)
         ]
+        self._requested_only = {
+            name
+            for name, p in self.instances.items()
+            if isinstance(p, RequestedOnlyFilter) and p.filter_reads_requested_only
+        }
         self.queue_sort = self.plugins.queue_sort
         self._names = {point: [r.name for r in refs] for point, refs in profile.plugins.items()}
 
@@ -216,6 +222,11 @@ class Framework:
             rejections.append(Rejection(name, remaining[failing], slots, statuses))
             remaining = remaining[~failing]
         return remaining, rejections, Status()
+
+    def judged_by_requested_only(self, state: CycleState) -> bool:
+        """Whether every Filter that runs for this attempt's pod is a RequestedOnlyFilter."""
+        skipped = state.skip_filter
+        return all(e.name in self._requested_only or e.name in skipped for e in self.plugins.filter)
 
     def run_filter_with_nominated_pods(
         self,

@@ -175,7 +175,7 @@ def dry_run_preemption(
         name = nodes[(offset + i) % len(nodes)]
         visited.append(name)
         selection = select_victims_on_node(preemptor, node_pods.get(name, ()), pdbs, fits_on(name))
-        status = _candidate_status(name, selection)
+        status = candidate_status(name, selection)
         if status is not None:
             statuses[name] = status
             continue
@@ -188,7 +188,7 @@ def dry_run_preemption(
     return DryRunResult(tuple(non_violating + violating), statuses, tuple(visited))
 
 
-def _candidate_status(node: str, selection: VictimSelection) -> Status | None:
+def candidate_status(node: str, selection: VictimSelection) -> Status | None:
     """None when the node is a candidate, else the status the dry run records for it."""
     if not selection.is_success:
         return selection.status

@@ -20,13 +20,16 @@ from eventsched.framework import (
     Handle,
     PostFilterResult,
     Status,
+    nominated_to_count,
 )
 from eventsched.model import NodeTable, Pod
 from eventsched.plugins.defaultpreemption.args import NAME, parse_args
+from eventsched.plugins.defaultpreemption.batch import batch_dry_run
 from eventsched.plugins.defaultpreemption.candidates import (
     Candidate,
     DryRunResult,
     FitsWithout,
+    NodeFits,
     dry_run_preemption,
     fit_error_message,
     nodes_where_preemption_might_help,
@@ -93,15 +96,7 @@ class DefaultPreemption:
         if not potential.nodes:
             return PostFilterResult(""), Status.unschedulable(fit_error_message(potential.statuses))
         offset, wanted = offset_and_num_candidates(state.seed, len(potential.nodes), self.args)
-        dry = dry_run_preemption(
-            pod,
-            potential.nodes,
-            node_pods,
-            table.objects.disruption_budgets(),
-            offset,
-            wanted,
-            self._fits_on(state, pod, table),
-        )
+        dry = self._dry_run(state, pod, table, potential.nodes, offset, wanted)
         if dry.errors and not dry.candidates:
             return None, Status.as_error(_aggregate(dry.errors))
         if not dry.candidates:
@@ -114,7 +109,36 @@ class DefaultPreemption:
         record = _record(best, choice.chosen_by, dry, offset, wanted, len(potential.nodes), lower)
         return PostFilterResult(best.node, best.victims, lower, record), Status()
 
-    def _fits_on(self, state: CycleState, pod: Pod, table: NodeTable) -> Any:
+    def _dry_run(
+        self,
+        state: CycleState,
+        pod: Pod,
+        table: NodeTable,
+        nodes: Sequence[str],
+        offset: int,
+        wanted: int,
+    ) -> DryRunResult:
+        """`DryRunPreemption`: many nodes per batch Filter pass when only requested-only
+        Filters judge the pod (batch.py), else node by node; the same result either way."""
+        pdbs = table.objects.disruption_budgets()
+        fits_on = self._fits_on(state, pod, table)
+        runner = self._filters
+        if runner is not None and runner.judged_by_requested_only(state):
+            return batch_dry_run(
+                runner,
+                state,
+                pod,
+                table,
+                nodes,
+                pdbs,
+                offset,
+                wanted,
+                fits_on,
+                lambda name: bool(nominated_to_count(table, pod, name)),
+            )
+        return dry_run_preemption(pod, nodes, NodePods(table), pdbs, offset, wanted, fits_on)
+
+    def _fits_on(self, state: CycleState, pod: Pod, table: NodeTable) -> NodeFits:
         runner = self._filters
         if runner is None:
             raise RuntimeError("DefaultPreemption was not given its profile's Filter plugins")

@@ -1,0 +1,203 @@
+"""`DryRunPreemption` over many nodes at once, when only requested-only Filters judge the pod.
+
+`SelectVictimsOnNode` asks, node after node, "does the preemptor fit with these pods
+taken off?" (victims.py). When every Filter that runs for the preemptor reads only the
+node and the requested/allocatable columns (`RequestedOnlyFilter`: no host ports, no
+volumes, no spread or affinity constraints to count), a node's answer depends only on
+its own row of `requested`. Then the question can be asked of a whole chunk of nodes
+in one batch Filter pass, over a copy of `requested` with the candidate victims'
+requests taken off their rows:
+
+1. every lower-priority pod off each node: nodes that still fail are not candidates,
+   with that Filter status;
+2. then round k puts back each node's k-th pod in reprieve order (PDB-violating first,
+   each group most important first): where the preemptor no longer fits, the pod is
+   a victim and its requests come off again.
+
+Per node this is the sequential algorithm step for step, so the result is the same;
+nodes with pods nominated to them take the one-node path (their nominated pods are
+counted in two passes). Chunks follow the dry run's order from the offset, and the
+stopping rule is applied to the results in that order, so the candidates, statuses
+and visited nodes are those `dry_run_preemption` gives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from eventsched.framework import Code, CycleState, FilterRunner, Status
+from eventsched.model import IntArray, NodeTable, Pod
+from eventsched.model.disruption import PodDisruptionBudget
+from eventsched.model.resources import PODS
+from eventsched.plugins.defaultpreemption.candidates import (
+    Candidate,
+    DryRunResult,
+    NodeFits,
+    candidate_status,
+)
+from eventsched.plugins.defaultpreemption.victims import (
+    NO_VICTIMS,
+    VictimSelection,
+    filter_pods_with_pdb_violation,
+    importance_order,
+    select_victims_on_node,
+)
+
+
+@dataclass(slots=True)
+class _Node:
+    """One node's reprieve order and where its selection stands."""
+
+    name: str
+    row: int
+    order: list[Pod]
+    violating: int
+    victims: list[Pod] = field(default_factory=list)
+    num_violating: int = 0
+    status: Status | None = None
+
+
+def batch_dry_run(
+    runner: FilterRunner,
+    state: CycleState,
+    preemptor: Pod,
+    table: NodeTable,
+    nodes: Sequence[str],
+    pdbs: Sequence[PodDisruptionBudget],
+    offset: int,
+    wanted: int,
+    fits_on: NodeFits,
+    nominated: Callable[[str], bool],
+) -> DryRunResult:
+    """`dry_run_preemption`'s result, judging `wanted` nodes per batch."""
+    non_violating: list[Candidate] = []
+    violating: list[Candidate] = []
+    statuses: dict[str, Status] = {}
+    visited: list[str] = []
+    ordered = [nodes[(offset + i) % len(nodes)] for i in range(len(nodes))]
+    chunk_size = max(wanted, 64)
+    for start in range(0, len(ordered), chunk_size):
+        chunk = ordered[start : start + chunk_size]
+        selections = _select_chunk(runner, state, preemptor, table, chunk, pdbs, fits_on, nominated)
+        for name, selection in zip(chunk, selections, strict=True):
+            visited.append(name)
+            status = candidate_status(name, selection)
+            if status is not None:
+                statuses[name] = status
+                continue
+            found = Candidate(name, selection.victims, selection.num_pdb_violations)
+            target = violating if selection.num_pdb_violations else non_violating
+            if len(target) < wanted:
+                target.append(found)
+            if non_violating and len(non_violating) + len(violating) >= wanted:
+                return DryRunResult(tuple(non_violating + violating), statuses, tuple(visited))
+    return DryRunResult(tuple(non_violating + violating), statuses, tuple(visited))
+
+
+def _select_chunk(
+    runner: FilterRunner,
+    state: CycleState,
+    preemptor: Pod,
+    table: NodeTable,
+    chunk: Sequence[str],
+    pdbs: Sequence[PodDisruptionBudget],
+    fits_on: NodeFits,
+    nominated: Callable[[str], bool],
+) -> list[VictimSelection]:
+    out: dict[str, VictimSelection] = {}
+    batched: list[_Node] = []
+    for name in chunk:
+        row = table.index[name]
+        pods = table.pods[row].values()
+        potential = [p for p in pods if p.priority < preemptor.priority]
+        if not potential:
+            out[name] = VictimSelection(
+                (), 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
+            )
+        elif nominated(name):
+            out[name] = select_victims_on_node(preemptor, list(pods), pdbs, fits_on(name))
+        else:
+            bad, good = filter_pods_with_pdb_violation(importance_order(potential), pdbs)
+            batched.append(_Node(name, row, bad + good, len(bad)))
+    if batched:
+        _judge(runner, state, preemptor, table, batched)
+    for node in batched:
+        out[node.name] = (
+            VictimSelection((), 0, node.status)
+            if node.status is not None
+            else VictimSelection(tuple(node.victims), node.num_violating, Status())
+        )
+    return [out[name] for name in chunk]
+
+
+def _judge(
+    runner: FilterRunner, state: CycleState, preemptor: Pod, table: NodeTable, nodes: list[_Node]
+) -> None:
+    """Every node's victims, in rounds of one batch Filter pass each."""
+    vectors = _RequestVectors(table)
+    requested = table.requested.copy()
+    for node in nodes:
+        for pod in node.order:
+            requested[node.row] -= vectors.of(pod)
+    rows = np.array([n.row for n in nodes], dtype=np.intp)
+    failed = _filter(runner, state, preemptor, table, requested, rows)
+    active: list[_Node] = []
+    for node in nodes:
+        node.status = failed.get(node.row)
+        if node.status is None:
+            active.append(node)
+    depth = max((len(n.order) for n in active), default=0)
+    for k in range(depth):
+        step = [n for n in active if k < len(n.order)]
+        for node in step:
+            requested[node.row] += vectors.of(node.order[k])
+        rows = np.array([n.row for n in step], dtype=np.intp)
+        failed = _filter(runner, state, preemptor, table, requested, rows)
+        for node in step:
+            if node.row in failed:
+                pod = node.order[k]
+                requested[node.row] -= vectors.of(pod)
+                node.victims.append(pod)
+                node.num_violating += k < node.violating
+
+
+def _filter(
+    runner: FilterRunner,
+    state: CycleState,
+    preemptor: Pod,
+    table: NodeTable,
+    requested: IntArray,
+    rows: np.ndarray,
+) -> dict[int, Status]:
+    """The rows that fail with `requested`, each with its first failing plugin's status."""
+    with table.requested_as(requested):
+        _, rejections, status = runner.run_filter(state, preemptor, table, rows)
+    if not status.is_success:
+        return {int(r): status for r in rows}
+    return {row: s for r in rejections for row, s in r.status_of()}
+
+
+class _RequestVectors:
+    """A pod's requests as a row of the table's columns (the pod counted in `pods`)."""
+
+    def __init__(self, table: NodeTable) -> None:
+        self._table = table
+        self._cache: dict[str, IntArray] = {}
+
+    def of(self, pod: Pod) -> IntArray:
+        vector = self._cache.get(pod.uid)
+        if vector is None:
+            table = self._table
+            vector = np.zeros(len(table.resource_names), dtype=np.int64)
+            for resource, amount in pod.requests.items():
+                col = table.column(resource)
+                if col is not None:
+                    vector[col] += amount
+            pods_col = table.column(PODS)
+            assert pods_col is not None
+            vector[pods_col] += 1
+            self._cache[pod.uid] = vector
+        return vector

@@ -17,6 +17,7 @@ from eventsched.audit.preemption import (
     Preemption,
     apply_evictions,
     complete_preempted_by,
+    not_evicted,
     preempted_by_of,
     preemption_of,
 )
@@ -105,6 +106,8 @@ def explain_pod(store: EventStore, namespace: str, name: str) -> PodExplanation:
     uids = {e.position: e.uid for e in events if e.kind == "evicted"}
     for victim in explanation.preempted_by:
         complete_preempted_by(store, victim, uids.get(victim.position))
+    pending = not_evicted(store, {e.uid for e in events if e.uid})
+    explanation.preempted_by = sorted(explanation.preempted_by + pending, key=lambda v: v.position)
     for attempt in explanation.attempts:
         if attempt.preemption is not None:
             apply_evictions(attempt.preemption, store.read_attempt(attempt.attempt))

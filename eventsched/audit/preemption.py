@@ -5,7 +5,9 @@ A `preempted` event (uid = the preemptor) is in the preemptor's attempt; an
 attempt. So a preemptor's explanation reads its attempt's `evicted` events
 for the victims' outcomes, and a victim's explanation reads the attempt its
 `evicted` names for the decision that chose it (node, criterion) and the
-preemptor's last `pod_observed` before it for the preemptor's priority.
+preemptor's last `pod_observed` before it for the preemptor's priority. A
+victim chosen but not (yet) evicted has no `evicted` event: the view
+`preemption_victims` (migration 0005) finds those decisions by its uid.
 """
 
 from __future__ import annotations
@@ -14,7 +16,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import sqlalchemy as sa
+
 from eventsched.events import EventStore, StoredEvent
+from eventsched.events.engine import connection
 
 
 @dataclass(slots=True)
@@ -71,7 +76,8 @@ class PreemptedBy:
     preemptor: str
     preemptor_uid: str
     node: str | None
-    outcome: str
+    #: The `evicted` event's outcome; None: the decision chose the pod, no eviction is logged.
+    outcome: str | None
     code: int | None = None
     reason: str | None = None
     reconciled: bool = False
@@ -175,6 +181,39 @@ def complete_preempted_by(store: EventStore, found: PreemptedBy, uid: str | None
     ]
     if observed:
         found.preemptor_priority = _int(observed[-1].data.get("priority", 0))
+
+
+#: Decisions that chose one of the uids as a victim with no `evicted` logged for it.
+_NOT_EVICTED = sa.text(
+    "SELECT attempt, victim_uid FROM preemption_victims "
+    "WHERE evicted_position IS NULL AND victim_uid IN :uids ORDER BY position"
+).bindparams(sa.bindparam("uids", expanding=True))
+
+
+def not_evicted(store: EventStore, uids: set[str]) -> list[PreemptedBy]:
+    """Each decision that chose one of `uids` as a victim and logged no eviction of it
+    (the eviction is under way, was never made, or an earlier victim's failed)."""
+    if not uids:
+        return []
+    with connection(store.engine, read_only=True) as conn:
+        chosen = [(str(a), str(u)) for a, u in conn.execute(_NOT_EVICTED, {"uids": sorted(uids)})]
+    found = []
+    for attempt, uid in chosen:
+        decision = next((e for e in store.read_attempt(attempt) if e.kind == "preempted"), None)
+        if decision is None:
+            continue
+        victim = PreemptedBy(
+            attempt=attempt,
+            position=decision.position,
+            recorded_at=decision.recorded_at.isoformat(),
+            preemptor=f"{decision.namespace}/{decision.name}",
+            preemptor_uid=decision.uid or "",
+            node=decision.node,
+            outcome=None,
+        )
+        complete_preempted_by(store, victim, uid)
+        found.append(victim)
+    return found
 
 
 def _objects(value: Any) -> list[Mapping[str, Any]]:

@@ -34,9 +34,14 @@ def render_preempted_by(v: PreemptedBy) -> str:
     """One eviction of the explained pod, as another pod's victim."""
     priority = f" (priority {v.preemptor_priority})" if v.preemptor_priority is not None else ""
     chosen = f": chosen by {v.chosen_by}" if v.chosen_by else ""
+    outcome = (
+        f"outcome {_outcome(v.outcome, v.code, v.reason, v.reconciled)}"
+        if v.outcome is not None
+        else "no eviction recorded yet"
+    )
     return (
         f"Preempted by {v.preemptor}{priority} on node {v.node} in attempt {v.attempt}{chosen}; "
-        f"outcome {_outcome(v.outcome, v.code, v.reason, v.reconciled)}"
+        + outcome
     )
 
 
@@ -60,7 +65,7 @@ def _outcome(outcome: str, code: int | None, reason: str | None, reconciled: boo
 
 
 def _candidate(c: Candidate) -> str:
-    pdb = f", {c.pdb_violations} PDB violation(s)" if c.pdb_violations else ""
+    pdb = f" ({_count(c.pdb_violations, 'PDB violation')})" if c.pdb_violations else ""
     return f"{c.node}: {_count(c.victims, 'victim')}{pdb}"
 
 

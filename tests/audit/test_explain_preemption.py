@@ -175,7 +175,7 @@ def test_explain_a_preemptor(store: EventStore) -> None:
         "    prod/web-b (priority 5): failed (500: etcd timeout)",
         "  Dry run: 3 candidates among 3 node(s) visited (of 4 where preemption might help, "
         "from offset 1, looking for 3); chosen by lowest highest-victim priority",
-        "    other candidates: n1: 3 victims, n3: 1 victim, 2 PDB violation(s)",
+        "    other candidates: n1: 3 victims, n3: 1 victim (2 PDB violations)",
         "    nomination to n2 cleared for lower-priority prod/low",
         "  Unschedulable: 0/4 nodes are available: 4 Insufficient cpu. → unschedulable queue, "
         "backoff 1s",
@@ -204,7 +204,12 @@ def test_a_victim_whose_eviction_is_not_written_yet(store: EventStore) -> None:
     preemptor = render(explain_pod(store, "prod", "big"))
     assert "    prod/web-b (priority 5): no eviction recorded yet" in preemptor.splitlines()
     victim = explain_pod(store, "prod", "web-b")
-    assert victim.preempted_by == [] and "Preempted" not in render(victim)
+    (chosen,) = victim.preempted_by
+    assert (chosen.outcome, chosen.priority, chosen.preemptor_priority) == (None, 5, 1000)
+    assert render(victim).splitlines()[2] == (
+        f"  Preempted by prod/big (priority 1000) on node n2 in attempt {ATTEMPT}: chosen by "
+        "lowest highest-victim priority; no eviction recorded yet"
+    )
 
 
 def test_explain_command_json(db_url: str) -> None:
@@ -234,3 +239,38 @@ def test_explain_command_json(db_url: str) -> None:
     web = json.loads(explain("prod/web-a", "--json"))
     assert web["preempted_by"][0]["outcome"] == "deleted"
     assert "Preempted by prod/big (priority 1000) on node n2" in explain("prod/web-a")
+
+
+def test_explain_after_simulating_the_preemption_example(db_url: str) -> None:
+    """examples/preemption/ (docs/querying.md): the scheduler's own events, explained."""
+    env = {**os.environ, "EVENTSCHED_DATABASE_URL": db_url}
+
+    def eventsched(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "eventsched.cli.main", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert "2 of 2 pending pods bound" in eventsched("simulate", "examples/preemption/")
+    checkout = eventsched("explain", "shop/checkout").splitlines()
+    start = checkout.index("  PostFilter: DefaultPreemption Success (nominated node node-a)")
+    assert checkout[start + 1 : start + 4] == [
+        "  Preemption: nominated node node-a, 2 victims:",
+        "    jobs/batch-1 (priority 10): deleted",
+        "    jobs/batch-2 (priority 10): deleted",
+    ]
+    assert checkout[start + 4].startswith("  Dry run: 3 candidates among 3 node(s) visited")
+    assert checkout[start + 4].endswith("chosen by lowest highest-victim priority")
+    assert checkout[start + 5].startswith("    other candidates: node-")
+    report = eventsched("explain", "jobs/report-1").splitlines()
+    assert report[2].startswith("  Preempted by shop/payments (priority 1000) on node node-c in ")
+    assert report[2].endswith(": chosen by fewest PDB violations; outcome deleted")
+    web = json.loads(eventsched("explain", "shop/web-1", "--json"))
+    assert web["preempted_by"] == []

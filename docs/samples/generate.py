@@ -194,6 +194,9 @@ LOGS = [
         {
             "query-preemptions.txt": query("preemptions"),
             "query-preemption-victims.txt": query("preemption-victims"),
+            "explain-preemption.txt": Sample(
+                ("eventsched explain shop/payments", "eventsched explain jobs/report-1")
+            ),
         },
         setup=("eventsched simulate examples/preemption/",),
     ),

@@ -1,0 +1,181 @@
+"""A preemption scenario through eventsched: the real Scheduler with a profile that has
+DefaultPreemption at postFilter (the default profile once it does), on a SimulatedCluster
+whose simulated kubelet deletes a victim as soon as it is preempted (`sim.preempt`).
+
+Pending pods are added one at a time, each after the scheduler went idle on the one
+before, as the recorder creates each after kube-scheduler decided the one before. A case
+that `hold`s a preemptor (its victims stay terminating until the next pending pod's first
+attempt) runs on `HoldingCluster`: that preemptor's victims are marked (DisruptionTarget)
+but kept until another preemptor preempts them again or the next pending pod was decided.
+
+Per pending pod, from its first attempt in the event log: the message of its first
+FailedScheduling Event (the simulated cluster's), the `preempted` event's nominated node
+and victims, the victims' Preempted Events; after the last pending pod, each pending
+pod's node and nominatedNodeName as the cluster has them (`final`).
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from eventsched.cluster import SimulatedCluster
+from eventsched.events import EventStore, StoredEvent
+from eventsched.framework.profile import PluginRef, Profile
+from eventsched.model import Node, Pod
+from eventsched.model import objects as model
+from eventsched.model.preemption import PREEMPTION_BY_SCHEDULER
+from eventsched.plugins import in_tree_registry
+from eventsched.scheduler import Scheduler, SchedulerOptions
+from tests.differential.builders import admitted
+
+PREEMPTION = "DefaultPreemption"
+
+
+def preemption_profile(base: Profile) -> Profile:
+    """`base` with DefaultPreemption at postFilter (unchanged when it has it already)."""
+    if any(ref.name == PREEMPTION for ref in base.at("postFilter")):
+        return base
+    plugins = dict(base.plugins)
+    plugins["postFilter"] = (*base.at("postFilter"), PluginRef(PREEMPTION))
+    return replace(base, plugins=plugins)
+
+
+def registered() -> bool:
+    return PREEMPTION in in_tree_registry()
+
+
+class HoldingCluster(SimulatedCluster):
+    """A simulated cluster whose kubelet keeps the victims of some preemptors terminating."""
+
+    def __init__(self, *args: Any, holding: set[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.holding = holding
+        self.held: set[str] = set()
+
+    def preempt(self, victim: Pod, preemptor: Pod) -> None:
+        if preemptor.name not in self.holding:
+            self.held.discard(victim.key)
+            super().preempt(victim, preemptor)
+            return
+        current = self.get_pod(victim.key)
+        if current is not None:
+            self.update_pod(
+                replace(current, disruption_target=PREEMPTION_BY_SCHEDULER, deleting=True)
+            )
+            self.held.add(victim.key)
+
+    def release(self) -> None:
+        for key in sorted(self.held):
+            if self.get_pod(key) is not None:
+                self.delete_pod(key)
+        self.held.clear()
+
+
+def run_case(
+    scenario: dict[str, Any], profile: Profile, template: Path, workdir: Path
+) -> dict[str, Any]:
+    db = workdir / (scenario["id"].replace("/", "-") + ".db")
+    shutil.copy(template, db)
+    nodes = [Node.from_manifest(m) for m in scenario["nodes"]]
+    pods = [Pod.from_manifest(admitted(m)) for m in scenario["pods"]]
+    pending = [Pod.from_manifest(admitted(m)) for m in scenario["pending"]]
+    holding = set(scenario.get("hold") or [])
+    objects = [model.object_from_manifest(m) for m in _object_manifests(scenario)]
+    cluster = (
+        HoldingCluster(nodes, pods, objects=objects, holding=holding)
+        if holding
+        else SimulatedCluster(nodes, pods, objects=objects)
+    )
+    store = EventStore.connect(f"sqlite:///{db}")
+    answers: list[dict[str, Any]] = []
+    try:
+        scheduler = Scheduler(
+            store,
+            cluster,
+            [profile],
+            in_tree_registry(),
+            SchedulerOptions(initial_backoff=0.05, max_backoff=0.1, binder_workers=1),
+        )
+        scheduler.start()
+        for pod in pending:
+            cluster.add_pod(pod)
+            scheduler.run(until_idle=True)
+            if isinstance(cluster, HoldingCluster) and pod.name not in holding:
+                cluster.release()
+                scheduler.run(until_idle=True)
+        scheduler.stop()
+        for pod in pending:
+            answers.append(_answer(pod, store.read_pod(pod.namespace, pod.name), cluster))
+    finally:
+        store.close()
+    final = {}
+    for pod in pending:
+        now = cluster.get_pod(pod.key)
+        final[pod.key] = {
+            "exists": now is not None,
+            "node": (now.node_name or None) if now else None,
+            "nominatedNodeName": (now.nominated_node_name or None) if now else None,
+        }
+    return {"answer": answers, "final": final}
+
+
+def _object_manifests(scenario: dict[str, Any]) -> list[dict[str, Any]]:
+    """Namespaces (labelled with their name, as the API server does) and the objects of
+    the kinds eventsched's model reads (budgets here; PriorityClasses are not among them:
+    pods carry their priority)."""
+    spaces = [{"name": "default", "labels": {}}, *scenario["namespaces"]]
+    out: list[dict[str, Any]] = [
+        {
+            "kind": "Namespace",
+            "metadata": {
+                "name": ns["name"],
+                "labels": {**(ns.get("labels") or {}), "kubernetes.io/metadata.name": ns["name"]},
+            },
+        }
+        for ns in spaces
+    ]
+    return out + [o for o in scenario["objects"] if o.get("kind") in model.KINDS]
+
+
+def _answer(pod: Pod, events: list[StoredEvent], cluster: SimulatedCluster) -> dict[str, Any]:
+    started = next((e for e in events if e.kind == "attempt_started"), None)
+    out: dict[str, Any] = {"pod": pod.key, "kinds": [], "error": None}
+    if started is None:
+        out["error"] = "eventsched never attempted the pod"
+        return out
+    first = [e for e in events if e.attempt == started.attempt]
+    out["kinds"] = [e.kind for e in first]
+    by_kind = {e.kind: e for e in first}
+    failed = [e for e in cluster.events if e.reason == "FailedScheduling" and e.pod_key == pod.key]
+    out["message"] = failed[0].message if failed and "selected" not in by_kind else None
+    unschedulable = by_kind.get("unschedulable")
+    out["unschedulableMessage"] = unschedulable.data.get("message") if unschedulable else None
+    preempted = by_kind.get("preempted")
+    out["nominatedNodeName"] = preempted.data.get("nominatedNodeName") if preempted else None
+    victims = list(preempted.data.get("victims", [])) if preempted else []
+    out["victims"] = sorted(f"{v['namespace']}/{v['name']}" for v in victims)
+    out["preempted"] = dict(preempted.data) if preempted else None
+    out["preemptedEvents"] = _preempted_events(pod, out["victims"], cluster)
+    bound = [e for e in events if e.kind == "bound"]
+    out["node"] = bound[-1].node if bound else None
+    return out
+
+
+def _preempted_events(
+    pod: Pod, victims: list[str], cluster: SimulatedCluster
+) -> list[dict[str, Any]]:
+    """The victims' Preempted Events naming `pod` as related; where the simulated cluster's
+    Events keep no related object, each of `victims`' distinct Preempted Events."""
+    preempted = [e for e in cluster.events if e.reason == "Preempted"]
+    rows = [(e.pod_key, e.type, e.action, e.message) for e in preempted]
+    if all(hasattr(e, "related_key") for e in preempted):
+        rows = [r for r, e in zip(rows, preempted, strict=True) if e.related_key == pod.key]
+    else:
+        rows = sorted(set(r for r in rows if r[0] in victims))
+    return [
+        {"pod": key, "type": kind, "action": action, "message": message}
+        for key, kind, action, message in sorted(rows)
+    ]

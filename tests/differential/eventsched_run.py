@@ -1,5 +1,6 @@
 """One scenario through eventsched: the real Scheduler, `default_profile()` as it is at test
-time, on a SimulatedCluster, with its event log in a SQLite file.
+time (the differential test takes DefaultPreemption out, as the answers were recorded
+without it), on a SimulatedCluster, with its event log in a SQLite file.
 
 Nodes and pods are read from the scenario's manifests as kube-apiserver stored them
 (`builders.admitted` adds what admission adds); the decision is read back from the log
@@ -13,13 +14,14 @@ from __future__ import annotations
 
 import inspect
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from eventsched.cluster import SimulatedCluster
 from eventsched.config import default_profile
 from eventsched.events import EventStore, StoredEvent, upgrade
+from eventsched.framework.profile import Profile
 from eventsched.model import Node, Pod
 from eventsched.plugins import in_tree_registry
 from eventsched.scheduler import Scheduler, SchedulerOptions
@@ -53,7 +55,19 @@ def template_database(directory: Path) -> Path:
     return path
 
 
-def run_scenario(scenario: dict[str, Any], template: Path, workdir: Path) -> Outcome:
+def without_preemption(profile: Profile) -> Profile:
+    """`profile` without DefaultPreemption, as the answers files (`"preemption": false`)
+    were recorded: kube-scheduler's default profile with DefaultPreemption disabled."""
+    plugins = {
+        point: tuple(ref for ref in refs if ref.name != "DefaultPreemption")
+        for point, refs in profile.plugins.items()
+    }
+    return replace(profile, plugins={point: refs for point, refs in plugins.items() if refs})
+
+
+def run_scenario(
+    scenario: dict[str, Any], template: Path, workdir: Path, profile: Profile | None = None
+) -> Outcome:
     db = workdir / (scenario["id"].replace("/", "-") + ".db")
     shutil.copy(template, db)
     nodes = [Node.from_manifest(m) for m in scenario["nodes"]]
@@ -65,7 +79,7 @@ def run_scenario(scenario: dict[str, Any], template: Path, workdir: Path) -> Out
         scheduler = Scheduler(
             store,
             cluster,
-            [default_profile(SCHEDULER_NAME)],
+            [profile or default_profile(SCHEDULER_NAME)],
             in_tree_registry(),
             SchedulerOptions(initial_backoff=0.05, max_backoff=0.1, binder_workers=1),
         )

@@ -61,6 +61,7 @@ def _row(name: str, counts: Counter[str]) -> str:
     return f"{name:15} {n:9} {counts['agree']:6} {counts['explained']:9} {counts['disagree']:8} {rate:>9}"
 
 
-def _order(sid: str) -> tuple[str, int]:
+def _order(sid: str) -> tuple[str, int, str]:
+    """By family, then numbered scenarios by number (named ones, preemption's, by name)."""
     family, _, index = sid.partition("/")
-    return family, int(index or 0)
+    return family, int(index) if index.isdigit() else -1, index

@@ -27,7 +27,11 @@ import pytest
 from eventsched.config import default_profile
 from tests.differential import report
 from tests.differential.compare import compare, expected, missing_matters
-from tests.differential.eventsched_run import run_scenario, template_database
+from tests.differential.eventsched_run import (
+    run_scenario,
+    template_database,
+    without_preemption,
+)
 from tests.differential.scenario import (
     UPSTREAM_DEFAULT,
     Answer,
@@ -36,7 +40,9 @@ from tests.differential.scenario import (
     uses,
 )
 
-PROFILE = default_profile("default-scheduler")
+#: The answers files were recorded with DefaultPreemption disabled ("preemption": false;
+#: the preemption scenarios are preemption/'s): eventsched runs without it too.
+PROFILE = without_preemption(default_profile("default-scheduler"))
 PRESENT = set(PROFILE.plugin_names())
 MISSING = frozenset(p for p in UPSTREAM_DEFAULT if p not in PRESENT)
 SCORE_PLUGINS = frozenset(ref.name for ref in PROFILE.plugins.get("score", ()))
@@ -111,7 +117,7 @@ def test_scenario(scenario: dict[str, Any], workdir: Path) -> None:
         pytest.fail(f"{sid} has no recorded answer: {scenario.get('error')}")
     answer = Answer.from_json(scenario["answer"])
     began = time.perf_counter()
-    outcome = run_scenario(scenario, template_database(workdir), workdir)
+    outcome = run_scenario(scenario, template_database(workdir), workdir, PROFILE)
     report.seconds(time.perf_counter() - began)
     problems = compare(outcome, answer, SCORE_PLUGINS)
     if not problems:
@@ -138,6 +144,12 @@ def test_scenario(scenario: dict[str, Any], workdir: Path) -> None:
             )
     report.note(sid, "explained", text)
     raise ExplainedDisagreement("; ".join(text))
+
+
+@pytest.mark.parametrize("family", recorded_families())
+def test_recorded_without_preemption(family: str) -> None:
+    """PROFILE leaves DefaultPreemption out because every answers file did."""
+    assert load_family(family)["preemption"] is False
 
 
 @pytest.mark.parametrize("family", recorded_families())

@@ -234,6 +234,18 @@ def _sequences() -> list[Case]:
         .pend("high", 100, "3")
         .holding("low-preemptor"),
         Case(
+            "higher-nominated-pod-counted-in-dry-run",
+            "top is nominated to node-0 (its victim still terminating); mid would rather take "
+            "node-0's lower victim, but top's nomination leaves no room there: node-1",
+        )
+        .node("node-0")
+        .node("node-1", cpu="2")
+        .run("v0", "node-0", 1, "3")
+        .run("v1", "node-1", 5, "2")
+        .pend("top", 100, "3")
+        .pend("mid", 50, "2")
+        .holding("top"),
+        Case(
             "preemptor-preempted-later",
             "mid preempts low and is bound; top then preempts mid",
         )

@@ -16,7 +16,8 @@ EXAMPLES = ROOT / "examples" / "cluster"
 TOO_BIG = (
     "0/6 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, "
     "1 node(s) had untolerated taint {nvidia.com/gpu: present}, 1 node(s) were unschedulable, "
-    "3 Insufficient cpu."
+    "3 Insufficient cpu. preemption: 0/6 nodes are available: 3 No preemption victims found "
+    "for incoming pod, 3 Preemption is not helpful for scheduling.."
 )
 
 

@@ -36,7 +36,7 @@ from tests.cookbook import cookbook
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 #: The default profile's configuration digest (config_loaded.digest, attempt_started.configDigest).
-DEFAULT_DIGEST = "2454de57385f34b8"
+DEFAULT_DIGEST = "880213ac8965bc9c"
 
 # -- the cookbook's queries -----------------------------------------------------------
 

@@ -58,6 +58,8 @@ class AttemptExplanation:
     prefilter: dict[str, Any] | None = None
     rejections: list[Rejected] = field(default_factory=list)
     absent: dict[str, Any] | None = None
+    #: The pod's nominated node, tried before the others ({node, passed, status?}).
+    nominated_node: dict[str, Any] | None = None
     score_plugins: list[dict[str, Any]] = field(default_factory=list)
     #: Score plugins whose PreScore returned Skip in this attempt.
     score_skipped: list[str] = field(default_factory=list)
@@ -195,6 +197,7 @@ def _filtered(result: AttemptExplanation, event: StoredEvent) -> None:
         for node in r["nodes"]
     ]
     result.absent = data.get("absent")
+    result.nominated_node = data.get("nominatedNode")
 
 
 def _scored(result: AttemptExplanation, event: StoredEvent) -> None:

@@ -84,10 +84,15 @@ def _render_attempt(number: int, a: AttemptExplanation, max_rejections: int) -> 
         out.append(
             f"  PreFilter: {status.get('plugin', '')} {status['code']}: {', '.join(status['reasons'])}"
         )
-    out.append(
-        f"  Filter: {a.num_nodes} nodes, evaluated {a.evaluated} from index {a.start_index} "
-        f"(looking for {a.num_nodes_to_find}), {a.feasible} feasible"
-    )
+    nominated = a.nominated_node
+    if nominated is not None:
+        verdict = "passes" if nominated.get("passed") else "fails"
+        out.append(f"  Nominated node {nominated.get('node')} tried first: {verdict}")
+    if nominated is None or not nominated.get("passed"):
+        out.append(
+            f"  Filter: {a.num_nodes} nodes, evaluated {a.evaluated} from index {a.start_index} "
+            f"(looking for {a.num_nodes_to_find}), {a.feasible} feasible"
+        )
     grouped: dict[tuple[str, str], list[str]] = defaultdict(list)
     for r in a.rejections:
         grouped[(r.plugin, ", ".join(r.reasons))].append(r.node)

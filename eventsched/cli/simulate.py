@@ -85,7 +85,8 @@ def _simulate(args: argparse.Namespace, store: EventStore) -> int:
     config = load_config(args.config, registry) if args.config else SchedulerConfig()
     for warning in config.warnings:
         print(f"eventsched: warning: {warning}", file=sys.stderr)
-    cluster = SimulatedCluster.from_loaded(loaded)
+    # Started pods carry status.startTime, which DefaultPreemption orders victims by.
+    cluster = SimulatedCluster.from_loaded(loaded, start_pods=True)
     scheduler = Scheduler(
         store,
         cluster,

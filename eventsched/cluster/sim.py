@@ -20,11 +20,11 @@ from uuid import uuid4
 import structlog
 
 from eventsched.cluster.naming import rfc3339
+from eventsched.cluster.simstatus import SimulatedPodStatus, started
 from eventsched.cluster.simvolumes import SimulatedVolumes, with_claim_uid
 from eventsched.cluster.types import BindOutcome, ChangeType, ClusterChange, LoadedCluster, SimEvent
 from eventsched.model import Node, Pod
 from eventsched.model.objects import ClusterObject
-from eventsched.model.preemption import PREEMPTION_BY_SCHEDULER
 
 log = structlog.get_logger(__name__)
 
@@ -51,13 +51,15 @@ class _Failure:
     reason: str
 
 
-class SimulatedCluster(SimulatedVolumes):
+class SimulatedCluster(SimulatedPodStatus, SimulatedVolumes):
     """Nodes and pods in memory behind the scheduler's `Cluster` protocol; thread-safe.
 
     `events` (core Events the scheduler wrote), `conditions` (PodScheduled per
     pod key) and `bindings` ((pod key, node) in bind order) are there for tests
     and the CLI summary; copy them with `snapshot_records()` while binders run.
-    VolumeBinding's volume requests, and the PV controller answering them, are
+    Events and the status the scheduler writes to pods (the PodScheduled condition,
+    nominatedNodeName, preemption) are `SimulatedPodStatus`' (simstatus.py);
+    VolumeBinding's volume requests, and the PV controller answering them,
     `SimulatedVolumes`' (simvolumes.py).
     """
 
@@ -68,7 +70,13 @@ class SimulatedCluster(SimulatedVolumes):
         *,
         objects: Iterable[ClusterObject] = (),
         reporting_controller: str = "eventsched",
+        start_pods: bool = False,
     ) -> None:
+        """`start_pods`: the simulated kubelet starts every pod on a node (status.startTime
+        when it is bound or created there), which DefaultPreemption orders victims by. Off,
+        a bound pod is observed exactly as our Binding left it (no second `pod_observed`);
+        on (`eventsched simulate`), each pod we bind is observed again with its startTime."""
+        self.start_pods = start_pods
         self._lock = threading.Lock()
         self._nodes: dict[str, Node] = {}
         self._pods: dict[str, Pod] = {}
@@ -81,7 +89,7 @@ class SimulatedCluster(SimulatedVolumes):
         for pod in pods:
             if pod.key in self._pods:
                 raise ValueError(f"pod {pod.key!r} is given twice")
-            self._pods[pod.key] = _with_uid(pod)
+            self._pods[pod.key] = self._started(_with_uid(pod))
         self.reporting_controller = reporting_controller
         self.events: list[SimEvent] = []
         self.conditions: dict[str, dict[str, str]] = {}
@@ -95,9 +103,21 @@ class SimulatedCluster(SimulatedVolumes):
         self._synced = threading.Event()
 
     @classmethod
-    def from_loaded(cls, loaded: LoadedCluster, **kwargs: str) -> SimulatedCluster:
+    def from_loaded(
+        cls,
+        loaded: LoadedCluster,
+        *,
+        reporting_controller: str = "eventsched",
+        start_pods: bool = False,
+    ) -> SimulatedCluster:
         """A cluster holding what `load_manifests` or `generate_cluster` produced."""
-        return cls(loaded.nodes, loaded.pods, objects=loaded.objects, **kwargs)
+        return cls(
+            loaded.nodes,
+            loaded.pods,
+            objects=loaded.objects,
+            reporting_controller=reporting_controller,
+            start_pods=start_pods,
+        )
 
     # -- the Cluster protocol ------------------------------------------------------------
 
@@ -131,59 +151,6 @@ class SimulatedCluster(SimulatedVolumes):
             log.debug("simulated bind refused", pod=pod.key, node=node_name, code=outcome.code)
         self._deliver()
         return outcome
-
-    def emit_event(self, pod: Pod, event_type: str, reason: str, action: str, message: str) -> None:
-        """Keep the Event; the API accepts Events about pods that no longer exist, so do we."""
-        event = SimEvent(
-            type=event_type,
-            reason=reason,
-            action=action,
-            message=message,
-            pod_key=pod.key,
-            pod_uid=pod.uid,
-            reporting_controller=self.reporting_controller,
-        )
-        with self._lock:
-            self.events.append(event)
-
-    def set_unschedulable(
-        self, pod: Pod, message: str, nominated_node: str = "", reason: str = "Unschedulable"
-    ) -> None:
-        """Set PodScheduled=False/Unschedulable and status.nominatedNodeName, as a status update.
-
-        Only the nominated node is part of the scheduler's view of a pod, so a
-        MODIFIED is delivered only when it changes; the condition is kept in
-        `conditions`.
-        """
-        with self._lock:
-            current = self._pods.get(pod.key)
-            if current is None:
-                log.debug("unschedulable condition for a pod that is gone", pod=pod.key)
-                return
-            self.conditions[pod.key] = {
-                "type": "PodScheduled",
-                "status": "False",
-                "reason": reason,
-                "message": message,
-                "lastTransitionTime": rfc3339(datetime.now(UTC)),
-            }
-            if current.nominated_node_name != nominated_node:
-                updated = replace(current, nominated_node_name=nominated_node)
-                self._pods[pod.key] = updated
-                self._enqueue("MODIFIED", updated)
-        self._deliver()
-
-    def preempt(self, victim: Pod, preemptor: Pod) -> None:
-        """The victim marked DisruptionTarget (PreemptionByScheduler), then deleted at once:
-        the simulated kubelet terminates it without a grace period. A victim gone is no error."""
-        with self._lock:
-            current = self._pods.pop(victim.key, None)
-            if current is not None:
-                marked = replace(current, disruption_target=PREEMPTION_BY_SCHEDULER)
-                self._enqueue("MODIFIED", marked)
-                self.conditions.pop(victim.key, None)
-                self._enqueue("DELETED", marked)
-        self._deliver()
 
     def stop(self) -> None:
         """Deliver nothing more; a change already being delivered finishes."""
@@ -282,7 +249,7 @@ class SimulatedCluster(SimulatedVolumes):
 
     def add_pod(self, pod: Pod) -> Pod:
         """Create the pod; returns it with the uid the "API server" gave it if it had none."""
-        pod = _with_uid(pod)
+        pod = self._started(_with_uid(pod))
         with self._lock:
             if pod.key in self._pods:
                 raise ValueError(f"pod {pod.key!r} already exists; use update_pod")
@@ -292,9 +259,18 @@ class SimulatedCluster(SimulatedVolumes):
         return pod
 
     def update_pod(self, pod: Pod) -> None:
+        """Replace the pod, as a user's update: status the scheduler and the kubelet wrote
+        (nominatedNodeName, startTime) stays unless `pod` gives it."""
         with self._lock:
-            if pod.key not in self._pods:
+            current = self._pods.get(pod.key)
+            if current is None:
                 raise KeyError(f"pod {pod.key!r} does not exist; use add_pod")
+            pod = replace(
+                pod,
+                nominated_node_name=pod.nominated_node_name or current.nominated_node_name,
+                start_time=pod.start_time or current.start_time,
+            )
+            pod = self._started(pod)
             self._pods[pod.key] = pod
             self._enqueue("MODIFIED", pod)
         self._deliver()
@@ -349,7 +325,7 @@ class SimulatedCluster(SimulatedVolumes):
             # The API server does not check the node; the pod would then wait for a kubelet
             # that never comes. Accept it as the API does, but say so.
             log.warning("pod bound to a node that does not exist", pod=pod.key, node=node_name)
-        bound = current.with_node(node_name)
+        bound = self._started(current.with_node(node_name))
         self._pods[pod.key] = bound
         self.bindings.append((pod.key, node_name))
         self.conditions[pod.key] = {
@@ -361,6 +337,9 @@ class SimulatedCluster(SimulatedVolumes):
         }
         self._enqueue("MODIFIED", bound)
         return BindOutcome(ok=True, code=201)
+
+    def _started(self, pod: Pod) -> Pod:
+        return started(pod) if self.start_pods else pod
 
     def _enqueue(self, change_type: ChangeType, obj: Node | Pod | ClusterObject) -> None:
         """Queue a change for delivery; the caller holds the lock, so order is the state's."""

@@ -28,6 +28,9 @@ class SimEvent:
     pod_uid: str = ""
     reporting_controller: str = "eventsched"
     time: datetime = field(default_factory=lambda: datetime.now(UTC))
+    #: The Event's related object (a victim's Preempted Event names its preemptor), if any.
+    related_key: str = ""
+    related_uid: str = ""
 
 
 @dataclass(slots=True)

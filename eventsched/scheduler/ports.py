@@ -31,13 +31,40 @@ class Cluster(Protocol):
         """kube-scheduler's `PreemptPod`: the victim's DisruptionTarget condition, then its
         deletion (model/preemption.py). A victim already gone is no error; ApiError otherwise."""
 
-    def emit_event(self, pod: Pod, event_type: str, reason: str, action: str, message: str) -> None:
-        """Write a core Event about the pod (Scheduled, FailedScheduling) as kube-scheduler does."""
+    def emit_event(
+        self,
+        pod: Pod,
+        event_type: str,
+        reason: str,
+        action: str,
+        message: str,
+        related: Pod | None = None,
+    ) -> None:
+        """Write a core Event about the pod (Scheduled, FailedScheduling) as kube-scheduler does.
+
+        `related`: the Event's related object, the pod being scheduled when the Event is about
+        another (a victim's Preempted Event names its preemptor); the Event is then reported
+        by the related pod's scheduler, whose profile's recorder wrote it upstream."""
 
     def set_unschedulable(
-        self, pod: Pod, message: str, nominated_node: str = "", reason: str = "Unschedulable"
+        self,
+        pod: Pod,
+        message: str,
+        nominated_node: str | None = None,
+        reason: str = "Unschedulable",
     ) -> None:
-        """Set PodScheduled=False with the reason (Unschedulable, or SchedulerError) and message."""
+        """Set PodScheduled=False with the reason (Unschedulable, or SchedulerError) and message,
+        as kube-scheduler v1.28's `updatePod`, in one status patch.
+
+        `nominated_node`: None leaves status.nominatedNodeName alone; a name sets it and ""
+        clears it (NominatingInfo's ModeOverride), written only when it differs from
+        `pod.nominated_node_name`."""
+
+    def clear_nomination(self, pod: Pod) -> None:
+        """kube-scheduler's `util.ClearNominatedNodeName` for one pod: a status patch emptying
+        status.nominatedNodeName, skipped when `pod.nominated_node_name` is empty (nothing is
+        written either when the cluster's pod has none). A pod gone is no error; ApiError
+        otherwise."""
 
     def bind_volume(self, volume: str, claim: PersistentVolumeClaim) -> None:
         """Update the PersistentVolume pre-bound to the claim (VolumeBinding's PreBind:

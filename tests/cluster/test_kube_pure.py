@@ -8,7 +8,7 @@ import pytest
 
 from eventsched.cluster.kube.election import LeaseSettings
 from eventsched.cluster.kube.ratelimit import TokenBucket
-from eventsched.cluster.kube.recorder import event_body, unschedulable_patch
+from eventsched.cluster.kube.recorder import event_body, pod_reference, unschedulable_patch
 from eventsched.model import Pod
 
 NOW = datetime(2026, 11, 23, 10, 0, 0, 123456, tzinfo=UTC)
@@ -46,10 +46,38 @@ def test_event_body_is_client_gos_events_v1_event() -> None:
         "note": "Successfully assigned shop/web-1 to node-a",
         "type": "Normal",
     }
+    assert "related" not in body
+
+
+def test_event_body_names_the_related_pod() -> None:
+    """A victim's Preempted Event: `related` is the preemptor's reference, with its version."""
+    preemptor = Pod(uid="u-2", namespace="shop", name="big", scheduler_name="eventsched")
+    related = pod_reference(preemptor, "42")
+    body = event_body(
+        POD,
+        "Normal",
+        "Preempted",
+        "Preempting",
+        "Preempted by a pod on node node-a",
+        "eventsched",
+        "eventsched-host",
+        NOW,
+        "7",
+        related,
+    )
+    assert body["regarding"] == pod_reference(POD, "7")
+    assert body["related"] == {
+        "kind": "Pod",
+        "namespace": "shop",
+        "name": "big",
+        "uid": "u-2",
+        "apiVersion": "v1",
+        "resourceVersion": "42",
+    }
 
 
 def test_first_failure_sets_the_condition_with_a_fresh_transition_time() -> None:
-    patch = unschedulable_patch(None, "0/3 nodes are available: 3 Insufficient cpu.", "", NOW)
+    patch = unschedulable_patch(None, "0/3 nodes are available: 3 Insufficient cpu.", None, NOW)
     assert patch == {
         "status": {
             "conditions": [
@@ -74,7 +102,22 @@ def test_same_failure_again_patches_nothing() -> None:
         "message": "0/3 nodes are available: 3 Insufficient cpu.",
         "lastTransitionTime": "2026-11-23T09:00:00Z",
     }
-    assert unschedulable_patch(current, current["message"], "", NOW) is None
+    assert unschedulable_patch(current, current["message"], None, NOW) is None
+
+
+def test_same_failure_with_a_nomination_to_write_patches_only_that() -> None:
+    """`updatePod`: the nomination alone is reason enough to patch; "" clears it (null)."""
+    current = {
+        "type": "PodScheduled",
+        "status": "False",
+        "reason": "Unschedulable",
+        "message": "m",
+        "lastTransitionTime": "2026-11-23T09:00:00Z",
+    }
+    for nomination, written in (("node-a", "node-a"), ("", None)):
+        patch = unschedulable_patch(current, "m", nomination, NOW)
+        assert patch is not None and patch["status"]["nominatedNodeName"] == written
+        assert patch["status"]["conditions"][0]["lastTransitionTime"] == "2026-11-23T09:00:00Z"
 
 
 def test_new_message_keeps_the_transition_time_while_status_stays_false() -> None:

@@ -657,6 +657,16 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _unchanged(new: dict, old: dict) -> bool:
+    """`new` is `old` but for the resourceVersion the request carried (or left out)."""
+
+    def stripped(obj: dict) -> dict:
+        meta = {k: v for k, v in obj["metadata"].items() if k != "resourceVersion"}
+        return {**obj, "metadata": meta}
+
+    return bool(stripped(new) == stripped(old))
+
+
 def _meta(obj: dict) -> dict:
     meta = obj.get("metadata")
     if not isinstance(meta, dict):
@@ -1079,6 +1089,8 @@ class ApiServer:
                 result.pop("status", None)
                 if "status" in old:
                     result["status"] = copy.deepcopy(old["status"])
+        if _unchanged(result, old):
+            return old  # as a real server: a write that changes nothing is not written
         return self._commit(rt, MODIFIED, result, old)
 
     def _patch(

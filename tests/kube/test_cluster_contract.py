@@ -64,6 +64,8 @@ class Driver(Protocol):
     def bind_elsewhere(self, name: str, node_name: str) -> None: ...
     def node_of(self, name: str) -> str: ...
     def events_about(self, name: str) -> list[tuple[str, str, str]]: ...
+    def related_of_events(self, name: str) -> list[tuple[str, str]]: ...
+    def nominated_node_of(self, name: str) -> str: ...
     def scheduled_condition(self, name: str) -> dict[str, str] | None: ...
     def pv_controller(self) -> AbstractContextManager[object]: ...
     def volume_annotations(self, name: str) -> dict[str, str] | None: ...
@@ -105,6 +107,18 @@ class SimDriver:
         return [
             (e.type, e.reason, e.message) for e in self.sim.events if e.pod_key == f"default/{name}"
         ]
+
+    def related_of_events(self, name: str) -> list[tuple[str, str]]:
+        """(reason, related pod's name) of each Event about the pod."""
+        return [
+            (e.reason, e.related_key.partition("/")[2])
+            for e in self.sim.events
+            if e.pod_key == f"default/{name}"
+        ]
+
+    def nominated_node_of(self, name: str) -> str:
+        current = self.sim.get_pod(f"default/{name}")
+        return current.nominated_node_name if current is not None else ""
 
     def scheduled_condition(self, name: str) -> dict[str, str] | None:
         return self.sim.conditions.get(f"default/{name}")
@@ -157,6 +171,17 @@ class KubeDriver:
             for e in self.server.list("events")
             if e["regarding"]["name"] == name
         ]
+
+    def related_of_events(self, name: str) -> list[tuple[str, str]]:
+        return [
+            (e["reason"], (e.get("related") or {}).get("name", ""))
+            for e in self.server.list("events")
+            if e["regarding"]["name"] == name
+        ]
+
+    def nominated_node_of(self, name: str) -> str:
+        found = self.server.get("pods", name, "default") or {}
+        return (found.get("status") or {}).get("nominatedNodeName") or ""
 
     def scheduled_condition(self, name: str) -> dict[str, str] | None:
         found = self.server.get("pods", name, "default") or {}
@@ -657,3 +682,69 @@ def test_preempt_marks_the_victim_a_disruption_target_and_deletes_it(
     gone = replace(victim, name="never-there", uid="0")
     driver.cluster.preempt(gone, preemptor)  # 404 on the status patch: nothing to preempt
     assert driver.node_of("pending") == ""
+
+
+def test_an_event_names_its_related_pod(started: tuple[Driver, Seen]) -> None:
+    """A victim's Preempted Event, as upstream's Eventf(victim, preemptor, ...) writes it."""
+    driver, seen = started
+    victim, preemptor = seen.latest("running"), seen.latest("pending")
+    assert victim is not None and preemptor is not None
+    message = "Preempted by a pod on node node-a"
+    driver.cluster.emit_event(victim, "Normal", "Preempted", "Preempting", message, preemptor)
+    assert wait_for("the Event", lambda: driver.events_about("running"), timeout=15) == [
+        ("Normal", "Preempted", message)
+    ]
+    assert driver.related_of_events("running") == [("Preempted", "pending")]
+
+
+def nominated(seen: Seen, name: str, node: str) -> Pod:
+    """The pod as the watch showed it once its nomination was `node`."""
+    return wait_for(
+        f"{name} observed nominated to {node!r}",
+        lambda: next(
+            (p for p in reversed(seen.pods(name, "MODIFIED")) if p.nominated_node_name == node),
+            None,
+        ),
+    )
+
+
+def test_unschedulable_nominates_leaves_and_clears_the_nominated_node(
+    started: tuple[Driver, Seen],
+) -> None:
+    """kube-scheduler v1.28's updatePod: the nomination goes in the condition's patch when
+    given (ModeOverride) and different from the pod's; None leaves it; "" clears it."""
+    driver, seen = started
+    pending = seen.latest("pending")
+    assert pending is not None
+    driver.cluster.set_unschedulable(pending, "preempting", "node-a")
+    pending = nominated(seen, "pending", "node-a")
+    driver.cluster.set_unschedulable(pending, "still waiting")  # None: the nomination stays
+    wait_for(
+        "the new message",
+        lambda: (c := driver.scheduled_condition("pending")) and c["message"] == "still waiting",
+    )
+    assert driver.nominated_node_of("pending") == "node-a"
+    driver.cluster.set_unschedulable(pending, "no longer", "")
+    nominated(seen, "pending", "")
+    assert driver.nominated_node_of("pending") == ""
+    condition = driver.scheduled_condition("pending")
+    assert condition is not None and condition["message"] == "no longer"
+
+
+def test_clear_nomination_empties_the_nominated_node(started: tuple[Driver, Seen]) -> None:
+    """util.ClearNominatedNodeName for a lower-priority pod nominated to the chosen node."""
+    driver, seen = started
+    pending = seen.latest("pending")
+    assert pending is not None
+    driver.cluster.set_unschedulable(pending, "preempting", "node-b")
+    pending = nominated(seen, "pending", "node-b")
+    driver.cluster.clear_nomination(pending)
+    cleared = nominated(seen, "pending", "")
+    assert driver.nominated_node_of("pending") == ""
+    assert driver.scheduled_condition("pending") is not None  # the condition is not touched
+    driver.cluster.clear_nomination(cleared)  # none in the scheduler's copy: nothing to do
+    driver.cluster.clear_nomination(pending)  # the cluster's pod has none: nothing changes
+    assert driver.nominated_node_of("pending") == ""
+    driver.delete_pod("pending")
+    wait_for("the deletion", lambda: seen.pods("pending", "DELETED"))
+    driver.cluster.clear_nomination(pending)  # gone: no error

@@ -8,8 +8,10 @@ user "eventsched-test" (a token without groups) instead of the
 ServiceAccount, and the scheduler runs with that user's token: it must bind
 a pod, write the Scheduled and FailedScheduling Events and the PodScheduled
 condition, and take the Lease, having listed what plugins read (a
-PodDisruptionBudget among them); and pre-bind a PersistentVolume to its claim and read
-both back, as VolumeBinding's PreBind does.
+PodDisruptionBudget among them); pre-bind a PersistentVolume to its claim and read
+both back, as VolumeBinding's PreBind does; and make DefaultPreemption's requests
+(a victim's DisruptionTarget condition and deletion, a nomination set and cleared,
+the Preempted Event naming the preemptor).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import yaml
 
 from eventsched.cluster.kube import KubeCluster
 from eventsched.events import EventStore
+from eventsched.model import Pod
 from tests.kube.pvcontroller import PVController
 from tests.kube.realserver import LEASE_NAMESPACE, RealApiServer
 from tests.kube.test_kube_runner import Running, runner
@@ -166,3 +169,42 @@ def test_the_shipped_rbac_lets_volume_binding_pre_bind_and_read(
     finally:
         cluster.stop()
         api.close()
+
+
+def test_the_shipped_rbac_lets_preemption_mark_delete_nominate_and_clear(
+    granted: RealApiServer,
+) -> None:
+    """DefaultPreemption's requests with deploy/'s grants: a victim's DisruptionTarget
+    condition and its deletion, a nomination set and cleared (pods/status), the victim's
+    Preempted Event naming its preemptor."""
+    server = granted
+    token = server.control_plane.user_tokens[USER]
+    server.wait_for(lambda: server.request("GET", "/api/v1/pods", token=token)[0] == 200)
+    assert server.request("DELETE", "/api/v1/namespaces/default/pods/x", token=token)[0] == 404
+    server.create(node("node-a", cpu="2"))
+    server.create(pod("victim", cpu="1", node_name="node-a"))
+    server.create(pod("preemptor", cpu="2"))
+    seen: dict[str, Pod] = {}
+    api = server.client(token=token)
+    cluster = KubeCluster(api, ["eventsched"])
+    try:
+        cluster.start(lambda change: seen.__setitem__(change.obj.name, change.obj))
+        assert cluster.wait_synced(30)
+        preemptor = seen["preemptor"]
+        cluster.set_unschedulable(preemptor, "preempting", "node-a")
+        server.wait_for(lambda: seen["preemptor"].nominated_node_name == "node-a")
+        cluster.preempt(seen["victim"], preemptor)
+        cluster.emit_event(
+            seen["victim"], "Normal", "Preempted", "Preempting", "x", related=preemptor
+        )
+        server.wait_for(lambda: node_of(server, "victim") == "" or seen["victim"].deleting)
+        assert seen["victim"].disruption_target == "PreemptionByScheduler"
+        cluster.clear_nomination(seen["preemptor"])
+        server.wait_for(lambda: seen["preemptor"].nominated_node_name == "")
+        server.wait_for(lambda: events_about(server, "victim"), timeout=15)
+    finally:
+        cluster.stop()
+        api.close()
+    (event,) = events_about(server, "victim")
+    assert (event["reason"], event["related"]["name"]) == ("Preempted", "preemptor")
+    assert cluster.recorder.failures == 0

@@ -21,9 +21,10 @@ class Access:
 
 
 REQUIRED_ACCESS: tuple[Access, ...] = (
-    # Informers: every node, and every pod (assigned pods of all schedulers use capacity).
+    # Informers: every node, and every pod (assigned pods of all schedulers use capacity);
+    # DefaultPreemption deletes its victims (PreemptPod).
     Access("", "nodes", ("list", "watch")),
-    Access("", "pods", ("list", "watch")),
+    Access("", "pods", ("delete", "list", "watch")),
     # What plugins read besides: namespace labels (inter-pod affinity's namespaceSelector),
     # the selectors of Services and controllers (PodTopologySpread's default constraints).
     Access("", "namespaces", ("list", "watch")),
@@ -40,7 +41,8 @@ REQUIRED_ACCESS: tuple[Access, ...] = (
     Access("storage.k8s.io", "csinodes", ("list", "watch")),
     # DefaultPreemption: the disruption budgets its victims would violate.
     Access("policy", "poddisruptionbudgets", ("list", "watch")),
-    # Binding, and the PodScheduled=False condition / nominatedNodeName on failure.
+    # Binding; the PodScheduled=False condition / nominatedNodeName on failure, a victim's
+    # DisruptionTarget condition, and clearing a lower-priority pod's nominatedNodeName.
     Access("", "pods/binding", ("create",)),
     Access("", "pods/status", ("patch",)),
     # Scheduled / FailedScheduling, written with the events.k8s.io/v1 API as kube-scheduler does.

@@ -24,7 +24,7 @@ from eventsched.cluster.kube.connection import ClientConnection, rate_limiter
 from eventsched.cluster.kube.convert import to_node, to_object, to_pod
 from eventsched.cluster.kube.informer import DELETED, Informer, ListWatchError
 from eventsched.cluster.kube.preemption import Evictions
-from eventsched.cluster.kube.recorder import Recorder
+from eventsched.cluster.kube.recorder import Recorder, pod_reference
 from eventsched.cluster.kube.rest import Rest, TransportError, resource_path
 from eventsched.cluster.kube.volumes import VolumeRequests
 from eventsched.model import Node, Pod
@@ -164,13 +164,34 @@ class KubeCluster:
     def preempt(self, victim: Pod, preemptor: Pod) -> None:
         self.evictions.preempt(victim, preemptor)
 
-    def emit_event(self, pod: Pod, event_type: str, reason: str, action: str, message: str) -> None:
-        seen = self.pods.get(pod.key)
-        version = str((seen or {}).get("metadata", {}).get("resourceVersion") or "")
-        self.recorder.event(pod, event_type, reason, action, message, version)
+    def clear_nomination(self, pod: Pod) -> None:
+        self.evictions.clear_nomination(pod)
+
+    def emit_event(
+        self,
+        pod: Pod,
+        event_type: str,
+        reason: str,
+        action: str,
+        message: str,
+        related: Pod | None = None,
+    ) -> None:
+        """References carry the resourceVersion the informer last saw, as client-go's do."""
+        version = self._resource_version(pod)
+        if related is None:
+            self.recorder.event(pod, event_type, reason, action, message, version)
+            return
+        reference = pod_reference(related, self._resource_version(related))
+        self.recorder.event(
+            pod, event_type, reason, action, message, version, reference, related.scheduler_name
+        )
 
     def set_unschedulable(
-        self, pod: Pod, message: str, nominated_node: str = "", reason: str = "Unschedulable"
+        self,
+        pod: Pod,
+        message: str,
+        nominated_node: str | None = None,
+        reason: str = "Unschedulable",
     ) -> None:
         self.recorder.unschedulable(pod, message, nominated_node, reason)
 
@@ -222,6 +243,10 @@ class KubeCluster:
                 log.warning("list/watch failed; retrying", resource=resource, error=str(error))
 
         return report
+
+    def _resource_version(self, pod: Pod) -> str:
+        seen = self.pods.get(pod.key)
+        return str((seen or {}).get("metadata", {}).get("resourceVersion") or "")
 
     def _pod_condition(self, pod: Pod) -> Mapping[str, Any] | None:
         """The pod's PodScheduled condition as the informer last saw it."""

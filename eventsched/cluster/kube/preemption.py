@@ -1,13 +1,14 @@
-"""Preempting a victim on a real API server, as kube-scheduler v1.28's `PreemptPod` does.
+"""Preemption's requests on a real API server, as kube-scheduler v1.28 makes them.
 
-A strategic merge patch of `pods/<name>/status` adds the DisruptionTarget
-condition (model/preemption.py), then a DELETE removes the pod (the kubelet
-then terminates it gracefully; until it has, the pod is seen with a
-deletionTimestamp). A victim already gone (404 on either request) counts as
-preempted, as upstream treats it.
+`PreemptPod`: a strategic merge patch of `pods/<name>/status` adds the
+DisruptionTarget condition (model/preemption.py), then a DELETE removes the
+pod (the kubelet then terminates it gracefully; until it has, the pod is seen
+with a deletionTimestamp). A victim already gone (404 on either request)
+counts as preempted, as upstream treats it.
 
-Nothing calls it yet: DefaultPreemption is not wired into the scheduler, and
-deploy/'s RBAC (cluster/kube/access.py) will grant `delete` on pods when it is.
+`util.ClearNominatedNodeName`: for a lower-priority pod nominated to the
+chosen node, a status patch emptying status.nominatedNodeName (null, as the
+two-way merge patch of a field that went empty reads); a pod gone is no error.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ from eventsched.model.preemption import (
 
 PODS = "pods"
 
+#: The status patch `ClearNominatedNodeName` sends.
+CLEAR_NOMINATION: dict[str, Any] = {"status": {"nominatedNodeName": None}}
+
 
 def disruption_patch(scheduler_name: str, now: datetime) -> dict[str, Any]:
     """The status patch that marks a pod as a victim of preemption."""
@@ -59,6 +63,14 @@ class Evictions:
         patch = disruption_patch(preemptor.scheduler_name, datetime.now(UTC))
         if self._request("PATCH", path + "/status", patch, STRATEGIC_MERGE):
             self._request("DELETE", path)
+
+    def clear_nomination(self, pod: Pod) -> None:
+        """No request when the scheduler's copy has no nomination, as upstream; the API
+        leaves a pod that has none unchanged."""
+        if not pod.nominated_node_name:
+            return
+        path = resource_path(PODS, pod.namespace, pod.name) + "/status"
+        self._request("PATCH", path, CLEAR_NOMINATION, STRATEGIC_MERGE)
 
     def _request(self, method: str, path: str, body: Any = None, content_type: str = JSON) -> bool:
         """True when the request succeeded, False when the pod is gone; ApiError otherwise."""

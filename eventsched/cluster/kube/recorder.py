@@ -30,6 +30,20 @@ def rfc3339(now: datetime) -> str:
     return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def pod_reference(pod: Pod, resource_version: str = "") -> dict[str, Any]:
+    """The ObjectReference client-go's `reference.GetReference` makes of a pod."""
+    reference: dict[str, Any] = {
+        "kind": "Pod",
+        "namespace": pod.namespace,
+        "name": pod.name,
+        "uid": pod.uid,
+        "apiVersion": "v1",
+    }
+    if resource_version:
+        reference["resourceVersion"] = resource_version
+    return reference
+
+
 def event_body(
     pod: Pod,
     event_type: str,
@@ -40,19 +54,12 @@ def event_body(
     instance: str,
     now: datetime,
     resource_version: str = "",
+    related: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """An events.k8s.io/v1 Event exactly as client-go's recorder makes one."""
-    regarding: dict[str, Any] = {
-        "kind": "Pod",
-        "namespace": pod.namespace,
-        "name": pod.name,
-        "uid": pod.uid,
-        "apiVersion": "v1",
-    }
-    if resource_version:
-        regarding["resourceVersion"] = resource_version
+    """An events.k8s.io/v1 Event exactly as client-go's recorder makes one; `related` is
+    the related object's reference (`pod_reference`), left out when there is none."""
     nanos = int(now.timestamp() * 1_000_000) * 1000
-    return {
+    body: dict[str, Any] = {
         "apiVersion": "events.k8s.io/v1",
         "kind": "Event",
         "metadata": {"name": f"{pod.name}.{nanos:x}", "namespace": pod.namespace},
@@ -61,16 +68,19 @@ def event_body(
         "reportingInstance": instance,
         "action": action,
         "reason": reason,
-        "regarding": regarding,
+        "regarding": pod_reference(pod, resource_version),
         "note": note,
         "type": event_type,
     }
+    if related is not None:
+        body["related"] = related
+    return body
 
 
 def unschedulable_patch(
     current: Mapping[str, Any] | None,
     message: str,
-    nominated_node: str,
+    nomination: str | None,
     now: datetime,
     reason: str = "Unschedulable",
 ) -> dict[str, Any] | None:
@@ -78,7 +88,10 @@ def unschedulable_patch(
 
     `current` is the pod's PodScheduled condition as last seen (API JSON).
     As in podutil.UpdatePodCondition, lastTransitionTime moves only when the
-    status does.
+    status does. `nomination`: None leaves status.nominatedNodeName out of the
+    patch, a name sets it, "" clears it (null, as CreateTwoWayMergePatch writes
+    a field that went empty); the caller decides, as `updatePod` does, that it
+    differs from the pod's.
     """
     condition = {
         "type": "PodScheduled",
@@ -94,11 +107,11 @@ def unschedulable_patch(
             current.get("lastTransitionTime") or condition["lastTransitionTime"]
         )
         unchanged = current.get("reason") == reason and current.get("message") == message
-    if unchanged and not nominated_node:
+    if unchanged and nomination is None:
         return None
     status: dict[str, Any] = {"conditions": [condition]}
-    if nominated_node:
-        status["nominatedNodeName"] = nominated_node
+    if nomination is not None:
+        status["nominatedNodeName"] = nomination or None
     return {"status": status}
 
 
@@ -140,9 +153,13 @@ class Recorder:
         action: str,
         note: str,
         resource_version: str = "",
+        related: dict[str, Any] | None = None,
+        related_scheduler: str = "",
     ) -> None:
-        """`resource_version`: the pod's as last seen (client-go's reference carries it)."""
-        controller = pod.scheduler_name
+        """`resource_version`: the pod's as last seen (client-go's reference carries it).
+        `related`: the related object's reference; `related_scheduler`, when given, is the
+        reporting controller (the profile of the pod being scheduled wrote the Event)."""
+        controller = related_scheduler or pod.scheduler_name
         body = event_body(
             pod,
             event_type,
@@ -153,26 +170,39 @@ class Recorder:
             f"{controller}-{self._hostname}",
             datetime.now(UTC),
             resource_version,
+            related,
         )
         self._events.record(body)
 
     def unschedulable(
-        self, pod: Pod, message: str, nominated_node: str = "", reason: str = "Unschedulable"
+        self,
+        pod: Pod,
+        message: str,
+        nominated_node: str | None = None,
+        reason: str = "Unschedulable",
     ) -> None:
-        """Off the caller's thread; once stopping, on it (the last outcomes still get written)."""
+        """Off the caller's thread; once stopping, on it (the last outcomes still get written).
+
+        `nominated_node` is written only when not None and not what `pod` has (`updatePod`).
+        """
+        nomination = (
+            nominated_node
+            if nominated_node is not None and nominated_node != pod.nominated_node_name
+            else None
+        )
         try:
-            self._pool.submit(self._patch_status, pod, message, nominated_node, reason)
+            self._pool.submit(self._patch_status, pod, message, nomination, reason)
         except RuntimeError:
-            self._patch_status(pod, message, nominated_node, reason)
+            self._patch_status(pod, message, nomination, reason)
 
     def stop(self) -> None:
         """Let queued writes finish: each is bounded by the request timeout."""
         self._pool.shutdown(wait=True)
         self._events.stop()
 
-    def _patch_status(self, pod: Pod, message: str, nominated_node: str, reason: str) -> None:
+    def _patch_status(self, pod: Pod, message: str, nomination: str | None, reason: str) -> None:
         current = self._current(pod)
-        patch = unschedulable_patch(current, message, nominated_node, datetime.now(UTC), reason)
+        patch = unschedulable_patch(current, message, nomination, datetime.now(UTC), reason)
         if patch is None:
             return
         self._limiter.acquire()

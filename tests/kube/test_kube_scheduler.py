@@ -222,7 +222,10 @@ def test_unschedulable_pod_gets_failed_scheduling_and_the_pod_scheduled_conditio
     big = pod("big", cpu="2")
     big["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
     kube_server.create(big)
-    message = "0/1 nodes are available: 1 Insufficient cpu."
+    message = (
+        "0/1 nodes are available: 1 Insufficient cpu. "
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.."
+    )
 
     with running(store, api_client):
         cond = kube_server.wait_for(lambda: condition_of(kube_server, "big", "PodScheduled"))

@@ -50,7 +50,7 @@ from eventsched.framework.registry import (
     check_args,
 )
 from eventsched.framework.runtime import Framework, ProfileError, Rejection, ScoreTable
-from eventsched.framework.runtime.nominated import nominated_to_count
+from eventsched.framework.runtime.nominated import nominated_to_count, requested_with_nominated
 from eventsched.framework.scoredrecord import ScoreCell, in_columns, score_cells, scored_data
 from eventsched.framework.sink import Decision, DecisionSink, ListSink
 from eventsched.framework.status import SUCCESS, Code, Status
@@ -159,6 +159,7 @@ __all__ = [
     "min_max_normalize",
     "nominated_to_count",
     "num_feasible_nodes_to_find",
+    "requested_with_nominated",
     "run_post_filter",
     "schedule_pod",
     "score_cells",

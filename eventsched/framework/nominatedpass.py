@@ -17,7 +17,7 @@ import numpy as np
 
 from eventsched.framework.cycle_state import CycleState
 from eventsched.framework.runtime import Framework, Rejection
-from eventsched.framework.runtime.nominated import nominated_rows
+from eventsched.framework.runtime.nominated import nominated_rows, requested_with_nominated
 from eventsched.framework.status import SUCCESS, Status
 from eventsched.model import Indexes, NodeTable, Pod
 
@@ -80,6 +80,9 @@ def count_nominated(
     if not again.any():
         return passed, rejections, SUCCESS
     ok = np.isin(chunk, passed)
+    judged = chunk[again]
+    if fw.judged_by_requested_only(state):
+        return _count_requested_only(fw, state, pod, table, chunk, ok, again, rejections)
     failed: list[Rejection] = []
     for i in np.flatnonzero(again).tolist():
         row = int(chunk[i])
@@ -96,6 +99,27 @@ def count_nominated(
                     [status],
                 )
             )
+    kept = [r.keep(~np.isin(r.rows, judged)) for r in rejections]
+    return chunk[ok], [r for r in kept if len(r)] + failed, SUCCESS
+
+
+def _count_requested_only(
+    fw: Framework,
+    state: CycleState,
+    pod: Pod,
+    table: NodeTable,
+    chunk: Indexes,
+    ok: np.ndarray,
+    again: np.ndarray,
+    rejections: list[Rejection],
+) -> tuple[Indexes, list[Rejection], Status]:
+    """Every Filter reads only the requested columns: one batch pass over the rows with
+    nominated pods, their requests added, decides them all (`requested_with_nominated`)."""
     judged = chunk[again]
+    with table.requested_as(requested_with_nominated(table, pod)):
+        passed, failed, status = fw.run_filter(state, pod, table, judged)
+    if not status.is_success:
+        return passed[:0], rejections, status
+    ok[again] = np.isin(judged, passed)
     kept = [r.keep(~np.isin(r.rows, judged)) for r in rejections]
     return chunk[ok], [r for r in kept if len(r)] + failed, SUCCESS

@@ -295,6 +295,17 @@ class NodeTable:
             pods.clear()
             pods.update(before)
 
+    def request_vector(self, pod: Pod) -> IntArray:
+        """What placing `pod` adds to a row of `requested` (resources without a column, which
+        no node has, left out)."""
+        vector = np.zeros(len(self.resource_names), dtype=np.int64)
+        for resource, amount in pod.requests.items():
+            col = self._column.get(resource)
+            if col is not None:
+                vector[col] += amount
+        vector[self._column[PODS]] += 1
+        return vector
+
     @contextmanager
     def requested_as(self, requested: IntArray) -> Iterator[None]:
         """`requested` (one row per node, the table's columns) is what Filter plugins see

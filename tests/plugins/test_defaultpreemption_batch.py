@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from eventsched.config import default_profile
 from eventsched.framework import CycleState, Framework, Handle
+from eventsched.framework.nominatedpass import count_nominated
 from eventsched.model import Node, NodeTable, Pod
 from eventsched.model.disruption import PodDisruptionBudget
 from eventsched.plugins import in_tree_registry
@@ -116,24 +118,7 @@ def test_the_batch_dry_run_is_the_node_by_node_dry_run(
     one_by_one = dry_run_preemption(
         preemptor, nodes, NodePods(table), pdbs, offset, wanted, fits_on
     )
-    batched = batch_dry_run(
-        fw,
-        state,
-        preemptor,
-        table,
-        nodes,
-        pdbs,
-        offset,
-        wanted,
-        fits_on,
-        lambda name: bool(
-            [
-                p
-                for p in table.nominated.pods_on(name)
-                if p.priority >= preemptor.priority and p.uid != preemptor.uid
-            ]
-        ),
-    )
+    batched = batch_dry_run(fw, state, preemptor, table, nodes, pdbs, offset, wanted)
     assert key(batched) == key(one_by_one)
     assert (table.requested == before).all()  # the table is as it was
 
@@ -164,8 +149,34 @@ def test_batch_stops_where_the_node_by_node_run_stops(wanted: int) -> None:
     fw = Framework(default_profile(), in_tree_registry(), Handle(table))
     state = CycleState("attempt", 1)
     fw.run_pre_filter(state, preemptor, table)
-    result = batch_dry_run(
-        fw, state, preemptor, table, table.names, [], 2, wanted, lambda n: None, lambda n: False
-    )  # type: ignore[arg-type]
+    result = batch_dry_run(fw, state, preemptor, table, table.names, [], 2, wanted)
     assert list(result.visited) == [f"n{(2 + i) % 6}" for i in range(wanted)]
     assert [c.node for c in result.candidates] == list(result.visited)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(clusters())
+def test_the_filter_pass_counts_nominated_pods_as_the_one_node_path_does(
+    cluster: tuple[NodeTable, Pod, list[PodDisruptionBudget]],
+) -> None:
+    """count_nominated's batch (requested-only) path: each row's verdict and status is
+    `RunFilterPluginsWithNominatedPods`' on that row."""
+    table, incoming, _ = cluster
+    fw = Framework(default_profile(), in_tree_registry(), Handle(table))
+    state = CycleState("attempt", 1)
+    fw.run_pre_filter(state, incoming, table)
+    rows = np.arange(len(table), dtype=np.intp)
+    passed, rejections, status = fw.run_filter(state, incoming, table, rows)
+    passed, rejections, status = count_nominated(
+        fw, state, incoming, table, rows, passed, rejections
+    )
+    assert status.is_success
+    got = {int(r): None for r in passed}
+    for rejection in rejections:
+        for row, found in rejection.status_of():
+            got[row] = (found.code, found.reasons, found.plugin)
+    want = {}
+    for row, name in enumerate(table.names):
+        one = fw.run_filter_with_nominated_pods(state, incoming, table, name)
+        want[row] = None if one.is_success else (one.code, one.reasons, one.plugin)
+    assert got == want

@@ -17,7 +17,7 @@ some pods taken off the node first (`removed`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -25,7 +25,7 @@ import numpy as np
 from eventsched.framework.cycle_state import CycleState
 from eventsched.framework.runtime.guarded import PluginFailed, guarded
 from eventsched.framework.status import SUCCESS, Status
-from eventsched.model import NodeTable, Pod
+from eventsched.model import IntArray, NodeTable, Pod
 
 if TYPE_CHECKING:
     from eventsched.framework.runtime.framework import Framework
@@ -39,6 +39,23 @@ def nominated_to_count(table: NodeTable, pod: Pod, node_name: str) -> list[Pod]:
         for p in table.nominated.pods_on(node_name)
         if p.priority >= pod.priority and p.uid != pod.uid
     ]
+
+
+def requested_with_nominated(
+    table: NodeTable, pod: Pod, vector: Callable[[Pod], IntArray] | None = None
+) -> IntArray:
+    """A copy of `requested` with the nominated pods `pod` must leave room for in their
+    nodes' rows: what Filters that read only the requested columns see in the first of
+    `RunFilterPluginsWithNominatedPods`' passes, the one that decides for them (fewer
+    pods never make such a Filter fail)."""
+    vector = vector or table.request_vector
+    requested = table.requested.copy()
+    for name in table.nominated.nodes():
+        row = table.row_of(name)
+        if row is not None:
+            for nominee in nominated_to_count(table, pod, name):
+                requested[row] += vector(nominee)
+    return requested
 
 
 def nominated_rows(table: NodeTable, pod: Pod) -> list[int]:

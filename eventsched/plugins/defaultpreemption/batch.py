@@ -14,28 +14,34 @@ requests taken off their rows:
    each group most important first): where the preemptor no longer fits, the pod is
    a victim and its requests come off again.
 
-Per node this is the sequential algorithm step for step, so the result is the same;
-nodes with pods nominated to them take the one-node path (their nominated pods are
-counted in two passes). Chunks follow the dry run's order from the offset, and the
-stopping rule is applied to the results in that order, so the candidates, statuses
-and visited nodes are those `dry_run_preemption` gives.
+Per node this is the sequential algorithm step for step, so the result is the same.
+Pods nominated to a node with the preemptor's priority or higher are in its row from
+the start: with requested-only Filters the first of `RunFilterPluginsWithNominatedPods`'
+two passes (nominated pods added) decides, as fewer pods never make a node fail.
+Chunks follow the dry run's order from the offset, and the stopping rule is applied to
+the results in that order, so the candidates, statuses and visited nodes are those
+`dry_run_preemption` gives.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from eventsched.framework import Code, CycleState, FilterRunner, Status
+from eventsched.framework import (
+    Code,
+    CycleState,
+    FilterRunner,
+    Status,
+    requested_with_nominated,
+)
 from eventsched.model import IntArray, NodeTable, Pod
 from eventsched.model.disruption import PodDisruptionBudget
-from eventsched.model.resources import PODS
 from eventsched.plugins.defaultpreemption.candidates import (
     Candidate,
     DryRunResult,
-    NodeFits,
     candidate_status,
 )
 from eventsched.plugins.defaultpreemption.victims import (
@@ -43,7 +49,6 @@ from eventsched.plugins.defaultpreemption.victims import (
     VictimSelection,
     filter_pods_with_pdb_violation,
     importance_order,
-    select_victims_on_node,
 )
 
 
@@ -69,10 +74,10 @@ def batch_dry_run(
     pdbs: Sequence[PodDisruptionBudget],
     offset: int,
     wanted: int,
-    fits_on: NodeFits,
-    nominated: Callable[[str], bool],
 ) -> DryRunResult:
     """`dry_run_preemption`'s result, judging `wanted` nodes per batch."""
+    vectors = _RequestVectors(table)
+    base = requested_with_nominated(table, preemptor, vectors.of)
     non_violating: list[Candidate] = []
     violating: list[Candidate] = []
     statuses: dict[str, Status] = {}
@@ -81,7 +86,7 @@ def batch_dry_run(
     chunk_size = max(wanted, 64)
     for start in range(0, len(ordered), chunk_size):
         chunk = ordered[start : start + chunk_size]
-        selections = _select_chunk(runner, state, preemptor, table, chunk, pdbs, fits_on, nominated)
+        selections = _select_chunk(runner, state, preemptor, table, chunk, pdbs, base, vectors)
         for name, selection in zip(chunk, selections, strict=True):
             visited.append(name)
             status = candidate_status(name, selection)
@@ -104,26 +109,23 @@ def _select_chunk(
     table: NodeTable,
     chunk: Sequence[str],
     pdbs: Sequence[PodDisruptionBudget],
-    fits_on: NodeFits,
-    nominated: Callable[[str], bool],
+    base: IntArray,
+    vectors: _RequestVectors,
 ) -> list[VictimSelection]:
     out: dict[str, VictimSelection] = {}
     batched: list[_Node] = []
     for name in chunk:
         row = table.index[name]
-        pods = table.pods[row].values()
-        potential = [p for p in pods if p.priority < preemptor.priority]
+        potential = [p for p in table.pods[row].values() if p.priority < preemptor.priority]
         if not potential:
             out[name] = VictimSelection(
                 (), 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
             )
-        elif nominated(name):
-            out[name] = select_victims_on_node(preemptor, list(pods), pdbs, fits_on(name))
         else:
             bad, good = filter_pods_with_pdb_violation(importance_order(potential), pdbs)
             batched.append(_Node(name, row, bad + good, len(bad)))
     if batched:
-        _judge(runner, state, preemptor, table, batched)
+        _judge(runner, state, preemptor, table, batched, base.copy(), vectors)
     for node in batched:
         out[node.name] = (
             VictimSelection((), 0, node.status)
@@ -134,11 +136,15 @@ def _select_chunk(
 
 
 def _judge(
-    runner: FilterRunner, state: CycleState, preemptor: Pod, table: NodeTable, nodes: list[_Node]
+    runner: FilterRunner,
+    state: CycleState,
+    preemptor: Pod,
+    table: NodeTable,
+    nodes: list[_Node],
+    requested: IntArray,
+    vectors: _RequestVectors,
 ) -> None:
-    """Every node's victims, in rounds of one batch Filter pass each."""
-    vectors = _RequestVectors(table)
-    requested = table.requested.copy()
+    """Every node's victims, in rounds of one batch Filter pass each (`requested` is changed)."""
     for node in nodes:
         for pod in node.order:
             requested[node.row] -= vectors.of(pod)
@@ -181,7 +187,7 @@ def _filter(
 
 
 class _RequestVectors:
-    """A pod's requests as a row of the table's columns (the pod counted in `pods`)."""
+    """Each pod's `NodeTable.request_vector`, computed once per dry run."""
 
     def __init__(self, table: NodeTable) -> None:
         self._table = table
@@ -190,14 +196,5 @@ class _RequestVectors:
     def of(self, pod: Pod) -> IntArray:
         vector = self._cache.get(pod.uid)
         if vector is None:
-            table = self._table
-            vector = np.zeros(len(table.resource_names), dtype=np.int64)
-            for resource, amount in pod.requests.items():
-                col = table.column(resource)
-                if col is not None:
-                    vector[col] += amount
-            pods_col = table.column(PODS)
-            assert pods_col is not None
-            vector[pods_col] += 1
-            self._cache[pod.uid] = vector
+            vector = self._cache[pod.uid] = self._table.request_vector(pod)
         return vector

@@ -20,7 +20,6 @@ from eventsched.framework import (
     Handle,
     PostFilterResult,
     Status,
-    nominated_to_count,
 )
 from eventsched.model import NodeTable, Pod
 from eventsched.plugins.defaultpreemption.args import NAME, parse_args
@@ -124,18 +123,7 @@ class DefaultPreemption:
         fits_on = self._fits_on(state, pod, table)
         runner = self._filters
         if runner is not None and runner.judged_by_requested_only(state):
-            return batch_dry_run(
-                runner,
-                state,
-                pod,
-                table,
-                nodes,
-                pdbs,
-                offset,
-                wanted,
-                fits_on,
-                lambda name: bool(nominated_to_count(table, pod, name)),
-            )
+            return batch_dry_run(runner, state, pod, table, nodes, pdbs, offset, wanted)
         return dry_run_preemption(pod, nodes, NodePods(table), pdbs, offset, wanted, fits_on)
 
     def _fits_on(self, state: CycleState, pod: Pod, table: NodeTable) -> NodeFits:

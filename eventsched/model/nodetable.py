@@ -61,6 +61,8 @@ class NodeTable:
         self.objects = ClusterObjects()
         #: Pods nominated to nodes by preemption (Filter counts them, see nominator.py).
         self.nominated = Nominator()
+        #: `request_vector`'s answers: (the pod it was for, its vector), by uid.
+        self._vectors: dict[str, tuple[Pod, IntArray]] = {}
         for node in nodes:
             self.upsert_node(node)
 
@@ -298,12 +300,19 @@ class NodeTable:
     def request_vector(self, pod: Pod) -> IntArray:
         """What placing `pod` adds to a row of `requested` (resources without a column, which
         no node has, left out)."""
+        cached = self._vectors.get(pod.uid)
+        if cached is not None and cached[0] is pod and len(cached[1]) == len(self.resource_names):
+            return cached[1]
         vector = np.zeros(len(self.resource_names), dtype=np.int64)
         for resource, amount in pod.requests.items():
             col = self._column.get(resource)
             if col is not None:
                 vector[col] += amount
         vector[self._column[PODS]] += 1
+        vector.flags.writeable = False
+        if len(self._vectors) > 100_000:
+            self._vectors.clear()
+        self._vectors[pod.uid] = (pod, vector)
         return vector
 
     @contextmanager

@@ -40,9 +40,8 @@ from eventsched.framework import (
 from eventsched.model import IntArray, NodeTable, Pod
 from eventsched.model.disruption import PodDisruptionBudget
 from eventsched.plugins.defaultpreemption.candidates import (
-    Candidate,
+    DryRun,
     DryRunResult,
-    candidate_status,
 )
 from eventsched.plugins.defaultpreemption.victims import (
     NO_VICTIMS,
@@ -78,28 +77,16 @@ def batch_dry_run(
     """`dry_run_preemption`'s result, judging `wanted` nodes per batch."""
     vectors = _RequestVectors(table)
     base = requested_with_nominated(table, preemptor, vectors.of)
-    non_violating: list[Candidate] = []
-    violating: list[Candidate] = []
-    statuses: dict[str, Status] = {}
-    visited: list[str] = []
+    found = DryRun(wanted)
     ordered = [nodes[(offset + i) % len(nodes)] for i in range(len(nodes))]
     chunk_size = max(wanted, 64)
     for start in range(0, len(ordered), chunk_size):
         chunk = ordered[start : start + chunk_size]
         selections = _select_chunk(runner, state, preemptor, table, chunk, pdbs, base, vectors)
         for name, selection in zip(chunk, selections, strict=True):
-            visited.append(name)
-            status = candidate_status(name, selection)
-            if status is not None:
-                statuses[name] = status
-                continue
-            found = Candidate(name, selection.victims, selection.num_pdb_violations)
-            target = violating if selection.num_pdb_violations else non_violating
-            if len(target) < wanted:
-                target.append(found)
-            if non_violating and len(non_violating) + len(violating) >= wanted:
-                return DryRunResult(tuple(non_violating + violating), statuses, tuple(visited))
-    return DryRunResult(tuple(non_violating + violating), statuses, tuple(visited))
+            if found.visit(name, selection):
+                return found.result()
+    return found.result()
 
 
 def _select_chunk(

@@ -167,25 +167,46 @@ def dry_run_preemption(
     the two lists hold `wanted` together. A node whose victims come out empty is an
     error ("expected at least one victim pod on node ...").
     """
-    non_violating: list[Candidate] = []
-    violating: list[Candidate] = []
-    statuses: dict[str, Status] = {}
-    visited: list[str] = []
+    found = DryRun(wanted)
     for i in range(len(nodes)):
         name = nodes[(offset + i) % len(nodes)]
-        visited.append(name)
         selection = select_victims_on_node(preemptor, node_pods.get(name, ()), pdbs, fits_on(name))
+        if found.visit(name, selection):
+            break
+    return found.result()
+
+
+class DryRun:
+    """What `DryRunPreemption` keeps as it visits nodes: upstream's two capped candidate
+    lists (no PDB violation / some), the statuses of the nodes that are not candidates,
+    and the nodes visited, in order."""
+
+    def __init__(self, wanted: int) -> None:
+        self.wanted = wanted
+        self.non_violating: list[Candidate] = []
+        self.violating: list[Candidate] = []
+        self.statuses: dict[str, Status] = {}
+        self.visited: list[str] = []
+
+    def visit(self, name: str, selection: VictimSelection) -> bool:
+        """Take in one node's selection; True once the run stops (there is a non-violating
+        candidate and the two lists hold `wanted` together)."""
+        self.visited.append(name)
         status = candidate_status(name, selection)
         if status is not None:
-            statuses[name] = status
-            continue
+            self.statuses[name] = status
+            return False
         found = Candidate(name, selection.victims, selection.num_pdb_violations)
-        target = violating if selection.num_pdb_violations else non_violating
-        if len(target) < wanted:
+        target = self.violating if selection.num_pdb_violations else self.non_violating
+        if len(target) < self.wanted:
             target.append(found)
-        if non_violating and len(non_violating) + len(violating) >= wanted:
-            break
-    return DryRunResult(tuple(non_violating + violating), statuses, tuple(visited))
+        return bool(self.non_violating) and (
+            len(self.non_violating) + len(self.violating) >= self.wanted
+        )
+
+    def result(self) -> DryRunResult:
+        candidates = tuple(self.non_violating + self.violating)
+        return DryRunResult(candidates, self.statuses, tuple(self.visited))
 
 
 def candidate_status(node: str, selection: VictimSelection) -> Status | None:

@@ -132,9 +132,12 @@ def _judge(
     vectors: _RequestVectors,
 ) -> None:
     """Every node's victims, in rounds of one batch Filter pass each (`requested` is changed)."""
-    for node in nodes:
-        for pod in node.order:
-            requested[node.row] -= vectors.of(pod)
+    taken = [(node.row, pod) for node in nodes for pod in node.order]
+    np.subtract.at(
+        requested,
+        np.array([row for row, _ in taken], dtype=np.intp),
+        np.stack([vectors.of(pod) for _, pod in taken]),
+    )
     rows = np.array([n.row for n in nodes], dtype=np.intp)
     failed = _filter(runner, state, preemptor, table, requested, rows)
     active: list[_Node] = []
@@ -145,16 +148,17 @@ def _judge(
     depth = max((len(n.order) for n in active), default=0)
     for k in range(depth):
         step = [n for n in active if k < len(n.order)]
-        for node in step:
-            requested[node.row] += vectors.of(node.order[k])
         rows = np.array([n.row for n in step], dtype=np.intp)
+        back = np.stack([vectors.of(n.order[k]) for n in step])
+        requested[rows] += back  # one row per node: no repeats within a round
         failed = _filter(runner, state, preemptor, table, requested, rows)
-        for node in step:
-            if node.row in failed:
-                pod = node.order[k]
-                requested[node.row] -= vectors.of(pod)
-                node.victims.append(pod)
-                node.num_violating += k < node.violating
+        if not failed:
+            continue
+        kept = np.array([n.row in failed for n in step])
+        requested[rows[kept]] -= back[kept]
+        for node in (n for n, k_ in zip(step, kept, strict=True) if k_):
+            node.victims.append(node.order[k])
+            node.num_violating += k < node.violating
 
 
 def _filter(

@@ -48,7 +48,8 @@ DECISION_KINDS: dict[str, str] = {
     "nodes), status?{code,reasons,plugin} (unless Success)}",
     "filtered": "Filter ran; data: {numAllNodes, numNodesToFind, startIndex, evaluated, feasible, "
     "rejections[{plugin, code, reasons[], nodes[]}], absent?{count, code, reasons[]}}",
-    "post_filtered": "PostFilter ran after no node fit; data: {status, nominatedNodeName}",
+    "post_filtered": "PostFilter ran after no node fit; data: {status, nominatedNodeName} "
+    "(a node or '' when a plugin's result overrides the pod's nomination, null when none did)",
     "preempted": "DefaultPreemption chose a node and victims for the pod (the preemptor); "
     "node column = the nominated node; written with the attempt, durable before any victim "
     "is evicted; data: {nominatedNodeName, victims[{uid, namespace, name, priority, "
@@ -82,7 +83,9 @@ DECISION_KINDS: dict[str, str] = {
     "bound": "the API accepted the Binding; node column set; data: {identity, code, "
     "reconciled?} (reconciled: found bound by the API when a restart resolved the reservation)",
     "bind_failed": "the Binding (or PreBind) failed; node column set; data: {code, reason, final}",
-    "unschedulable": "the attempt found no node; data: {message, plugins[], attempts, backoffSeconds}",
+    "unschedulable": "the attempt found no node; data: {message, plugins[], attempts, "
+    "backoffSeconds, nominatedNodeName?} (nominatedNodeName: the PostFilter's nomination, '' "
+    "clearing it; the view's nominator folds it)",
     "requeued": "pod moved between queues; data: {from, to, event, backoffUntil?}",
     "maintenance": "an explicit, logged maintenance action; data: {action, ...}: "
     "scheduler_started {instance, view: empty} (the process's view starts empty and it "

@@ -26,9 +26,17 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from benchmarks.controlplane import ControlPlane, free_port, kube_binaries, spawn_logged
+from benchmarks.controlplane import (
+    ControlPlane,
+    KubeBinaries,
+    free_port,
+    kube_binaries,
+    spawn_logged,
+)
 from tests.differential.generate import FAMILIES, generate
 from tests.differential.kubeapi import KubeApi, cache_size, wait_for
 from tests.differential.kubelog import LogReader
@@ -85,13 +93,10 @@ def main(argv: list[str] | None = None) -> int:
         {a for ss in scenarios.values() for s in ss for a in ablation_sets(uses(s))},
         key=lambda a: (len(a), sorted(a)),
     )
-    binaries = kube_binaries(args.kube_bin)
-    if binaries is None or binaries.scheduler is None:
-        print(f"no kube-apiserver/kube-scheduler in {args.kube_bin}, or no etcd", file=sys.stderr)
+    found = scheduler_binaries(args.kube_bin)
+    if found is None:
         return 2
-    version = subprocess.run(
-        [str(binaries.scheduler), "--version"], capture_output=True, text=True, check=True
-    ).stdout.strip()
+    binaries, version = found
     out = args.out or (ANSWERS / "preemption" if args.preemption else ANSWERS)
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -100,25 +105,8 @@ def main(argv: list[str] | None = None) -> int:
         config = scheduler_config(
             cp.workdir / "scheduler.json", cp.kubeconfig(), ablations, args.preemption
         )
-        port = free_port()
         log_path = cp.workdir / "kube-scheduler-differential.log"
-        proc = spawn_logged(
-            [
-                str(binaries.scheduler),
-                f"--config={config}",
-                f"--secure-port={port}",
-                "--bind-address=127.0.0.1",
-                f"--client-ca-file={cp.client_ca_file}",
-                f"--requestheader-client-ca-file={cp.client_ca_file}",
-                "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
-                "--authentication-skip-lookup",
-                "-v=10",
-            ],
-            log_path,
-        )
-        try:
-            metrics_url = f"https://127.0.0.1:{port}/metrics"
-            wait_for(lambda: _answers(metrics_url), 60, "kube-scheduler's metrics", every=0.2)
+        with kube_scheduler(cp, binaries, config, log_path) as metrics_url:
             recorder = Recorder(
                 cp,
                 KubeApi(cp.url, cp.admin_token, str(cp.ca_file)),
@@ -145,9 +133,6 @@ def main(argv: list[str] | None = None) -> int:
                     "scenarios": recorded,
                 }
                 family_path(family, out).write_text(dump_family(document))
-        finally:
-            proc.terminate()
-            proc.wait(timeout=10)
     total = time.monotonic() - started
     for family, seconds in timings.items():
         print(f"{family:15} {len(scenarios[family]):4} scenarios {seconds:7.1f} s")
@@ -155,6 +140,50 @@ def main(argv: list[str] | None = None) -> int:
         f"{'total':15} {sum(len(v) for v in scenarios.values()):4} scenarios {total:7.1f} s (with start-up)"
     )
     return 0
+
+
+def scheduler_binaries(kube_bin: str) -> tuple[KubeBinaries, str] | None:
+    """The binaries in `kube_bin` and kube-scheduler's `--version`; None (said on stderr)
+    without kube-apiserver, kube-scheduler or etcd."""
+    binaries = kube_binaries(kube_bin)
+    if binaries is None or binaries.scheduler is None:
+        print(f"no kube-apiserver/kube-scheduler in {kube_bin}, or no etcd", file=sys.stderr)
+        return None
+    version = subprocess.run(
+        [str(binaries.scheduler), "--version"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    return binaries, version
+
+
+@contextmanager
+def kube_scheduler(
+    cp: ControlPlane, binaries: KubeBinaries, config: Path, log_path: Path
+) -> Iterator[str]:
+    """kube-scheduler on the control plane (-v=10, its log at `log_path`) until the block
+    ends; yields its metrics URL once the metrics answer."""
+    assert binaries.scheduler is not None
+    port = free_port()
+    proc = spawn_logged(
+        [
+            str(binaries.scheduler),
+            f"--config={config}",
+            f"--secure-port={port}",
+            "--bind-address=127.0.0.1",
+            f"--client-ca-file={cp.client_ca_file}",
+            f"--requestheader-client-ca-file={cp.client_ca_file}",
+            "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+            "--authentication-skip-lookup",
+            "-v=10",
+        ],
+        log_path,
+    )
+    try:
+        metrics_url = f"https://127.0.0.1:{port}/metrics"
+        wait_for(lambda: _answers(metrics_url), 60, "kube-scheduler's metrics", every=0.2)
+        yield metrics_url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 def _answers(url: str) -> bool:

@@ -17,7 +17,7 @@ some pods taken off the node first (`removed`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -41,20 +41,17 @@ def nominated_to_count(table: NodeTable, pod: Pod, node_name: str) -> list[Pod]:
     ]
 
 
-def requested_with_nominated(
-    table: NodeTable, pod: Pod, vector: Callable[[Pod], IntArray] | None = None
-) -> IntArray:
+def requested_with_nominated(table: NodeTable, pod: Pod) -> IntArray:
     """A copy of `requested` with the nominated pods `pod` must leave room for in their
     nodes' rows: what Filters that read only the requested columns see in the first of
     `RunFilterPluginsWithNominatedPods`' passes, the one that decides for them (fewer
     pods never make such a Filter fail)."""
-    vector = vector or table.request_vector
     requested = table.requested.copy()
     for name in table.nominated.nodes():
         row = table.row_of(name)
         if row is not None:
             for nominee in nominated_to_count(table, pod, name):
-                requested[row] += vector(nominee)
+                requested[row] += table.request_vector(nominee)
     return requested
 
 

@@ -75,14 +75,13 @@ def batch_dry_run(
     wanted: int,
 ) -> DryRunResult:
     """`dry_run_preemption`'s result, judging `wanted` nodes per batch."""
-    vectors = _RequestVectors(table)
-    base = requested_with_nominated(table, preemptor, vectors.of)
+    base = requested_with_nominated(table, preemptor)
     found = DryRun(wanted)
     ordered = [nodes[(offset + i) % len(nodes)] for i in range(len(nodes))]
     chunk_size = max(wanted, 64)
     for start in range(0, len(ordered), chunk_size):
         chunk = ordered[start : start + chunk_size]
-        selections = _select_chunk(runner, state, preemptor, table, chunk, pdbs, base, vectors)
+        selections = _select_chunk(runner, state, preemptor, table, chunk, pdbs, base)
         for name, selection in zip(chunk, selections, strict=True):
             if found.visit(name, selection):
                 return found.result()
@@ -97,7 +96,6 @@ def _select_chunk(
     chunk: Sequence[str],
     pdbs: Sequence[PodDisruptionBudget],
     base: IntArray,
-    vectors: _RequestVectors,
 ) -> list[VictimSelection]:
     out: dict[str, VictimSelection] = {}
     batched: list[_Node] = []
@@ -112,7 +110,7 @@ def _select_chunk(
             bad, good = filter_pods_with_pdb_violation(importance_order(potential), pdbs)
             batched.append(_Node(name, row, bad + good, len(bad)))
     if batched:
-        _judge(runner, state, preemptor, table, batched, base.copy(), vectors)
+        _judge(runner, state, preemptor, table, batched, base.copy())
     for node in batched:
         out[node.name] = (
             VictimSelection((), 0, node.status)
@@ -129,14 +127,13 @@ def _judge(
     table: NodeTable,
     nodes: list[_Node],
     requested: IntArray,
-    vectors: _RequestVectors,
 ) -> None:
     """Every node's victims, in rounds of one batch Filter pass each (`requested` is changed)."""
     taken = [(node.row, pod) for node in nodes for pod in node.order]
     np.subtract.at(
         requested,
         np.array([row for row, _ in taken], dtype=np.intp),
-        np.stack([vectors.of(pod) for _, pod in taken]),
+        np.stack([table.request_vector(pod) for _, pod in taken]),
     )
     rows = np.array([n.row for n in nodes], dtype=np.intp)
     failed = _filter(runner, state, preemptor, table, requested, rows)
@@ -149,7 +146,7 @@ def _judge(
     for k in range(depth):
         step = [n for n in active if k < len(n.order)]
         rows = np.array([n.row for n in step], dtype=np.intp)
-        back = np.stack([vectors.of(n.order[k]) for n in step])
+        back = np.stack([table.request_vector(n.order[k]) for n in step])
         requested[rows] += back  # one row per node: no repeats within a round
         failed = _filter(runner, state, preemptor, table, requested, rows)
         if not failed:
@@ -175,17 +172,3 @@ def _filter(
     if not status.is_success:
         return {int(r): status for r in rows}
     return {row: s for r in rejections for row, s in r.status_of()}
-
-
-class _RequestVectors:
-    """Each pod's `NodeTable.request_vector`, computed once per dry run."""
-
-    def __init__(self, table: NodeTable) -> None:
-        self._table = table
-        self._cache: dict[str, IntArray] = {}
-
-    def of(self, pod: Pod) -> IntArray:
-        vector = self._cache.get(pod.uid)
-        if vector is None:
-            vector = self._cache[pod.uid] = self._table.request_vector(pod)
-        return vector

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from eventsched.framework.cycle_state import CycleState
-from eventsched.framework.nominatedpass import count_nominated, nominated_node_first
+from eventsched.framework.nominatedpass import NominatedCount, nominated_node_first
 from eventsched.framework.runtime import Framework, Rejection, ScoreTable
 from eventsched.framework.scoredrecord import scored_data
 from eventsched.framework.sink import DecisionSink
@@ -237,6 +237,7 @@ def _find_nodes_that_fit(
         num_to_find = 1
     order = np.roll(candidates, -order_start) if n else candidates
 
+    nominated = NominatedCount(fw, state, pod, table) if table.nominated else None
     feasible_parts: list[Indexes] = []
     found = 0
     processed = 0
@@ -245,10 +246,8 @@ def _find_nodes_that_fit(
         # A quarter more than still needed: usually one pass finds enough.
         chunk = order[processed : processed + max(FILTER_CHUNK, need + need // 4)]
         passed, rejections, status = fw.run_filter(state, pod, table, chunk)
-        if status.is_success and table.nominated:
-            passed, rejections, status = count_nominated(
-                fw, state, pod, table, chunk, passed, rejections
-            )
+        if status.is_success and nominated:
+            passed, rejections, status = nominated.apply(chunk, passed, rejections)
         if not status.is_success:
             _raise_error(status, start + processed)
         if len(passed) > need:

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from eventsched.config import default_profile
 from eventsched.framework import CycleState, Framework, Handle
-from eventsched.framework.nominatedpass import count_nominated
+from eventsched.framework.nominatedpass import NominatedCount
 from eventsched.model import Node, NodeTable, Pod
 from eventsched.model.disruption import PodDisruptionBudget
 from eventsched.plugins import in_tree_registry
@@ -159,7 +159,7 @@ def test_batch_stops_where_the_node_by_node_run_stops(wanted: int) -> None:
 def test_the_filter_pass_counts_nominated_pods_as_the_one_node_path_does(
     cluster: tuple[NodeTable, Pod, list[PodDisruptionBudget]],
 ) -> None:
-    """count_nominated's batch (requested-only) path: each row's verdict and status is
+    """NominatedCount's batch (requested-only) path: each row's verdict and status is
     `RunFilterPluginsWithNominatedPods`' on that row."""
     table, incoming, _ = cluster
     fw = Framework(default_profile(), in_tree_registry(), Handle(table))
@@ -167,8 +167,8 @@ def test_the_filter_pass_counts_nominated_pods_as_the_one_node_path_does(
     fw.run_pre_filter(state, incoming, table)
     rows = np.arange(len(table), dtype=np.intp)
     passed, rejections, status = fw.run_filter(state, incoming, table, rows)
-    passed, rejections, status = count_nominated(
-        fw, state, incoming, table, rows, passed, rejections
+    passed, rejections, status = NominatedCount(fw, state, incoming, table).apply(
+        rows, passed, rejections
     )
     assert status.is_success
     got = {int(r): None for r in passed}

@@ -41,8 +41,6 @@ class ClusterView:
         self.inputs: dict[tuple[str, str], Mapping[str, Any]] = {}
         #: Every configuration loaded, by digest.
         self.profiles: dict[str, Profile] = {}
-        #: The profiles' scheduler names: only their pending pods can be nominated.
-        self.scheduler_names: set[str] = set()
         #: None: placements follow the log. A set (counterfactual replay): the caller
         #: places these pods itself, so the log's reservations and bindings are not
         #: applied, nor the node of these pods' observations.
@@ -73,7 +71,7 @@ class ClusterView:
         self.pods[pod.uid] = pod
         if pod.node_name and not self._placed_by_caller(pod.uid):
             self.cache.add_or_update_pod(pod)
-        if pod.scheduler_name in self.scheduler_names:
+        if self._schedules(pod):
             self.nominated.observed(old, pod)
 
     def _pod_removed(self, e: Fact) -> None:
@@ -81,6 +79,10 @@ class ClusterView:
             self.pods.pop(e.uid, None)
             self.cache.remove_pod(e.uid)
             self.nominated.delete(e.uid)
+
+    def _schedules(self, pod: Pod) -> bool:
+        """Whether a profile loaded so far schedules `pod`: only such pods can be nominated."""
+        return any(p.scheduler_name == pod.scheduler_name for p in self.profiles.values())
 
     @property
     def nominated(self) -> Nominator:
@@ -137,7 +139,6 @@ class ClusterView:
         digest = str(e.data.get("digest", ""))
         if digest and digest not in self.profiles:
             self.profiles[digest] = Profile.from_record(e.data["profile"])
-            self.scheduler_names.add(self.profiles[digest].scheduler_name)
 
     def _maintenance(self, e: Fact) -> None:
         """A process that starts from an empty view: what it lists next is all there is."""
@@ -229,7 +230,6 @@ class ClusterView:
                 view.inputs[(str(item["plugin"]), str(item["key"]))] = item["value"]
         for digest, record in (state.get("profiles") or {}).items():
             view.profiles[str(digest)] = Profile.from_record(record)
-            view.scheduler_names.add(view.profiles[str(digest)].scheduler_name)
         for item in state.get("nominations") or ():
             nominee = view.pods.get(str(item["pod"]))
             if nominee is not None:

@@ -245,9 +245,10 @@ def _find_nodes_that_fit(
         need = num_to_find - found
         # A quarter more than still needed: usually one pass finds enough.
         chunk = order[processed : processed + max(FILTER_CHUNK, need + need // 4)]
-        passed, rejections, status = fw.run_filter(state, pod, table, chunk)
-        if status.is_success and nominated:
-            passed, rejections, status = nominated.apply(chunk, passed, rejections)
+        if nominated is not None:
+            passed, rejections, status = nominated.filter(chunk)
+        else:
+            passed, rejections, status = fw.run_filter(state, pod, table, chunk)
         if not status.is_success:
             _raise_error(status, start + processed)
         if len(passed) > need:

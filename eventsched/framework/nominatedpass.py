@@ -2,10 +2,13 @@
 
 - `nominated_node_first`: a pod that preemption nominated to a node tries that node
   first (`evaluateNominatedNode`); if it passes, it is the only feasible node.
-- `NominatedCount`: after the batch pass over a chunk, the rows where pods of equal
-  or higher priority are nominated are judged again with those pods counted
-  (`RunFilterPluginsWithNominatedPods`, runtime/nominated.py); the rows are found
-  once per attempt. With no nominations the pass costs nothing more.
+- `NominatedCount`: the Filter pass over a chunk with pods of equal or higher
+  priority nominated to its nodes counted (`RunFilterPluginsWithNominatedPods`,
+  runtime/nominated.py). When only requested-only Filters judge the pod, one batch
+  pass over `requested` with the nominated pods' requests added decides every row
+  (the pass with them added is the one that decides, as fewer pods never make such
+  a Filter fail). Otherwise the batch pass runs as placed and the rows with
+  nominated pods are judged again one by one; those rows are found once per attempt.
 """
 
 from __future__ import annotations
@@ -59,8 +62,7 @@ def nominated_node_first(
 
 
 class NominatedCount:
-    """The rows of one attempt's pass where the pod must count nominated pods, found once;
-    `apply` judges a chunk's such rows again (`RunFilterPluginsWithNominatedPods`)."""
+    """One attempt's Filter pass over chunks, nominated pods counted (`filter`)."""
 
     def __init__(self, fw: Framework, state: CycleState, pod: Pod, table: NodeTable) -> None:
         self.fw = fw
@@ -68,24 +70,24 @@ class NominatedCount:
         self.pod = pod
         self.table = table
         self.rows = np.array(nominated_rows(table, pod), dtype=np.intp)
-        #: `requested_with_nominated`, made on first need (the table is fixed for the attempt).
+        #: `requested_with_nominated` when requested-only Filters decide every row, else None.
         self._requested: IntArray | None = None
+        if len(self.rows) and fw.judged_by_requested_only(state):
+            self._requested = requested_with_nominated(table, pod)
 
-    def __bool__(self) -> bool:
-        return len(self.rows) > 0
-
-    def apply(
-        self, chunk: Indexes, passed: Indexes, rejections: list[Rejection]
-    ) -> tuple[Indexes, list[Rejection], Status]:
-        """The batch verdicts of `chunk` with the rows that hold nominated pods judged again."""
+    def filter(self, chunk: Indexes) -> tuple[Indexes, list[Rejection], Status]:
+        """`Framework.run_filter` over `chunk`, with the nominated pods counted."""
+        if self._requested is not None:
+            with self.table.requested_as(self._requested):
+                return self.fw.run_filter(self.state, self.pod, self.table, chunk)
+        passed, rejections, status = self.fw.run_filter(self.state, self.pod, self.table, chunk)
+        if not status.is_success or not len(self.rows):
+            return passed, rejections, status
         again = np.isin(chunk, self.rows)
         if not again.any():
-            return passed, rejections, SUCCESS
+            return passed, rejections, status
         judged = chunk[again]
-        if self.fw.judged_by_requested_only(self.state):
-            failed, status = self._in_batch(judged)
-        else:
-            failed, status = self._one_by_one(judged)
+        failed, status = self._one_by_one(judged)
         if not status.is_success:
             return passed[:0], rejections, status
         ok = np.isin(chunk, passed)
@@ -93,15 +95,6 @@ class NominatedCount:
         ok[again] = ~np.isin(judged, failing)
         kept = [r.keep(~np.isin(r.rows, judged)) for r in rejections]
         return chunk[ok], [r for r in kept if len(r)] + failed, SUCCESS
-
-    def _in_batch(self, judged: Indexes) -> tuple[list[Rejection], Status]:
-        """Every Filter reads only the requested columns: one batch pass over the rows, the
-        nominated pods' requests added, decides them all (`requested_with_nominated`)."""
-        if self._requested is None:
-            self._requested = requested_with_nominated(self.table, self.pod)
-        with self.table.requested_as(self._requested):
-            _, failed, status = self.fw.run_filter(self.state, self.pod, self.table, judged)
-        return failed, status
 
     def _one_by_one(self, judged: Indexes) -> tuple[list[Rejection], Status]:
         failed: list[Rejection] = []

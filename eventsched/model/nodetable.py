@@ -39,6 +39,8 @@ class NodeTable:
         self.index: dict[str, int] = {}
         self.nodes: list[Node] = []
         self.pods: list[dict[str, Pod]] = []
+        #: Per row, the `generation` at which its pods last changed (`pods_version`).
+        self._pods_version: list[int] = []
         #: kube-scheduler's image states, and each row's snapshot of them (ImageLocality).
         self.images = ImageStates()
         self.image_summaries: list[ImageSummary] = []
@@ -115,6 +117,12 @@ class NodeTable:
 
     def row_of(self, name: str) -> int | None:
         return self.index.get(name)
+
+    def pods_version(self, row: int) -> int:
+        """Changes whenever the pods on `row` do, and is never the same for two states of
+        any row (it is the `generation` of the change): a cache of what a row's pods give
+        may keep it to tell whether it is current."""
+        return self._pods_version[row]
 
     def __iter__(self) -> Iterator[Node]:
         return iter(self.nodes)
@@ -207,6 +215,7 @@ class NodeTable:
         del self.names[row]
         del self.nodes[row]
         del self.pods[row]
+        del self._pods_version[row]
         del self.image_summaries[row]
         self._n -= 1
         self.placed.node_removed(row)
@@ -224,6 +233,8 @@ class NodeTable:
         self.index[node.name] = row
         self.nodes.append(node)
         self.pods.append({})
+        self.generation += 1
+        self._pods_version.append(self.generation)
         self.image_summaries.append(EMPTY)
         self._req[row] = 0
         self._non_zero[row] = 0
@@ -254,7 +265,7 @@ class NodeTable:
         self.pods[row][pod.uid] = pod
         self.placed.add(pod, row)
         self._add(row, pod, 1)
-        self.generation += 1
+        self._pods_changed(row)
         return True
 
     def remove_pod(self, pod_uid: str, node_name: str) -> Pod | None:
@@ -265,7 +276,7 @@ class NodeTable:
         if pod is not None:
             self.placed.remove(pod_uid)
             self._subtract(row, pod)
-            self.generation += 1
+            self._pods_changed(row)
         return pod
 
     @contextmanager
@@ -296,6 +307,7 @@ class NodeTable:
             pods = self.pods[row]
             pods.clear()
             pods.update(before)
+            self._pods_changed(row)
 
     def request_vector(self, pod: Pod) -> IntArray:
         """What placing `pod` adds to a row of `requested` (resources without a column, which
@@ -325,6 +337,10 @@ class NodeTable:
             yield
         finally:
             self._req = saved
+
+    def _pods_changed(self, row: int) -> None:
+        self.generation += 1
+        self._pods_version[row] = self.generation
 
     def _subtract(self, row: int, pod: Pod) -> None:
         self._add(row, pod, -1)

@@ -25,6 +25,7 @@ from eventsched.plugins import in_tree_registry
 from eventsched.plugins.defaultpreemption.batch import batch_dry_run
 from eventsched.plugins.defaultpreemption.candidates import DryRunResult, dry_run_preemption
 from eventsched.plugins.defaultpreemption.plugin import NodePods
+from eventsched.plugins.defaultpreemption.reprieve import ReprieveOrders
 from tests.plugins.preemption import pod
 
 CPU = ("100m", "300m", "500m", "1", "2")
@@ -123,6 +124,61 @@ def test_the_batch_dry_run_is_the_node_by_node_dry_run(
     assert (table.requested == before).all()  # the table is as it was
 
 
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(clusters(), st.data())
+def test_reprieve_orders_kept_between_runs_follow_the_table(
+    cluster: tuple[NodeTable, Pod, list[PodDisruptionBudget]], data: st.DataObject
+) -> None:
+    """One ReprieveOrders across dry runs, with pods placed and removed, a budget and
+    the preemptor's priority changed in between: every run is the node-by-node run."""
+    table, preemptor, pdbs = cluster
+    fw = Framework(default_profile(), in_tree_registry(), Handle(table))
+    orders = ReprieveOrders()
+    for step in range(4):
+        state = CycleState("attempt", step)
+        assert fw.run_pre_filter(state, preemptor, table)[1].is_success
+        nodes = table.names
+
+        def fits_on(name: str, state: CycleState = state, preemptor: Pod = preemptor) -> Any:
+            return lambda removed: fw.run_filter_with_nominated_pods(
+                state, preemptor, table, name, removed
+            )
+
+        want = dry_run_preemption(preemptor, nodes, NodePods(table), pdbs, 0, 3, fits_on)
+        got = batch_dry_run(fw, state, preemptor, table, nodes, pdbs, 0, 3, orders)
+        assert key(got) == key(want)
+        change = data.draw(st.sampled_from(("place", "remove", "budget", "priority")))
+        node = data.draw(st.sampled_from(nodes))
+        if change == "place":
+            placed = pod(f"new{step}", data.draw(st.sampled_from((0, 50))), {"cpu": "1"})
+            table.add_pod(placed, node)
+        elif change == "remove" and table.pods[table.index[node]]:
+            table.remove_pod(next(iter(table.pods[table.index[node]])), node)
+        elif change == "budget":
+            pdbs = (
+                pdbs[1:]
+                if pdbs
+                else [
+                    PodDisruptionBudget.from_manifest(
+                        {
+                            "metadata": {"namespace": "default", "name": "pdb-all"},
+                            "spec": {"selector": {"matchLabels": {"app": "a"}}},
+                            "status": {"disruptionsAllowed": 0},
+                        }
+                    )
+                ]
+            )
+        else:
+            preemptor = pod("preemptor", data.draw(st.sampled_from((20, 100, 300))), {"cpu": "2"})
+
+
+def with_host_port(pod: Pod) -> Pod:
+    """`pod` with its container asking for host port 8080."""
+    record = pod.to_record()
+    record["hostPorts"] = [{"port": 8080, "protocol": "TCP", "hostIP": "0.0.0.0"}]
+    return Pod.from_record(record)
+
+
 def test_a_pod_with_host_ports_is_not_judged_by_requested_only_filters() -> None:
     table = NodeTable([make_node("n0", "2", False, False)])
     fw = Framework(default_profile(), in_tree_registry(), Handle(table))
@@ -155,21 +211,22 @@ def test_batch_stops_where_the_node_by_node_run_stops(wanted: int) -> None:
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(clusters())
+@given(clusters(), st.booleans())
 def test_the_filter_pass_counts_nominated_pods_as_the_one_node_path_does(
-    cluster: tuple[NodeTable, Pod, list[PodDisruptionBudget]],
+    cluster: tuple[NodeTable, Pod, list[PodDisruptionBudget]], ported: bool
 ) -> None:
-    """NominatedCount's batch (requested-only) path: each row's verdict and status is
+    """NominatedCount's pass, batch (requested-only Filters) or row by row (a host port
+    brings NodePorts in): each row's verdict and status is
     `RunFilterPluginsWithNominatedPods`' on that row."""
     table, incoming, _ = cluster
+    if ported:
+        incoming = with_host_port(incoming)
     fw = Framework(default_profile(), in_tree_registry(), Handle(table))
     state = CycleState("attempt", 1)
     fw.run_pre_filter(state, incoming, table)
+    assert fw.judged_by_requested_only(state) is not ported
     rows = np.arange(len(table), dtype=np.intp)
-    passed, rejections, status = fw.run_filter(state, incoming, table, rows)
-    passed, rejections, status = NominatedCount(fw, state, incoming, table).apply(
-        rows, passed, rejections
-    )
+    passed, rejections, status = NominatedCount(fw, state, incoming, table).filter(rows)
     assert status.is_success
     got = {int(r): None for r in passed}
     for rejection in rejections:

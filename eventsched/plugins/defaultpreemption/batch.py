@@ -21,12 +21,16 @@ two passes (nominated pods added) decides, as fewer pods never make a node fail.
 Chunks follow the dry run's order from the offset, and the stopping rule is applied to
 the results in that order, so the candidates, statuses and visited nodes are those
 `dry_run_preemption` gives.
+
+Each node's reprieve order comes from `ReprieveOrders` (reprieve.py), kept between
+preemptions; the rounds are array operations over the whole chunk (the pods' request
+vectors laid out node by round), so no Python runs per node and round.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -37,31 +41,26 @@ from eventsched.framework import (
     Status,
     requested_with_nominated,
 )
-from eventsched.model import IntArray, NodeTable, Pod
+from eventsched.model import Indexes, IntArray, NodeTable, Pod
 from eventsched.model.disruption import PodDisruptionBudget
 from eventsched.plugins.defaultpreemption.candidates import (
     DryRun,
     DryRunResult,
 )
-from eventsched.plugins.defaultpreemption.victims import (
-    NO_VICTIMS,
-    VictimSelection,
-    filter_pods_with_pdb_violation,
-    importance_order,
-)
+from eventsched.plugins.defaultpreemption.reprieve import ReprieveOrder, ReprieveOrders
+from eventsched.plugins.defaultpreemption.victims import NO_VICTIMS, VictimSelection
+
+_NO_VICTIMS = VictimSelection((), 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,)))
 
 
-@dataclass(slots=True)
-class _Node:
-    """One node's reprieve order and where its selection stands."""
+@dataclass(frozen=True, slots=True)
+class _Verdicts:
+    """What the rounds found for the judged nodes of a chunk, by position among them."""
 
-    name: str
-    row: int
-    order: list[Pod]
-    violating: int
-    victims: list[Pod] = field(default_factory=list)
-    num_violating: int = 0
-    status: Status | None = None
+    #: The status of each node where the preemptor fails even with every pod off it.
+    failed: dict[int, Status]
+    #: victim[i, k]: the k-th pod of node i's reprieve order is a victim.
+    victim: np.ndarray
 
 
 def batch_dry_run(
@@ -73,15 +72,20 @@ def batch_dry_run(
     pdbs: Sequence[PodDisruptionBudget],
     offset: int,
     wanted: int,
+    orders: ReprieveOrders | None = None,
 ) -> DryRunResult:
-    """`dry_run_preemption`'s result, judging `wanted` nodes per batch."""
+    """`dry_run_preemption`'s result, judging `wanted` nodes per batch (`orders` kept
+    by the caller between runs, or made for this run alone)."""
     base = requested_with_nominated(table, preemptor)
+    orders = orders if orders is not None else ReprieveOrders()
+    budgets = tuple(pdbs)
     found = DryRun(wanted)
     ordered = [nodes[(offset + i) % len(nodes)] for i in range(len(nodes))]
     chunk_size = max(wanted, 64)
     for start in range(0, len(ordered), chunk_size):
         chunk = ordered[start : start + chunk_size]
-        selections = _select_chunk(runner, state, preemptor, table, chunk, pdbs, base)
+        kept = [orders.of(table, table.index[name], preemptor.priority, budgets) for name in chunk]
+        selections = _select_chunk(runner, state, preemptor, table, chunk, kept, base)
         for name, selection in zip(chunk, selections, strict=True):
             if found.visit(name, selection):
                 return found.result()
@@ -94,30 +98,30 @@ def _select_chunk(
     preemptor: Pod,
     table: NodeTable,
     chunk: Sequence[str],
-    pdbs: Sequence[PodDisruptionBudget],
+    orders: Sequence[ReprieveOrder],
     base: IntArray,
 ) -> list[VictimSelection]:
-    out: dict[str, VictimSelection] = {}
-    batched: list[_Node] = []
-    for name in chunk:
-        row = table.index[name]
-        potential = [p for p in table.pods[row].values() if p.priority < preemptor.priority]
-        if not potential:
-            out[name] = VictimSelection(
-                (), 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
-            )
-        else:
-            bad, good = filter_pods_with_pdb_violation(importance_order(potential), pdbs)
-            batched.append(_Node(name, row, bad + good, len(bad)))
-    if batched:
-        _judge(runner, state, preemptor, table, batched, base.copy())
-    for node in batched:
-        out[node.name] = (
-            VictimSelection((), 0, node.status)
-            if node.status is not None
-            else VictimSelection(tuple(node.victims), node.num_violating, Status())
+    judged = [i for i, order in enumerate(orders) if order.pods]
+    out = [_NO_VICTIMS] * len(chunk)
+    if not judged:
+        return out
+    rows = np.array([table.index[chunk[i]] for i in judged], dtype=np.intp)
+    verdicts = _judge(
+        runner, state, preemptor, table, [orders[i] for i in judged], rows, base.copy()
+    )
+    for at, (i, victims) in enumerate(zip(judged, verdicts.victim.tolist(), strict=True)):
+        status = verdicts.failed.get(at)
+        if status is not None:
+            out[i] = VictimSelection((), 0, status)
+            continue
+        order = orders[i]
+        chosen = [k for k, is_victim in enumerate(victims) if is_victim]
+        out[i] = VictimSelection(
+            tuple(order.pods[k] for k in chosen),
+            sum(1 for k in chosen if k < order.violating),
+            Status(),
         )
-    return [out[name] for name in chunk]
+    return out
 
 
 def _judge(
@@ -125,50 +129,75 @@ def _judge(
     state: CycleState,
     preemptor: Pod,
     table: NodeTable,
-    nodes: list[_Node],
+    orders: Sequence[ReprieveOrder],
+    rows: Indexes,
     requested: IntArray,
-) -> None:
+) -> _Verdicts:
     """Every node's victims, in rounds of one batch Filter pass each (`requested` is changed)."""
-    taken = [(node.row, pod) for node in nodes for pod in node.order]
-    np.subtract.at(
-        requested,
-        np.array([row for row, _ in taken], dtype=np.intp),
-        np.stack([table.request_vector(pod) for _, pod in taken]),
-    )
-    rows = np.array([n.row for n in nodes], dtype=np.intp)
-    failed = _filter(runner, state, preemptor, table, requested, rows)
-    active: list[_Node] = []
-    for node in nodes:
-        node.status = failed.get(node.row)
-        if node.status is None:
-            active.append(node)
-    depth = max((len(n.order) for n in active), default=0)
-    for k in range(depth):
-        step = [n for n in active if k < len(n.order)]
-        rows = np.array([n.row for n in step], dtype=np.intp)
-        back = np.stack([table.request_vector(n.order[k]) for n in step])
-        requested[rows] += back  # one row per node: no repeats within a round
-        failed = _filter(runner, state, preemptor, table, requested, rows)
-        if not failed:
+    counts = np.fromiter((len(o.pods) for o in orders), dtype=np.intp, count=len(orders))
+    requested[rows] -= np.array([o.total for o in orders])  # one row per node: no repeats
+    failed = _failing_statuses(runner, state, preemptor, table, requested, rows)
+    active = np.ones(len(orders), dtype=np.bool_)
+    if failed:
+        active[list(failed)] = False
+    back = _by_round(orders, counts, requested.shape[1])
+    victim = np.zeros(back.shape[:2], dtype=np.bool_)
+    for k in range(back.shape[1]):
+        step = np.flatnonzero(active & (counts > k))
+        if not step.size:
             continue
-        kept = np.array([n.row in failed for n in step])
-        requested[rows[kept]] -= back[kept]
-        for node in (n for n, k_ in zip(step, kept, strict=True) if k_):
-            node.victims.append(node.order[k])
-            node.num_violating += k < node.violating
+        step_rows = rows[step]
+        requested[step_rows] += back[step, k]
+        fails = _fails(runner, state, preemptor, table, requested, step_rows)
+        if fails.any():
+            kept = step[fails]
+            requested[rows[kept]] -= back[kept, k]
+            victim[kept, k] = True
+    return _Verdicts(failed, victim)
 
 
-def _filter(
+def _by_round(orders: Sequence[ReprieveOrder], counts: Indexes, columns: int) -> IntArray:
+    """back[i, k]: the request vector of the k-th pod in node i's reprieve order (zeros past
+    its last pod)."""
+    back = np.zeros((len(orders), int(counts.max()), columns), dtype=np.int64)
+    node = np.repeat(np.arange(len(orders)), counts)
+    first = np.cumsum(counts) - counts
+    k = np.arange(int(counts.sum())) - np.repeat(first, counts)
+    back[node, k] = np.concatenate([o.vectors for o in orders])
+    return back
+
+
+def _failing_statuses(
     runner: FilterRunner,
     state: CycleState,
     preemptor: Pod,
     table: NodeTable,
     requested: IntArray,
-    rows: np.ndarray,
+    rows: Indexes,
 ) -> dict[int, Status]:
-    """The rows that fail with `requested`, each with its first failing plugin's status."""
+    """By position in `rows`, the status of each row that fails with `requested` (its first
+    failing plugin's)."""
     with table.requested_as(requested):
         _, rejections, status = runner.run_filter(state, preemptor, table, rows)
     if not status.is_success:
-        return {int(r): status for r in rows}
-    return {row: s for r in rejections for row, s in r.status_of()}
+        return dict.fromkeys(range(len(rows)), status)
+    if not rejections:
+        return {}
+    position = {int(row): at for at, row in enumerate(rows.tolist())}
+    return {position[row]: s for r in rejections for row, s in r.status_of()}
+
+
+def _fails(
+    runner: FilterRunner,
+    state: CycleState,
+    preemptor: Pod,
+    table: NodeTable,
+    requested: IntArray,
+    rows: Indexes,
+) -> np.ndarray:
+    """For each of `rows`, whether the preemptor fails there with `requested`."""
+    with table.requested_as(requested):
+        passed, _, status = runner.run_filter(state, preemptor, table, rows)
+    if not status.is_success:
+        return np.ones(len(rows), dtype=np.bool_)
+    return ~np.isin(rows, passed)

@@ -36,6 +36,7 @@ from eventsched.plugins.defaultpreemption.candidates import (
     pod_eligible_to_preempt_others,
 )
 from eventsched.plugins.defaultpreemption.pick import choose
+from eventsched.plugins.defaultpreemption.reprieve import ReprieveOrders
 
 PREFIX = "preemption: "
 
@@ -66,6 +67,8 @@ class DefaultPreemption:
         self.args = parse_args(args)
         self.handle = handle
         self._filters: FilterRunner | None = None
+        #: Each node's reprieve order, kept between preemptions (reprieve.py).
+        self._orders = ReprieveOrders()
 
     def use_filters(self, runner: FilterRunner) -> None:
         self._filters = runner
@@ -123,7 +126,9 @@ class DefaultPreemption:
         fits_on = self._fits_on(state, pod, table)
         runner = self._filters
         if runner is not None and runner.judged_by_requested_only(state):
-            return batch_dry_run(runner, state, pod, table, nodes, pdbs, offset, wanted)
+            return batch_dry_run(
+                runner, state, pod, table, nodes, pdbs, offset, wanted, self._orders
+            )
         return dry_run_preemption(pod, nodes, NodePods(table), pdbs, offset, wanted, fits_on)
 
     def _fits_on(self, state: CycleState, pod: Pod, table: NodeTable) -> NodeFits:

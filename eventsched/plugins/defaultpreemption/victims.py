@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Protocol
 
 from eventsched.framework.status import Code, Status
@@ -61,8 +62,11 @@ def start_time_ns(pod: Pod) -> int:
         return NOT_STARTED_NS
 
 
+@lru_cache(maxsize=1 << 16)
 def _rfc3339_ns(text: str) -> int:
-    """RFC 3339 with up to nanosecond fractions (metav1.Time / MicroTime) to Unix ns."""
+    """RFC 3339 with up to nanosecond fractions (metav1.Time / MicroTime) to Unix ns
+    (kept per text: pods started in the same second share one, and the dry run asks
+    again for every pod it orders)."""
     head, frac, zone = text, "", ""
     for sep in ("Z", "z", "+"):
         if sep in text[10:]:

@@ -8,6 +8,7 @@ from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 
 from eventsched.audit import PodNotFound
 from eventsched.cli.database import DatabaseURLError
+from eventsched.cli.gctuning import GCSettingError
 from eventsched.cli.serve import AddressError
 from eventsched.cluster.kube import KubeConfigError
 from eventsched.config.file import ConfigError
@@ -42,7 +43,8 @@ def _friendly(exc: BaseException) -> str | None:
         | UnknownPluginError
         | ConfigError
         | KubeConfigError
-        | AddressError,
+        | AddressError
+        | GCSettingError,
     ):
         return str(exc)
     if isinstance(exc, ArgumentError | NoSuchModuleError):

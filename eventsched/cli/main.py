@@ -11,12 +11,13 @@ from collections.abc import Sequence
 import structlog
 
 from eventsched import __version__
-from eventsched.cli.arguments import Parser
+from eventsched.cli.arguments import Parser, count
 from eventsched.cli.commands import COMMANDS
+from eventsched.cli.gctuning import DEFAULT_THRESHOLD, collector_threshold, set_collector_threshold
 from eventsched.cli.logs import configure_logging
 
 #: Options before the command that take a value (`--db URL`, not `--db=URL`).
-_VALUED = {"--db", "--log-format", "--log-level"}
+_VALUED = {"--db", "--log-format", "--log-level", "--gc-threshold"}
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -41,6 +42,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "--log-level", default="warning", help="debug, info, warning (default), error"
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    parser.add_argument(
+        "--gc-threshold",
+        metavar="N",
+        type=count(0),
+        help="allocations between Python's garbage collections (default: "
+        f"$EVENTSCHED_GC_THRESHOLD, else {DEFAULT_THRESHOLD}; CPython's own is 700, 0 turns "
+        "automatic collection off)",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module, summary) in COMMANDS.items():
         if command is None or name == command:
@@ -83,6 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         configure_logging(args.log_format, "debug" if args.debug else args.log_level)
+        set_collector_threshold(collector_threshold(args.gc_threshold))
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print("eventsched: interrupted", file=sys.stderr)

@@ -1,0 +1,65 @@
+"""The eventsched process collects garbage less often than CPython's default (cli/gctuning.py).
+
+Each case runs a command in a fresh interpreter, since the setting is process-wide,
+and reads the collector's threshold after it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PROGRAM = (
+    "import gc, sys\n"
+    "from eventsched.cli.main import main\n"
+    "code = main(sys.argv[1:])\n"
+    "print(gc.get_threshold()[0])\n"
+    "sys.exit(code)\n"
+)
+CHECK = ["config", "check", str(ROOT / "examples" / "profiles" / "nodelabel.yaml")]
+
+
+def run(flags: list[str], environment: str | None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "EVENTSCHED_GC_THRESHOLD"}
+    if environment is not None:
+        env["EVENTSCHED_GC_THRESHOLD"] = environment
+    return subprocess.run(
+        [sys.executable, "-c", PROGRAM, *flags, *CHECK],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("flags", "environment", "threshold"),
+    [
+        ([], None, "50000"),
+        ([], "700", "700"),
+        ([], " 0 ", "0"),
+        (["--gc-threshold", "3000"], "700", "3000"),
+    ],
+)
+def test_the_threshold_comes_from_the_flag_else_the_environment_else_the_default(
+    flags: list[str], environment: str | None, threshold: str
+) -> None:
+    done = run(flags, environment)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == threshold
+
+
+@pytest.mark.parametrize("environment", ["lots", "-1", "1e5"])
+def test_a_malformed_environment_value_is_refused_in_one_line(environment: str) -> None:
+    done = run([], environment)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(
+        f"eventsched: error: EVENTSCHED_GC_THRESHOLD={environment!r}: must be a whole number"
+    )

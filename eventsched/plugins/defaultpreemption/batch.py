@@ -54,6 +54,38 @@ _NO_VICTIMS = VictimSelection((), 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
 
 
 @dataclass(frozen=True, slots=True)
+class _FilterPass:
+    """The preemptor's batch Filter pass over rows of the table, with `requested` swapped in."""
+
+    runner: FilterRunner
+    state: CycleState
+    preemptor: Pod
+    table: NodeTable
+
+    def failing_statuses(self, requested: IntArray, rows: Indexes) -> dict[int, Status]:
+        """By position in `rows`, the status of each row that fails (its first failing
+        plugin's)."""
+        with self.table.requested_as(requested):
+            _, rejections, status = self.runner.run_filter(
+                self.state, self.preemptor, self.table, rows
+            )
+        if not status.is_success:
+            return dict.fromkeys(range(len(rows)), status)
+        if not rejections:
+            return {}
+        position = {int(row): at for at, row in enumerate(rows.tolist())}
+        return {position[row]: s for r in rejections for row, s in r.status_of()}
+
+    def fails(self, requested: IntArray, rows: Indexes) -> np.ndarray:
+        """For each of `rows`, whether the preemptor fails there."""
+        with self.table.requested_as(requested):
+            passed, _, status = self.runner.run_filter(self.state, self.preemptor, self.table, rows)
+        if not status.is_success:
+            return np.ones(len(rows), dtype=np.bool_)
+        return ~np.isin(rows, passed)
+
+
+@dataclass(frozen=True, slots=True)
 class _Verdicts:
     """What the rounds found for the judged nodes of a chunk, by position among them."""
 
@@ -82,10 +114,11 @@ def batch_dry_run(
     found = DryRun(wanted)
     ordered = [nodes[(offset + i) % len(nodes)] for i in range(len(nodes))]
     chunk_size = max(wanted, 64)
+    check = _FilterPass(runner, state, preemptor, table)
     for start in range(0, len(ordered), chunk_size):
         chunk = ordered[start : start + chunk_size]
         kept = [orders.of(table, table.index[name], preemptor.priority, budgets) for name in chunk]
-        selections = _select_chunk(runner, state, preemptor, table, chunk, kept, base)
+        selections = _select_chunk(check, chunk, kept, base)
         for name, selection in zip(chunk, selections, strict=True):
             if found.visit(name, selection):
                 return found.result()
@@ -93,10 +126,7 @@ def batch_dry_run(
 
 
 def _select_chunk(
-    runner: FilterRunner,
-    state: CycleState,
-    preemptor: Pod,
-    table: NodeTable,
+    check: _FilterPass,
     chunk: Sequence[str],
     orders: Sequence[ReprieveOrder],
     base: IntArray,
@@ -105,10 +135,8 @@ def _select_chunk(
     out = [_NO_VICTIMS] * len(chunk)
     if not judged:
         return out
-    rows = np.array([table.index[chunk[i]] for i in judged], dtype=np.intp)
-    verdicts = _judge(
-        runner, state, preemptor, table, [orders[i] for i in judged], rows, base.copy()
-    )
+    rows = np.array([check.table.index[chunk[i]] for i in judged], dtype=np.intp)
+    verdicts = _judge(check, [orders[i] for i in judged], rows, base.copy())
     for at, (i, victims) in enumerate(zip(judged, verdicts.victim.tolist(), strict=True)):
         status = verdicts.failed.get(at)
         if status is not None:
@@ -125,10 +153,7 @@ def _select_chunk(
 
 
 def _judge(
-    runner: FilterRunner,
-    state: CycleState,
-    preemptor: Pod,
-    table: NodeTable,
+    check: _FilterPass,
     orders: Sequence[ReprieveOrder],
     rows: Indexes,
     requested: IntArray,
@@ -136,7 +161,7 @@ def _judge(
     """Every node's victims, in rounds of one batch Filter pass each (`requested` is changed)."""
     counts = np.fromiter((len(o.pods) for o in orders), dtype=np.intp, count=len(orders))
     requested[rows] -= np.array([o.total for o in orders])  # one row per node: no repeats
-    failed = _failing_statuses(runner, state, preemptor, table, requested, rows)
+    failed = check.failing_statuses(requested, rows)
     active = np.ones(len(orders), dtype=np.bool_)
     if failed:
         active[list(failed)] = False
@@ -148,7 +173,7 @@ def _judge(
             continue
         step_rows = rows[step]
         requested[step_rows] += back[step, k]
-        fails = _fails(runner, state, preemptor, table, requested, step_rows)
+        fails = check.fails(requested, step_rows)
         if fails.any():
             kept = step[fails]
             requested[rows[kept]] -= back[kept, k]
@@ -165,39 +190,3 @@ def _by_round(orders: Sequence[ReprieveOrder], counts: Indexes, columns: int) ->
     k = np.arange(int(counts.sum())) - np.repeat(first, counts)
     back[node, k] = np.concatenate([o.vectors for o in orders])
     return back
-
-
-def _failing_statuses(
-    runner: FilterRunner,
-    state: CycleState,
-    preemptor: Pod,
-    table: NodeTable,
-    requested: IntArray,
-    rows: Indexes,
-) -> dict[int, Status]:
-    """By position in `rows`, the status of each row that fails with `requested` (its first
-    failing plugin's)."""
-    with table.requested_as(requested):
-        _, rejections, status = runner.run_filter(state, preemptor, table, rows)
-    if not status.is_success:
-        return dict.fromkeys(range(len(rows)), status)
-    if not rejections:
-        return {}
-    position = {int(row): at for at, row in enumerate(rows.tolist())}
-    return {position[row]: s for r in rejections for row, s in r.status_of()}
-
-
-def _fails(
-    runner: FilterRunner,
-    state: CycleState,
-    preemptor: Pod,
-    table: NodeTable,
-    requested: IntArray,
-    rows: Indexes,
-) -> np.ndarray:
-    """For each of `rows`, whether the preemptor fails there with `requested`."""
-    with table.requested_as(requested):
-        passed, _, status = runner.run_filter(state, preemptor, table, rows)
-    if not status.is_success:
-        return np.ones(len(rows), dtype=np.bool_)
-    return ~np.isin(rows, passed)

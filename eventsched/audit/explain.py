@@ -88,6 +88,11 @@ class PodExplanation:
     notes: list[dict[str, Any]] = field(default_factory=list)
     #: Each time the pod was evicted as a victim of another pod's preemption.
     preempted_by: list[PreemptedBy] = field(default_factory=list)
+    #: The node the cluster last showed the pod on (a pod another scheduler, or one
+    #: before eventsched, placed has no `bound` here but is observed there).
+    observed_node: str | None = None
+    #: Whether the pod's last event is its removal from the cluster.
+    removed: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -123,7 +128,12 @@ def explain_events(namespace: str, name: str, events: Iterable[StoredEvent]) -> 
     order: list[str] = []
     notes: list[dict[str, Any]] = []
     preempted_by: list[PreemptedBy] = []
+    observed_node: str | None = None
+    removed = False
     for event in events:
+        if event.kind in ("pod_observed", "pod_removed"):
+            removed = event.kind == "pod_removed"
+            observed_node = event.node or observed_node
         if event.kind == "pod_observed":
             observed += 1
         if event.kind == "evicted":
@@ -156,6 +166,8 @@ def explain_events(namespace: str, name: str, events: Iterable[StoredEvent]) -> 
         final_node,
         notes,
         preempted_by,
+        observed_node,
+        removed,
     )
 
 

@@ -54,10 +54,7 @@ def run(args: argparse.Namespace) -> int:
 
 def render(explanation: PodExplanation, max_rejections: int = 20) -> str:
     lines = [f"Pod {explanation.namespace}/{explanation.name}"]
-    lines.append(
-        f"  {len(explanation.attempts)} scheduling attempt(s); "
-        + (f"bound to {explanation.final_node}" if explanation.final_node else "not bound")
-    )
+    lines.append(f"  {len(explanation.attempts)} scheduling attempt(s); {_placement(explanation)}")
     for victim in explanation.preempted_by:
         lines.append("  " + render_preempted_by(victim))
     for note in explanation.notes:
@@ -72,6 +69,17 @@ def render(explanation: PodExplanation, max_rejections: int = 20) -> str:
         lines.append("")
         lines.extend(_render_attempt(number, attempt, max_rejections))
     return "\n".join(lines)
+
+
+def _placement(explanation: PodExplanation) -> str:
+    """Where the pod is: bound by eventsched, or seen on a node another scheduler chose."""
+    if explanation.final_node:
+        where = f"bound to {explanation.final_node}"
+    elif explanation.observed_node:
+        where = f"not bound by eventsched; observed on {explanation.observed_node}"
+    else:
+        where = "not bound"
+    return where + ("; removed from the cluster" if explanation.removed else "")
 
 
 def _render_attempt(number: int, a: AttemptExplanation, max_rejections: int) -> list[str]:

@@ -29,7 +29,7 @@ def observed(name: str, uid: str, priority: int, node: str | None = None) -> Eve
     record: dict[str, Any] = {"name": name, "namespace": "prod", "uid": uid, "priority": priority}
     if node:
         record["nodeName"] = node
-    return pod("pod_observed", name, uid, data=record)
+    return pod("pod_observed", name, uid, data=record, node=node)
 
 
 def evicted(name: str, uid: str, outcome: str, **data: Any) -> EventRecord:
@@ -191,6 +191,10 @@ def test_explain_a_victim(store: EventStore) -> None:
     (victim,) = explained.preempted_by
     assert (victim.preemptor, victim.preemptor_priority, victim.priority) == ("prod/big", 1000, 10)
     text = render(explained)
+    # kube-scheduler placed web-a before eventsched ran: no attempt, but where it ran.
+    assert (
+        text.splitlines()[1] == "  0 scheduling attempt(s); not bound by eventsched; observed on n2"
+    )
     assert (
         f"  Preempted by prod/big (priority 1000) on node n2 in attempt {ATTEMPT}: chosen by "
         "lowest highest-victim priority; outcome deleted"
@@ -270,6 +274,11 @@ def test_explain_after_simulating_the_preemption_example(db_url: str) -> None:
     assert checkout[start + 4].endswith("chosen by lowest highest-victim priority")
     assert checkout[start + 5].startswith("    other candidates: node-")
     report = eventsched("explain", "jobs/report-1").splitlines()
+    # The example's running pods come in bound; the simulated cluster deletes the victim.
+    assert report[1] == (
+        "  0 scheduling attempt(s); not bound by eventsched; observed on node-c; "
+        "removed from the cluster"
+    )
     assert report[2].startswith("  Preempted by shop/payments (priority 1000) on node node-c in ")
     assert report[2].endswith(": chosen by fewest PDB violations; outcome deleted")
     web = json.loads(eventsched("explain", "shop/web-1", "--json"))

@@ -20,6 +20,7 @@ without all its `evicted`: the next process settles it (`settle_open_preemptions
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import structlog
@@ -92,7 +93,9 @@ def evict_victims(
         metrics.preemption_victims.observe(len(victims))
     for pod in lower_nominated:
         try:
-            cluster.clear_nomination(pod)
+            # Nominated to `node` by our log even where the watch has not shown it yet
+            # (its nominating patch may still be on its way): it is cleared all the same.
+            cluster.clear_nomination(replace(pod, nominated_node_name=node))
         except ApiError as exc:  # not critical, as upstream: logged, not returned
             log.warning(
                 "cannot clear a lower-priority pod's nomination", pod=pod.key, error=str(exc)

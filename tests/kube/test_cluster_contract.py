@@ -748,3 +748,19 @@ def test_clear_nomination_empties_the_nominated_node(started: tuple[Driver, Seen
     driver.delete_pod("pending")
     wait_for("the deletion", lambda: seen.pods("pending", "DELETED"))
     driver.cluster.clear_nomination(pending)  # gone: no error
+
+
+def test_a_nomination_cleared_at_once_stays_cleared(started: tuple[Driver, Seen]) -> None:
+    """A pod nominated and, before the watch shows it, cleared by a later preemption:
+    the clear reaches the cluster after the nominating patch, so the pod ends with none."""
+    driver, seen = started
+    pending = seen.latest("pending")
+    assert pending is not None and not pending.nominated_node_name
+    driver.cluster.set_unschedulable(pending, "preempting", "node-b")
+    driver.cluster.clear_nomination(replace(pending, nominated_node_name="node-b"))
+    wait_for(
+        "the nominating patch's condition",
+        lambda: (c := driver.scheduled_condition("pending")) and c["message"] == "preempting",
+    )
+    nominated(seen, "pending", "")
+    assert driver.nominated_node_of("pending") == ""

@@ -165,6 +165,8 @@ class KubeCluster:
         self.evictions.preempt(victim, preemptor)
 
     def clear_nomination(self, pod: Pod) -> None:
+        # After the pod's queued status patch: one that nominates it must not land last.
+        self.recorder.settle(pod)
         self.evictions.clear_nomination(pod)
 
     def emit_event(

@@ -6,13 +6,19 @@ controller + "-" + hostname, name = pod name + "." + hex nanoseconds) and
 patches `status.conditions` with a strategic merge patch, skipping the
 patch when the condition would not change. Both are best effort there and
 here: they run off the scheduling loop and a failure is logged, not raised.
+
+A pod's status patches are written in the order they were asked for (each
+pod's go to one worker of the pool), and `settle` waits for those queued, so a
+request the caller sends next for the same pod (clearing its nomination)
+reaches the API server after them, never before.
 """
 
 from __future__ import annotations
 
 import socket
+import threading
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from datetime import UTC, datetime
 from typing import Any
 
@@ -137,7 +143,13 @@ class Recorder:
         self._current = current_condition
         self._hostname = hostname or socket.gethostname()
         self._events = EventBroadcaster(rest, event_limiter, workers)
-        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="kube-status")
+        #: One single-thread worker per shard of pods: a pod's patches keep their order.
+        self._workers = [
+            ThreadPoolExecutor(1, thread_name_prefix=f"kube-status-{n}") for n in range(workers)
+        ]
+        #: The last status patch queued for each pod uid, until it is written.
+        self._queued: dict[str, Future[None]] = {}
+        self._queued_lock = threading.Lock()
         self._failures = 0
 
     @property
@@ -190,15 +202,33 @@ class Recorder:
             if nominated_node is not None and nominated_node != pod.nominated_node_name
             else None
         )
+        worker = self._workers[hash(pod.uid) % len(self._workers)]
         try:
-            self._pool.submit(self._patch_status, pod, message, nomination, reason)
+            queued = worker.submit(self._patch_status, pod, message, nomination, reason)
         except RuntimeError:
             self._patch_status(pod, message, nomination, reason)
+            return
+        with self._queued_lock:
+            self._queued[pod.uid] = queued
+        queued.add_done_callback(lambda done: self._written(pod.uid, done))
+
+    def settle(self, pod: Pod) -> None:
+        """Wait until the status patches queued for `pod` are written (or have failed)."""
+        with self._queued_lock:
+            queued = self._queued.get(pod.uid)
+        if queued is not None:
+            wait([queued])  # a failed patch was logged and counted by the worker
 
     def stop(self) -> None:
         """Let queued writes finish: each is bounded by the request timeout."""
-        self._pool.shutdown(wait=True)
+        for worker in self._workers:
+            worker.shutdown(wait=True)
         self._events.stop()
+
+    def _written(self, uid: str, done: Future[None]) -> None:
+        with self._queued_lock:
+            if self._queued.get(uid) is done:
+                del self._queued[uid]
 
     def _patch_status(self, pod: Pod, message: str, nomination: str | None, reason: str) -> None:
         current = self._current(pod)

@@ -35,7 +35,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from eventsched.framework import (
-    Code,
     CycleState,
     FilterRunner,
     Status,
@@ -48,9 +47,7 @@ from eventsched.plugins.defaultpreemption.candidates import (
     DryRunResult,
 )
 from eventsched.plugins.defaultpreemption.reprieve import ReprieveOrder, ReprieveOrders
-from eventsched.plugins.defaultpreemption.victims import NO_VICTIMS, VictimSelection
-
-_NO_VICTIMS = VictimSelection((), 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,)))
+from eventsched.plugins.defaultpreemption.victims import NO_LOWER_PRIORITY_PODS, VictimSelection
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +129,7 @@ def _select_chunk(
     base: IntArray,
 ) -> list[VictimSelection]:
     judged = [i for i, order in enumerate(orders) if order.pods]
-    out = [_NO_VICTIMS] * len(chunk)
+    out = [NO_LOWER_PRIORITY_PODS] * len(chunk)
     if not judged:
         return out
     rows = np.array([check.table.index[chunk[i]] for i in judged], dtype=np.intp)

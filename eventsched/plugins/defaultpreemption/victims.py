@@ -51,6 +51,12 @@ class VictimSelection:
         return self.status.is_success
 
 
+#: A node without a pod of lower priority than the preemptor's.
+NO_LOWER_PRIORITY_PODS = VictimSelection(
+    (), 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,))
+)
+
+
 def start_time_ns(pod: Pod) -> int:
     """`status.startTime` in Unix nanoseconds; NOT_STARTED_NS when it is unset or unreadable."""
     text = pod.start_time
@@ -131,7 +137,7 @@ def select_victims_on_node(
     """`SelectVictimsOnNode`: the fewest pods to remove so the preemptor fits, PDBs spared first."""
     potential = [p for p in node_pods if p.priority < preemptor.priority]
     if not potential:
-        return VictimSelection((), 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,)))
+        return NO_LOWER_PRIORITY_PODS
     removed = list(potential)
     status = fits(tuple(removed))
     if not status.is_success:

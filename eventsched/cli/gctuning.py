@@ -19,8 +19,11 @@ the scheduler keeps its own collector settings.
 
 from __future__ import annotations
 
+import argparse
 import gc
 import os
+
+from eventsched.cli.arguments import count
 
 #: Allocations between young-generation collections (CPython's default is 700).
 DEFAULT_THRESHOLD = 50_000
@@ -39,16 +42,13 @@ def collector_threshold(flag: int | None) -> int:
     if not text:
         return DEFAULT_THRESHOLD
     try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
+        return count(0)(text)  # the --gc-threshold flag's own parser
+    except argparse.ArgumentTypeError:
         raise GCSettingError(
             f"{ENVIRONMENT}={text!r}: must be a whole number of 0 or more "
             f"(allocations between garbage collections; 700 is CPython's default, "
             f"0 turns automatic collection off; unset it for {DEFAULT_THRESHOLD})"
-        )
-    return value
+        ) from None
 
 
 def set_collector_threshold(threshold: int) -> None:

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from eventsched.audit.base import from_base
+from eventsched.audit.served import BIND_SKIPPED, extender_call, serve_again, served_outcome
 from eventsched.events import EventStore, StoredEvent, is_process_start
 from eventsched.events.projections import Projections
 from eventsched.framework import (
@@ -224,6 +225,12 @@ class Replayer:
         sink = ListSink()
         state = CycleState(started.attempt or "", int(started.data.get("seed", 0)), sink)
         start = int(started.data.get("startIndex", 0))
+        call = extender_call(started.data)
+        if call is not None:
+            serve_again(fw, state, pod, self.view.table, call)
+            self.last_decisions = sink.decisions
+            decided = [(d.kind, _normal(d.data)) for d in sink.decisions]
+            return None, served_outcome(str(call.get("verb")), decided)
         try:
             node = schedule_pod(fw, state, pod, self.view.table, start).node
             return node, node
@@ -249,8 +256,16 @@ class Replayer:
         fw = self.framework(str(data.get("configDigest", "")))
         if fw is None:
             return None, f"no config_loaded for configuration {data.get('configDigest')!r}"
+        call = extender_call(data)
+        if call is not None and call.get("verb") not in ("filter", "prioritize"):
+            return None, BIND_SKIPPED
         _, replayed = self.decide_again(fw, pod, events)
         recorded = _recorded_outcome(events)
+        if call is not None:
+            recorded = served_outcome(
+                str(call.get("verb")),
+                [(e.kind, _normal(_current_shape(e.kind, e.data))) for e in events],
+            )
         if recorded == replayed:
             return None, ""
         mismatch = Mismatch(
@@ -531,6 +546,8 @@ class CounterfactualReplayer(Replayer):
         pod = self.pods.get(started.uid or "")
         if pod is None:
             return "the pod was never observed before its attempt"
+        if extender_call(started.data) is not None:
+            return "an extender call: kube-scheduler placed the pod, not a profile of ours"
         fw = self.alternatives.get(started.scheduler)
         if fw is None:
             return f"the other configuration has no profile named {started.scheduler!r}"

@@ -34,6 +34,9 @@ COMMANDS: dict[str, Command] = {
     ),
     "config": Command("configcheck", "check a KubeSchedulerConfiguration file"),
     "db": Command("db", "manage the event log's database"),
+    "extender": Command(
+        "extender", "answer kube-scheduler's extender calls (filter, prioritize, bind) and log them"
+    ),
     "bench": Command("bench", "measure scheduling throughput (pods/s) on a generated cluster"),
     "sticky": Command("sticky", "show or clear StickyNode's first placements (from the event log)"),
 }

@@ -162,7 +162,7 @@ def schedule_pod(
     if scores is None or not status.is_success:
         _raise_error(status, next_start)
     assert scores is not None
-    _record_scores(state, table, scores, fw.profile.score_breakdown_top_k, state.skip_score)
+    record_scores(state, table, scores, fw.profile.score_breakdown_top_k, state.skip_score)
     row, tied = _select_host(scores, state.seed)
     reason = "highest score" if len(tied) == 1 else f"tie between {len(tied)} nodes broken by seed"
     state.record(
@@ -304,7 +304,7 @@ def _record_filtered(
         "startIndex": start,
         "evaluated": processed,
         "feasible": feasible,
-        "rejections": _grouped_rejections(table, diagnosis.rejections),
+        "rejections": grouped_rejections(table, diagnosis.rejections),
     }
     if diagnosis.absent_status is not None and diagnosis.absent_count:
         data["absent"] = {"count": diagnosis.absent_count, **diagnosis.absent_status.to_record()}
@@ -313,7 +313,7 @@ def _record_filtered(
     sink.record("filtered", data)
 
 
-def _grouped_rejections(table: NodeTable, rejections: list[Rejection]) -> list[dict[str, Any]]:
+def grouped_rejections(table: NodeTable, rejections: list[Rejection]) -> list[dict[str, Any]]:
     """One entry per distinct (plugin, status) with the nodes it rejected, in the order met.
 
     Nodes rejected for the same reason share an entry: at 5,000 nodes this
@@ -338,7 +338,7 @@ def _grouped_rejections(table: NodeTable, rejections: list[Rejection]) -> list[d
     return out
 
 
-def _record_scores(
+def record_scores(
     sink: DecisionSink, table: NodeTable, scores: ScoreTable, top_k: int, skipped: set[str]
 ) -> None:
     order = np.argsort(-scores.totals, kind="stable")

@@ -1,0 +1,166 @@
+"""`eventsched extender`: serve one profile to kube-scheduler as its scheduler extender."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import threading
+import types
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import structlog
+
+from eventsched.cli.commands import summary
+from eventsched.cli.database import open_store
+from eventsched.cli.serve import AddressError, Check, parse_address
+from eventsched.cluster.kube import ClientConnection, KubeCluster, api_client
+from eventsched.config.file import SchedulerConfig, load_config
+from eventsched.events import EventStore, EventStoreError, SchemaOutdatedError, check_schema
+from eventsched.extender.loop import ExtenderScheduler
+from eventsched.extender.server import ExtenderServer
+from eventsched.framework import Profile
+from eventsched.plugins import full_registry
+from eventsched.scheduler import SchedulerOptions
+from eventsched.scheduler.metrics import SchedulerMetrics
+
+log = structlog.get_logger(__name__)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "extender",
+        help=summary("extender"),
+        description="Answer kube-scheduler's extender calls (filter, prioritize, bind) with one "
+        "profile of the configuration, logging every call's decision before answering it. "
+        "Point kube-scheduler's extenders[].urlPrefix at --listen.",
+    )
+    p.add_argument("--config", metavar="FILE", help="KubeSchedulerConfiguration (v1) file")
+    p.add_argument(
+        "--profile",
+        metavar="NAME",
+        help="the profile (schedulerName) to serve (default: the configuration's first)",
+    )
+    p.add_argument(
+        "--listen",
+        default="0.0.0.0:8888",
+        metavar="HOST:PORT",
+        help="serve the verbs and /healthz, /readyz, /metrics here (default 0.0.0.0:8888)",
+    )
+    p.add_argument(
+        "--kubeconfig",
+        metavar="FILE",
+        help="kubeconfig to use instead of the in-cluster service account",
+    )
+    p.set_defaults(func=run)
+
+
+def served_profile(config: SchedulerConfig, name: str | None) -> Profile:
+    """The profile named by --profile, else the first; one line naming the choices if absent."""
+    if name is None:
+        return config.profiles[0]
+    for profile in config.profiles:
+        if profile.scheduler_name == name:
+            return profile
+    known = ", ".join(p.scheduler_name for p in config.profiles)
+    raise argparse.ArgumentTypeError(f"--profile {name!r}: the configuration has {known}")
+
+
+@dataclass(slots=True)
+class _State:
+    schema_current: bool = False
+    scheduler: ExtenderScheduler | None = None
+    started: bool = False
+    stopping: bool = False
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        host, port = parse_address(args.listen)
+    except AddressError as exc:
+        raise AddressError(str(exc).replace("--http-address", "--listen")) from None
+    config = load_config(args.config, full_registry()) if args.config else SchedulerConfig()
+    profile = served_profile(config, args.profile)
+    cc = config.client_connection
+    api = api_client(
+        ClientConnection(kubeconfig=args.kubeconfig or cc.kubeconfig, qps=cc.qps, burst=cc.burst)
+    )
+    store = open_store(args.db, require_schema=False)
+    metrics = SchedulerMetrics()
+    state = _State()
+    stop = threading.Event()
+
+    def readiness() -> Sequence[Check]:
+        scheduler = state.scheduler
+        return [
+            ("event-log-schema", state.schema_current, "run `eventsched db upgrade`"),
+            ("informer-sync", state.started, "waiting for nodes and pods"),
+            (
+                "event-log-writable",
+                scheduler is not None and not scheduler.log_down,
+                "appends fail",
+            ),
+            ("running", not state.stopping, "shutting down"),
+        ]
+
+    server = ExtenderServer(host, port, lambda: state.scheduler, metrics.registry, readiness)
+    server.start()
+
+    def terminate(signum: int, frame: types.FrameType | None) -> None:
+        log.info("stopping: in-flight bindings finish and the log is flushed")
+        state.stopping = True
+        stop.set()
+
+    signal.signal(signal.SIGTERM, terminate)
+    signal.signal(signal.SIGINT, terminate)
+    try:
+        if not _wait_for_schema(store, stop):
+            return 0
+        state.schema_current = True
+        cluster = KubeCluster(
+            api,
+            # No pending pod is delivered: kube-scheduler sends the ones it asks about.
+            (),
+            ClientConnection(kubeconfig=cc.kubeconfig, qps=cc.qps, burst=cc.burst),
+            pool_size=SchedulerOptions().binder_workers + 12,
+        )
+        scheduler = ExtenderScheduler(
+            store,
+            cluster,
+            [profile],
+            full_registry(),
+            SchedulerOptions(),
+            metrics=metrics,
+        )
+        state.scheduler = scheduler
+        try:
+            if scheduler.start(stop=stop):
+                state.started = True
+                log.info(
+                    "answering kube-scheduler's extender calls",
+                    profile=profile.scheduler_name,
+                    port=server.port,
+                    nodes=len(scheduler.cache.table),
+                )
+                scheduler.run(stop=stop)
+        finally:
+            scheduler.stop()
+        return 0
+    finally:
+        server.stop()
+        store.engine.dispose()
+
+
+def _wait_for_schema(store: EventStore, stop: threading.Event) -> bool:
+    delay = 1.0
+    while not stop.is_set():
+        try:
+            check_schema(store.engine)
+            return True
+        except (SchemaOutdatedError, EventStoreError) as exc:
+            log.warning("waiting for the event log (not ready)", problem=str(exc).splitlines()[0])
+        except Exception as exc:  # a database that does not answer yet
+            log.warning("event log unreachable; retrying", error=str(exc).splitlines()[0])
+        stop.wait(delay)
+        delay = min(delay * 2, 30.0)
+    return False

@@ -1,0 +1,167 @@
+"""The extender's HTTP server: kube-scheduler's verbs, and /healthz, /readyz, /metrics.
+
+HTTP/1.1 with keep-alive, as kube-scheduler's client reuses its connections. A POST to
+any path whose last segment is a verb (`urlPrefix + "/" + verb`) is a call; its body is
+checked against the protocol before the loop sees it, and a body kube-scheduler would
+not send is answered 400 in the verb's result shape with `Error` naming the field.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+import orjson
+import structlog
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+)
+
+from eventsched.extender.loop import Call, ExtenderScheduler
+from eventsched.extender.protocol import (
+    VERBS,
+    ProtocolError,
+    error_result,
+    parse_args,
+    parse_binding,
+)
+
+log = structlog.get_logger(__name__)
+
+#: (check name, passed, detail when it did not), as `eventsched run`'s /readyz lists them.
+Check = tuple[str, bool, str]
+#: Bodies larger than this are refused (a NodeList of 5,000 nodes is about 25 MB).
+MAX_BODY = 256 * 1024 * 1024
+
+
+class ExtenderMetrics:
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.requests = Counter(
+            "eventsched_extender_requests_total",
+            "Extender calls answered, by verb and HTTP status code.",
+            ["verb", "code"],
+            registry=registry,
+        )
+        self.duration = Histogram(
+            "eventsched_extender_request_duration_seconds",
+            "Time from a call's request read to its answer, by verb.",
+            ["verb"],
+            buckets=(0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5),
+            registry=registry,
+        )
+
+
+class ExtenderServer:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        scheduler: Callable[[], ExtenderScheduler | None],
+        registry: CollectorRegistry,
+        readiness: Callable[[], Sequence[Check]],
+    ) -> None:
+        self.scheduler = scheduler
+        self.registry = registry
+        self.readiness = readiness
+        self.metrics = ExtenderMetrics(registry)
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                server._post(self)
+
+            def do_GET(self) -> None:
+                server._get(self)
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass  # one line per call would drown the log; /metrics counts them
+
+        self.httpd = ThreadingHTTPServer((host, port), Handler)
+        self.httpd.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self.httpd.serve_forever, name="extender-http", daemon=True
+        )
+
+    @property
+    def port(self) -> int:
+        return int(self.httpd.server_address[1])
+
+    def start(self) -> None:
+        self._thread.start()
+        log.info("serving the extender verbs, /healthz, /readyz and /metrics", port=self.port)
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    # -- requests ----------------------------------------------------------------
+
+    def _post(self, request: BaseHTTPRequestHandler) -> None:
+        began = time.perf_counter()
+        verb = urlsplit(request.path).path.rstrip("/").rsplit("/", 1)[-1]
+        length = int(request.headers.get("Content-Length") or 0)
+        if length > MAX_BODY:
+            request.close_connection = True
+            self._json(request, 413, verb, error_result(verb, "request body too large"))
+            return
+        body = request.rfile.read(length)
+        if verb not in VERBS:
+            self._json(
+                request, 404, verb, {"Error": f"unknown verb {verb!r}: {', '.join(VERBS[:3])}"}
+            )
+            return
+        if verb == "preempt":
+            message = "eventsched extender: preempt is not supported; leave preemptVerb empty"
+            self._json(request, 501, verb, error_result(verb, message))
+            return
+        try:
+            args = parse_binding(body) if verb == "bind" else parse_args(body)
+        except ProtocolError as exc:
+            log.warning("extender call refused", verb=verb, problem=str(exc))
+            self._json(request, 400, verb, error_result(verb, str(exc)))
+            return
+        scheduler = self.scheduler()
+        if scheduler is None:
+            self._json(request, 503, verb, error_result(verb, "eventsched extender is starting"))
+            return
+        call = scheduler.submit(Call(verb, args))
+        self._json(request, 200 if call.ok else 500, verb, call.answer)
+        self.metrics.duration.labels(verb).observe(time.perf_counter() - began)
+
+    def _get(self, request: BaseHTTPRequestHandler) -> None:
+        path = urlsplit(request.path).path
+        if path == "/metrics":
+            self._send(request, 200, generate_latest(self.registry), CONTENT_TYPE_LATEST)
+        elif path in ("/healthz", "/livez"):
+            self._send(request, 200, b"ok", "text/plain; charset=utf-8")
+        elif path == "/readyz":
+            checks = self.readiness()
+            ok = all(passed for _, passed, _ in checks)
+            lines = [f"[+]{n} ok" if p else f"[-]{n} failed: {d}" for n, p, d in checks]
+            text = "\n".join([*lines, "readyz check passed" if ok else "readyz check failed"])
+            self._send(
+                request, 200 if ok else 503, (text + "\n").encode(), "text/plain; charset=utf-8"
+            )
+        else:
+            self._send(request, 404, b"not found\n", "text/plain; charset=utf-8")
+
+    def _json(self, request: BaseHTTPRequestHandler, code: int, verb: str, body: object) -> None:
+        self.metrics.requests.labels(verb if verb in VERBS else "unknown", str(code)).inc()
+        self._send(request, code, orjson.dumps(body), "application/json")
+
+    @staticmethod
+    def _send(request: BaseHTTPRequestHandler, code: int, body: bytes, content_type: str) -> None:
+        request.send_response(code)
+        request.send_header("Content-Type", content_type)
+        request.send_header("Content-Length", str(len(body)))
+        request.end_headers()
+        request.wfile.write(body)

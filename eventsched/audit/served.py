@@ -8,6 +8,7 @@ the log stores it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
@@ -42,10 +43,8 @@ def serve_again(
     if call.get("verb") == "filter":
         serve_filter(fw, state, pod, table, names)
     else:
-        try:
+        with contextlib.suppress(ServeError):  # recorded nothing live either
             serve_prioritize(fw, state, pod, table, names)
-        except ServeError:
-            pass  # recorded nothing live either
 
 
 def served_outcome(verb: str, decisions: Iterable[tuple[str, Mapping[str, Any]]]) -> str:

@@ -1,0 +1,14 @@
+"""The extender differential needs the real kube-apiserver, etcd and kube-scheduler v1.28
+($EVENTSCHED_KUBE_BIN, as .ci/run sets it): it is not collected without them, since the
+in-test API server cannot run kube-scheduler."""
+
+from __future__ import annotations
+
+from tests.kube.realserver import real_binaries
+
+_binaries = real_binaries()
+collect_ignore = (
+    []
+    if _binaries is not None and _binaries.scheduler is not None
+    else ["test_extender_differential.py"]
+)

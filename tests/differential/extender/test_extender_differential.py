@@ -1,0 +1,311 @@
+"""kube-scheduler v1.28 with eventsched as its extender decides as eventsched does.
+
+For each case (cases.py) and each form of the protocol (`nodeCacheCapable`: node names,
+else whole Node objects): the real control plane, `eventsched extender` started as a user
+starts it (the CLI, its own SQLite log, the admin kubeconfig), and the real kube-scheduler
+configured with it as filter, prioritize and bind extender and with its own score plugins
+disabled. Each step creates a pending pod (and waits until the API server shows it bound,
+or kube-scheduler's PodScheduled=False) or deletes one.
+
+The answer is compared with eventsched's own scheduler (`eventsched run`'s loop, on the
+simulated cluster, the same profile, the same steps): the same node for every pod, and
+for a pod nothing fits the same "0/N nodes are available: ..." reasons. The extender's
+log must hold every call kube-scheduler made for each pod (filter, and prioritize and
+bind for a placed one) and the binding.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from benchmarks.controlplane import ControlPlane, free_port
+from eventsched.cluster import SimulatedCluster
+from eventsched.config.file import parse_config
+from eventsched.events import EventStore, StoredEvent, upgrade
+from eventsched.model import Node, Pod
+from eventsched.plugins import full_registry
+from eventsched.scheduler import Scheduler, SchedulerOptions
+from tests.differential.builders import admitted
+from tests.differential.extender.cases import CASES, SCHEDULER, Case, Step
+from tests.differential.kubeapi import GRACE_0, KubeApi
+from tests.kube.realserver import real_binaries
+
+ROOT = Path(__file__).resolve().parents[3]
+FORMS = {"NodeNames": True, "Nodes": False}
+
+
+@dataclass
+class Outcome:
+    """Where each created pod went, in the order created (None: not placed), and why not."""
+
+    placements: list[tuple[str, str | None]] = field(default_factory=list)
+    messages: dict[str, str] = field(default_factory=dict)
+    uids: dict[str, list[str]] = field(default_factory=dict)
+
+
+@pytest.fixture(scope="module")
+def plane() -> Iterator[ControlPlane]:
+    binaries = real_binaries()
+    assert binaries is not None and binaries.scheduler is not None
+    with ControlPlane(binaries) as cp:
+        yield cp
+
+
+@pytest.fixture
+def api(plane: ControlPlane) -> KubeApi:
+    return KubeApi(plane.url, plane.admin_token, str(plane.ca_file))
+
+
+# -- kube-scheduler calling `eventsched extender` -------------------------------------------
+
+
+def _eventsched(*args: str) -> list[str]:
+    """The installed CLI of this checkout (the test's own interpreter and source tree)."""
+    return [
+        sys.executable,
+        "-c",
+        "from eventsched.cli.main import main; raise SystemExit(main())",
+        *args,
+    ]
+
+
+def _wait(predicate: Any, timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def _ready(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as answer:
+            return bool(answer.status == 200)
+    except OSError:
+        return False
+
+
+class Extender:
+    """`eventsched extender` as a child process with its own log; stopped with SIGTERM."""
+
+    def __init__(self, case: Case, plane: ControlPlane, workdir: Path) -> None:
+        self.db = f"sqlite:///{workdir / 'extender.db'}"
+        upgrade(self.db)
+        config = workdir / "eventsched.yaml"
+        config.write_text(yaml.safe_dump(case.config()))
+        self.port = free_port()
+        self.log = workdir / "extender.log"
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        self.proc = subprocess.Popen(
+            _eventsched(
+                "--db", self.db, "--log-format", "json", "extender",
+                "--config", str(config), "--listen", f"127.0.0.1:{self.port}",
+                "--kubeconfig", str(plane.kubeconfig()),
+            ),
+            stdout=self.log.open("ab"), stderr=subprocess.STDOUT, cwd=ROOT, env=env,
+        )  # fmt: skip
+        try:
+            _wait(lambda: self._alive() and _ready(f"{self.url}readyz"), 60, "the extender")
+        except AssertionError:
+            self.stop()
+            raise AssertionError(self.log.read_text()[-3000:]) from None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/"
+
+    def _alive(self) -> bool:
+        if self.proc.poll() is not None:
+            raise AssertionError(f"the extender exited: {self.log.read_text()[-3000:]}")
+        return True
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout=30)
+
+
+def _kube_scheduler_config(extender: Extender, node_cache_capable: bool) -> dict[str, Any]:
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "leaderElection": {"leaderElect": False},
+        # Its own scores off: the extender's prioritize alone ranks the nodes, so the
+        # nodes eventsched would choose among (score 10) are the ones it chooses among.
+        "profiles": [
+            {"schedulerName": SCHEDULER, "plugins": {"score": {"disabled": [{"name": "*"}]}}}
+        ],
+        "extenders": [
+            {
+                "urlPrefix": extender.url,
+                "filterVerb": "filter",
+                "prioritizeVerb": "prioritize",
+                "bindVerb": "bind",
+                "weight": 1,
+                "nodeCacheCapable": node_cache_capable,
+                "httpTimeout": "10s",
+            }
+        ],
+    }
+
+
+def _empty(api: KubeApi) -> None:
+    for pod in api.call("GET", KubeApi.path("Pod", "default"))["items"]:
+        api.request("DELETE", KubeApi.path("Pod", "default", pod["metadata"]["name"]), GRACE_0)
+    for node in api.call("GET", KubeApi.path("Node"))["items"]:
+        api.request("DELETE", KubeApi.path("Node", None, node["metadata"]["name"]))
+    _wait(
+        lambda: (
+            not api.call("GET", KubeApi.path("Pod", "default"))["items"]
+            and not api.call("GET", KubeApi.path("Node"))["items"]
+        ),
+        30,
+        "an empty cluster",
+    )
+
+
+def _decided(api: KubeApi, name: str) -> tuple[str | None, str] | None:
+    """(node, "") once bound; (None, message) once kube-scheduler said Unschedulable."""
+    pod = api.call("GET", KubeApi.path("Pod", "default", name))
+    if pod["spec"].get("nodeName"):
+        return pod["spec"]["nodeName"], ""
+    for condition in pod.get("status", {}).get("conditions") or []:
+        if condition["type"] == "PodScheduled" and condition.get("reason") == "Unschedulable":
+            return None, condition["message"]
+    return None
+
+
+def through_kube_scheduler(
+    case: Case, plane: ControlPlane, api: KubeApi, workdir: Path, node_cache_capable: bool
+) -> tuple[Outcome, str]:
+    _empty(api)
+    plane.make_ready_nodes(case.nodes)
+    extender = Extender(case, plane, workdir)
+    config = workdir / "kube-scheduler.yaml"
+    config.write_text(yaml.safe_dump(_kube_scheduler_config(extender, node_cache_capable)))
+    scheduler = plane.start_kube_scheduler(config)
+    outcome = Outcome()
+    try:
+        for step in case.steps:
+            path = KubeApi.path("Pod", "default", step.name)
+            if step.action == "delete":
+                api.call("DELETE", path, GRACE_0)
+                _wait(lambda p=path: api.request("GET", p)[0] == 404, 30, f"{step.name} gone")
+                continue
+            created = api.call("POST", KubeApi.path("Pod", "default"), step.pod)
+            outcome.uids.setdefault(step.name, []).append(created["metadata"]["uid"])
+            node, message = _wait(
+                lambda s=step: _decided(api, s.name), 60, f"kube-scheduler to decide {step.name}"
+            )
+            outcome.placements.append((step.name, node))
+            if message:
+                outcome.messages[step.name] = message
+    finally:
+        scheduler.terminate()
+        scheduler.wait(timeout=10)
+        extender.stop()
+    return outcome, extender.db
+
+
+# -- eventsched's own scheduler ---------------------------------------------------------------
+
+
+def through_eventsched(case: Case, workdir: Path) -> Outcome:
+    """The same profile and steps through the scheduler `eventsched run` runs, on the
+    simulated cluster (one log for the whole history, as StickyNode needs)."""
+    config = parse_config(case.config(), "case", full_registry())
+    cluster = SimulatedCluster([Node.from_manifest(n) for n in case.nodes], [])
+    db = f"sqlite:///{workdir / 'eventsched.db'}"
+    upgrade(db)
+    outcome = Outcome()
+    with EventStore.connect(db) as store:
+        scheduler = Scheduler(
+            store,
+            cluster,
+            list(config.profiles),
+            full_registry(),
+            SchedulerOptions(initial_backoff=0.05, max_backoff=0.1, binder_workers=1),
+        )
+        scheduler.start()
+        for step in case.steps:
+            _apply(step, cluster)
+            scheduler.run(until_idle=True)
+            if step.action == "create":
+                placed = cluster.get_pod(f"default/{step.name}")
+                assert placed is not None
+                outcome.placements.append((step.name, placed.node_name or None))
+                if not placed.node_name:
+                    failed = [
+                        e.message
+                        for e in cluster.events
+                        if e.reason == "FailedScheduling" and e.pod_key == f"default/{step.name}"
+                    ]
+                    outcome.messages[step.name] = failed[-1]
+        scheduler.stop()
+    return outcome
+
+
+def _apply(step: Step, cluster: SimulatedCluster) -> None:
+    if step.action == "delete":
+        cluster.delete_pod(f"default/{step.name}")
+    else:
+        cluster.add_pod(Pod.from_manifest(admitted(step.pod)))
+
+
+# -- the comparison ---------------------------------------------------------------------------
+
+
+def _reasons(message: str) -> str:
+    """ "0/N nodes are available: <reasons>." without the PostFilter's part, which each
+    side's own preemption writes (kube-scheduler's does not know eventsched's plugins)."""
+    return message.split(" preemption: ", 1)[0]
+
+
+def _calls(events: list[StoredEvent], uid: str) -> set[str]:
+    verbs = set()
+    for event in events:
+        if event.uid == uid and event.kind == "attempt_started":
+            verb = (event.data.get("extender") or {}).get("verb")
+            if verb:
+                verbs.add(str(verb))
+    return verbs
+
+
+@pytest.mark.parametrize("form", list(FORMS))
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_kube_scheduler_with_the_extender_decides_as_eventsched(
+    case: Case, form: str, plane: ControlPlane, api: KubeApi, tmp_path: Path
+) -> None:
+    kube, db = through_kube_scheduler(case, plane, api, tmp_path, FORMS[form])
+    ours = through_eventsched(case, tmp_path)
+    assert kube.placements == ours.placements
+    assert {k: _reasons(v) for k, v in kube.messages.items()} == {
+        k: _reasons(v) for k, v in ours.messages.items()
+    }
+    uids = {name: list(reversed(each)) for name, each in kube.uids.items()}
+    with EventStore.connect(db) as store:
+        for name, node in kube.placements:
+            uid = uids[name].pop()
+            events = store.read_pod("default", name)
+            calls = _calls(events, uid)
+            bound = [e.node for e in events if e.uid == uid and e.kind == "bound"]
+            assert "filter" in calls, (name, calls)
+            if node is None:
+                assert not bound
+            else:
+                assert "bind" in calls, (name, calls)
+                assert bound == [node]

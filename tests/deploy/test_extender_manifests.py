@@ -116,7 +116,9 @@ def test_extender_deployment_runs_the_extender_command_with_the_shared_secret() 
     assert volume["configMap"]["name"] == "eventsched-extender-config"
     assert config.name in find("ConfigMap", "eventsched-extender-config", under=EXTENDER)["data"]
     # Same image as the db-upgrade Job that migrates the schema it writes to.
-    job = only_container(find("Job", "eventsched-db-upgrade", under=BASE)["spec"]["template"]["spec"])
+    job = only_container(
+        find("Job", "eventsched-db-upgrade", under=BASE)["spec"]["template"]["spec"]
+    )
     assert container["image"] == job["image"]
 
 

@@ -134,7 +134,10 @@ class Running:
 
 @contextmanager
 def running_extender(
-    store: EventStore, config: dict, nodes: list[dict], pods: list[dict] = ()  # type: ignore[assignment]
+    store: EventStore,
+    config: dict,
+    nodes: list[dict],
+    pods: list[dict] = (),  # type: ignore[assignment]
 ) -> Iterator[Running]:
     loaded = parse_config(config, "test", full_registry())
     cluster = SimulatedCluster(

@@ -3,8 +3,8 @@
 For each case (cases.py) and each form of the protocol (`nodeCacheCapable`: node names,
 else whole Node objects): the real control plane, `eventsched extender` started as a user
 starts it (the CLI, its own SQLite log, the admin kubeconfig), and the real kube-scheduler
-configured with it as filter, prioritize and bind extender and with its own score plugins
-disabled. Each step creates a pending pod (and waits until the API server shows it bound,
+configured with it as filter, prioritize and bind extender, weighted so that its
+prioritize outweighs kube-scheduler's own scores. Each step creates a pending pod (and waits until the API server shows it bound,
 or kube-scheduler's PodScheduled=False) or deletes one.
 
 The answer is compared with eventsched's own scheduler (`eventsched run`'s loop, on the
@@ -139,23 +139,28 @@ class Extender:
             self.proc.wait(timeout=30)
 
 
-def _kube_scheduler_config(extender: Extender, node_cache_capable: bool) -> dict[str, Any]:
+def _kube_scheduler_config(
+    extender: Extender, kubeconfig: Path, node_cache_capable: bool
+) -> dict[str, Any]:
     return {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
+        # With --config, kube-scheduler reads its kubeconfig from here, not from the flag.
+        "clientConnection": {"kubeconfig": str(kubeconfig)},
         "leaderElection": {"leaderElect": False},
-        # Its own scores off: the extender's prioritize alone ranks the nodes, so the
-        # nodes eventsched would choose among (score 10) are the ones it chooses among.
-        "profiles": [
-            {"schedulerName": SCHEDULER, "plugins": {"score": {"disabled": [{"name": "*"}]}}}
-        ],
+        # kube-scheduler's own scores stay on (v1.28 panics in RunScorePlugins with every
+        # score plugin disabled and an extender prioritizing: "makeslice: cap out of
+        # range"); a weight of 1,000 makes one step of the extender's 0..10 worth 10,000,
+        # more than all of kube-scheduler's default scores together (1,200), so it chooses
+        # among the nodes the extender gave 10: the ones eventsched would choose among.
+        "profiles": [{"schedulerName": SCHEDULER}],
         "extenders": [
             {
                 "urlPrefix": extender.url,
                 "filterVerb": "filter",
                 "prioritizeVerb": "prioritize",
                 "bindVerb": "bind",
-                "weight": 1,
+                "weight": 1000,
                 "nodeCacheCapable": node_cache_capable,
                 "httpTimeout": "10s",
             }
@@ -196,7 +201,9 @@ def through_kube_scheduler(
     plane.make_ready_nodes(case.nodes)
     extender = Extender(case, plane, workdir)
     config = workdir / "kube-scheduler.yaml"
-    config.write_text(yaml.safe_dump(_kube_scheduler_config(extender, node_cache_capable)))
+    config.write_text(
+        yaml.safe_dump(_kube_scheduler_config(extender, plane.kubeconfig(), node_cache_capable))
+    )
     scheduler = plane.start_kube_scheduler(config)
     outcome = Outcome()
     try:
@@ -208,9 +215,16 @@ def through_kube_scheduler(
                 continue
             created = api.call("POST", KubeApi.path("Pod", "default"), step.pod)
             outcome.uids.setdefault(step.name, []).append(created["metadata"]["uid"])
-            node, message = _wait(
-                lambda s=step: _decided(api, s.name), 60, f"kube-scheduler to decide {step.name}"
-            )
+            try:
+                node, message = _wait(
+                    lambda s=step: _decided(api, s.name),
+                    60,
+                    f"kube-scheduler to decide {step.name}",
+                )
+            except AssertionError as exc:
+                logs = [plane.workdir / "kube-scheduler.log", extender.log]
+                tails = "\n".join(f"--- {p.name}\n{p.read_text()[-4000:]}" for p in logs)
+                raise AssertionError(f"{exc}\n{tails}") from None
             outcome.placements.append((step.name, node))
             if message:
                 outcome.messages[step.name] = message

@@ -74,6 +74,9 @@ class AttemptExplanation:
     recomputed: str = ""
     message: str = ""
     steps: list[dict[str, Any]] = field(default_factory=list)
+    #: Set for a call kube-scheduler made to `eventsched extender`: its verb, the
+    #: protocol's form and the candidates' count (attempt_started's `extender`).
+    extender: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)
@@ -190,6 +193,11 @@ def _started(result: AttemptExplanation, event: StoredEvent) -> None:
     result.config_digest = data.get("configDigest", "")
     result.attempts = int(data.get("attempts", 0))
     result.num_nodes = int(data.get("nodes", 0))
+    extender = data.get("extender")
+    if isinstance(extender, Mapping):
+        result.extender = {
+            k: extender[k] for k in ("verb", "form", "count", "node") if k in extender
+        }
 
 
 def _prefiltered(result: AttemptExplanation, event: StoredEvent) -> None:

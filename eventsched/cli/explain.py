@@ -96,7 +96,12 @@ def _render_attempt(number: int, a: AttemptExplanation, max_rejections: int) -> 
     if nominated is not None:
         verdict = "passes" if nominated.get("passed") else "fails"
         out.append(f"  Nominated node {nominated.get('node')} tried first: {verdict}")
-    if nominated is None or not nominated.get("passed"):
+    call = a.extender
+    if call is not None:
+        out.append(f"  {_call_line(call)}")
+    if (nominated is None or not nominated.get("passed")) and (
+        call is None or call.get("verb") == "filter"
+    ):
         out.append(
             f"  Filter: {a.num_nodes} nodes, evaluated {a.evaluated} from index {a.start_index} "
             f"(looking for {a.num_nodes_to_find}), {a.feasible} feasible"
@@ -145,9 +150,35 @@ def _render_attempt(number: int, a: AttemptExplanation, max_rejections: int) -> 
             out.extend("  " + line for line in render_preemption(a.preemption))
             continue
         out.append("  " + _render_step(step))
-    if a.outcome == "in progress":
+    if call is not None and call.get("verb") in ("filter", "prioritize"):
+        out.append(f"  {_answered(call, a)}")
+    elif a.outcome == "in progress":
         out.append("  (no outcome recorded yet)")
     return out
+
+
+def _call_line(call: Mapping[str, Any]) -> str:
+    verb = call.get("verb")
+    if verb == "bind":
+        return f"Extender bind call from kube-scheduler: bind to {call.get('node')}"
+    return (
+        f"Extender {verb} call from kube-scheduler: {call.get('count')} candidate node(s) "
+        f"({call.get('form')} form)"
+    )
+
+
+def _answered(call: Mapping[str, Any], a: AttemptExplanation) -> str:
+    """What the call answered, from its decision: who passed, or who got 10."""
+    if call.get("verb") == "filter":
+        return f"Answered: {a.feasible} of {call.get('count')} candidate(s) passed"
+    if not a.top:
+        return "Answered: every candidate 0 (no score)"
+    best = max(n.total for n in a.top)
+    winners = [n.node for n in a.top if n.total == best]
+    return (
+        f"Answered: 10 for {', '.join(winners)} (total {best}); "
+        f"the others floor(total x 10 / {best})"
+    )
 
 
 #: A recorded input can be large (NetworkTraffic's samples); --json shows it whole.

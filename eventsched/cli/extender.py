@@ -15,7 +15,7 @@ from eventsched.cli.commands import summary
 from eventsched.cli.database import open_store
 from eventsched.cli.serve import AddressError, Check, parse_address
 from eventsched.cluster.kube import ClientConnection, KubeCluster, api_client
-from eventsched.config.file import SchedulerConfig, load_config
+from eventsched.config.file import ConfigError, SchedulerConfig, load_config
 from eventsched.events import EventStore, EventStoreError, SchemaOutdatedError, check_schema
 from eventsched.extender.loop import ExtenderScheduler
 from eventsched.extender.server import ExtenderServer
@@ -63,7 +63,7 @@ def served_profile(config: SchedulerConfig, name: str | None) -> Profile:
         if profile.scheduler_name == name:
             return profile
     known = ", ".join(p.scheduler_name for p in config.profiles)
-    raise argparse.ArgumentTypeError(f"--profile {name!r}: the configuration has {known}")
+    raise ConfigError("--profile", "", f"no profile named {name!r}; the configuration has {known}")
 
 
 @dataclass(slots=True)

@@ -8,7 +8,11 @@ prioritize calls from the log alone.
 
 from __future__ import annotations
 
+import pytest
+
+from eventsched.audit import explain_pod
 from eventsched.audit.replay import replay
+from eventsched.cli.explain import render
 from eventsched.events import EventStore
 from eventsched.plugins import full_registry
 from tests.extender.helpers import (
@@ -169,3 +173,22 @@ def test_replay_decides_the_filter_and_prioritize_calls_again(store: EventStore)
     assert [s["reason"] for s in report.skipped] == [
         "an extender bind call: kube-scheduler chose the node"
     ]
+
+
+def test_explain_shows_each_call_and_what_it_answered(
+    store: EventStore, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pod = pod_manifest("train")
+    with running_extender(store, NODELABEL, NODES, [pod]) as ext:
+        ext.client.filter(pod, NODES)
+        ext.client.prioritize(pod, ["node-a", "node-c", "node-d"])
+        ext.client.bind(pod, "node-c")
+    text = render(explain_pod(store, "default", "train"))
+    assert "3 scheduling attempt(s); bound to node-c" in text
+    assert "Extender filter call from kube-scheduler: 4 candidate node(s) (NodeNames form)" in text
+    assert "NodeLabel rejected 1 node(s) (node(s) didn't have label disk): node-b" in text
+    assert "Answered: 3 of 4 candidate(s) passed" in text
+    assert "Extender prioritize call from kube-scheduler: 3 candidate node(s)" in text
+    assert "Answered: 10 for node-c" in text
+    assert "Extender bind call from kube-scheduler: bind to node-c" in text
+    assert "Bound to node-c" in text

@@ -1,15 +1,31 @@
-"""`extenders[]` of KubeSchedulerConfiguration v1: parsed and validated as kube-scheduler does.
+"""`extenders[]` of KubeSchedulerConfiguration v1: the fields and what a name must look like.
 
-The extender client itself is a later piece of work (docs/status.md); the
-configuration is checked now so a file that kube-scheduler would refuse is
-refused here too, with the same rules (`validateExtenders`).
+The parsed form (`ExtenderConfig`) lives in the framework, which calls the
+extenders (framework/extender.py); config/file.py parses it with
+kube-scheduler's rules (`validateExtenders`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import replace
+
+from eventsched.framework import Profile
+from eventsched.framework.extenderconfig import (
+    DEFAULT_HTTP_TIMEOUT,
+    ExtenderConfig,
+    ManagedResource,
+)
+
+__all__ = [
+    "DEFAULT_HTTP_TIMEOUT",
+    "EXTENDER_FIELDS",
+    "TLS_FIELDS",
+    "ExtenderConfig",
+    "ManagedResource",
+    "is_extended_resource_name",
+    "with_extenders",
+]
 
 #: Fields of `Extender` in kubescheduler.config.k8s.io/v1.
 EXTENDER_FIELDS = frozenset(
@@ -33,51 +49,33 @@ TLS_FIELDS = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class ManagedResource:
-    name: str
-    ignored_by_scheduler: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class ExtenderConfig:
-    url_prefix: str
-    filter_verb: str = ""
-    preempt_verb: str = ""
-    prioritize_verb: str = ""
-    weight: int = 0
-    bind_verb: str = ""
-    enable_https: bool = False
-    tls_config: Mapping[str, Any] = field(default_factory=dict)
-    #: Seconds; kube-scheduler's default is 30s.
-    http_timeout: float = 30.0
-    node_cache_capable: bool = False
-    managed_resources: tuple[ManagedResource, ...] = ()
-    ignorable: bool = False
-
-    def to_record(self) -> dict[str, Any]:
-        return {
-            "urlPrefix": self.url_prefix,
-            "filterVerb": self.filter_verb,
-            "preemptVerb": self.preempt_verb,
-            "prioritizeVerb": self.prioritize_verb,
-            "weight": self.weight,
-            "bindVerb": self.bind_verb,
-            "enableHTTPS": self.enable_https,
-            "tlsConfig": dict(self.tls_config),
-            "httpTimeout": f"{self.http_timeout:g}s",
-            "nodeCacheCapable": self.node_cache_capable,
-            "managedResources": [
-                {"name": r.name, "ignoredByScheduler": r.ignored_by_scheduler}
-                for r in self.managed_resources
-            ],
-            "ignorable": self.ignorable,
-        }
-
-
 def is_extended_resource_name(name: str) -> bool:
     """Upstream's `IsExtendedResourceName`: domain-prefixed, not kubernetes.io, not requests.*"""
     if "/" not in name or name.startswith("requests."):
         return False
     domain = name.split("/", 1)[0]
     return not (domain == "kubernetes.io" or domain.endswith(".kubernetes.io"))
+
+
+def with_extenders(
+    profiles: Sequence[Profile], extenders: Sequence[ExtenderConfig]
+) -> tuple[Profile, ...]:
+    """Every profile with the extenders, as kube-scheduler applies them to all its profiles.
+
+    Managed resources marked `ignoredByScheduler` become NodeResourcesFit's
+    `ignoredResources` in each profile that runs it (kube-scheduler's `New()` sets the
+    list to exactly those names): the extender accounts for them, the scheduler does not.
+    """
+    if not extenders:
+        return tuple(profiles)
+    ignored = [r.name for e in extenders for r in e.managed_resources if r.ignored_by_scheduler]
+    out = []
+    for profile in profiles:
+        args = dict(profile.plugin_args)
+        if ignored and "NodeResourcesFit" in profile.plugin_names():
+            args["NodeResourcesFit"] = {
+                **args.get("NodeResourcesFit", {}),
+                "ignoredResources": ignored,
+            }
+        out.append(replace(profile, plugin_args=args, extenders=tuple(extenders)))
+    return tuple(out)

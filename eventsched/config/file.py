@@ -19,11 +19,13 @@ import yaml
 from eventsched.config import pluginsets
 from eventsched.config.defaults import DEFAULT_SCHEDULER_NAME, default_profile
 from eventsched.config.extenders import (
+    DEFAULT_HTTP_TIMEOUT,
     EXTENDER_FIELDS,
     TLS_FIELDS,
     ExtenderConfig,
     ManagedResource,
     is_extended_resource_name,
+    with_extenders,
 )
 from eventsched.framework import Handle, PluginArgsError, Profile, Registry, implements
 from eventsched.framework.registry import field_name
@@ -165,7 +167,8 @@ def parse_config(doc: Any, source: str, registry: Registry) -> SchedulerConfig:
         )
     percentage = reader.percentage(obj, "percentageOfNodesToScore", "")
     parallelism = reader.whole(obj, "parallelism", 16, "", lambda n: n > 0, "> 0")
-    profiles = reader.profiles(obj.get("profiles"), percentage or 0)
+    extenders = reader.extenders(obj.get("extenders"))
+    profiles = with_extenders(reader.profiles(obj.get("profiles"), percentage or 0), extenders)
     return SchedulerConfig(
         profiles=profiles,
         client_connection=reader.client_connection(obj.get("clientConnection")),
@@ -174,7 +177,7 @@ def parse_config(doc: Any, source: str, registry: Registry) -> SchedulerConfig:
         pod_max_backoff_seconds=float(maximum),
         percentage_of_nodes_to_score=percentage or 0,
         parallelism=parallelism,
-        extenders=reader.extenders(obj.get("extenders")),
+        extenders=extenders,
         warnings=tuple(reader.warnings),
     )
 
@@ -527,7 +530,7 @@ class _Reader:
         }
         tls = self.mapping(obj.get("tlsConfig"), f"{path}.tlsConfig")
         self.refuse(tls, f"{path}.tlsConfig", set(TLS_FIELDS))
-        timeout = 30.0
+        timeout = DEFAULT_HTTP_TIMEOUT
         if "httpTimeout" in obj:
             raw = obj["httpTimeout"]
             try:

@@ -14,6 +14,12 @@ from typing import Any
 import numpy as np
 
 from eventsched.framework.cycle_state import CycleState
+from eventsched.framework.extenders import (
+    add_extender_scores,
+    has_extender_filters,
+    has_extender_prioritizers,
+    pass_extenders,
+)
 from eventsched.framework.nominatedpass import NominatedCount, nominated_node_first
 from eventsched.framework.runtime import Framework, Rejection, ScoreTable
 from eventsched.framework.scoredrecord import scored_data
@@ -162,6 +168,8 @@ def schedule_pod(
     if scores is None or not status.is_success:
         _raise_error(status, next_start)
     assert scores is not None
+    if fw.extenders:
+        scores = add_extender_scores(fw, state, pod, table, scores)
     record_scores(state, table, scores, fw.profile.score_breakdown_top_k, state.skip_score)
     row, tied = _select_host(scores, state.seed)
     reason = "highest score" if len(tied) == 1 else f"tie between {len(tied)} nodes broken by seed"
@@ -209,8 +217,13 @@ def _find_nodes_that_fit(
 
     first = nominated_node_first(fw, state, pod, table)
     if first is not None and first.status.is_success:
-        _record_filtered(state, table, diagnosis, start, 1, 0, 1, first.record())
-        return _Feasible(np.array([first.row], dtype=np.intp), diagnosis, 0, 1)
+        # `evaluateNominatedNode` runs the extenders on that node too.
+        kept = np.array([first.row], dtype=np.intp)
+        if fw.extenders:
+            kept = _pass_extenders(fw, state, pod, table, kept, Diagnosis(num_all), start)
+        if len(kept):
+            _record_filtered(state, table, diagnosis, start, 1, 0, 1, first.record())
+            return _Feasible(kept, diagnosis, 0, 1)
 
     if pre_result is not None and pre_result.node_names is not None:
         unknown = sorted(n for n in pre_result.node_names if table.row_of(n) is None)
@@ -233,7 +246,7 @@ def _find_nodes_that_fit(
         order_start = start
     n = len(candidates)
     num_to_find = num_feasible_nodes_to_find(fw.profile.percentage_of_nodes_to_score, n)
-    if not fw.has_score_plugins():
+    if not (fw.has_score_plugins() or has_extender_filters(fw) or has_extender_prioritizers(fw)):
         num_to_find = 1
     order = np.roll(candidates, -order_start) if n else candidates
 
@@ -275,6 +288,9 @@ def _find_nodes_that_fit(
     for rejection in diagnosis.rejections:
         if len(rejection):
             diagnosis.unschedulable_plugins.add(rejection.plugin)
+    if fw.extenders:
+        # After the plugins' verdicts; v1.28 names no plugin for an extender's rejections.
+        feasible = _pass_extenders(fw, state, pod, table, feasible, diagnosis, start + processed)
     _record_filtered(
         state,
         table,
@@ -286,6 +302,22 @@ def _find_nodes_that_fit(
         first.record() if first is not None else None,
     )
     return _Feasible(feasible, diagnosis, processed, num_to_find)
+
+
+def _pass_extenders(
+    fw: Framework,
+    state: CycleState,
+    pod: Pod,
+    table: NodeTable,
+    rows: Indexes,
+    diagnosis: Diagnosis,
+    next_start: int,
+) -> Indexes:
+    """`findNodesThatPassExtenders`; a non-ignorable extender's error fails the attempt."""
+    kept, status = pass_extenders(fw, state, pod, table, rows, diagnosis.rejections.append)
+    if not status.is_success:
+        _raise_error(status, next_start % len(table))
+    return kept
 
 
 def _record_filtered(

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from eventsched.framework.extenderconfig import ExtenderConfig
+
 
 @dataclass(frozen=True, slots=True)
 class PluginRef:
@@ -27,6 +29,8 @@ class Profile:
     percentage_of_nodes_to_score: int | None = None
     #: How many nodes' per-plugin scores the `scored` event keeps.
     score_breakdown_top_k: int = 10
+    #: The configuration's `extenders[]`, which kube-scheduler applies to every profile.
+    extenders: tuple[ExtenderConfig, ...] = ()
 
     def at(self, point: str) -> tuple[PluginRef, ...]:
         return tuple(self.plugins.get(point, ()))
@@ -40,7 +44,7 @@ class Profile:
 
     def to_record(self) -> dict[str, Any]:
         """The form `config_loaded` stores, from which replay rebuilds the same profile."""
-        return {
+        record: dict[str, Any] = {
             "schedulerName": self.scheduler_name,
             "plugins": {
                 point: [{"name": r.name, "weight": r.weight} for r in refs]
@@ -50,6 +54,10 @@ class Profile:
             "percentageOfNodesToScore": self.percentage_of_nodes_to_score,
             "scoreBreakdownTopK": self.score_breakdown_top_k,
         }
+        if self.extenders:
+            # Only when there are some: a profile without extenders keeps its digest.
+            record["extenders"] = [e.to_record() for e in self.extenders]
+        return record
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> Profile:
@@ -62,4 +70,5 @@ class Profile:
             plugin_args={k: dict(v) for k, v in record.get("pluginConfig", {}).items()},
             percentage_of_nodes_to_score=record.get("percentageOfNodesToScore"),
             score_breakdown_top_k=int(record.get("scoreBreakdownTopK", 10)),
+            extenders=tuple(ExtenderConfig.from_record(e) for e in record.get("extenders", ())),
         )

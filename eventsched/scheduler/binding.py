@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import structlog
 
 from eventsched.framework import IDENTITY_KEY, Code, CycleState, Framework, QueuedPodInfo, Status
+from eventsched.framework.extenders import bind_with_extender, binder_extender
 from eventsched.scheduler.batch import AttemptSink, Batch
 from eventsched.scheduler.ports import BindOutcome
 
@@ -61,6 +62,7 @@ def run_binding_cycle(
     # From here on the attempt's plugins record into this cycle's own batch: the
     # scheduling cycle's batch is appended already, and the loop has moved on.
     state.sink = sink
+    binder = None
     try:
         status = Status()
         if waited:
@@ -76,14 +78,20 @@ def run_binding_cycle(
             status = fw.run_pre_bind(state, pod, node)
             if status.is_success and fw.plugins_at("preBind"):
                 sink.record("prebound", {}, node=node)
-        if status.is_success:
+        binder = binder_extender(fw, pod) if status.is_success else None
+        if binder is not None:
+            status = bind_with_extender(binder, pod, node)
+        elif status.is_success:
             status = fw.run_bind(state, pod, node)
     except Exception as exc:  # never lose a binding cycle's outcome
         log.exception("binding cycle failed", pod=pod.key, node=node)
         status = Status.as_error(exc)
     if status.is_success:
         identity = state.get(IDENTITY_KEY, pod.key)
-        sink.record("bound", {"identity": identity, "code": 201}, node=node)
+        bound: dict[str, object] = {"identity": identity, "code": 201}
+        if binder is not None:
+            bound["extender"] = binder.name  # the extender bound it, not DefaultBinder
+        sink.record("bound", bound, node=node)
         return BindingDone(fw, state, info, node, True, False, batch)
     outcome = status.error.outcome if isinstance(status.error, BindError) else None
     final = outcome.final if outcome else False

@@ -171,8 +171,15 @@ class SchedulingQueue:
     # -- failures ---------------------------------------------------------------
 
     def backoff_duration(self, attempts: int) -> float:
-        duration = self.initial_backoff * (2 ** max(attempts - 1, 0))
-        return min(duration, self.max_backoff)
+        """Doubled per attempt up to the maximum (`calculateBackoffDuration`); doubling stops
+        there, so a pod retried a thousand times (a Binding refused every time) does not
+        overflow a float."""
+        duration = self.initial_backoff
+        for _ in range(max(attempts - 1, 0)):
+            duration *= 2
+            if duration > self.max_backoff:
+                return self.max_backoff
+        return duration
 
     def add_unschedulable(self, info: QueuedPodInfo, plugins: Iterable[str]) -> Move:
         """After a failed attempt: unschedulable pool, or backoffQ if it errored or a

@@ -164,3 +164,12 @@ def test_deleted_pod_is_never_popped() -> None:
     info = q.pop()
     assert info is not None and info.pod.name == "b"
     assert q.pop() is None
+
+
+def test_backoff_stops_doubling_at_the_maximum_however_many_attempts() -> None:
+    # A pod whose Binding is refused every time is retried thousands of times: the
+    # doubling must stop at the cap instead of overflowing a float (2**1100 * 0.05).
+    q = SchedulingQueue(lambda a, b: False, initial_backoff=0.05, max_backoff=0.1)
+    assert q.backoff_duration(1) == 0.05
+    assert q.backoff_duration(2) == 0.1
+    assert q.backoff_duration(5000) == 0.1

@@ -14,6 +14,7 @@ import numpy as np
 import structlog
 
 from eventsched.framework.cycle_state import CycleState
+from eventsched.framework.extender import HTTPExtender
 from eventsched.framework.handle import Handle
 from eventsched.framework.interface import (
     MAX_NODE_SCORE,
@@ -95,6 +96,8 @@ class Framework:
             if isinstance(p, RequestedOnlyFilter) and p.filter_reads_requested_only
         }
         self.queue_sort = self.plugins.queue_sort
+        #: The configuration's extenders, called by the scheduling and binding cycles.
+        self.extenders = tuple(HTTPExtender(config) for config in profile.extenders)
         self._names = {point: [r.name for r in refs] for point, refs in profile.plugins.items()}
 
     @property

@@ -55,6 +55,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "'list' names them) at upstream's counts, or --nodes nodes and --pods measured pods "
         "(init pods scaled with them); prints upstream's CI threshold next to the pods/s",
     )
+    ext = p.add_argument_group(
+        "--extender: the extender server as kube-scheduler drives it",
+        "`eventsched extender` on a generated cluster of --nodes nodes (default 5000) with the "
+        "log at --db, called over one keep-alive connection for each of --pods pending pods "
+        "(default 200): filter over every node, prioritize over those that passed, bind. "
+        "Prints p50/p99 latency per verb and calls/s.",
+    )
+    ext.add_argument("--extender", action="store_true", help="run this benchmark instead")
+    ext.add_argument(
+        "--extender-form",
+        choices=["NodeNames", "Nodes"],
+        default="NodeNames",
+        help="node names (kube-scheduler's nodeCacheCapable: true) or whole Node objects",
+    )
     kube = p.add_argument_group(
         "--kube: eventsched against kube-scheduler on a real control plane",
         "Starts etcd and kube-apiserver (fresh for every run), creates --nodes ready nodes "
@@ -101,6 +115,8 @@ def run(args: argparse.Namespace) -> int:
         return run_workload(args)
     if args.kube:
         return run_kube(args)
+    if args.extender:
+        return run_extender(args)
     args.nodes = 1000 if args.nodes is None else args.nodes
     args.pods = 5000 if args.pods is None else args.pods
     benchmark = load_benchmark()
@@ -191,6 +207,25 @@ def _replay(benchmark: ModuleType, url: str) -> Any:
 def _error(message: str) -> int:
     print(f"eventsched: error: {message}", file=sys.stderr)
     return 2
+
+
+def run_extender(args: argparse.Namespace) -> int:
+    benchmark = load_benchmark("extender")
+    nodes = 5000 if args.nodes is None else args.nodes
+    pods = 200 if args.pods is None else args.pods
+    with tempfile.TemporaryDirectory(prefix="eventsched-bench-") as tmp:
+        url = resolve_url(args.db) if args.db else f"sqlite:///{tmp}/bench.db"
+        with progress_bar(pods, f"extender ({args.extender_form})") as bar:
+            result = benchmark.run(
+                nodes,
+                pods,
+                url,
+                form=args.extender_form,
+                seed=args.seed,
+                on_progress=lambda done: bar.update(done - bar.n),  # redraws every 0.1 s at most
+            )
+    print(json.dumps(result.to_dict()) if args.json else result.line())
+    return 0
 
 
 def run_restart(args: argparse.Namespace, url: str) -> int:

@@ -84,6 +84,18 @@ class ExtenderScheduler(Scheduler):
         #: The identity (StickyNode) the pod's last filter call gave it, for its `bound`.
         self.identities: dict[str, str] = {}
         self.calls = 0
+        #: The resourceVersion of each node object a `Nodes` call carried, once observed:
+        #: kube-scheduler sends every node on every call, most of them unchanged.
+        self.node_versions: dict[str, str] = {}
+
+    def _seen(self, raw: Mapping[str, Any]) -> bool:
+        """A node object already observed at this resourceVersion (and still in the view)."""
+        name, version = raw["metadata"]["name"], _version(raw)
+        return (
+            bool(version)
+            and self.node_versions.get(name) == version
+            and (self.view.table.row_of(name) is not None)
+        )
 
     # -- the loop's messages -----------------------------------------------------
 
@@ -144,12 +156,18 @@ class ExtenderScheduler(Scheduler):
 
         try:
             pod = Pod.from_manifest(args.pod, "ExtenderArgs.Pod")
-            nodes = [Node.from_manifest(n, "ExtenderArgs.Nodes.items") for n in args.nodes or ()]
+            nodes = [
+                (Node.from_manifest(n, "ExtenderArgs.Nodes.items"), _version(n))
+                for n in args.nodes or ()
+                if not self._seen(n)
+            ]
         except (ManifestError, ValueError, TypeError) as exc:
             call.reply(error_result(call.verb, f"eventsched extender: {exc}"), False)
             return
-        for node in nodes:
+        for node, version in nodes:
             self._node_changed(ClusterChange("MODIFIED", node))
+            if version:
+                self.node_versions[node.name] = version
         pod = self._observe_pending(pod)
         names = args.names()
         fw = self.served
@@ -254,3 +272,7 @@ class ExtenderScheduler(Scheduler):
         self.journal.pending.extend(done.batch)
         body = {"Error": "" if done.status_ok else done.message}
         self._answer_when_durable(done.call, body)
+
+
+def _version(raw: Mapping[str, Any]) -> str:
+    return str(raw["metadata"].get("resourceVersion") or "")

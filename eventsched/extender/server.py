@@ -75,6 +75,9 @@ class ExtenderServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes: without TCP_NODELAY, Nagle holds the
+            # body until the client's delayed ACK of the headers, 40 ms on every call.
+            disable_nagle_algorithm = True
 
             def do_POST(self) -> None:
                 server._post(self)

@@ -232,6 +232,14 @@ LOGS = [
             ),
         }
     ),
+    # The extender page: kube-scheduler's calls for one pod, explained and replayed.
+    Log(
+        {
+            "extender-explain.txt": output("eventsched explain default/train"),
+            "extender-replay.txt": output("eventsched replay"),
+        },
+        setup=(f"{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'extender_calls.py'))}",),
+    ),
     # Refused input: one line naming the field (configuration page, query page).
     Log(
         {

@@ -43,7 +43,9 @@ INPUT_KINDS: dict[str, str] = {
 #: Decisions: what the scheduler did, each tied to an attempt where there is one.
 DECISION_KINDS: dict[str, str] = {
     "queued": "pod entered the scheduling queue; data: {queue, event}",
-    "attempt_started": "a scheduling cycle began; data: {attempts, startIndex, seed, configDigest, nodes}",
+    "attempt_started": "a scheduling cycle began; data: {attempts, startIndex, seed, configDigest, nodes}"
+    " and, for a call kube-scheduler made to `eventsched extender`, extender: {verb, form, count,"
+    " names | allBut, unknown?} (filter, prioritize) or {verb: bind, node}",
     "prefiltered": "PreFilter ran; data: {skipped[], nodeNames? (when a plugin narrowed the "
     "nodes), status?{code,reasons,plugin} (unless Success)}",
     "filtered": "Filter ran; data: {numAllNodes, numNodesToFind, startIndex, evaluated, feasible, "

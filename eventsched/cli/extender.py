@@ -119,8 +119,9 @@ def run(args: argparse.Namespace) -> int:
         state.schema_current = True
         cluster = KubeCluster(
             api,
-            # No pending pod is delivered: kube-scheduler sends the ones it asks about.
-            (),
+            # Pending pods of the served profile are observed (never queued: kube-scheduler
+            # schedules them); a bind-only extender is then asked about pods it has seen.
+            (profile.scheduler_name,),
             ClientConnection(kubeconfig=cc.kubeconfig, qps=cc.qps, burst=cc.burst),
             pool_size=SchedulerOptions().binder_workers + 12,
         )

@@ -218,16 +218,16 @@ class ExtenderScheduler(Scheduler):
     # -- binding ------------------------------------------------------------------
 
     def _bind(self, call: Call, args: BindingArgs) -> None:
+        key = f"{args.pod_namespace}/{args.pod_name}"
         pod = self.view.pods.get(args.pod_uid)
-        if pod is None or pod.key != f"{args.pod_namespace}/{args.pod_name}":
-            call.reply(
-                error_result(
-                    "bind",
-                    f"eventsched extender: pod {args.pod_namespace}/{args.pod_name} "
-                    f"(uid {args.pod_uid}) was never observed; call filter first",
-                ),
-                False,
-            )
+        if pod is None:
+            # kube-scheduler may bind through the extender without filtering through it (a
+            # bind-only extender, or a pod of another of its profiles): the Binding needs
+            # only the pod's name and uid, and the decision names them.
+            pod = Pod(uid=args.pod_uid, namespace=args.pod_namespace, name=args.pod_name)
+        elif pod.key != key:
+            message = f"eventsched extender: uid {args.pod_uid} is {pod.key}, not {key}"
+            call.reply(error_result("bind", message), False)
             return
         if self.view.table.row_of(args.node) is None:
             call.reply(

@@ -110,11 +110,26 @@ def test_bind_posts_the_binding_after_logging_the_decision(store: EventStore) ->
     assert _verbs(store, "uid-train") == ["filter", "bind"]
 
 
-def test_bind_of_a_pod_never_filtered_is_refused(store: EventStore) -> None:
-    with running_extender(store, NODELABEL, NODES) as ext:
-        answer = ext.client.bind(pod_manifest("stranger"), "node-a")
+def test_bind_of_a_pod_never_filtered_still_logs_its_decision_first(store: EventStore) -> None:
+    # A bind-only extender: kube-scheduler never sent the pod in a filter call.
+    stranger = pod_manifest("stranger")
+    with running_extender(store, NODELABEL, NODES, [stranger]) as ext:
+        ext.scheduler.view.pods.pop("uid-stranger", None)  # as if never observed
+        answer = ext.client.bind(stranger, "node-a")
+        placed = ext.cluster.get_pod("default/stranger")
+    assert answer.status == 200 and answer.body == {"Error": ""}
+    assert placed is not None and placed.node_name == "node-a"
+    kinds = [e.kind for e in store.read() if e.uid == "uid-stranger" and e.attempt]
+    assert kinds == ["attempt_started", "selected", "reserved", "bound"]
+
+
+def test_bind_to_a_node_eventsched_does_not_know_is_refused(store: EventStore) -> None:
+    pod = pod_manifest("train")
+    with running_extender(store, NODELABEL, NODES, [pod]) as ext:
+        answer = ext.client.bind(pod, "node-z")
     assert answer.status == 500
-    assert "never observed" in answer.body["Error"]
+    assert answer.body["Error"] == "eventsched extender: node node-z is not known"
+    assert not [e for e in store.read() if e.kind in ("selected", "bound")]
 
 
 def test_malformed_bodies_get_an_error_in_the_verbs_shape_and_the_server_keeps_serving(

@@ -36,6 +36,7 @@ from eventsched.framework.served import (
 )
 from eventsched.model import Node, Pod
 from eventsched.model.changes import ClusterChange
+from eventsched.model.errors import ManifestError
 from eventsched.scheduler import Scheduler
 from eventsched.scheduler.batch import AttemptSink, Batch
 
@@ -152,8 +153,6 @@ class ExtenderScheduler(Scheduler):
             call.reply(error_result(call.verb, f"eventsched extender: {exc}"), False)
 
     def _decide(self, call: Call, args: ExtenderArgs) -> None:
-        from eventsched.model.errors import ManifestError
-
         try:
             pod = Pod.from_manifest(args.pod, "ExtenderArgs.Pod")
             nodes = [

@@ -260,12 +260,11 @@ class Replayer:
         if call is not None and call.get("verb") not in ("filter", "prioritize"):
             return None, BIND_SKIPPED
         _, replayed = self.decide_again(fw, pod, events)
-        recorded = _recorded_outcome(events)
-        if call is not None:
-            recorded = served_outcome(
-                str(call.get("verb")),
-                [(e.kind, _normal(_current_shape(e.kind, e.data))) for e in events],
-            )
+        if call is None:
+            recorded = _recorded_outcome(events)
+        else:
+            decided = [(e.kind, _normal(_current_shape(e.kind, e.data))) for e in events]
+            recorded = served_outcome(str(call.get("verb")), decided)
         if recorded == replayed:
             return None, ""
         mismatch = Mismatch(

@@ -32,6 +32,8 @@ from eventsched.model.nodeaffinity import RequiredAffinity, parse_preferred, par
 
 NAME = "NodeAffinity"
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
+#: PreFilter: every required term names nodes by `metadata.name In`, and together none.
+ERR_REASON_CONFLICT = "pod affinity terms conflict"
 _STATE_KEY = "PreFilterNodeAffinity"
 _SCORE_KEY = "PreScoreNodeAffinity"
 
@@ -73,7 +75,11 @@ class NodeAffinity:
             return None, Status.unresolvable(f"invalid node affinity: {exc}")
         state.write(_STATE_KEY, required)
         names = required.node_names()
-        return (PreFilterResult(names) if names is not None else None), None
+        if names is None:
+            return None, None
+        if not names:
+            return None, Status.unresolvable(ERR_REASON_CONFLICT)
+        return PreFilterResult(names), None
 
     def filter_batch(
         self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes

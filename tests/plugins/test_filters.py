@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from eventsched.framework import Code, PluginArgsError, QueuedPodInfo
+from eventsched.framework import Code, CycleState, PluginArgsError, QueuedPodInfo
 from eventsched.model import NodeTable
 from tests.plugins.conftest import make_node, make_pod, plugin, run_filter, run_score
 
@@ -155,6 +155,46 @@ def test_node_affinity_filter(spec: dict, passing: list[str]) -> None:
     statuses = run_filter("NodeAffinity", make_pod(**spec), table)
     assert [n.name for n, s in zip(ZONES, statuses, strict=True) if s is None] == passing
     assert all(s.message == NOT_MATCHED for s in statuses if s is not None)
+
+
+def _named(*names: str) -> dict:
+    """One required term ANDing `metadata.name In [name]` per name (the API allows one value)."""
+    return {
+        "matchFields": [{"key": "metadata.name", "operator": "In", "values": [n]} for n in names]
+    }
+
+
+# upstream node_affinity_test.go TestNodeAffinity's PreFilter results: the union over terms of
+# each term's intersection of names; a term without a name requirement leaves every node.
+@pytest.mark.parametrize(
+    ("terms", "names", "message"),
+    [
+        ([_named("a1"), _named("b1")], {"a1", "b1"}, None),
+        ([_named("a1", "a1"), _named("b1", "c1")], {"a1"}, None),
+        ([_named("a1", "b1"), _named("b1", "c1")], None, "pod affinity terms conflict"),
+        (
+            [_named("a1", "b1"), {"matchExpressions": [{"key": "zone", "operator": "Exists"}]}],
+            "all",
+            None,
+        ),
+    ],
+)
+def test_node_affinity_prefilter_names(terms: list, names: object, message: str | None) -> None:
+    pod = make_pod(
+        affinity={
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}
+            }
+        }
+    )
+    result, status = plugin("NodeAffinity").pre_filter(CycleState(), pod, NodeTable(ZONES))
+    if message is not None:
+        assert result is None and status is not None
+        assert (status.code, status.message) == (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, message)
+    elif names == "all":
+        assert result is None and status is None
+    else:
+        assert status is None and result is not None and result.node_names == names
 
 
 def test_node_affinity_preferred_scores() -> None:

@@ -134,6 +134,20 @@ def _messages() -> list[Case]:
             },
         ),
         Case(
+            "node-affinity-terms-conflict",
+            "two required terms, each ANDing metadata.name In node-0 with In node-1 (the API"
+            " allows one value per field requirement): NodeAffinity's PreFilter rejects the pod",
+        )
+        .node("node-0", cpu="2")
+        .node("node-1", cpu="2")
+        .run("v0", "node-0", 1, "2")
+        .pend(
+            "high",
+            10,
+            "2",
+            affinity=_names_terms([["node-0"], ["node-1"]], [["node-1"], ["node-0"]]),
+        ),
+        Case(
             "pod-affinity-unresolvable",
             "required pod affinity to labels no pod has (the pod fits otherwise): unresolvable",
         )
@@ -274,3 +288,22 @@ def _sequences() -> list[Case]:
         .pend("never", 5, "2", never=True)
         .pend("high", 10, "2"),
     ]
+
+
+def _names_terms(*terms: list[list[str]]) -> dict[str, Any]:
+    """Required node affinity: one term per argument, each an AND of `metadata.name In`."""
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchFields": [
+                            {"key": "metadata.name", "operator": "In", "values": names}
+                            for names in term
+                        ]
+                    }
+                    for term in terms
+                ]
+            }
+        }
+    }

@@ -19,11 +19,11 @@ from hypothesis import strategies as st
 from eventsched.config import default_profile
 from eventsched.framework import CycleState, Framework, Handle
 from eventsched.framework.nominatedpass import NominatedCount
+from eventsched.framework.preemption.candidates import DryRunResult, dry_run_preemption
 from eventsched.model import Node, NodeTable, Pod
 from eventsched.model.disruption import PodDisruptionBudget
 from eventsched.plugins import in_tree_registry
 from eventsched.plugins.defaultpreemption.batch import batch_dry_run
-from eventsched.plugins.defaultpreemption.candidates import DryRunResult, dry_run_preemption
 from eventsched.plugins.defaultpreemption.plugin import NodePods
 from eventsched.plugins.defaultpreemption.reprieve import ReprieveOrders
 from tests.plugins.preemption import pod

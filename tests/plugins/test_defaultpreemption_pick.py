@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from eventsched.framework.preemption.pick import earliest_start_of_highest_priority
 from eventsched.model import Pod
 from eventsched.plugins.defaultpreemption import (
     Candidate,
@@ -16,7 +17,6 @@ from eventsched.plugins.defaultpreemption import (
     num_candidates,
     select_candidate,
 )
-from eventsched.plugins.defaultpreemption.pick import earliest_start_of_highest_priority
 from tests.plugins.preemption import (
     HIGH,
     LARGE,

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import pytest
 
 from eventsched.framework import Code, Status
+from eventsched.framework.preemption.victims import NOT_STARTED_NS, importance_order
 from eventsched.model import Pod
 from eventsched.model.disruption import PodDisruptionBudget
 from eventsched.plugins.defaultpreemption import (
@@ -21,7 +22,6 @@ from eventsched.plugins.defaultpreemption import (
     select_victims_on_node,
     start_time_ns,
 )
-from eventsched.plugins.defaultpreemption.victims import NOT_STARTED_NS, importance_order
 from tests.plugins.preemption import (
     HIGH,
     LARGE,

@@ -40,14 +40,14 @@ from eventsched.framework import (
     Status,
     requested_with_nominated,
 )
-from eventsched.model import Indexes, IntArray, NodeTable, Pod
-from eventsched.model.disruption import PodDisruptionBudget
-from eventsched.plugins.defaultpreemption.candidates import (
+from eventsched.framework.preemption.candidates import (
     DryRun,
     DryRunResult,
 )
+from eventsched.framework.preemption.victims import NO_LOWER_PRIORITY_PODS, VictimSelection
+from eventsched.model import Indexes, IntArray, NodeTable, Pod
+from eventsched.model.disruption import PodDisruptionBudget
 from eventsched.plugins.defaultpreemption.reprieve import ReprieveOrder, ReprieveOrders
-from eventsched.plugins.defaultpreemption.victims import NO_LOWER_PRIORITY_PODS, VictimSelection
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ Every message goes out prefixed "preemption: ", as upstream's PostFilter does.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from eventsched.framework import (
@@ -21,43 +21,24 @@ from eventsched.framework import (
     PostFilterResult,
     Status,
 )
-from eventsched.model import NodeTable, Pod
-from eventsched.plugins.defaultpreemption.args import NAME, parse_args
-from eventsched.plugins.defaultpreemption.batch import batch_dry_run
-from eventsched.plugins.defaultpreemption.candidates import (
-    Candidate,
+from eventsched.framework.preemption.candidates import (
     DryRunResult,
     FitsWithout,
     NodeFits,
     dry_run_preemption,
     fit_error_message,
     nodes_where_preemption_might_help,
-    offset_and_num_candidates,
     pod_eligible_to_preempt_others,
 )
-from eventsched.plugins.defaultpreemption.pick import choose
+from eventsched.framework.preemption.evaluator import NodePods, aggregate, preempted_record
+from eventsched.framework.preemption.pick import choose
+from eventsched.model import NodeTable, Pod
+from eventsched.plugins.defaultpreemption.args import NAME, parse_args
+from eventsched.plugins.defaultpreemption.batch import batch_dry_run
+from eventsched.plugins.defaultpreemption.offset import offset_and_num_candidates
 from eventsched.plugins.defaultpreemption.reprieve import ReprieveOrders
 
 PREFIX = "preemption: "
-
-
-class NodePods(Mapping[str, Sequence[Pod]]):
-    """The pods on each node of the table, read when asked (the dry run visits few nodes)."""
-
-    def __init__(self, table: NodeTable) -> None:
-        self._table = table
-
-    def __getitem__(self, name: str) -> Sequence[Pod]:
-        row = self._table.row_of(name)
-        if row is None:
-            raise KeyError(name)
-        return list(self._table.pods[row].values())
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._table.names)
-
-    def __len__(self) -> int:
-        return len(self._table)
 
 
 class DefaultPreemption:
@@ -100,7 +81,7 @@ class DefaultPreemption:
         offset, wanted = offset_and_num_candidates(state.seed, len(potential.nodes), self.args)
         dry = self._dry_run(state, pod, table, potential.nodes, offset, wanted)
         if dry.errors and not dry.candidates:
-            return None, Status.as_error(_aggregate(dry.errors))
+            return None, Status.as_error(aggregate(dry.errors))
         if not dry.candidates:
             every = {**dry.statuses, **potential.statuses}
             return PostFilterResult(""), Status.unschedulable(fit_error_message(every))
@@ -108,7 +89,9 @@ class DefaultPreemption:
         assert choice is not None
         best = choice.candidate
         lower = tuple(p for p in table.nominated.pods_on(best.node) if p.priority < pod.priority)
-        record = _record(best, choice.chosen_by, dry, offset, wanted, len(potential.nodes), lower)
+        record = preempted_record(
+            best, choice.chosen_by, dry, offset, wanted, len(potential.nodes), lower
+        )
         return PostFilterResult(best.node, best.victims, lower, record), Status()
 
     def _dry_run(
@@ -143,48 +126,3 @@ class DefaultPreemption:
             return fits
 
         return on
-
-
-def _aggregate(errors: Sequence[Status]) -> str:
-    """`utilerrors.NewAggregate(errs).Error()`: one message alone, several in brackets."""
-    messages = [e.message for e in errors]
-    return messages[0] if len(messages) == 1 else f"[{', '.join(messages)}]"
-
-
-def _record(
-    best: Candidate,
-    chosen_by: str,
-    dry: DryRunResult,
-    offset: int,
-    wanted: int,
-    potential: int,
-    lower: Sequence[Pod],
-) -> dict[str, Any]:
-    """`preempted`'s data (events/vocabulary.py)."""
-    return {
-        "nominatedNodeName": best.node,
-        "victims": [
-            {
-                "uid": v.uid,
-                "namespace": v.namespace,
-                "name": v.name,
-                "priority": v.priority,
-                "pdbViolation": i < best.num_pdb_violations,
-            }
-            for i, v in enumerate(best.victims)
-        ],
-        "candidates": [
-            {
-                "node": c.node,
-                "victims": [v.uid for v in c.victims],
-                "pdbViolations": c.num_pdb_violations,
-            }
-            for c in dry.candidates
-        ],
-        "chosenBy": chosen_by,
-        "offset": offset,
-        "numCandidates": wanted,
-        "evaluated": len(dry.visited),
-        "potentialNodes": potential,
-        "lowerNominated": [{"uid": p.uid, "namespace": p.namespace, "name": p.name} for p in lower],
-    }

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from eventsched.model import IntArray, NodeTable, Pod
-from eventsched.model.disruption import PodDisruptionBudget
-from eventsched.plugins.defaultpreemption.victims import (
+from eventsched.framework.preemption.victims import (
     filter_pods_with_pdb_violation,
     importance_order,
 )
+from eventsched.model import IntArray, NodeTable, Pod
+from eventsched.model.disruption import PodDisruptionBudget
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,8 +6,6 @@
   potential node, as v1.28's `NodeToStatusMap` lookup of a missing node gives
   a nil, i.e. Success, status; kubernetes#125197, v1.31, made absence mean
   UnschedulableAndUnresolvable).
-- `offset_and_num_candidates`: `GetOffsetAndNumCandidates`, the offset drawn
-  from the attempt's recorded seed instead of Go's global `rand.Int31n`.
 - `dry_run_preemption`: `DryRunPreemption`, visiting the potential nodes in
   order from the offset (upstream checks them in parallel, so which nodes past
   the stopping point it also visited is not deterministic there).
@@ -16,20 +14,18 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from eventsched.framework.status import Code, Status
-from eventsched.model.disruption import PodDisruptionBudget
-from eventsched.model.pod import PREEMPT_NEVER, Pod
-from eventsched.plugins.defaultpreemption.args import DefaultPreemptionArgs
-from eventsched.plugins.defaultpreemption.victims import (
+from eventsched.framework.preemption.victims import (
     FitsWithout,
     VictimSelection,
     select_victims_on_node,
 )
+from eventsched.framework.status import Code, Status
+from eventsched.model.disruption import PodDisruptionBudget
+from eventsched.model.pod import PREEMPT_NEVER, Pod
 
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NEVER_POLICY = "not eligible due to preemptionPolicy=Never."
@@ -117,34 +113,6 @@ def nodes_where_preemption_might_help(
         else:
             potential.append(name)
     return PotentialNodes(tuple(potential), left_out)
-
-
-def num_candidates(num_nodes: int, args: DefaultPreemptionArgs) -> int:
-    """`calculateNumCandidates`: the percentage of the nodes (rounded down), at least
-    minCandidateNodesAbsolute, at most every node."""
-    n = num_nodes * args.min_candidate_nodes_percentage // 100
-    n = max(n, args.min_candidate_nodes_absolute)
-    return min(n, num_nodes)
-
-
-def preemption_offset(seed: int, num_nodes: int) -> int:
-    """Where the dry run starts, 0..num_nodes-1: upstream's `rand.Int31n(numNodes)`.
-
-    Drawn from the attempt's recorded seed (`CycleState.seed`, logged in
-    `attempt_started`) so replay starts at the same node; a hash of it rather than
-    a numpy stream (no cross-version guarantee), as RandomScore does.
-    """
-    if num_nodes <= 0:
-        return 0
-    digest = hashlib.blake2b(f"DefaultPreemption/{seed}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "little") % num_nodes
-
-
-def offset_and_num_candidates(
-    seed: int, num_nodes: int, args: DefaultPreemptionArgs
-) -> tuple[int, int]:
-    """`GetOffsetAndNumCandidates`."""
-    return preemption_offset(seed, num_nodes), num_candidates(num_nodes, args)
 
 
 NodeFits = Callable[[str], FitsWithout]

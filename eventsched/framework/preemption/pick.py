@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from eventsched.plugins.defaultpreemption.candidates import Candidate
-from eventsched.plugins.defaultpreemption.victims import start_time_ns
+from eventsched.framework.preemption.candidates import Candidate
+from eventsched.framework.preemption.victims import start_time_ns
 
 _PRIORITY_SHIFT = 2**31  # math.MaxInt32 + 1
 

@@ -1,0 +1,76 @@
+"""What every preemption PostFilter shares (v1.28 `preemption.Evaluator`): the pods on each
+node as the dry run reads them, the error a dry run of only errors returns, and the
+`preempted` decision the scheduler acts on."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from eventsched.framework.preemption.candidates import Candidate, DryRunResult
+from eventsched.framework.status import Status
+from eventsched.model import NodeTable, Pod
+
+
+class NodePods(Mapping[str, Sequence[Pod]]):
+    """The pods on each node of the table, read when asked (the dry run visits few nodes)."""
+
+    def __init__(self, table: NodeTable) -> None:
+        self._table = table
+
+    def __getitem__(self, name: str) -> Sequence[Pod]:
+        row = self._table.row_of(name)
+        if row is None:
+            raise KeyError(name)
+        return list(self._table.pods[row].values())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table.names)
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+
+def aggregate(errors: Sequence[Status]) -> str:
+    """`utilerrors.NewAggregate(errs).Error()`: one message alone, several in brackets."""
+    messages = [e.message for e in errors]
+    return messages[0] if len(messages) == 1 else f"[{', '.join(messages)}]"
+
+
+def preempted_record(
+    best: Candidate,
+    chosen_by: str,
+    dry: DryRunResult,
+    offset: int,
+    wanted: int,
+    potential: int,
+    lower: Sequence[Pod],
+) -> dict[str, Any]:
+    """`preempted`'s data (events/vocabulary.py)."""
+    return {
+        "nominatedNodeName": best.node,
+        "victims": [
+            {
+                "uid": v.uid,
+                "namespace": v.namespace,
+                "name": v.name,
+                "priority": v.priority,
+                "pdbViolation": i < best.num_pdb_violations,
+            }
+            for i, v in enumerate(best.victims)
+        ],
+        "candidates": [
+            {
+                "node": c.node,
+                "victims": [v.uid for v in c.victims],
+                "pdbViolations": c.num_pdb_violations,
+            }
+            for c in dry.candidates
+        ],
+        "chosenBy": chosen_by,
+        "offset": offset,
+        "numCandidates": wanted,
+        "evaluated": len(dry.visited),
+        "potentialNodes": potential,
+        "lowerNominated": [{"uid": p.uid, "namespace": p.namespace, "name": p.name} for p in lower],
+    }

@@ -124,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
             (profile.scheduler_name,),
             ClientConnection(kubeconfig=cc.kubeconfig, qps=cc.qps, burst=cc.burst),
             pool_size=SchedulerOptions().binder_workers + 12,
+            custom_kinds=full_registry().custom_kinds(profile.plugin_names()),
         )
         scheduler = ExtenderScheduler(
             store,

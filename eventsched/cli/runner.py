@@ -184,6 +184,9 @@ class Runner:
             ClientConnection(kubeconfig=cc.kubeconfig, qps=cc.qps, burst=cc.burst),
             # a connection for each binder, status and event writer, and the two watches
             pool_size=self.options.binder_workers + 12,
+            custom_kinds=self.registry.custom_kinds(
+                name for profile in self.config.profiles for name in profile.plugin_names()
+            ),
         )
         scheduler = Scheduler(
             self.store,

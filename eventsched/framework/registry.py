@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -71,6 +71,17 @@ class Registry:
 
     def __contains__(self, name: object) -> bool:
         return name in self._factories
+
+    def custom_kinds(self, names: Iterable[str]) -> frozenset[str]:
+        """The custom resource kinds (ElasticQuota, NodeResourceTopology) the named plugins
+        read: each plugin class names them in `custom_kinds`; the cluster adapter watches
+        only these, and only when a profile enables such a plugin."""
+        return frozenset(
+            kind
+            for name in names
+            if name in self._factories
+            for kind in getattr(self._factories[name], "custom_kinds", ())
+        )
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._factories)

@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from eventsched.model.imagestates import EMPTY, ImageStates, ImageSummary
+from eventsched.model.namespaceusage import NamespaceUsage
 from eventsched.model.node import Node
 from eventsched.model.nominator import Nominator
 from eventsched.model.objects import ClusterObjects
@@ -65,6 +66,8 @@ class NodeTable:
         self.nominated = Nominator()
         #: `request_vector`'s answers: (the pod it was for, its vector), by uid.
         self._vectors: dict[str, tuple[Pod, IntArray]] = {}
+        #: Per namespace, what its placed pods request; kept once a plugin asked for it.
+        self._namespace_usage: NamespaceUsage | None = None
         for node in nodes:
             self.upsert_node(node)
 
@@ -202,12 +205,23 @@ class NodeTable:
             self._label_columns[key] = column
         return column
 
+    @property
+    def namespace_usage(self) -> NamespaceUsage:
+        """What each namespace's placed pods request (CapacityScheduling); kept up to date
+        from the first time it is asked for."""
+        if self._namespace_usage is None:
+            self._namespace_usage = NamespaceUsage(p for pods in self.pods for p in pods.values())
+        return self._namespace_usage
+
     def remove_node(self, name: str) -> list[Pod]:
         """Drop a node's row; returns the pods that were on it. Later rows shift up by one."""
         row = self.index.pop(name, None)
         if row is None:
             return []
         pods = list(self.pods[row].values())
+        if self._namespace_usage is not None:
+            for pod in pods:
+                self._namespace_usage.add(pod, -1)
         self.images.remove_node(self.nodes[row])
         n = self._n
         for arr in (self._alloc, self._req, self._non_zero, self._unschedulable, self._tainted):
@@ -351,5 +365,7 @@ class NodeTable:
         for col, amount in zip(columns, pod.requests.values(), strict=True):
             req[col] += sign * amount
         req[self._column[PODS]] += sign
+        if self._namespace_usage is not None:
+            self._namespace_usage.add(pod, sign)
         self._non_zero[row, 0] += sign * pod.non_zero[0]
         self._non_zero[row, 1] += sign * pod.non_zero[1]

@@ -7,6 +7,7 @@
 - PersistentVolumeClaims, PersistentVolumes, StorageClasses and CSINodes, for
   the volume plugins (model/volumes.py, held in `ClusterObjects.storage`).
 - PodDisruptionBudgets, for DefaultPreemption (model/disruption.py).
+- ElasticQuotas, for CapacityScheduling (model/quota.py).
 
 Only the fields a decision reads are kept, so each observation is small
 enough to log like a node or a pod.
@@ -20,6 +21,7 @@ from typing import Any
 
 from eventsched.model.disruption import PDB, PodDisruptionBudget
 from eventsched.model.pod import Pod
+from eventsched.model.quota import ELASTIC_QUOTA, ElasticQuota
 from eventsched.model.selectors import IN, LabelRequirement, LabelSelector
 from eventsched.model.storage import StorageObjects
 from eventsched.model.volumes import (
@@ -42,7 +44,7 @@ WORKLOAD_KINDS = (SERVICE, REPLICA_SET, STATEFUL_SET, REPLICATION_CONTROLLER)
 NAMESPACE = "Namespace"
 NAME_LABEL = "kubernetes.io/metadata.name"
 #: Every kind this module reads; the cluster adapters watch exactly these.
-KINDS = (NAMESPACE, *WORKLOAD_KINDS, *VOLUME_KINDS, PDB)
+KINDS = (NAMESPACE, *WORKLOAD_KINDS, *VOLUME_KINDS, PDB, ELASTIC_QUOTA)
 #: Kinds whose objects have no namespace: their key is KIND/NAME.
 CLUSTER_SCOPED = frozenset({NAMESPACE, PV, STORAGE_CLASS, CSI_NODE})
 
@@ -87,7 +89,7 @@ class Workload:
 
 
 #: An object of one of `KINDS`.
-ClusterObject = Namespace | Workload | VolumeObject | PodDisruptionBudget
+ClusterObject = Namespace | Workload | VolumeObject | PodDisruptionBudget | ElasticQuota
 
 
 def record_key(record: Mapping[str, Any]) -> str:
@@ -106,6 +108,8 @@ def object_from_record(record: Mapping[str, Any]) -> ClusterObject:
         return volume_object_from_record(record)
     if kind == PDB:
         return PodDisruptionBudget.from_record(record)
+    if kind == ELASTIC_QUOTA:
+        return ElasticQuota.from_record(record)
     raw = record.get("selector")
     where = f"{kind} {record.get('namespace')}/{record.get('name')}"
     selector = None if raw is None else LabelSelector.parse(raw, where, "selector")
@@ -118,6 +122,8 @@ def object_from_manifest(obj: Mapping[str, Any]) -> ClusterObject:
         return volume_object_from_manifest(obj)
     if obj.get("kind") == PDB:
         return PodDisruptionBudget.from_manifest(obj)
+    if obj.get("kind") == ELASTIC_QUOTA:
+        return ElasticQuota.from_manifest(obj)
     if obj.get("kind") == NAMESPACE:
         meta = obj.get("metadata") or {}
         name = str(meta.get("name"))
@@ -155,23 +161,34 @@ def workload_from_manifest(obj: Mapping[str, Any]) -> Workload:
 
 
 class ClusterObjects:
-    """The namespaces, workloads, storage objects and disruption budgets the scheduler has
-    observed."""
+    """The namespaces, workloads, storage objects, disruption budgets and elastic quotas the
+    scheduler has observed."""
 
     def __init__(self) -> None:
         self.namespaces: dict[str, Namespace] = {}
         self.workloads: dict[tuple[str, str, str], Workload] = {}
         self.storage = StorageObjects()
         self.budgets: dict[tuple[str, str], PodDisruptionBudget] = {}
+        #: namespace -> name -> quota.
+        self.quotas: dict[str, dict[str, ElasticQuota]] = {}
 
     def __iter__(self) -> Iterator[ClusterObject]:
         yield from self.namespaces.values()
         yield from self.workloads.values()
         yield from self.storage
         yield from self.budgets.values()
+        for quotas in self.quotas.values():
+            yield from quotas.values()
 
     def __len__(self) -> int:
-        return len(self.namespaces) + len(self.workloads) + len(self.storage) + len(self.budgets)
+        quotas = sum(len(q) for q in self.quotas.values())
+        return (
+            len(self.namespaces)
+            + len(self.workloads)
+            + len(self.storage)
+            + len(self.budgets)
+            + quotas
+        )
 
     def has(self, obj: ClusterObject) -> bool:
         """Whether an object of that kind and name is held (whatever its content)."""
@@ -181,6 +198,8 @@ class ClusterObjects:
             return (obj.kind, obj.namespace, obj.name) in self.workloads
         if isinstance(obj, PodDisruptionBudget):
             return (obj.namespace, obj.name) in self.budgets
+        if isinstance(obj, ElasticQuota):
+            return obj.name in self.quotas.get(obj.namespace, {})
         return self.storage.has(obj)
 
     def upsert(self, obj: ClusterObject) -> None:
@@ -190,6 +209,8 @@ class ClusterObjects:
             self.workloads[(obj.kind, obj.namespace, obj.name)] = obj
         elif isinstance(obj, PodDisruptionBudget):
             self.budgets[(obj.namespace, obj.name)] = obj
+        elif isinstance(obj, ElasticQuota):
+            self.quotas.setdefault(obj.namespace, {})[obj.name] = obj
         else:
             self.storage.upsert(obj)
 
@@ -200,6 +221,11 @@ class ClusterObjects:
             self.workloads.pop((obj.kind, obj.namespace, obj.name), None)
         elif isinstance(obj, PodDisruptionBudget):
             self.budgets.pop((obj.namespace, obj.name), None)
+        elif isinstance(obj, ElasticQuota):
+            quotas = self.quotas.get(obj.namespace, {})
+            quotas.pop(obj.name, None)
+            if not quotas:
+                self.quotas.pop(obj.namespace, None)
         else:
             self.storage.remove(obj)
 
@@ -208,6 +234,13 @@ class ClusterObjects:
         self.workloads.clear()
         self.storage.clear()
         self.budgets.clear()
+        self.quotas.clear()
+
+    def elastic_quota(self, namespace: str) -> ElasticQuota | None:
+        """The namespace's ElasticQuota as CapacityScheduling reads it: the first by name of
+        those it has (upstream lists the namespace's quotas and takes the first)."""
+        quotas = self.quotas.get(namespace)
+        return quotas[min(quotas)] if quotas else None
 
     def disruption_budgets(self) -> tuple[PodDisruptionBudget, ...]:
         """Every budget observed, by namespace and name (kube-scheduler's

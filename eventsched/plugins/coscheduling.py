@@ -6,6 +6,11 @@ PodGroup CRD: a gang is the pods of one namespace carrying the same
 from the pods' `scheduling.x-k8s.io/min-available` annotation (or the
 `defaultMinAvailable` arg).
 
+- QueueSort (upstream's `Less`, so a profile that disables PrioritySort, as
+  scheduler-plugins' chart does, has one): higher priority first; then the earlier of the
+  pods' group times (a gang's: the earliest queue time of its members the plugin has
+  compared, standing for upstream's PodGroup creation time; a lone pod's: its first
+  attempt's); then by namespace/name.
 - PreEnqueue: never gates; it notes each gang pod that enters the queue, so
   PreFilter can count pending members (upstream lists them with a pod lister,
   which plugins here do not have).
@@ -15,6 +20,11 @@ from the pods' `scheduling.x-k8s.io/min-available` annotation (or the
 - Permit: when the group's reserved members (bound, assumed, waiting) plus
   this pod reach min-available, approves this pod and allows every waiting
   member; otherwise Wait with `permitWaitingTimeSeconds`.
+- PostFilter (upstream's): a pod outside any gang gets "can not find pod group"; a
+  gang already at min-available, or within 10% of it, gets a bare Unschedulable;
+  otherwise its waiting members are rejected ("optimistic rejection in PostFilter") and
+  the pod gets "PodGroup NS/NAME gets rejected due to Pod P is unschedulable even after
+  PostFilter". None of these nominates a node.
 - Unreserve: a member that fails after Reserve (timed out, rejected, binding
   failed) makes every waiting member of its group fail too, so no partial
   gang keeps its reservations.
@@ -32,12 +42,16 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+import numpy as np
+
 from eventsched.framework import (
     Code,
     CycleState,
     Handle,
     PluginArgsError,
+    PostFilterResult,
     PreFilterResult,
+    QueuedPodInfo,
     Status,
     check_args,
 )
@@ -96,6 +110,8 @@ class Coscheduling:
         #: Members that failed after Reserve and may still be in the snapshot (as
         #: assumed) until the scheduler forgets them: they must not count for the gang.
         self._failed: set[str] = set()
+        #: group -> the earliest queue time of its members QueueSort has compared.
+        self._group_since: dict[str, float] = {}
 
     def annotations_read(self) -> tuple[str, ...]:
         return (MIN_AVAILABLE_ANNOTATION,)
@@ -118,6 +134,28 @@ class Coscheduling:
         return None, (
             f"annotation {MIN_AVAILABLE_ANNOTATION} must be a positive integer (got {raw!r})"
         )
+
+    # -- QueueSort ------------------------------------------------------------------
+
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        if a.pod.priority != b.pod.priority:
+            return a.pod.priority > b.pod.priority
+        since_a, since_b = self._since(a), self._since(b)
+        if since_a == since_b:
+            return f"{a.pod.namespace}/{a.pod.name}" < f"{b.pod.namespace}/{b.pod.name}"
+        return since_a < since_b
+
+    def _since(self, info: QueuedPodInfo) -> float:
+        """`GetCreationTimestamp`: the group's time for a gang member, else the first attempt's."""
+        own = info.initial_attempt_timestamp
+        own = info.timestamp if own is None else own
+        group = group_of(info.pod)
+        if group is None:
+            return own
+        with self._lock:
+            since = min(self._group_since.get(group, own), own)
+            self._group_since[group] = since
+        return since
 
     # -- PreEnqueue -----------------------------------------------------------------
 
@@ -213,6 +251,29 @@ class Coscheduling:
                 with self._lock:
                     self._failed.add(waiting.pod.uid)
                 waiting.reject(self.name, message)
+
+    # -- PostFilter -----------------------------------------------------------------
+
+    def post_filter(
+        self, state: CycleState, pod: Pod, statuses: Mapping[str, Status]
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        group = group_of(pod)
+        minimum = None if group is None else self.min_available(pod)[0]
+        if group is None or minimum is None:
+            return None, Status.unschedulable("can not find pod group")
+        assigned = len(_placed_members(self.handle.table.pods, group))
+        if assigned >= minimum:
+            return None, Status(Code.UNSCHEDULABLE)
+        # upstream compares in float32: float32(min-assigned)/float32(min) <= 0.1
+        if np.float32(minimum - assigned) / np.float32(minimum) <= np.float32(0.1):
+            return None, Status(Code.UNSCHEDULABLE)
+        for waiting in self.handle.waiting_pods:
+            if group_of(waiting.pod) == group:
+                waiting.reject(self.name, "optimistic rejection in PostFilter")
+        return None, Status.unschedulable(
+            f"PodGroup {group} gets rejected due to Pod {pod.name} is unschedulable even "
+            "after PostFilter"
+        )
 
     # -- Permit ---------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from eventsched.framework import Registry
+from eventsched.plugins.capacityscheduling import CapacityScheduling
 from eventsched.plugins.coscheduling import Coscheduling
 from eventsched.plugins.defaultbinder import DefaultBinder
 from eventsched.plugins.defaultpreemption import DefaultPreemption
@@ -71,6 +72,7 @@ OWN: tuple[Any, ...] = (
     PinnedHost,
     StickyNode,
     Coscheduling,
+    CapacityScheduling,
 )
 
 

@@ -27,7 +27,6 @@ from eventsched.framework import (
 )
 from eventsched.model import Node, Pod
 from eventsched.model.cache import Cache
-from eventsched.model.volumes import VOLUME_KINDS
 from eventsched.scheduler.batch import AttemptSink
 from eventsched.scheduler.journal import Journal
 from eventsched.scheduler.ports import Cluster, ClusterChange
@@ -125,27 +124,29 @@ class EventHandlers:
     def _object_changed(self, change: ClusterChange) -> None:
         """Another kind plugins read: logged and folded.
 
-        A Namespace, workload or PodDisruptionBudget moves no pod (kube-scheduler's
-        plugins register no event for them). A PersistentVolumeClaim, PersistentVolume,
-        StorageClass or CSINode added or changed moves the pods whose plugins
-        registered that event (VolumeBinding, VolumeZone, ...); as kube-scheduler
-        adds a handler for a kind and action only when a plugin registered it,
-        no pod moves when none did (no plugin registers their deletion).
+        A change moves the pods whose plugins registered its kind and action, as
+        kube-scheduler adds a handler for a kind and action only when a plugin registered
+        it: a PersistentVolumeClaim, PersistentVolume, StorageClass or CSINode added or
+        changed (VolumeBinding, VolumeZone, ...; none registers their deletion), an
+        ElasticQuota added, changed or deleted (CapacityScheduling). A Namespace, workload
+        or PodDisruptionBudget moves no pod (no plugin registers them).
         """
         obj = change.obj
         assert not isinstance(obj, Node | Pod)
         key = f"object/{obj.key}"
         if change.type == "DELETED":
             self.journal.pending.add("object_removed", obj.to_record())
+            self._move_registered(ClusterEvent(obj.kind, "Delete"))
             return
         known = self.view.table.objects.has(obj)
         changed = self._observe("object_observed", key, obj.to_record(), known=known)
-        if changed and obj.kind in VOLUME_KINDS:
-            action = "Update" if known else "Add"
-            event = ClusterEvent(obj.kind, action)
-            registered = (e for events in self.plugin_events.values() for e in events)
-            if any(e.matches(event) for e in registered):
-                self._move(event, f"{obj.kind}{action}")
+        if changed:
+            self._move_registered(ClusterEvent(obj.kind, "Update" if known else "Add"))
+
+    def _move_registered(self, event: ClusterEvent) -> None:
+        registered = (e for events in self.plugin_events.values() for e in events)
+        if any(e.matches(event) and e.resource != "*" for e in registered):
+            self._move(event, f"{event.resource}{event.action}")
 
     def _pod_changed(self, change: ClusterChange) -> None:
         assert isinstance(change.obj, Pod)

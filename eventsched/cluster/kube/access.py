@@ -41,6 +41,10 @@ REQUIRED_ACCESS: tuple[Access, ...] = (
     Access("storage.k8s.io", "csinodes", ("list", "watch")),
     # DefaultPreemption: the disruption budgets its victims would violate.
     Access("policy", "poddisruptionbudgets", ("list", "watch")),
+    # scheduler-plugins' custom resources, when a profile enables the plugin reading them:
+    # CapacityScheduling's ElasticQuotas, NodeResourceTopologyMatch's NodeResourceTopologies.
+    Access("scheduling.x-k8s.io", "elasticquotas", ("list", "watch")),
+    Access("topology.node.k8s.io", "noderesourcetopologies", ("list", "watch")),
     # Binding; the PodScheduled=False condition / nominatedNodeName on failure, a victim's
     # DisruptionTarget condition, and clearing a lower-priority pod's nominatedNodeName.
     Access("", "pods/binding", ("create",)),

@@ -55,6 +55,18 @@ OBJECT_RESOURCES = (
     ("policy/v1/poddisruptionbudgets", "PodDisruptionBudget"),
 )
 
+#: Custom resources some plugins read, watched only when a profile enables such a plugin
+#: (`Registry.custom_kinds`): kind to resource path.
+CUSTOM_RESOURCES = {
+    "ElasticQuota": "scheduling.x-k8s.io/v1alpha1/elasticquotas",
+    "NodeResourceTopology": "topology.node.k8s.io/v1alpha2/noderesourcetopologies",
+}
+#: What installs each custom resource's CRD (the startup line names it when it is missing).
+CRD_FILES = {
+    "ElasticQuota": "deploy/crds/elasticquotas.yaml",
+    "NodeResourceTopology": "deploy/crds/noderesourcetopologies.yaml",
+}
+
 #: kube-scheduler's pod informer leaves out terminal pods.
 NON_TERMINAL = "status.phase!=Succeeded,status.phase!=Failed"
 
@@ -68,8 +80,10 @@ class KubeCluster:
         scheduler_names: Collection[str],
         connection: ClientConnection | None = None,
         pool_size: int = 32,
+        custom_kinds: Collection[str] = (),
     ) -> None:
-        """`pool_size`: keep-alive connections, at least the binder and recorder pools' threads."""
+        """`pool_size`: keep-alive connections, at least the binder and recorder pools' threads;
+        `custom_kinds`: the custom resources (CUSTOM_RESOURCES) to watch as well."""
         connection = connection or ClientConnection()
         self._rest = Rest(api.configuration, pool_size)
         self._schedulers = frozenset(scheduler_names)
@@ -97,6 +111,17 @@ class KubeCluster:
             )
             for resource, kind in OBJECT_RESOURCES
         ]
+        self.custom = {
+            kind: Informer(
+                self._rest,
+                resource_path(CUSTOM_RESOURCES[kind]),
+                self._object(kind),
+                self._custom_error(kind),
+                name=CUSTOM_RESOURCES[kind].rpartition("/")[2],
+                optional=True,
+            )
+            for kind in sorted(custom_kinds)
+        }
         self.volumes = VolumeRequests(self._rest, self._limiter)
         self.evictions = Evictions(self._rest, self._limiter)
         # Events get a rate limit of their own, as kube-scheduler gives them a client of their own.
@@ -130,7 +155,11 @@ class KubeCluster:
     @property
     def _informers(self) -> list[Informer]:
         """Objects before nodes before pods, as the scheduler would like to see them."""
-        return [*self.objects, self.nodes, self.pods]
+        return [*self.objects, *self.custom.values(), self.nodes, self.pods]
+
+    def absent_kinds(self) -> list[str]:
+        """The custom resources the API server does not serve (CRD not installed)."""
+        return [kind for kind, informer in self.custom.items() if informer.absent.is_set()]
 
     def bind(self, pod: Pod, node_name: str) -> BindOutcome:
         """POST pods/binding with the pod's UID as precondition, as DefaultBinder does."""
@@ -243,6 +272,27 @@ class KubeCluster:
                 log.info("watch expired (410 Gone); relisting", resource=resource)
             else:
                 log.warning("list/watch failed; retrying", resource=resource, error=str(error))
+
+        return report
+
+    def _custom_error(self, kind: str) -> Callable[[Exception], None]:
+        """A missing CRD is said once, with the fix; it is listed again until it appears."""
+        other = self._watch_error(CUSTOM_RESOURCES[kind])
+        said = threading.Event()
+
+        def report(error: Exception) -> None:
+            if not (isinstance(error, ListWatchError) and error.code == 404):
+                other(error)
+                return
+            if not said.is_set():
+                said.set()
+                log.warning(
+                    f"the API server does not serve {kind} (its CRD is not installed): the "
+                    f"plugins that read it see none until it is; install it with "
+                    f"`kubectl apply -f {CRD_FILES[kind]}`",
+                    kind=kind,
+                    resource=CUSTOM_RESOURCES[kind],
+                )
 
         return report
 

@@ -50,13 +50,20 @@ class Informer:
         on_error: Callable[[Exception], None],
         query: Mapping[str, str] | None = None,
         name: str = "informer",
+        optional: bool = False,
     ) -> None:
+        """`optional`: a custom resource the API server may not serve (its CRD not
+        installed): a 404 on the list counts as synced with nothing, and the list is
+        retried (the CRD may be installed later)."""
         self._rest = rest
         self._path = path
         self._handler = handler
         self._on_error = on_error
         self._query = dict(query or {})
         self._name = name
+        self._optional = optional
+        #: Set while an optional resource is not served (404 on its list).
+        self.absent = threading.Event()
         self.synced = threading.Event()
         self._stopped = threading.Event()
         self._response: Any = None
@@ -107,8 +114,12 @@ class Informer:
 
     def _list(self) -> str:
         answer = self._rest.request("GET", self._path, query=self._query)
+        if self._optional and answer.status == 404:
+            self.absent.set()
+            self.synced.set()
         if not answer.ok:
             raise ListWatchError(answer.status, answer.message)
+        self.absent.clear()
         body = answer.body or {}
         seen: set[str] = set()
         for item in body.get("items") or []:

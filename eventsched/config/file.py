@@ -445,6 +445,12 @@ class _Reader:
         raise self.fail(f"{where}.name", self.unknown(name))
 
     def unknown(self, name: str) -> str:
+        if name in pluginsets.SCHEDULER_PLUGINS:
+            ours = [p for p in pluginsets.SCHEDULER_PLUGINS if p in self.registry]
+            return (
+                f"{name} is a scheduler-plugins plugin eventsched does not implement; of "
+                f"scheduler-plugins' it implements {', '.join(ours)}"
+            )
         return f"unknown plugin {name!r}; known plugins: {', '.join(sorted(self.registry))}"
 
     def plugin_config(self, value: Any, path: str) -> dict[str, tuple[dict[str, Any], str]]:

@@ -75,6 +75,24 @@ UPSTREAM_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     }
 )
 
+#: The plugins kubernetes-sigs/scheduler-plugins v0.28.9 registers (cmd/scheduler/main.go).
+#: A configuration written for it that enables one eventsched lacks is refused by name.
+SCHEDULER_PLUGINS: tuple[str, ...] = (
+    "CapacityScheduling",
+    "Coscheduling",
+    "LoadVariationRiskBalancing",
+    "NetworkOverhead",
+    "TopologicalSort",
+    "NodeResourcesAllocatable",
+    "NodeResourceTopologyMatch",
+    "PreemptionToleration",
+    "TargetLoadPacking",
+    "LowRiskOverCommitment",
+    "SySched",
+    "PodState",
+    "QOSSort",
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Entry:

@@ -180,6 +180,17 @@ def test_unimplemented_upstream_plugins_may_be_configured_or_disabled_with_a_war
             "",
         ),
         (
+            {"plugins": {"multiPoint": {"enabled": [{"name": "TargetLoadPacking"}]}}},
+            "profiles[0].plugins.multiPoint.enabled[0].name",
+            "TargetLoadPacking is a scheduler-plugins plugin eventsched does not implement; "
+            "of scheduler-plugins' it implements CapacityScheduling, Coscheduling",
+        ),
+        (
+            {"pluginConfig": [{"name": "SySched", "args": {}}]},
+            "profiles[0].pluginConfig[0].name",
+            "SySched is a scheduler-plugins plugin eventsched does not implement",
+        ),
+        (
             {"pluginConfig": [{"name": "Mystery", "args": {}}]},
             "profiles[0].pluginConfig[0].name",
             "unknown plugin 'Mystery'",

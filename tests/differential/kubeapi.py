@@ -41,6 +41,13 @@ KINDS: dict[str, tuple[str, str, bool]] = {
     "CSINode": ("/apis/storage.k8s.io/v1", "csinodes", False),
     "CSIDriver": ("/apis/storage.k8s.io/v1", "csidrivers", False),
     "PodDisruptionBudget": ("/apis/policy/v1", "poddisruptionbudgets", True),
+    # scheduler-plugins' custom resources (deploy/crds applied first).
+    "ElasticQuota": ("/apis/scheduling.x-k8s.io/v1alpha1", "elasticquotas", True),
+    "NodeResourceTopology": (
+        "/apis/topology.node.k8s.io/v1alpha2",
+        "noderesourcetopologies",
+        False,
+    ),
 }
 #: Kinds whose `status` the recorder writes through the status subresource after creating
 #: (a PodDisruptionBudget's: no disruption controller runs beside the recorded scheduler).

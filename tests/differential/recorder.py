@@ -39,6 +39,8 @@ OBJECT_ORDER = (
     "StatefulSet",
     "ReplicationController",
     "PodDisruptionBudget",
+    "ElasticQuota",
+    "NodeResourceTopology",
 )
 
 

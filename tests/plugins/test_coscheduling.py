@@ -11,6 +11,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -25,6 +26,7 @@ from eventsched.framework import (
     ListSink,
     PluginArgsError,
     Profile,
+    QueuedPodInfo,
     WaitingPod,
 )
 from eventsched.model import NodeTable, Pod
@@ -378,7 +380,12 @@ def config_doc(args: dict[str, Any]) -> dict[str, Any]:
         "profiles": [
             {
                 "schedulerName": "eventsched",
-                "plugins": {"multiPoint": {"enabled": [{"name": "Coscheduling"}]}},
+                "plugins": {
+                    "multiPoint": {
+                        "enabled": [{"name": "Coscheduling"}],
+                        "disabled": [{"name": "PrioritySort"}],
+                    }
+                },
                 "pluginConfig": [{"name": "Coscheduling", "args": args}],
             }
         ],
@@ -392,11 +399,43 @@ def coscheduling_profile(timeout: float) -> Profile:
     return profile
 
 
-def test_multipoint_enables_it_at_its_four_points() -> None:
+def test_multipoint_enables_it_at_its_six_points() -> None:
     profile = coscheduling_profile(1)
-    for point in ("preEnqueue", "preFilter", "reserve", "permit"):
+    for point in ("preEnqueue", "preFilter", "postFilter", "reserve", "permit"):
         assert "Coscheduling" in [ref.name for ref in profile.at(point)], point
-    assert [ref.name for ref in profile.at("queueSort")] == ["PrioritySort"]
+    assert [ref.name for ref in profile.at("queueSort")] == ["Coscheduling"]
+
+
+def test_queue_sort_is_priority_then_group_time_then_name() -> None:
+    plugin, _, _ = setup()
+    solo_late = QueuedPodInfo(member("solo", None), timestamp=9.0, initial_attempt_timestamp=9.0)
+    early = QueuedPodInfo(member("a-0", "a"), timestamp=1.0, initial_attempt_timestamp=1.0)
+    late_member = QueuedPodInfo(member("a-1", "a"), timestamp=20.0, initial_attempt_timestamp=20.0)
+    high = QueuedPodInfo(replace(member("hi", None), priority=5), timestamp=30.0)
+    assert plugin.less(high, early) and not plugin.less(early, high)
+    assert plugin.less(early, solo_late)
+    # a-1 entered later than solo but its gang's time is a-0's (1.0): it goes first
+    assert plugin.less(late_member, solo_late)
+    same = QueuedPodInfo(member("a-2", "a"), timestamp=1.0, initial_attempt_timestamp=1.0)
+    assert plugin.less(early, same) and not plugin.less(same, early)  # then by name
+
+
+def test_post_filter_says_what_scheduler_plugins_says() -> None:
+    plugin, handle, _ = setup()
+    result, status = plugin.post_filter(CycleState(), member("solo", None), {})
+    assert result is None and status is not None
+    assert (status.code, status.message) == (Code.UNSCHEDULABLE, "can not find pod group")
+    waiting = park(handle, member("g-0", "g"))
+    result, status = plugin.post_filter(CycleState(), member("g-1", "g"), {})
+    assert result is None and status is not None
+    assert status.message == (
+        "PodGroup shop/g gets rejected due to Pod g-1 is unschedulable even after PostFilter"
+    )
+    assert verdict(waiting) == (
+        Code.UNSCHEDULABLE,
+        "Coscheduling",
+        "optimistic rejection in PostFilter",
+    )
 
 
 def make_scheduler(

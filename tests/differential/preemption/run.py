@@ -23,6 +23,7 @@ from typing import Any
 
 from eventsched.cluster import SimulatedCluster
 from eventsched.events import EventStore, StoredEvent
+from eventsched.framework import Registry
 from eventsched.framework.profile import PluginRef, Profile
 from eventsched.model import Node, Pod
 from eventsched.model import objects as model
@@ -75,8 +76,13 @@ class HoldingCluster(SimulatedCluster):
 
 
 def run_case(
-    scenario: dict[str, Any], profile: Profile, template: Path, workdir: Path
+    scenario: dict[str, Any],
+    profile: Profile,
+    template: Path,
+    workdir: Path,
+    registry: Registry | None = None,
 ) -> dict[str, Any]:
+    """`registry`: the plugins the profile may name (default: kube-scheduler's in-tree ones)."""
     db = workdir / (scenario["id"].replace("/", "-") + ".db")
     shutil.copy(template, db)
     nodes = [Node.from_manifest(m) for m in scenario["nodes"]]
@@ -96,7 +102,7 @@ def run_case(
             store,
             cluster,
             [profile],
-            in_tree_registry(),
+            registry or in_tree_registry(),
             SchedulerOptions(initial_backoff=0.05, max_backoff=0.1, binder_workers=1),
         )
         scheduler.start()

@@ -16,6 +16,7 @@ from eventsched.plugins.nodeaffinity import NodeAffinity
 from eventsched.plugins.nodelabel import NodeLabel
 from eventsched.plugins.nodename import NodeName
 from eventsched.plugins.nodeports import NodePorts
+from eventsched.plugins.noderesources_allocatable import NodeResourcesAllocatable
 from eventsched.plugins.noderesources_balanced import NodeResourcesBalancedAllocation
 from eventsched.plugins.noderesources_fit import NodeResourcesFit
 from eventsched.plugins.nodeunschedulable import NodeUnschedulable
@@ -71,6 +72,7 @@ OWN: tuple[Any, ...] = (
     PinnedHost,
     StickyNode,
     Coscheduling,
+    NodeResourcesAllocatable,
 )
 
 

@@ -17,6 +17,7 @@ from eventsched.plugins.nodeaffinity import NodeAffinity
 from eventsched.plugins.nodelabel import NodeLabel
 from eventsched.plugins.nodename import NodeName
 from eventsched.plugins.nodeports import NodePorts
+from eventsched.plugins.noderesources_allocatable import NodeResourcesAllocatable
 from eventsched.plugins.noderesources_balanced import NodeResourcesBalancedAllocation
 from eventsched.plugins.noderesources_fit import NodeResourcesFit
 from eventsched.plugins.nodeunschedulable import NodeUnschedulable
@@ -73,6 +74,7 @@ OWN: tuple[Any, ...] = (
     StickyNode,
     Coscheduling,
     CapacityScheduling,
+    NodeResourcesAllocatable,
 )
 
 

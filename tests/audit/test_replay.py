@@ -24,6 +24,7 @@ PROFILES = [
     "randomscore",
     "coscheduling",
     "networktraffic",
+    "noderesourcesallocatable",
 ]
 
 

@@ -80,13 +80,14 @@ def quota_cases() -> list[QuotaCase]:
     return [
         QuotaCase(
             "quota-readme-two-quotas",
-            "max cpu 2 and 4, min cpu 1 each; three 900m pods in q1 (the reference's README)",
+            "max cpu 2 and 4, min cpu 1 each; three 900m pods in q1 (the reference's README;"
+            " nodes of two sizes, so that the first pod's node is no tie)",
             tag="readme",
         )
         .quota("q1", {"cpu": "1"}, {"cpu": "2"})
         .quota("q2", {"cpu": "1"}, {"cpu": "4"})
         .node("node-0", cpu="4")
-        .node("node-1", cpu="4")
+        .node("node-1", cpu="8")
         .pend("p1", None, "900m", namespace="q1")
         .pend("p2", None, "900m", namespace="q1")
         .pend("p3", None, "900m", namespace="q1"),

@@ -130,6 +130,14 @@ PLUGIN_SAMPLES: dict[str, tuple[tuple[str, ...], Compare]] = {
         ),
         "text",
     ),
+    "capacityscheduling": (
+        (
+            "eventsched simulate --config examples/profiles/capacityscheduling.yaml "
+            "examples/capacityscheduling/",
+            "eventsched explain team-a/a-2",
+        ),
+        "text",
+    ),
     "stickynode": (
         (
             "eventsched simulate --config examples/profiles/stickynode.yaml "

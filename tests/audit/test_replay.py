@@ -25,6 +25,7 @@ PROFILES = [
     "coscheduling",
     "networktraffic",
     "noderesourcesallocatable",
+    "capacityscheduling",
 ]
 
 

@@ -21,9 +21,10 @@ from pathlib import Path
 from sqlalchemy import text
 
 from eventsched.audit import Selection, replay
-from eventsched.cluster import SimulatedCluster, generate_cluster
+from eventsched.cluster import LoadedCluster, SimulatedCluster, generate_cluster
 from eventsched.config import default_profile
 from eventsched.events import EventStore, upgrade
+from eventsched.framework import Profile, Registry
 from eventsched.plugins import in_tree_registry
 from eventsched.scheduler import Scheduler, SchedulerOptions
 
@@ -110,18 +111,32 @@ def log_size(store: EventStore) -> int:
     return sum(p.stat().st_size for p in Path(database).parent.glob(Path(database).name + "*"))
 
 
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """What a benchmark other than the default profile's changes: the generated cluster,
+    the profile and the plugins it may name (`eventsched bench --quotas`)."""
+
+    transform: Callable[[LoadedCluster], LoadedCluster]
+    profile: Profile
+    registry: Registry
+
+
 def run(
     nodes: int,
     pods: int,
     database_url: str,
     seed: int = 0,
     on_progress: Callable[[int], None] | None = None,
+    variant: Variant | None = None,
 ) -> BenchResult:
     store = EventStore.connect(database_url, require_schema=False)
     upgrade(store.engine)
     cluster = generate_cluster(nodes, pods, seed=seed)
+    profile, registry = default_profile(), in_tree_registry()
+    if variant is not None:
+        cluster, profile, registry = variant.transform(cluster), variant.profile, variant.registry
     sim = SimulatedCluster.from_loaded(cluster)
-    scheduler = Scheduler(store, sim, [default_profile()], in_tree_registry(), SchedulerOptions())
+    scheduler = Scheduler(store, sim, [profile], registry, SchedulerOptions())
     if on_progress is not None:
         scheduler.on_progress = lambda stats: on_progress(stats.bound + stats.unschedulable)
     t0 = time.perf_counter()
@@ -153,7 +168,9 @@ def run(
 
 
 def measure_replay(
-    database_url: str, on_progress: Callable[[int, int], None] | None = None
+    database_url: str,
+    on_progress: Callable[[int, int], None] | None = None,
+    registry: Registry | None = None,
 ) -> ReplayResult:
     """Replay the whole log at `database_url` with the in-tree plugins, timed.
 
@@ -167,7 +184,7 @@ def measure_replay(
         last = store.last_position()
         progress = None if on_progress is None else (lambda position: on_progress(position, last))
         t0 = time.perf_counter()
-        report = replay(store, in_tree_registry(), Selection(), progress)
+        report = replay(store, registry or in_tree_registry(), Selection(), progress)
         seconds = time.perf_counter() - t0
     finally:
         store.close()

@@ -50,13 +50,15 @@ class Preemption:
     position: int
     nominated_node: str
     victims: list[Victim]
-    #: Every candidate the dry run found, in the order found, the chosen one included.
+    #: The candidates the dry run found, in the order found, the chosen one included (the
+    #: log keeps at most 21 of them; `candidate_count` is how many there were).
     candidates: list[Candidate]
     chosen_by: str
     offset: int = 0
     num_candidates: int = 0
     evaluated: int = 0
     potential_nodes: int = 0
+    candidate_count: int = 0
     #: Lower-priority pods nominated to the node whose nomination is cleared (ns/name).
     lower_nominated: list[str] = field(default_factory=list)
 
@@ -121,6 +123,7 @@ def preemption_of(event: StoredEvent) -> Preemption:
         chosen_by=str(data.get("chosenBy", "")),
         offset=_int(data.get("offset")) or 0,
         num_candidates=_int(data.get("numCandidates")) or 0,
+        candidate_count=_int(data.get("candidateCount")) or len(candidates),
         evaluated=_int(data.get("evaluated")) or 0,
         potential_nodes=_int(data.get("potentialNodes")) or 0,
         lower_nominated=[

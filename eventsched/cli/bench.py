@@ -49,6 +49,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--days", type=int, default=30, help="history the --restart-events log spans")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument(
+        "--quotas",
+        type=count(1),
+        metavar="N",
+        help="the generated pods spread over N namespaces, each with an ElasticQuota, "
+        "scheduled by the default profile with CapacityScheduling (benchmarks/quotas.py)",
+    )
+    p.add_argument(
         "--workload",
         metavar="NAME",
         help="instead: one of kube-scheduler's scheduler_perf workloads (benchmarks/workloads.py; "
@@ -120,6 +127,9 @@ def run(args: argparse.Namespace) -> int:
     args.nodes = 1000 if args.nodes is None else args.nodes
     args.pods = 5000 if args.pods is None else args.pods
     benchmark = load_benchmark()
+    variant = None
+    if args.quotas:
+        variant = load_benchmark("quotas").variant(benchmark, args.quotas)
     with tempfile.TemporaryDirectory(prefix="eventsched-bench-") as tmp:
         url = resolve_url(args.db) if args.db else f"sqlite:///{tmp}/bench.db"
         if args.restart_events:
@@ -131,9 +141,11 @@ def run(args: argparse.Namespace) -> int:
                 # terminal) would be counted in the pods/s measured.
                 bar.update(done - bar.n)
 
-            result = benchmark.run(args.nodes, args.pods, url, seed=args.seed, on_progress=progress)
+            result = benchmark.run(
+                args.nodes, args.pods, url, seed=args.seed, on_progress=progress, variant=variant
+            )
         if args.replay:
-            result.replay = _replay(benchmark, url)
+            result.replay = _replay(benchmark, url, None if variant is None else variant.registry)
     print(json.dumps(result.to_dict()) if args.json else result.line())
     return 0 if result.replay is None or result.replay.ok else 1
 
@@ -193,7 +205,7 @@ def _churn(w: Any) -> str:
     )
 
 
-def _replay(benchmark: ModuleType, url: str) -> Any:
+def _replay(benchmark: ModuleType, url: str, registry: Any = None) -> Any:
     """benchmarks/scheduling.py's measure_replay over the log at `url`, with a progress bar."""
     with progress_bar(0, "replaying", unit="event") as bar:
 
@@ -201,7 +213,7 @@ def _replay(benchmark: ModuleType, url: str) -> Any:
             bar.total = last
             bar.update(position - bar.n)  # redraws at most every 0.1 s
 
-        return benchmark.measure_replay(url, on_progress=replaying)
+        return benchmark.measure_replay(url, on_progress=replaying, registry=registry)
 
 
 def _error(message: str) -> int:

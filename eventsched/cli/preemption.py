@@ -13,15 +13,15 @@ def render_preemption(p: Preemption) -> list[str]:
     out = [f"Preemption: nominated node {p.nominated_node}, {_count(len(p.victims), 'victim')}:"]
     out.extend("  " + _victim(v) for v in p.victims)
     out.append(
-        f"Dry run: {_count(len(p.candidates), 'candidate')} among {p.evaluated} node(s) visited "
+        f"Dry run: {_count(p.candidate_count, 'candidate')} among {p.evaluated} node(s) visited "
         f"(of {p.potential_nodes} where preemption might help, from offset {p.offset}, "
         f"looking for {p.num_candidates}); chosen by {p.chosen_by}"
     )
     others = p.others()
     if others:
         shown = ", ".join(_candidate(c) for c in others[:MAX_OTHER_CANDIDATES])
-        more = others[MAX_OTHER_CANDIDATES:]
-        out.append(f"  other candidates: {shown}" + (f" and {len(more)} more" if more else ""))
+        more = p.candidate_count - 1 - len(others[:MAX_OTHER_CANDIDATES])
+        out.append(f"  other candidates: {shown}" + (f" and {more} more" if more > 0 else ""))
     if p.lower_nominated:
         out.append(
             f"  nomination to {p.nominated_node} cleared for lower-priority "

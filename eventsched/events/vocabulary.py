@@ -52,11 +52,13 @@ DECISION_KINDS: dict[str, str] = {
     "rejections[{plugin, code, reasons[], nodes[]}], absent?{count, code, reasons[]}}",
     "post_filtered": "PostFilter ran after no node fit; data: {status, nominatedNodeName} "
     "(a node or '' when a plugin's result overrides the pod's nomination, null when none did)",
-    "preempted": "DefaultPreemption chose a node and victims for the pod (the preemptor); "
+    "preempted": "a preemption plugin (DefaultPreemption, CapacityScheduling; the plugin "
+    "column) chose a node and victims for the pod (the preemptor); "
     "node column = the nominated node; written with the attempt, durable before any victim "
     "is evicted; data: {nominatedNodeName, victims[{uid, namespace, name, priority, "
-    "pdbViolation}], candidates[{node, victims[uid], pdbViolations}] (every candidate the dry "
-    "run found, in the order found; the chosen one included), chosenBy (the first of upstream's ordered criteria that left one candidate, or 'only candidate' / 'first of tied'), offset, numCandidates, "
+    "pdbViolation}], candidates[{node, victims[uid], pdbViolations}] (the candidates the "
+    "dry run found, in the order found: the chosen one and at most 20 others), candidateCount "
+    "(only when there were more: how many), chosenBy (the first of upstream's ordered criteria that left one candidate, or 'only candidate' / 'first of tied'), offset, numCandidates, "
     "evaluated (nodes the dry run visited), potentialNodes, lowerNominated[{uid, namespace, "
     "name}] (lower-priority pods whose nomination to the node is cleared)}",
     "evicted": "one victim of a `preempted` decision, after the API answered; uid/namespace/"

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from eventsched.events import EventStore
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "cluster"
 TOO_BIG = (
@@ -218,6 +220,24 @@ def test_bench_prints_pods_per_second(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert " pods/s, " in result.stdout and "log bytes/pod" in result.stdout
     assert "60 bound" in result.stdout
+
+
+def test_bench_with_quotas_schedules_through_capacity_scheduling_and_replays(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite:///{tmp_path / 'q.db'}"
+    argv = ["--nodes", "20", "--pods", "200", "--quotas", "4", "--replay", "--json", "--db", url]
+    result = eventsched("bench", *argv)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["bound"] + data["unschedulable"] == 200
+    assert data["replay"]["reproduced"] == data["replay"]["attempts"] > 0
+    with EventStore.connect(url) as store:
+        observed = store.read(kinds=["object_observed"])
+        quotas = [e for e in observed if e.data["kind"] == "ElasticQuota"]
+        recorded = store.read(kinds=["input_recorded"])
+        inputs = [e for e in recorded if e.plugin == "CapacityScheduling"]
+    assert len(quotas) == 4 and inputs
 
 
 @pytest.mark.parametrize(

@@ -37,6 +37,12 @@ def aggregate(errors: Sequence[Status]) -> str:
     return messages[0] if len(messages) == 1 else f"[{', '.join(messages)}]"
 
 
+#: The `preempted` event keeps the chosen candidate and at most this many others (a dry
+#: run over every node, as CapacityScheduling's, may find thousands); `candidateCount`
+#: then says how many there were.
+MAX_RECORDED_CANDIDATES = 20
+
+
 def preempted_record(
     best: Candidate,
     chosen_by: str,
@@ -47,7 +53,10 @@ def preempted_record(
     lower: Sequence[Pod],
 ) -> dict[str, Any]:
     """`preempted`'s data (events/vocabulary.py)."""
-    return {
+    kept = [c for c in dry.candidates if c is best or c.node == best.node][:1]
+    kept += [c for c in dry.candidates if c not in kept][:MAX_RECORDED_CANDIDATES]
+    kept.sort(key=dry.candidates.index)
+    record = {
         "nominatedNodeName": best.node,
         "victims": [
             {
@@ -65,7 +74,7 @@ def preempted_record(
                 "victims": [v.uid for v in c.victims],
                 "pdbViolations": c.num_pdb_violations,
             }
-            for c in dry.candidates
+            for c in kept
         ],
         "chosenBy": chosen_by,
         "offset": offset,
@@ -74,3 +83,6 @@ def preempted_record(
         "potentialNodes": potential,
         "lowerNominated": [{"uid": p.uid, "namespace": p.namespace, "name": p.name} for p in lower],
     }
+    if len(kept) < len(dry.candidates):
+        record["candidateCount"] = len(dry.candidates)
+    return record

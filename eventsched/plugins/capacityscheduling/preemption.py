@@ -47,7 +47,7 @@ from eventsched.model.disruption import PodDisruptionBudget
 from eventsched.model.pod import PREEMPT_NEVER
 from eventsched.model.quota import LOWER_BOUND_OF_MIN, UPPER_BOUND_OF_MAX, counted
 from eventsched.model.resources import Resources
-from eventsched.plugins.capacityscheduling.quotas import QuotaInfo, exceeds, total
+from eventsched.plugins.capacityscheduling.quotas import QuotaInfo, exceeds
 from eventsched.plugins.capacityscheduling.state import STATE_KEY, PreFilterState
 
 NO_CYCLE_STATE = "not eligible due to failed to read from cycleState"
@@ -92,41 +92,47 @@ def eligible(
 
 class WhatIf:
     """The quotas' usage on one node's what-if: pods taken off and put back (upstream's
-    RemovePod / AddPod PreFilter extensions on the cloned snapshot)."""
+    RemovePod / AddPod PreFilter extensions on the cloned snapshot), kept as changes to
+    the PreFilter snapshot (the dry run makes one per node)."""
 
     def __init__(self, state: PreFilterState) -> None:
         self.state = state
-        self.used: dict[str, Resources] = {
-            ns: dict(info.used) for ns, info in state.quotas.infos.items()
-        }
+        #: Namespace -> its usage now, for the namespaces a pod was taken off or put back.
+        self._used: dict[str, Resources] = {}
+        #: The sum of those changes, for the sum of every quota's usage.
+        self._change: Resources = {}
 
     def info(self, namespace: str) -> QuotaInfo | None:
         return self.state.quotas.get(namespace)
 
+    def used(self, namespace: str) -> Mapping[str, int]:
+        changed = self._used.get(namespace)
+        return self.state.quotas.infos[namespace].used if changed is None else changed
+
     def change(self, pod: Pod, sign: int) -> None:
-        used = self.used.get(pod.namespace)
-        if used is None:
+        info = self.info(pod.namespace)
+        if info is None:
             return
+        used = self._used.get(pod.namespace)
+        if used is None:
+            used = self._used[pod.namespace] = dict(info.used)
         for name, amount in counted(pod.requests).items():
             used[name] = used.get(name, 0) + sign * amount
+            self._change[name] = self._change.get(name, 0) + sign * amount
 
     def over_min(self, namespace: str) -> bool:
         info = self.state.quotas.infos[namespace]
-        return exceeds(self.used[namespace], {}, info.min, LOWER_BOUND_OF_MIN)
-
-    def over_max_with(self, namespace: str, request: Mapping[str, int]) -> bool:
-        info = self.state.quotas.infos[namespace]
-        return exceeds(request, self.used[namespace], info.max, UPPER_BOUND_OF_MAX)
-
-    def aggregated_over_min_with(self, request: Mapping[str, int]) -> bool:
-        used = total([*self.used.values(), request])
-        mins = total(info.min for info in self.state.quotas.infos.values())
-        return exceeds(used, {}, mins, LOWER_BOUND_OF_MIN)
+        return exceeds(self.used(namespace), {}, info.min, LOWER_BOUND_OF_MIN)
 
     def over_quota(
         self, namespace: str, request: Mapping[str, int], every: Mapping[str, int]
     ) -> bool:
-        return self.over_max_with(namespace, request) or self.aggregated_over_min_with(every)
+        """The preemptor's namespace over its max with `request`, or every quota's usage
+        with `every` over the sum of mins."""
+        info = self.state.quotas.infos[namespace]
+        if exceeds(request, self.used(namespace), info.max, UPPER_BOUND_OF_MAX):
+            return True
+        return self.state.quotas.aggregated_used_over_min_with(every, self._change)
 
 
 def least_important_first(pods: Sequence[Pod]) -> list[Pod]:

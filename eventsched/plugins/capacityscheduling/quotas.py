@@ -83,24 +83,32 @@ class QuotaInfo:
         }
 
 
-@dataclass(frozen=True, slots=True)
 class Quotas:
-    """Every namespace's QuotaInfo (upstream's `ElasticQuotaInfos`)."""
+    """Every namespace's QuotaInfo (upstream's `ElasticQuotaInfos`), with the sums of their
+    usage and mins computed once."""
 
-    infos: Mapping[str, QuotaInfo]
+    __slots__ = ("infos", "min_sum", "used_sum")
+
+    def __init__(self, infos: Mapping[str, QuotaInfo]) -> None:
+        self.infos = infos
+        self.used_sum: Mapping[str, int] = total(info.used for info in infos.values())
+        self.min_sum: Mapping[str, int] = total(info.min for info in infos.values())
 
     def get(self, namespace: str) -> QuotaInfo | None:
         return self.infos.get(namespace)
 
     def total_used(self) -> Resources:
-        return total(info.used for info in self.infos.values())
+        return dict(self.used_sum)
 
     def total_min(self) -> Resources:
-        return total(info.min for info in self.infos.values())
+        return dict(self.min_sum)
 
-    def aggregated_used_over_min_with(self, request: Mapping[str, int]) -> bool:
-        """`aggregatedUsedOverMinWith`: the sum of every quota's used, plus request, more
-        than the sum of every quota's min."""
+    def aggregated_used_over_min_with(
+        self, request: Mapping[str, int], change: Mapping[str, int] = _EMPTY
+    ) -> bool:
+        """`aggregatedUsedOverMinWith`: the sum of every quota's used (plus `change`, a
+        what-if's), plus request, more than the sum of every quota's min."""
         used = self.total_used()
+        add_into(used, change)
         add_into(used, request)
-        return exceeds(used, _EMPTY, self.total_min(), LOWER_BOUND_OF_MIN)
+        return exceeds(used, _EMPTY, self.min_sum, LOWER_BOUND_OF_MIN)

@@ -16,12 +16,14 @@ from tests.extender.test_extender_server import NODELABEL, NODES
 
 def main() -> None:
     pod = pod_manifest("train")
-    with EventStore.connect("sqlite:///eventsched.db") as store:
-        with running_extender(store, NODELABEL, NODES, [pod]) as ext:
-            passed = ext.client.filter(pod, NODES).body["NodeNames"]
-            scores = ext.client.prioritize(pod, passed).body
-            best = max(scores, key=lambda s: s["Score"])["Host"]
-            ext.client.bind(pod, best)
+    with (
+        EventStore.connect("sqlite:///eventsched.db") as store,
+        running_extender(store, NODELABEL, NODES, [pod]) as ext,
+    ):
+        passed = ext.client.filter(pod, NODES).body["NodeNames"]
+        scores = ext.client.prioritize(pod, passed).body
+        best = max(scores, key=lambda s: s["Score"])["Host"]
+        ext.client.bind(pod, best)
 
 
 if __name__ == "__main__":

@@ -46,8 +46,10 @@ from eventsched.framework.registry import (
     PluginArgsError,
     PluginFactory,
     Registry,
+    ResourceSpec,
     UnknownPluginError,
     check_args,
+    resource_specs,
 )
 from eventsched.framework.runtime import Framework, ProfileError, Rejection, ScoreTable
 from eventsched.framework.runtime.nominated import nominated_to_count, requested_with_nominated
@@ -140,6 +142,7 @@ __all__ = [
     "Rejection",
     "RequestedOnlyFilter",
     "ReservePlugin",
+    "ResourceSpec",
     "ScheduleResult",
     "SchedulingError",
     "ScoreCell",
@@ -160,6 +163,7 @@ __all__ = [
     "nominated_to_count",
     "num_feasible_nodes_to_find",
     "requested_with_nominated",
+    "resource_specs",
     "run_post_filter",
     "schedule_pod",
     "score_cells",

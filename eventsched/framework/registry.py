@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -28,6 +29,43 @@ def check_args(plugin: str, args: Mapping[str, Any], known: tuple[str, ...] = ()
     if unknown:
         takes = f"takes {', '.join(known)}" if known else "takes no args"
         raise PluginArgsError(field_name(unknown[0]), f"unknown field; {plugin} {takes}")
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceSpec:
+    """One item of a `resources` arg (`[{name, weight}]`, upstream's ResourceSpec): its
+    path for messages, its name, and its weight (0 when left out)."""
+
+    where: str
+    name: str
+    weight: int
+
+
+def resource_specs(raw: Any) -> list[ResourceSpec] | None:
+    """A `resources` arg's items, their shape checked (a map of name and an integer
+    weight, nothing else); None when it is unset or empty (the plugin's default)."""
+    if raw is None or raw == []:
+        return None
+    if not isinstance(raw, list):
+        raise PluginArgsError("resources", "must be a list of {name, weight}")
+    specs: list[ResourceSpec] = []
+    for i, item in enumerate(raw):
+        where = f"resources[{i}]"
+        if not isinstance(item, Mapping):
+            raise PluginArgsError(where, "must be a map with name and weight")
+        unknown = sorted(str(k) for k in item if k not in ("name", "weight"))
+        if unknown:
+            raise PluginArgsError(f"{where}.{unknown[0]}", "unknown field; takes name, weight")
+        name = item.get("name")
+        name = "" if name is None else name
+        if not isinstance(name, str):
+            raise PluginArgsError(f"{where}.name", f"must be a resource name (got {name!r})")
+        weight = item.get("weight")
+        weight = 0 if weight is None else weight
+        if isinstance(weight, bool) or not isinstance(weight, int):
+            raise PluginArgsError(f"{where}.weight", f"must be an integer (got {weight!r})")
+        specs.append(ResourceSpec(where, name, weight))
+    return specs
 
 
 def field_name(key: object) -> str:

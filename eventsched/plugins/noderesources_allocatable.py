@@ -41,6 +41,7 @@ from eventsched.framework import (
     Handle,
     PluginArgsError,
     check_args,
+    resource_specs,
 )
 from eventsched.model import Indexes, IntArray, NodeTable, Pod, label_key_problem
 from eventsched.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY
@@ -51,7 +52,6 @@ MOST = "Most"
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 _ARGS = ("mode", "resources")
-_RESOURCE_SPEC_FIELDS = ("name", "weight")
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,26 +210,12 @@ def parse_args(args: Mapping[str, Any]) -> AllocatableArgs:
 
 
 def parse_resources(raw: Any) -> tuple[ResourceWeight, ...]:
-    if raw is None or raw == []:
+    specs = resource_specs(raw)
+    if specs is None:
         return DEFAULT_RESOURCES
-    if not isinstance(raw, list):
-        raise PluginArgsError("resources", "must be a list of {name, weight}")
     parsed: list[ResourceWeight] = []
-    for i, item in enumerate(raw):
-        where = f"resources[{i}]"
-        if not isinstance(item, Mapping):
-            raise PluginArgsError(where, "must be a map with name and weight")
-        unknown = sorted(str(k) for k in item if k not in _RESOURCE_SPEC_FIELDS)
-        if unknown:
-            raise PluginArgsError(f"{where}.{unknown[0]}", "unknown field; takes name, weight")
-        name = item.get("name")
-        name = "" if name is None else name
-        if not isinstance(name, str):
-            raise PluginArgsError(f"{where}.name", f"must be a resource name (got {name!r})")
-        weight = item.get("weight")
-        weight = 0 if weight is None else weight
-        if isinstance(weight, bool) or not isinstance(weight, int):
-            raise PluginArgsError(f"{where}.weight", f"must be an integer (got {weight!r})")
+    for spec in specs:
+        name, weight, where = spec.name, spec.weight, spec.where
         if not INT64_MIN <= weight <= INT64_MAX:
             raise PluginArgsError(f"{where}.weight", f"must fit in int64 (got {weight})")
         if weight <= 0:

@@ -31,6 +31,7 @@ from eventsched.framework import (
     PluginArgsError,
     Status,
     check_args,
+    resource_specs,
 )
 from eventsched.model import BoolArray, Indexes, IntArray, NodeTable, Pod, label_key_problem
 from eventsched.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY
@@ -38,7 +39,6 @@ from eventsched.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY
 NAME = "NodeResourcesBalancedAllocation"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 DEFAULT_RESOURCES = (CPU, MEMORY)
-_RESOURCE_SPEC_FIELDS = ("name", "weight")
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -170,29 +170,16 @@ def parse_resources(raw: Any) -> tuple[str, ...]:
     any other weight than 1 is refused (upstream: "must be 1"); a name may
     appear once.
     """
-    if raw is None or raw == []:
+    specs = resource_specs(raw)
+    if specs is None:
         return DEFAULT_RESOURCES
-    if not isinstance(raw, list):
-        raise PluginArgsError("resources", "must be a list of {name, weight}")
     names: list[str] = []
-    for i, item in enumerate(raw):
-        where = f"resources[{i}]"
-        if not isinstance(item, Mapping):
-            raise PluginArgsError(where, "must be a map with name and weight")
-        unknown = sorted(str(k) for k in item if k not in _RESOURCE_SPEC_FIELDS)
-        if unknown:
-            raise PluginArgsError(f"{where}.{unknown[0]}", "unknown field; takes name, weight")
-        name = item.get("name")
-        name = "" if name is None else name
-        if not isinstance(name, str):
-            raise PluginArgsError(f"{where}.name", f"must be a resource name (got {name!r})")
-        if name in names:
-            raise PluginArgsError(f"{where}.name", f'Duplicate value: "{name}"')
-        weight = item.get("weight")
-        weight = 0 if weight is None else weight
-        if isinstance(weight, bool) or not isinstance(weight, int):
-            raise PluginArgsError(f"{where}.weight", f"must be an integer (got {weight!r})")
-        if weight != 0 and weight != 1:
-            raise PluginArgsError(f"{where}.weight", f"Invalid value: {weight}: must be 1")
-        names.append(name)
+    for spec in specs:
+        if spec.name in names:
+            raise PluginArgsError(f"{spec.where}.name", f'Duplicate value: "{spec.name}"')
+        if spec.weight != 0 and spec.weight != 1:
+            raise PluginArgsError(
+                f"{spec.where}.weight", f"Invalid value: {spec.weight}: must be 1"
+            )
+        names.append(spec.name)
     return tuple(names)

@@ -7,8 +7,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from eventsched.framework.preemption.candidates import Candidate, DryRunResult
+from eventsched.framework.preemption.candidates import (
+    Candidate,
+    DryRunResult,
+    PotentialNodes,
+    fit_error_message,
+)
+from eventsched.framework.preemption.pick import choose
 from eventsched.framework.status import Status
+from eventsched.framework.types import PostFilterResult
 from eventsched.model import NodeTable, Pod
 
 
@@ -86,3 +93,30 @@ def preempted_record(
     if len(kept) < len(dry.candidates):
         record["candidateCount"] = len(dry.candidates)
     return record
+
+
+def conclude(
+    pod: Pod,
+    table: NodeTable,
+    dry: DryRunResult,
+    potential: PotentialNodes,
+    offset: int,
+    wanted: int,
+) -> tuple[PostFilterResult | None, Status]:
+    """The end of `Evaluator.Preempt` once the dry run is done: an error when it found only
+    errors, the FitError over every node when it found no candidate (the pod's nomination
+    cleared), else the best candidate, its victims, the lower-priority pods nominated there
+    and the `preempted` decision."""
+    if dry.errors and not dry.candidates:
+        return None, Status.as_error(aggregate(dry.errors))
+    if not dry.candidates:
+        every = {**dry.statuses, **potential.statuses}
+        return PostFilterResult(""), Status.unschedulable(fit_error_message(every))
+    choice = choose(dry.candidates)
+    assert choice is not None
+    best = choice.candidate
+    lower = tuple(p for p in table.nominated.pods_on(best.node) if p.priority < pod.priority)
+    record = preempted_record(
+        best, choice.chosen_by, dry, offset, wanted, len(potential.nodes), lower
+    )
+    return PostFilterResult(best.node, best.victims, lower, record), Status()

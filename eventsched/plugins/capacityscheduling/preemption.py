@@ -32,8 +32,7 @@ from eventsched.framework.preemption.candidates import (
     fit_error_message,
     nodes_where_preemption_might_help,
 )
-from eventsched.framework.preemption.evaluator import NodePods, aggregate, preempted_record
-from eventsched.framework.preemption.pick import choose
+from eventsched.framework.preemption.evaluator import NodePods, conclude
 from eventsched.framework.preemption.victims import (
     FitsWithout,
     VictimSelection,
@@ -242,15 +241,4 @@ def preempt(
         selection = select_victims(pod, name, node_pods[name], pdbs, fits, pre)
         if dry.visit(name, selection):
             break
-    result = dry.result()
-    if result.errors and not result.candidates:
-        return None, Status.as_error(aggregate(result.errors))
-    if not result.candidates:
-        every = {**result.statuses, **potential.statuses}
-        return PostFilterResult(""), Status.unschedulable(fit_error_message(every))
-    choice = choose(result.candidates)
-    assert choice is not None
-    best = choice.candidate
-    lower = tuple(p for p in table.nominated.pods_on(best.node) if p.priority < pod.priority)
-    record = preempted_record(best, choice.chosen_by, result, 0, wanted, wanted, lower)
-    return PostFilterResult(best.node, best.victims, lower, record), Status()
+    return conclude(pod, table, dry.result(), potential, 0, wanted)

@@ -30,8 +30,7 @@ from eventsched.framework.preemption.candidates import (
     nodes_where_preemption_might_help,
     pod_eligible_to_preempt_others,
 )
-from eventsched.framework.preemption.evaluator import NodePods, aggregate, preempted_record
-from eventsched.framework.preemption.pick import choose
+from eventsched.framework.preemption.evaluator import NodePods, conclude
 from eventsched.model import NodeTable, Pod
 from eventsched.plugins.defaultpreemption.args import NAME, parse_args
 from eventsched.plugins.defaultpreemption.batch import batch_dry_run
@@ -80,19 +79,7 @@ class DefaultPreemption:
             return PostFilterResult(""), Status.unschedulable(fit_error_message(potential.statuses))
         offset, wanted = offset_and_num_candidates(state.seed, len(potential.nodes), self.args)
         dry = self._dry_run(state, pod, table, potential.nodes, offset, wanted)
-        if dry.errors and not dry.candidates:
-            return None, Status.as_error(aggregate(dry.errors))
-        if not dry.candidates:
-            every = {**dry.statuses, **potential.statuses}
-            return PostFilterResult(""), Status.unschedulable(fit_error_message(every))
-        choice = choose(dry.candidates)
-        assert choice is not None
-        best = choice.candidate
-        lower = tuple(p for p in table.nominated.pods_on(best.node) if p.priority < pod.priority)
-        record = preempted_record(
-            best, choice.chosen_by, dry, offset, wanted, len(potential.nodes), lower
-        )
-        return PostFilterResult(best.node, best.victims, lower, record), Status()
+        return conclude(pod, table, dry, potential, offset, wanted)
 
     def _dry_run(
         self,

@@ -43,7 +43,8 @@ WORKLOAD_KINDS = (SERVICE, REPLICA_SET, STATEFUL_SET, REPLICATION_CONTROLLER)
 
 NAMESPACE = "Namespace"
 NAME_LABEL = "kubernetes.io/metadata.name"
-#: Every kind this module reads; the cluster adapters watch exactly these.
+#: Every kind this module reads; the cluster adapters watch these (ElasticQuota only when
+#: a profile enables CapacityScheduling: cluster/kube/adapter.py CUSTOM_RESOURCES).
 KINDS = (NAMESPACE, *WORKLOAD_KINDS, *VOLUME_KINDS, PDB, ELASTIC_QUOTA)
 #: Kinds whose objects have no namespace: their key is KIND/NAME.
 CLUSTER_SCOPED = frozenset({NAMESPACE, PV, STORAGE_CLASS, CSI_NODE})

@@ -373,28 +373,33 @@ def test_unreserve_after_approval_leaves_allowed_members_alone() -> None:
 # -- through the scheduler --------------------------------------------------------------
 
 
-def config_doc(args: dict[str, Any]) -> dict[str, Any]:
+def config_doc(args: dict[str, Any], post_filter: bool = True) -> dict[str, Any]:
+    """Coscheduling at every point by multiPoint (PrioritySort off); `post_filter` False
+    takes it off postFilter, so that a gang that cannot complete waits for its timeout."""
+    plugins: dict[str, Any] = {
+        "multiPoint": {
+            "enabled": [{"name": "Coscheduling"}],
+            "disabled": [{"name": "PrioritySort"}],
+        }
+    }
+    if not post_filter:
+        plugins["postFilter"] = {"disabled": [{"name": "Coscheduling"}]}
     return {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
         "profiles": [
             {
                 "schedulerName": "eventsched",
-                "plugins": {
-                    "multiPoint": {
-                        "enabled": [{"name": "Coscheduling"}],
-                        "disabled": [{"name": "PrioritySort"}],
-                    }
-                },
+                "plugins": plugins,
                 "pluginConfig": [{"name": "Coscheduling", "args": args}],
             }
         ],
     }
 
 
-def coscheduling_profile(timeout: float) -> Profile:
+def coscheduling_profile(timeout: float, post_filter: bool = True) -> Profile:
     (profile,) = parse_config(
-        config_doc({"permitWaitingTimeSeconds": timeout}), "test", full_registry()
+        config_doc({"permitWaitingTimeSeconds": timeout}, post_filter), "test", full_registry()
     ).profiles
     return profile
 
@@ -439,12 +444,16 @@ def test_post_filter_says_what_scheduler_plugins_says() -> None:
 
 
 def make_scheduler(
-    store: EventStore, cluster: SimulatedCluster, timeout: float, **options: Any
+    store: EventStore,
+    cluster: SimulatedCluster,
+    timeout: float,
+    post_filter: bool = True,
+    **options: Any,
 ) -> Scheduler:
     return Scheduler(
         store,
         cluster,
-        [coscheduling_profile(timeout)],
+        [coscheduling_profile(timeout, post_filter)],
         full_registry(),
         SchedulerOptions(**{"initial_backoff": 0.05, "max_backoff": 0.1, **options}),
     )
@@ -502,7 +511,9 @@ def test_gang_of_four_with_room_for_three_times_out_and_leaves_nothing_reserved(
     cluster = SimulatedCluster([node("a", cpu="2"), node("b", cpu="1")], gang(4))
     # A long backoff keeps the timed-out members out of the queue afterwards, so the
     # state the timeout left behind can be looked at without a second round starting.
-    scheduler = make_scheduler(store, cluster, 1, initial_backoff=60.0, max_backoff=60.0)
+    scheduler = make_scheduler(
+        store, cluster, 1, post_filter=False, initial_backoff=60.0, max_backoff=60.0
+    )
     start_in_thread(scheduler, running)
 
     def settled() -> bool:
@@ -605,7 +616,9 @@ def test_a_member_deleted_while_waiting_fails_the_whole_gang_at_once(
 ) -> None:
     pods = gang(4)
     cluster = SimulatedCluster([node("a", cpu="2"), node("b", cpu="1")], pods)
-    scheduler = make_scheduler(store, cluster, 60, initial_backoff=60.0, max_backoff=60.0)
+    scheduler = make_scheduler(
+        store, cluster, 60, post_filter=False, initial_backoff=60.0, max_backoff=60.0
+    )
     start_in_thread(scheduler, running)
     wait_for(lambda: len(scheduler.handle.waiting_pods) == 3)
     waiting = sorted(w.pod.name for w in scheduler.handle.waiting_pods)
@@ -622,6 +635,33 @@ def test_a_member_deleted_while_waiting_fails_the_whole_gang_at_once(
         assert denied[0].plugin == "Coscheduling"
         assert "unreserved" in [e.kind for e in events[events.index(denied[0]) :]]
     assert not any(p.node_name for p in cluster.list_pods())
+
+
+def test_a_member_that_fits_nowhere_rejects_the_waiting_gang_in_post_filter(
+    store: EventStore, running: list[Any]
+) -> None:
+    """Upstream's PostFilter: the fourth member of a gang with room for three fails its
+    Filter pass, and its three waiting siblings are rejected at once, not at their timeout."""
+    cluster = SimulatedCluster([node("a", cpu="2"), node("b", cpu="1")], gang(4))
+    scheduler = make_scheduler(store, cluster, 60, initial_backoff=60.0, max_backoff=60.0)
+    start_in_thread(scheduler, running)
+    began = time.monotonic()
+
+    def rejected() -> list[Any]:
+        return [
+            e
+            for e in store.read(kinds=["permitted"])
+            if e.data["decision"] == "deny"
+            and e.data["status"]["reasons"] == ["optimistic rejection in PostFilter"]
+        ]
+
+    wait_for(lambda: len({e.name for e in rejected()}) == 3 and scheduler.bindings == 0)
+    assert time.monotonic() - began < 30  # well before the 60 s timeout
+    halt(running)
+    assert not any(p.node_name for p in cluster.list_pods())
+    assert not rebuild(store).open_reservations
+    failed = [e for e in store.read(kinds=["unschedulable"])]
+    assert any("PodGroup shop/train gets rejected due to Pod" in e.data["message"] for e in failed)
 
 
 # -- the CLI, with the example profile ---------------------------------------------------

@@ -41,7 +41,7 @@ KUBELET_DEFAULT_MAX_PODS = 110
 _NOT_EXPANDED = ("DaemonSet", "Job", "CronJob", "ReplicationController")
 #: Kinds the scheduler observes as they are (plugins read their labels, selectors, or
 #: the volume plugins their claims, volumes, classes and attach limits, or preemption
-#: its disruption budgets).
+#: its disruption budgets, or NodeResourceTopologyMatch the nodes' NUMA topology).
 _OBSERVED = (
     "Namespace",
     "Service",
@@ -50,6 +50,7 @@ _OBSERVED = (
     "StorageClass",
     "CSINode",
     "PodDisruptionBudget",
+    "NodeResourceTopology",
 )
 
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -7,6 +7,7 @@
 - PersistentVolumeClaims, PersistentVolumes, StorageClasses and CSINodes, for
   the volume plugins (model/volumes.py, held in `ClusterObjects.storage`).
 - PodDisruptionBudgets, for DefaultPreemption (model/disruption.py).
+- NodeResourceTopologies, for NodeResourceTopologyMatch (model/topology.py).
 
 Only the fields a decision reads are kept, so each observation is small
 enough to log like a node or a pod.
@@ -22,6 +23,7 @@ from eventsched.model.disruption import PDB, PodDisruptionBudget
 from eventsched.model.pod import Pod
 from eventsched.model.selectors import IN, LabelRequirement, LabelSelector
 from eventsched.model.storage import StorageObjects
+from eventsched.model.topology import NRT, NodeResourceTopology
 from eventsched.model.volumes import (
     CSI_NODE,
     PV,
@@ -42,9 +44,9 @@ WORKLOAD_KINDS = (SERVICE, REPLICA_SET, STATEFUL_SET, REPLICATION_CONTROLLER)
 NAMESPACE = "Namespace"
 NAME_LABEL = "kubernetes.io/metadata.name"
 #: Every kind this module reads; the cluster adapters watch exactly these.
-KINDS = (NAMESPACE, *WORKLOAD_KINDS, *VOLUME_KINDS, PDB)
+KINDS = (NAMESPACE, *WORKLOAD_KINDS, *VOLUME_KINDS, PDB, NRT)
 #: Kinds whose objects have no namespace: their key is KIND/NAME.
-CLUSTER_SCOPED = frozenset({NAMESPACE, PV, STORAGE_CLASS, CSI_NODE})
+CLUSTER_SCOPED = frozenset({NAMESPACE, PV, STORAGE_CLASS, CSI_NODE, NRT})
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +89,7 @@ class Workload:
 
 
 #: An object of one of `KINDS`.
-ClusterObject = Namespace | Workload | VolumeObject | PodDisruptionBudget
+ClusterObject = Namespace | Workload | VolumeObject | PodDisruptionBudget | NodeResourceTopology
 
 
 def record_key(record: Mapping[str, Any]) -> str:
@@ -106,6 +108,8 @@ def object_from_record(record: Mapping[str, Any]) -> ClusterObject:
         return volume_object_from_record(record)
     if kind == PDB:
         return PodDisruptionBudget.from_record(record)
+    if kind == NRT:
+        return NodeResourceTopology.from_record(record)
     raw = record.get("selector")
     where = f"{kind} {record.get('namespace')}/{record.get('name')}"
     selector = None if raw is None else LabelSelector.parse(raw, where, "selector")
@@ -118,6 +122,8 @@ def object_from_manifest(obj: Mapping[str, Any]) -> ClusterObject:
         return volume_object_from_manifest(obj)
     if obj.get("kind") == PDB:
         return PodDisruptionBudget.from_manifest(obj)
+    if obj.get("kind") == NRT:
+        return NodeResourceTopology.from_manifest(obj)
     if obj.get("kind") == NAMESPACE:
         meta = obj.get("metadata") or {}
         name = str(meta.get("name"))
@@ -163,15 +169,23 @@ class ClusterObjects:
         self.workloads: dict[tuple[str, str, str], Workload] = {}
         self.storage = StorageObjects()
         self.budgets: dict[tuple[str, str], PodDisruptionBudget] = {}
+        self.topologies: dict[str, NodeResourceTopology] = {}
 
     def __iter__(self) -> Iterator[ClusterObject]:
         yield from self.namespaces.values()
         yield from self.workloads.values()
         yield from self.storage
         yield from self.budgets.values()
+        yield from self.topologies.values()
 
     def __len__(self) -> int:
-        return len(self.namespaces) + len(self.workloads) + len(self.storage) + len(self.budgets)
+        return (
+            len(self.namespaces)
+            + len(self.workloads)
+            + len(self.storage)
+            + len(self.budgets)
+            + len(self.topologies)
+        )
 
     def has(self, obj: ClusterObject) -> bool:
         """Whether an object of that kind and name is held (whatever its content)."""
@@ -181,6 +195,8 @@ class ClusterObjects:
             return (obj.kind, obj.namespace, obj.name) in self.workloads
         if isinstance(obj, PodDisruptionBudget):
             return (obj.namespace, obj.name) in self.budgets
+        if isinstance(obj, NodeResourceTopology):
+            return obj.name in self.topologies
         return self.storage.has(obj)
 
     def upsert(self, obj: ClusterObject) -> None:
@@ -190,6 +206,8 @@ class ClusterObjects:
             self.workloads[(obj.kind, obj.namespace, obj.name)] = obj
         elif isinstance(obj, PodDisruptionBudget):
             self.budgets[(obj.namespace, obj.name)] = obj
+        elif isinstance(obj, NodeResourceTopology):
+            self.topologies[obj.name] = obj
         else:
             self.storage.upsert(obj)
 
@@ -200,6 +218,8 @@ class ClusterObjects:
             self.workloads.pop((obj.kind, obj.namespace, obj.name), None)
         elif isinstance(obj, PodDisruptionBudget):
             self.budgets.pop((obj.namespace, obj.name), None)
+        elif isinstance(obj, NodeResourceTopology):
+            self.topologies.pop(obj.name, None)
         else:
             self.storage.remove(obj)
 
@@ -208,12 +228,17 @@ class ClusterObjects:
         self.workloads.clear()
         self.storage.clear()
         self.budgets.clear()
+        self.topologies.clear()
 
     def disruption_budgets(self) -> tuple[PodDisruptionBudget, ...]:
         """Every budget observed, by namespace and name (kube-scheduler's
         `getPodDisruptionBudgets` lists them all; the order changes no verdict of
         `filterPodsWithPDBViolation`, a stable one keeps replay's the same)."""
         return tuple(self.budgets[key] for key in sorted(self.budgets))
+
+    def topology(self, node_name: str) -> NodeResourceTopology | None:
+        """The NodeResourceTopology of a node, None when none is known."""
+        return self.topologies.get(node_name)
 
     def namespace_labels(self, name: str) -> Mapping[str, str] | None:
         """A namespace's labels, None when it is not known."""

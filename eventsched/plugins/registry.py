@@ -18,6 +18,7 @@ from eventsched.plugins.nodename import NodeName
 from eventsched.plugins.nodeports import NodePorts
 from eventsched.plugins.noderesources_balanced import NodeResourcesBalancedAllocation
 from eventsched.plugins.noderesources_fit import NodeResourcesFit
+from eventsched.plugins.noderesourcetopology import NodeResourceTopologyMatch
 from eventsched.plugins.nodeunschedulable import NodeUnschedulable
 from eventsched.plugins.nodevolumelimits import (
     AzureDiskLimits,
@@ -71,6 +72,7 @@ OWN: tuple[Any, ...] = (
     PinnedHost,
     StickyNode,
     Coscheduling,
+    NodeResourceTopologyMatch,
 )
 
 

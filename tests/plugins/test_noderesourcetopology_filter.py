@@ -59,6 +59,8 @@ NODES = {
     "gamma": (node_for(GAMMA), GAMMA),
     "broken": (node_for(BROKEN), BROKEN),
     "ext": (node_for(EXT, {EXTENDED: 1}), EXT),
+    # ours: a node reporting 1Gi hugepages that no zone reports
+    "delta": (node_for(ALPHA, {"hugepages-1Gi": "2Gi"}), ALPHA),
 }
 
 
@@ -256,7 +258,7 @@ CASES = [
     # ours: a native resource no cell reports fails (only devices and ephemeral-storage pass)
     (
         "ours: native resource without NUMA affinity",
-        "alpha",
+        "delta",
         pod({"cpu": 1, "memory": "1Gi", "hugepages-1Gi": "1Gi"}),
         CONTAINER,
     ),
@@ -473,3 +475,48 @@ def test_a_container_with_only_exempt_requests_aligns_to_cell_zero() -> None:
     assert alignment.fits and alignment.chosen == 0 and len(alignment.numa_ids) == 64
     missing = align(cells, {"cpu": 8000}, "Guaranteed", {})
     assert not missing.fits and missing.chosen == 8  # highestNUMAID when nothing fits
+
+
+@pytest.mark.parametrize(
+    ("node", "p", "detail"),
+    [
+        (
+            "alpha",
+            pod({"cpu": 9, "memory": "1Gi"}),
+            "container c0: cpu 9 fits no NUMA zone (node-0 has 4, node-1 has 8)",
+        ),
+        (
+            "alpha",
+            pod({"cpu": 1, "memory": "1Gi", GPU: 1}),
+            "container c0: the node has no vendor.com/gpu",
+        ),
+        (
+            "delta",
+            pod({"cpu": 1, "memory": "1Gi", "hugepages-1Gi": "1Gi"}),
+            "container c0: hugepages-1Gi 1Gi is in no NUMA zone",
+        ),
+        (
+            "beta",
+            pod({"cpu": 3, "memory": "1Gi", NIC: 3}),
+            "container c0: no single NUMA zone fits cpu 3 (node-1) and memory 1Gi (node-0, node-1) "
+            "and vendor.com/nic 3 (node-0)",
+        ),
+        (
+            "gamma",
+            pod({"cpu": 5, "memory": "1Gi"}),
+            "pod: cpu 5 fits no NUMA zone (node-0 has 2, node-1 has 4)",
+        ),
+        (
+            "alpha",
+            pod({"cpu": 1, "memory": "1Gi"}, init=({"cpu": "8500m", "memory": "1Gi"},)),
+            "init container i0: cpu 8500m fits no NUMA zone (node-0 has 4, node-1 has 8)",
+        ),
+    ],
+)
+def test_a_rejection_carries_the_zone_detail(node: str, p: Any, detail: str) -> None:
+    # ours: what upstream logs (klog V(2) container and kind, V(5) per-resource verdicts),
+    # kept as Status.detail; the reason itself stays upstream's
+    got = verdict(node, p)
+    assert got is not None
+    assert got.detail == (detail,)
+    assert got.message in (CONTAINER, INIT, POD)

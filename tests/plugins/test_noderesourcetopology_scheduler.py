@@ -8,6 +8,8 @@ from typing import Any
 
 import yaml
 
+from eventsched.audit.explain import explain_pod
+from eventsched.cli.explain import render
 from eventsched.cluster import SimulatedCluster
 from eventsched.cluster.manifests import load_manifests
 from eventsched.config.file import parse_config
@@ -113,7 +115,22 @@ def test_the_scheduler_places_pods_on_a_numa_cell_that_holds_them(
     placed = {p.name: p.node_name for p in cluster.list_pods()}
     # The NRT is not updated after binding (no agent in the simulation): "seven" fits no cell.
     assert placed == {"six": "roomy", "seven": ""}
-    failed = [
-        e for e in store.read() if e.name == "seven" and "cannot align container" in str(e.data)
+    filtered = [e.data for e in store.read(kinds=["filtered"]) if e.name == "seven"]
+    assert filtered[0]["rejections"] == [
+        {
+            "plugin": PLUGIN,
+            "code": "Unschedulable",
+            "reasons": ["cannot align container"],
+            "nodes": [name],
+            "detail": [f"container c: cpu 7 fits no NUMA zone (node-0 has {n}, node-1 has {n})"],
+        }
+        for name, n in (("fragmented", 4), ("roomy", 6))
     ]
-    assert failed, "the rejection reason is recorded"
+    shown = render(explain_pod(store, "default", "seven"))
+    assert (
+        "NodeResourceTopologyMatch rejected 2 node(s) (cannot align container): fragmented, roomy"
+        in shown
+    )
+    assert "      roomy: container c: cpu 7 fits no NUMA zone (node-0 has 6, node-1 has 6)" in shown
+    # the message stays kube-scheduler's
+    assert "0/2 nodes are available: 2 cannot align container." in shown

@@ -20,9 +20,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from eventsched.framework import Status
+from eventsched.framework import Code, Status
 from eventsched.model.containers import ContainerRequests
 from eventsched.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from eventsched.plugins.noderesourcetopology.explain import describe
 from eventsched.plugins.noderesourcetopology.numa import (
     HIGHEST_NUMA_ID,
     NUMANode,
@@ -42,9 +43,16 @@ _ALWAYS_ALLOCATABLE = frozenset({CPU, MEMORY, PODS, EPHEMERAL_STORAGE})
 
 @dataclass(frozen=True, slots=True)
 class Alignment:
-    """Where one container (or the pod) fits: the cells that can hold it, lowest first."""
+    """Where one container (or the pod) fits: the cells that can hold it, lowest first.
+
+    `fitting` keeps, for each NUMA-bound request looked at (in order, up to the verdict),
+    its name, amount and the mask of cells it fits; `missing` names a request the node
+    itself lacks. They explain a rejection (explain.py), the verdict needs neither.
+    """
 
     numa_ids: tuple[int, ...]
+    fitting: tuple[tuple[str, int, int], ...] = ()
+    missing: str = ""
 
     @property
     def fits(self) -> bool:
@@ -67,11 +75,12 @@ def align(
 ) -> Alignment:
     """`resourcesAvailableInAnyNUMANodes`: the cells every requested resource fits in."""
     mask = _FULL_MASK
+    seen: list[tuple[str, int, int]] = []
     for name, amount in requests.items():
         if amount == 0:
             continue
         if not node_has_resource(allocatable, name):
-            return Alignment(())
+            return Alignment((), tuple(seen), name)
         reported = False
         fitting = 0
         for node in nodes:
@@ -82,10 +91,11 @@ def align(
                 fitting |= 1 << node.numa_id
         if not reported and has_numa_affinity_exemption(name):
             continue
+        seen.append((name, amount, fitting))
         mask &= fitting
         if mask == 0:
-            return Alignment(())
-    return Alignment(tuple(i for i in range(64) if mask >> i & 1))
+            return Alignment((), tuple(seen))
+    return Alignment(tuple(i for i in range(64) if mask >> i & 1), tuple(seen))
 
 
 def subtract_from_numa(nodes: list[NUMANode], numa_id: int, requests: Mapping[str, int]) -> None:
@@ -108,22 +118,32 @@ def container_scope(
 ) -> Status | None:
     """`singleNUMAContainerLevelHandler` (mutates `nodes`)."""
     for init in init_containers:
-        if not align(nodes, init.requests, qos, allocatable).fits:
-            return Status.unschedulable(ERR_INIT_CONTAINER)
+        alignment = align(nodes, init.requests, qos, allocatable)
+        if not alignment.fits:
+            why = describe(f"init container {init.name}", alignment, nodes)
+            return _rejected(ERR_INIT_CONTAINER, why)
     for container in containers:
         alignment = align(nodes, container.requests, qos, allocatable)
         if not alignment.fits:
-            return Status.unschedulable(ERR_CONTAINER)
+            return _rejected(
+                ERR_CONTAINER, describe(f"container {container.name}", alignment, nodes)
+            )
         subtract_from_numa(nodes, alignment.chosen, container.requests)
     return None
+
+
+def _rejected(reason: str, detail: str) -> Status:
+    """Upstream's status (Unschedulable, its reason) with the zone detail upstream logs."""
+    return Status(Code.UNSCHEDULABLE, (reason,), detail=(detail,))
 
 
 def pod_scope(
     nodes: list[NUMANode], requests: Mapping[str, int], qos: str, allocatable: Mapping[str, int]
 ) -> Status | None:
     """`singleNUMAPodLevelHandler`."""
-    if not align(nodes, requests, qos, allocatable).fits:
-        return Status.unschedulable(ERR_POD)
+    alignment = align(nodes, requests, qos, allocatable)
+    if not alignment.fits:
+        return _rejected(ERR_POD, describe("pod", alignment, nodes))
     return None
 
 

@@ -5,6 +5,7 @@
 - filter.py: the `single-numa-node` admission (container and pod scope).
 - score.py: LeastAllocated, MostAllocated, BalancedAllocation.
 - leastnuma.py: LeastNUMANodes.
+- explain.py: the zone detail a rejection carries (`Status.detail`).
 - plugin.py: the plugin.
 """
 

@@ -32,6 +32,8 @@ class Rejected:
     plugin: str
     code: str
     reasons: list[str]
+    #: The status's detail (`Status.detail`), e.g. which NUMA zones fit.
+    detail: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -212,7 +214,7 @@ def _filtered(result: AttemptExplanation, event: StoredEvent) -> None:
     result.num_nodes_to_find = int(data.get("numNodesToFind", 0))
     result.start_index = int(data.get("startIndex", 0))
     result.rejections = [
-        Rejected(node, r["plugin"], r["code"], list(r["reasons"]))
+        Rejected(node, r["plugin"], r["code"], list(r["reasons"]), list(r.get("detail", ())))
         for r in data.get("rejections", [])
         for node in r["nodes"]
     ]

@@ -107,12 +107,17 @@ def _render_attempt(number: int, a: AttemptExplanation, max_rejections: int) -> 
             f"(looking for {a.num_nodes_to_find}), {a.feasible} feasible"
         )
     grouped: dict[tuple[str, str], list[str]] = defaultdict(list)
+    details: dict[tuple[str, str], list[tuple[str, list[str]]]] = defaultdict(list)
     for r in a.rejections:
         grouped[(r.plugin, ", ".join(r.reasons))].append(r.node)
+        if r.detail:
+            details[(r.plugin, ", ".join(r.reasons))].append((r.node, r.detail))
     for (plugin, reason), nodes in sorted(grouped.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         shown = ", ".join(nodes[:max_rejections])
         more = f" and {len(nodes) - max_rejections} more" if len(nodes) > max_rejections else ""
         out.append(f"    {plugin} rejected {len(nodes)} node(s) ({reason}): {shown}{more}")
+        for name, lines in details[(plugin, reason)][:max_rejections]:
+            out.extend(f"      {name}: {line}" for line in lines)
     if a.absent:
         out.append(
             f"    {a.absent['count']} node(s) left out by PreFilter: {', '.join(a.absent['reasons'])}"

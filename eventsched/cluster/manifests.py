@@ -41,7 +41,8 @@ KUBELET_DEFAULT_MAX_PODS = 110
 _NOT_EXPANDED = ("DaemonSet", "Job", "CronJob", "ReplicationController")
 #: Kinds the scheduler observes as they are (plugins read their labels, selectors, or
 #: the volume plugins their claims, volumes, classes and attach limits, or preemption
-#: its disruption budgets, or CapacityScheduling its quotas).
+#: its disruption budgets, or CapacityScheduling its quotas, or NodeResourceTopologyMatch
+#: the nodes' NUMA topology).
 _OBSERVED = (
     "Namespace",
     "Service",
@@ -51,6 +52,7 @@ _OBSERVED = (
     "CSINode",
     "PodDisruptionBudget",
     "ElasticQuota",
+    "NodeResourceTopology",
 )
 
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

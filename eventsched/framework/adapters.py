@@ -17,12 +17,12 @@ def filter_rows(
     """Call `plugin.filter` on each row; identical statuses share one slot."""
     verdict = np.full(len(rows), -1, dtype=np.int64)
     statuses: list[Status] = []
-    slots: dict[tuple[Code, tuple[str, ...]], int] = {}
+    slots: dict[tuple[Code, tuple[str, ...], tuple[str, ...]], int] = {}
     for i, row in enumerate(rows):
         status = plugin.filter(state, pod, NodeInfo(table, int(row)))
         if status is None or status.is_success:
             continue
-        key = (status.code, status.reasons)
+        key = (status.code, status.reasons, status.detail)
         slot = slots.get(key)
         if slot is None:
             slot = slots[key] = len(statuses)

@@ -359,14 +359,15 @@ def grouped_rejections(table: NodeTable, rejections: list[Rejection]) -> list[di
                 continue
             status = rejection.statuses[k]
             rows = rejection.rows[rejection.slots == k]
-            out.append(
-                {
-                    "plugin": rejection.plugin,
-                    "code": status.code.label,
-                    "reasons": list(status.reasons),
-                    "nodes": [names[r] for r in rows.tolist()],
-                }
-            )
+            entry: dict[str, Any] = {
+                "plugin": rejection.plugin,
+                "code": status.code.label,
+                "reasons": list(status.reasons),
+                "nodes": [names[r] for r in rows.tolist()],
+            }
+            if status.detail:
+                entry["detail"] = list(status.detail)
+            out.append(entry)
     return out
 
 

@@ -45,6 +45,10 @@ class Status:
     reasons: tuple[str, ...] = ()
     plugin: str = ""
     error: BaseException | None = field(default=None, compare=False)
+    #: What explains a rejection beyond its reasons (e.g. which NUMA zones a container
+    #: fits): logged with the rejected nodes and shown by `eventsched explain`, but not
+    #: part of the message, so FitError's text stays kube-scheduler's.
+    detail: tuple[str, ...] = field(default=(), compare=False)
 
     @classmethod
     def unschedulable(cls, *reasons: str, plugin: str = "") -> Status:
@@ -84,12 +88,14 @@ class Status:
     def with_plugin(self, plugin: str) -> Status:
         if self.plugin == plugin:
             return self
-        return Status(self.code, self.reasons, plugin, self.error)
+        return Status(self.code, self.reasons, plugin, self.error, self.detail)
 
     def to_record(self) -> dict[str, object]:
         record: dict[str, object] = {"code": self.code.label, "reasons": list(self.reasons)}
         if self.plugin:
             record["plugin"] = self.plugin
+        if self.detail:
+            record["detail"] = list(self.detail)
         return record
 
 

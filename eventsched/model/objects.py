@@ -8,6 +8,7 @@
   the volume plugins (model/volumes.py, held in `ClusterObjects.storage`).
 - PodDisruptionBudgets, for DefaultPreemption (model/disruption.py).
 - ElasticQuotas, for CapacityScheduling (model/quota.py).
+- NodeResourceTopologies, for NodeResourceTopologyMatch (model/topology.py).
 
 Only the fields a decision reads are kept, so each observation is small
 enough to log like a node or a pod.
@@ -24,6 +25,7 @@ from eventsched.model.pod import Pod
 from eventsched.model.quota import ELASTIC_QUOTA, ElasticQuota
 from eventsched.model.selectors import IN, LabelRequirement, LabelSelector
 from eventsched.model.storage import StorageObjects
+from eventsched.model.topology import NRT, NodeResourceTopology
 from eventsched.model.volumes import (
     CSI_NODE,
     PV,
@@ -45,9 +47,9 @@ NAMESPACE = "Namespace"
 NAME_LABEL = "kubernetes.io/metadata.name"
 #: Every kind this module reads; the cluster adapters watch these (ElasticQuota only when
 #: a profile enables CapacityScheduling: cluster/kube/adapter.py CUSTOM_RESOURCES).
-KINDS = (NAMESPACE, *WORKLOAD_KINDS, *VOLUME_KINDS, PDB, ELASTIC_QUOTA)
+KINDS = (NAMESPACE, *WORKLOAD_KINDS, *VOLUME_KINDS, PDB, ELASTIC_QUOTA, NRT)
 #: Kinds whose objects have no namespace: their key is KIND/NAME.
-CLUSTER_SCOPED = frozenset({NAMESPACE, PV, STORAGE_CLASS, CSI_NODE})
+CLUSTER_SCOPED = frozenset({NAMESPACE, PV, STORAGE_CLASS, CSI_NODE, NRT})
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +92,9 @@ class Workload:
 
 
 #: An object of one of `KINDS`.
-ClusterObject = Namespace | Workload | VolumeObject | PodDisruptionBudget | ElasticQuota
+ClusterObject = (
+    Namespace | Workload | VolumeObject | PodDisruptionBudget | ElasticQuota | NodeResourceTopology
+)
 
 
 def record_key(record: Mapping[str, Any]) -> str:
@@ -111,6 +115,8 @@ def object_from_record(record: Mapping[str, Any]) -> ClusterObject:
         return PodDisruptionBudget.from_record(record)
     if kind == ELASTIC_QUOTA:
         return ElasticQuota.from_record(record)
+    if kind == NRT:
+        return NodeResourceTopology.from_record(record)
     raw = record.get("selector")
     where = f"{kind} {record.get('namespace')}/{record.get('name')}"
     selector = None if raw is None else LabelSelector.parse(raw, where, "selector")
@@ -125,6 +131,8 @@ def object_from_manifest(obj: Mapping[str, Any]) -> ClusterObject:
         return PodDisruptionBudget.from_manifest(obj)
     if obj.get("kind") == ELASTIC_QUOTA:
         return ElasticQuota.from_manifest(obj)
+    if obj.get("kind") == NRT:
+        return NodeResourceTopology.from_manifest(obj)
     if obj.get("kind") == NAMESPACE:
         meta = obj.get("metadata") or {}
         name = str(meta.get("name"))
@@ -172,6 +180,7 @@ class ClusterObjects:
         self.budgets: dict[tuple[str, str], PodDisruptionBudget] = {}
         #: namespace -> name -> quota.
         self.quotas: dict[str, dict[str, ElasticQuota]] = {}
+        self.topologies: dict[str, NodeResourceTopology] = {}
 
     def __iter__(self) -> Iterator[ClusterObject]:
         yield from self.namespaces.values()
@@ -180,6 +189,7 @@ class ClusterObjects:
         yield from self.budgets.values()
         for quotas in self.quotas.values():
             yield from quotas.values()
+        yield from self.topologies.values()
 
     def __len__(self) -> int:
         quotas = sum(len(q) for q in self.quotas.values())
@@ -189,6 +199,7 @@ class ClusterObjects:
             + len(self.storage)
             + len(self.budgets)
             + quotas
+            + len(self.topologies)
         )
 
     def has(self, obj: ClusterObject) -> bool:
@@ -201,6 +212,8 @@ class ClusterObjects:
             return (obj.namespace, obj.name) in self.budgets
         if isinstance(obj, ElasticQuota):
             return obj.name in self.quotas.get(obj.namespace, {})
+        if isinstance(obj, NodeResourceTopology):
+            return obj.name in self.topologies
         return self.storage.has(obj)
 
     def upsert(self, obj: ClusterObject) -> None:
@@ -212,6 +225,8 @@ class ClusterObjects:
             self.budgets[(obj.namespace, obj.name)] = obj
         elif isinstance(obj, ElasticQuota):
             self.quotas.setdefault(obj.namespace, {})[obj.name] = obj
+        elif isinstance(obj, NodeResourceTopology):
+            self.topologies[obj.name] = obj
         else:
             self.storage.upsert(obj)
 
@@ -227,6 +242,8 @@ class ClusterObjects:
             quotas.pop(obj.name, None)
             if not quotas:
                 self.quotas.pop(obj.namespace, None)
+        elif isinstance(obj, NodeResourceTopology):
+            self.topologies.pop(obj.name, None)
         else:
             self.storage.remove(obj)
 
@@ -236,6 +253,7 @@ class ClusterObjects:
         self.storage.clear()
         self.budgets.clear()
         self.quotas.clear()
+        self.topologies.clear()
 
     def elastic_quota(self, namespace: str) -> ElasticQuota | None:
         """The namespace's ElasticQuota as CapacityScheduling reads it: the first by name of
@@ -248,6 +266,10 @@ class ClusterObjects:
         `getPodDisruptionBudgets` lists them all; the order changes no verdict of
         `filterPodsWithPDBViolation`, a stable one keeps replay's the same)."""
         return tuple(self.budgets[key] for key in sorted(self.budgets))
+
+    def topology(self, node_name: str) -> NodeResourceTopology | None:
+        """The NodeResourceTopology of a node, None when none is known."""
+        return self.topologies.get(node_name)
 
     def namespace_labels(self, name: str) -> Mapping[str, str] | None:
         """A namespace's labels, None when it is not known."""

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from eventsched.model.containers import BEST_EFFORT, ContainerRequests, pod_qos
 from eventsched.model.errors import ManifestError
 from eventsched.model.podspec import HostPort, host_ports, images, maps, scheduling_volumes
 from eventsched.model.quantity import QuantityError
@@ -84,6 +85,12 @@ class Pod:
     #: Reason of the pod's DisruptionTarget condition when its status is True
     #: ("PreemptionByScheduler" for a victim of preemption; `podTerminatingByPreemption`).
     disruption_target: str = ""
+    #: Each app container's requests, in spec order (NodeResourceTopologyMatch).
+    containers: tuple[ContainerRequests, ...] = ()
+    #: Each init container's requests, in spec order.
+    init_containers: tuple[ContainerRequests, ...] = ()
+    #: The QoS class (`v1qos.GetPodQOS`): Guaranteed, Burstable or BestEffort.
+    qos: str = BEST_EFFORT
 
     @property
     def key(self) -> str:
@@ -124,13 +131,24 @@ class Pod:
         regular = [
             _container_requests(c, f"spec.containers[{i}]", where) for i, c in enumerate(containers)
         ]
+        init_specs = spec.get("initContainers") or []
         init = [
             (
                 _container_requests(c, f"spec.initContainers[{i}]", where),
                 c.get("restartPolicy") == "Always",
             )
-            for i, c in enumerate(spec.get("initContainers") or [])
+            for i, c in enumerate(init_specs)
         ]
+        qos = pod_qos(
+            [
+                (r, _container_limits(c, f"spec.containers[{i}]", where))
+                for i, (c, r) in enumerate(zip(containers, regular, strict=True))
+            ]
+            + [
+                (r, _container_limits(c, f"spec.initContainers[{i}]", where))
+                for i, (c, (r, _)) in enumerate(zip(init_specs, init, strict=True))
+            ]
+        )
         try:
             overhead = parse_resource_list(spec.get("overhead"))
         except QuantityError as exc:
@@ -176,6 +194,15 @@ class Pod:
             start_time=str(status.get("startTime") or ""),
             preemption_policy=_preemption_policy(spec, where),
             disruption_target=_disruption_target(status),
+            containers=tuple(
+                ContainerRequests(str(c.get("name") or ""), r)
+                for c, r in zip(containers, regular, strict=True)
+            ),
+            init_containers=tuple(
+                ContainerRequests(str(c.get("name") or ""), r)
+                for c, (r, _) in zip(init_specs, init, strict=True)
+            ),
+            qos=qos,
         )
 
     def to_record(self) -> dict[str, Any]:
@@ -218,6 +245,12 @@ class Pod:
         for key, value in optional.items():
             if value:
                 record[key] = value
+        if self.containers:
+            record["containers"] = [c.to_dict() for c in self.containers]
+        if self.init_containers:
+            record["initContainers"] = [c.to_dict() for c in self.init_containers]
+        if self.qos != BEST_EFFORT:
+            record["qos"] = self.qos
         if self.owner is not None:
             record["owner"] = {
                 "kind": self.owner.kind,
@@ -259,6 +292,11 @@ class Pod:
             start_time=record.get("startTime", ""),
             preemption_policy=record.get("preemptionPolicy", ""),
             disruption_target=record.get("disruptionTarget", ""),
+            containers=tuple(ContainerRequests.from_dict(c) for c in record.get("containers", ())),
+            init_containers=tuple(
+                ContainerRequests.from_dict(c) for c in record.get("initContainers", ())
+            ),
+            qos=str(record.get("qos", BEST_EFFORT)),
         )
 
 
@@ -320,3 +358,12 @@ def _container_requests(container: Mapping[str, Any], path: str, where: str) -> 
         return parse_resource_list(requests)
     except QuantityError as exc:
         raise ManifestError(where, f"{path}.resources.requests", str(exc)) from exc
+
+
+def _container_limits(container: Mapping[str, Any], path: str, where: str) -> Resources:
+    """A container's `resources.limits` (already checked to be a map by `_container_requests`)."""
+    limits = (container.get("resources") or {}).get("limits") or {}
+    try:
+        return parse_resource_list(limits)
+    except QuantityError as exc:
+        raise ManifestError(where, f"{path}.resources.limits", str(exc)) from exc

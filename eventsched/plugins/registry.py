@@ -20,6 +20,7 @@ from eventsched.plugins.nodeports import NodePorts
 from eventsched.plugins.noderesources_allocatable import NodeResourcesAllocatable
 from eventsched.plugins.noderesources_balanced import NodeResourcesBalancedAllocation
 from eventsched.plugins.noderesources_fit import NodeResourcesFit
+from eventsched.plugins.noderesourcetopology import NodeResourceTopologyMatch
 from eventsched.plugins.nodeunschedulable import NodeUnschedulable
 from eventsched.plugins.nodevolumelimits import (
     AzureDiskLimits,
@@ -75,6 +76,7 @@ OWN: tuple[Any, ...] = (
     Coscheduling,
     CapacityScheduling,
     NodeResourcesAllocatable,
+    NodeResourceTopologyMatch,
 )
 
 

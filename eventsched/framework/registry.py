@@ -41,16 +41,17 @@ class ResourceSpec:
     weight: int
 
 
-def resource_specs(raw: Any) -> list[ResourceSpec] | None:
-    """A `resources` arg's items, their shape checked (a map of name and an integer
-    weight, nothing else); None when it is unset or empty (the plugin's default)."""
+def resource_specs(raw: Any, field: str = "resources") -> list[ResourceSpec] | None:
+    """A `resources` arg's items (at `field`, e.g. `scoringStrategy.resources`), their
+    shape checked (a map of name and an integer weight, nothing else); None when it is
+    unset or empty (the plugin's default)."""
     if raw is None or raw == []:
         return None
     if not isinstance(raw, list):
-        raise PluginArgsError("resources", "must be a list of {name, weight}")
+        raise PluginArgsError(field, "must be a list of {name, weight}")
     specs: list[ResourceSpec] = []
     for i, item in enumerate(raw):
-        where = f"resources[{i}]"
+        where = f"{field}[{i}]"
         if not isinstance(item, Mapping):
             raise PluginArgsError(where, "must be a map with name and weight")
         unknown = sorted(str(k) for k in item if k not in ("name", "weight"))

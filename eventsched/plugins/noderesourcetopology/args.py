@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from eventsched.framework import PluginArgsError, check_args
+from eventsched.framework import PluginArgsError, check_args, resource_specs
 from eventsched.model.resources import CPU, MEMORY
 
 NAME = "NodeResourceTopologyMatch"
@@ -34,7 +34,6 @@ STRATEGIES = (MOST_ALLOCATED, BALANCED_ALLOCATION, LEAST_ALLOCATED, LEAST_NUMA_N
 DEFAULT_RESOURCES = ((CPU, 1), (MEMORY, 1))
 _ARGS = ("scoringStrategy", "cacheResyncPeriodSeconds", "discardReservedNodes")
 _STRATEGY_FIELDS = ("type", "resources")
-_RESOURCE_FIELDS = ("name", "weight")
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,25 +97,7 @@ def _scoring_strategy(raw: Any) -> tuple[str, tuple[tuple[str, int], ...]]:
 
 
 def _resources(raw: Any) -> tuple[tuple[str, int], ...]:
-    if raw is None or raw == []:
+    specs = resource_specs(raw, "scoringStrategy.resources")
+    if specs is None:
         return DEFAULT_RESOURCES
-    if not isinstance(raw, list):
-        raise PluginArgsError("scoringStrategy.resources", "must be a list of {name, weight}")
-    found: list[tuple[str, int]] = []
-    for i, item in enumerate(raw):
-        where = f"scoringStrategy.resources[{i}]"
-        if not isinstance(item, Mapping):
-            raise PluginArgsError(where, "must be a map with name and weight")
-        unknown = sorted(str(k) for k in item if k not in _RESOURCE_FIELDS)
-        if unknown:
-            raise PluginArgsError(f"{where}.{unknown[0]}", "unknown field; takes name, weight")
-        name = item.get("name")
-        name = "" if name is None else name
-        if not isinstance(name, str):
-            raise PluginArgsError(f"{where}.name", f"must be a resource name (got {name!r})")
-        weight = item.get("weight")
-        weight = 0 if weight is None else weight
-        if isinstance(weight, bool) or not isinstance(weight, int):
-            raise PluginArgsError(f"{where}.weight", f"must be an integer (got {weight!r})")
-        found.append((name, weight or 1))
-    return tuple(found)
+    return tuple((spec.name, spec.weight or 1) for spec in specs)

@@ -8,16 +8,14 @@ yet is refused by name instead of being silently ignored.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
 import yaml
 
 from eventsched.config import pluginsets
-from eventsched.config.defaults import DEFAULT_SCHEDULER_NAME, default_profile
+from eventsched.config.defaults import DEFAULT_SCHEDULER_NAME
 from eventsched.config.extenders import (
     DEFAULT_HTTP_TIMEOUT,
     EXTENDER_FIELDS,
@@ -27,58 +25,17 @@ from eventsched.config.extenders import (
     is_extended_resource_name,
     with_extenders,
 )
+from eventsched.config.fields import FieldReader, parse_duration, percent
+from eventsched.config.types import (
+    ClientConnectionConfig,
+    ConfigError,
+    LeaderElectionConfig,
+    SchedulerConfig,
+)
 from eventsched.framework import Handle, PluginArgsError, Profile, Registry, implements
-from eventsched.framework.registry import field_name
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
-
-
-class ConfigError(ValueError):
-    """A configuration file that cannot be used; `field` is the path inside it."""
-
-    def __init__(self, source: str, field: str, problem: str) -> None:
-        self.source = source
-        self.field = field
-        self.problem = problem
-        super().__init__(f"{source}: {field}: {problem}" if field else f"{source}: {problem}")
-
-
-@dataclass(frozen=True, slots=True)
-class ClientConnectionConfig:
-    kubeconfig: str = ""
-    qps: float = 50.0
-    burst: int = 100
-
-
-@dataclass(frozen=True, slots=True)
-class LeaderElectionConfig:
-    leader_elect: bool = True
-    lease_duration: int = 15
-    renew_deadline: int = 10
-    retry_period: int = 2
-    resource_lock: str = "leases"
-    resource_name: str = "eventsched"
-    resource_namespace: str = "kube-system"
-
-
-@dataclass(frozen=True, slots=True)
-class SchedulerConfig:
-    profiles: tuple[Profile, ...] = field(default_factory=lambda: (default_profile(),))
-    client_connection: ClientConnectionConfig = field(default_factory=ClientConnectionConfig)
-    leader_election: LeaderElectionConfig = field(default_factory=LeaderElectionConfig)
-    pod_initial_backoff_seconds: float = 1.0
-    pod_max_backoff_seconds: float = 10.0
-    #: 0: kube-scheduler's adaptive percentage; a profile's own value wins over this one.
-    percentage_of_nodes_to_score: int = 0
-    parallelism: int = 16
-    extenders: tuple[ExtenderConfig, ...] = ()
-    #: Things accepted but worth telling (a plugin configured that eventsched does not have).
-    warnings: tuple[str, ...] = ()
-
-    @property
-    def scheduler_names(self) -> tuple[str, ...]:
-        return tuple(p.scheduler_name for p in self.profiles)
 
 
 _NOT_YET = {
@@ -105,25 +62,6 @@ _PROFILE_FIELDS = frozenset(
 )
 #: The `apiVersion`/`kind` an args object may carry, as upstream's typed args do.
 _ARGS_META = ("apiVersion", "kind")
-
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s)")
-_UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
-
-
-def parse_duration(text: str) -> float:
-    """Go's time.Duration syntax as metav1.Duration accepts it ("15s", "1m30s", "500ms")."""
-    text = text.strip()
-    if not text:
-        raise ValueError("empty duration")
-    pos, total = 0, 0.0
-    for match in _DURATION.finditer(text):
-        if match.start() != pos:
-            break
-        total += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
-        pos = match.end()
-    if pos != len(text):
-        raise ValueError(f"{text!r} is not a duration like 15s, 1m30s or 500ms")
-    return total
 
 
 def load_config(path: str | Path, registry: Registry) -> SchedulerConfig:
@@ -182,114 +120,13 @@ def parse_config(doc: Any, source: str, registry: Registry) -> SchedulerConfig:
     )
 
 
-class _Reader:
-    """Typed access to one document, raising ConfigError with the field's path."""
+class _Reader(FieldReader):
+    """The document's KubeSchedulerConfiguration parts, raising ConfigError with the field's path."""
 
     def __init__(self, source: str, registry: Registry) -> None:
-        self.source = source
+        super().__init__(source)
         self.registry = registry
         self.warnings: list[str] = []
-
-    def fail(self, path: str, problem: str) -> ConfigError:
-        return ConfigError(self.source, path, problem)
-
-    def mapping(self, value: Any, path: str) -> Mapping[str, Any]:
-        if value is None:
-            return {}
-        if not isinstance(value, Mapping):
-            raise self.fail(path, f"must be a mapping (got {type(value).__name__})")
-        return value
-
-    def refuse(
-        self,
-        obj: Mapping[str, Any],
-        path: str,
-        known: set[str],
-        not_yet: Mapping[str, str] | None = None,
-    ) -> None:
-        for key in obj:
-            where = _where(path, field_name(key))
-            if not_yet and key in not_yet:
-                raise self.fail(where, f"{not_yet[key]}; remove the field")
-            if key not in known:
-                raise self.fail(
-                    where, f"unknown field; known fields here: {', '.join(sorted(known))}"
-                )
-
-    def number(
-        self, obj: Mapping[str, Any], key: str, default: float, path: str = "", minimum: float = 0
-    ) -> float:
-        value = obj.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < minimum:
-            raise self.fail(_where(path, key), f"must be a number >= {minimum:g} (got {value!r})")
-        return value
-
-    @overload
-    def whole(
-        self,
-        obj: Mapping[str, Any],
-        key: str,
-        default: int,
-        path: str,
-        valid: Callable[[int], bool] = ...,
-        expect: str = ...,
-    ) -> int: ...
-
-    @overload
-    def whole(
-        self,
-        obj: Mapping[str, Any],
-        key: str,
-        default: None,
-        path: str,
-        valid: Callable[[int], bool] = ...,
-        expect: str = ...,
-    ) -> int | None: ...
-
-    def whole(
-        self,
-        obj: Mapping[str, Any],
-        key: str,
-        default: int | None,
-        path: str,
-        valid: Callable[[int], bool] = lambda n: True,
-        expect: str = "",
-    ) -> int | None:
-        """An integer field (not a bool), `default` when absent; `expect` says what `valid` wants."""
-        value = obj.get(key)
-        if value is None:
-            return default
-        if isinstance(value, bool) or not isinstance(value, int) or not valid(value):
-            wanted = f"a whole number {expect}".rstrip()
-            raise self.fail(_where(path, key), f"must be {wanted} (got {value!r})")
-        return value
-
-    def flag(self, obj: Mapping[str, Any], key: str, default: bool, path: str) -> bool:
-        value = obj.get(key, default)
-        if not isinstance(value, bool):
-            raise self.fail(_where(path, key), f"must be true or false (got {value!r})")
-        return value
-
-    def string(self, obj: Mapping[str, Any], key: str, default: str, path: str) -> str:
-        value = obj.get(key, default)
-        if not isinstance(value, str):
-            raise self.fail(f"{path}.{key}", f"must be a string (got {value!r})")
-        return value
-
-    def seconds(self, obj: Mapping[str, Any], key: str, default: int, path: str) -> int:
-        where = f"{path}.{key}"
-        value = obj.get(key)
-        if value is None:
-            return default
-        try:
-            seconds = parse_duration(value) if isinstance(value, str) else float("nan")
-        except ValueError as exc:
-            raise self.fail(where, str(exc)) from exc
-        if seconds != seconds or seconds < 1 or seconds != int(seconds):
-            raise self.fail(
-                where, f"must be whole seconds of at least 1s, like 15s (got {value!r})"
-            )
-        return int(seconds)
 
     def client_connection(self, value: Any) -> ClientConnectionConfig:
         path = "clientConnection"
@@ -336,7 +173,7 @@ class _Reader:
         )
 
     def percentage(self, obj: Mapping[str, Any], key: str, path: str) -> int | None:
-        return self.whole(obj, key, None, path, _percent, "0..100; 0 means adaptive")
+        return self.whole(obj, key, None, path, percent, "0..100; 0 means adaptive")
 
     def profiles(self, value: Any, percentage: int) -> tuple[Profile, ...]:
         if value is None:
@@ -411,7 +248,7 @@ class _Reader:
             plugin = self.mapping(item, where)
             self.refuse(plugin, where, {"name", "weight"})
             name = self.plugin_name(plugin, where, enabling=True)
-            weight = self.whole(plugin, "weight", None, where, _percent, "0..100")
+            weight = self.whole(plugin, "weight", None, where, percent, "0..100")
             enabled.append(pluginsets.Entry(name, weight, f"{where}.name"))
         disabled: list[str] = []
         for j, item in enumerate(self.items(obj.get("disabled"), f"{path}.disabled")):
@@ -420,13 +257,6 @@ class _Reader:
             self.refuse(plugin, where, {"name", "weight"})
             disabled.append(self.plugin_name(plugin, where, enabling=False))
         return pluginsets.PluginSet(tuple(enabled), tuple(disabled))
-
-    def items(self, value: Any, path: str) -> list[Any]:
-        if value is None:
-            return []
-        if not isinstance(value, list):
-            raise self.fail(path, f"must be a list (got {type(value).__name__})")
-        return value
 
     def plugin_name(self, plugin: Mapping[str, Any], where: str, enabling: bool) -> str:
         name = plugin.get("name")
@@ -574,11 +404,3 @@ class _Reader:
             managed_resources=tuple(resources),
             ignorable=flags["ignorable"],
         )
-
-
-def _where(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
-
-
-def _percent(value: int) -> bool:
-    return 0 <= value <= 100

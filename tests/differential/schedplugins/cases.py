@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.differential.preemption.builder import Case
+from tests.differential.schedplugins.numa import numa_cases
 
 ANSWERS = Path(__file__).parent / "answers.json"
 
@@ -226,7 +227,7 @@ def quota_cases() -> list[QuotaCase]:
 
 
 def all_cases() -> list[dict[str, Any]]:
-    out = [c.build() for c in quota_cases()]
+    out = [c.build() for c in [*quota_cases(), *numa_cases()]]
     ids = [c["id"] for c in out]
     if len(set(ids)) != len(ids):
         raise ValueError("duplicate schedplugins case ids")

@@ -3,7 +3,9 @@ renders, with only `schedulerName` changed, as both schedulers run it in this su
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -37,24 +39,22 @@ profiles:
     name: Coscheduling
 """
 
-#: The plugins eventsched does not have yet are left out of its side until it does
-#: (the recorded answers are the full chart profile's).
-NOT_YET: tuple[str, ...] = tuple(
-    name
-    for name in ("NodeResourceTopologyMatch", "NodeResourcesAllocatable")
-    if name not in full_registry()
-)
+
+def chart_config(args: dict[str, Any] | None = None) -> str:
+    """The chart's configuration, with `args` (plugin name -> its args, a case's
+    `pluginArgs`) appended to its pluginConfig."""
+    extra = [{"name": name, "args": value} for name, value in (args or {}).items()]
+    if not extra:
+        return CHART_CONFIG
+    return CHART_CONFIG + textwrap.indent(yaml.safe_dump(extra, sort_keys=False), "  ")
 
 
-def chart_profile() -> Profile:
-    text = CHART_CONFIG
-    for name in NOT_YET:
-        text = text.replace(f"      - name: {name}\n", "")
-    config = parse_config(yaml.safe_load(text), "chart.yaml", full_registry())
+def chart_profile(args: dict[str, Any] | None = None) -> Profile:
+    config = parse_config(yaml.safe_load(chart_config(args)), "chart.yaml", full_registry())
     (profile,) = config.profiles
     return profile
 
 
-def recorder_config(path: Path, kubeconfig: Path) -> Path:
-    path.write_text(f"clientConnection:\n  kubeconfig: {kubeconfig}\n" + CHART_CONFIG)
+def recorder_config(path: Path, kubeconfig: Path, args: dict[str, Any] | None = None) -> Path:
+    path.write_text(f"clientConnection:\n  kubeconfig: {kubeconfig}\n" + chart_config(args))
     return path

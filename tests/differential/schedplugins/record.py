@@ -1,6 +1,6 @@
 """Record scheduler-plugins v0.28.9's answers to the scenarios in cases.py (run by hand).
 
-    python -m tests.differential.schedplugins.record [--case SLUG ...] [--kube-bin DIR]
+    python -m tests.differential.schedplugins.record [--case SLUG ... [--merge]] [--kube-bin DIR]
         [--plugins-bin DIR]
 
 One etcd + kube-apiserver (from --kube-bin, /work/shared/kube by default) with
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import subprocess
 import sys
 import time
@@ -79,9 +80,23 @@ def apply_crds(api: KubeApi, plugins_bin: Path) -> None:
         wait_for(established, 30, f"{file.name} established")
 
 
+def merged(document: dict[str, Any], cases: list[dict[str, Any]]) -> dict[str, Any]:
+    """answers.json with `document`'s scenarios in place of those of the same id, in the
+    order of `cases` (scenarios of cases no longer there are dropped)."""
+    known = {s["id"]: s for s in json.loads(ANSWERS.read_text())["scenarios"]}
+    known.update({s["id"]: s for s in document["scenarios"]})
+    scenarios = [known[c["id"]] for c in cases if c["id"] in known]
+    return {**document, "scenarios": scenarios}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.differential.schedplugins.record")
     parser.add_argument("--case", action="append", help="only these slugs (no file written)")
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="with --case: replace those scenarios in answers.json, keep the others",
+    )
     parser.add_argument("--kube-bin", default=DEFAULT_BIN)
     parser.add_argument("--plugins-bin", default=DEFAULT_PLUGINS_BIN)
     args = parser.parse_args(argv)
@@ -102,12 +117,14 @@ def main(argv: list[str] | None = None) -> int:
     with ControlPlane(binaries) as cp:
         api = KubeApi(cp.url, cp.admin_token, str(cp.ca_file))
         apply_crds(api, Path(args.plugins_bin))
-        config = recorder_config(cp.workdir / "scheduler-plugins.yaml", cp.kubeconfig())
         log_path = cp.workdir / "kube-scheduler-plugins.log"
         for s in cases:
             # A scheduler of its own per scenario: v0.28.9 keeps what it read of every
             # namespace's quota until it restarts, so one scenario's quotas would count in
-            # the next one's sum of mins.
+            # the next one's sum of mins. Its configuration carries the case's plugin args.
+            config = recorder_config(
+                cp.workdir / "scheduler-plugins.yaml", cp.kubeconfig(), s.get("pluginArgs")
+            )
             with kube_scheduler(cp, binaries, config, log_path) as metrics_url:
                 recorder = SettlingRecorder(cp, api, LogReader(log_path), metrics_url)
                 recorded.append(recorder.record_or_report(s))
@@ -126,7 +143,9 @@ def main(argv: list[str] | None = None) -> int:
         "profile": CHART_CONFIG,
         "scenarios": recorded,
     }
-    if args.case:
+    if args.case and args.merge:
+        ANSWERS.write_text(dump_family(merged(document, all_cases())))
+    elif args.case:
         print(dump_family(document))
     else:
         ANSWERS.write_text(dump_family(document))

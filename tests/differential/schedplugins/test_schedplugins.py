@@ -44,7 +44,13 @@ def test_schedplugins_scenario(scenario: dict[str, Any], workdir: Path) -> None:
         report.note(sid, "disagree", [f"not recorded: {scenario.get('error')}"])
         pytest.fail(f"{sid} has no recorded answer: {scenario.get('error')}")
     began = time.perf_counter()
-    ours = run_case(scenario, chart_profile(), template_database(workdir), workdir, full_registry())
+    ours = run_case(
+        scenario,
+        chart_profile(scenario.get("pluginArgs")),
+        template_database(workdir),
+        workdir,
+        full_registry(),
+    )
     report.seconds(time.perf_counter() - began)
     problems = [str(p) for p in compare(scenario, ours)]
     report.note(sid, "disagree" if problems else "agree", problems)

@@ -21,7 +21,15 @@ class CycleState:
     into each other's batch.
     """
 
-    __slots__ = ("_data", "attempt", "seed", "sink", "skip_filter", "skip_score")
+    __slots__ = (
+        "_data",
+        "attempt",
+        "preemption_attempts",
+        "seed",
+        "sink",
+        "skip_filter",
+        "skip_score",
+    )
 
     def __init__(self, attempt: str = "", seed: int = 0, sink: DecisionSink | None = None) -> None:
         self._data: dict[str, Any] = {}
@@ -32,6 +40,8 @@ class CycleState:
         self.seed = seed
         self.skip_filter: set[str] = set()
         self.skip_score: set[str] = set()
+        #: PostFilter runs of preempting plugins in this attempt (the runtime counts them).
+        self.preemption_attempts = 0
 
     def record(
         self,

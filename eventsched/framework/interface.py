@@ -144,6 +144,15 @@ class PostFilterPlugin(Plugin, Protocol):
 
 
 @runtime_checkable
+class PreemptionPlugin(Plugin, Protocol):
+    """A PostFilter plugin that preempts (DefaultPreemption, CapacityScheduling): each of
+    its runs counts one `scheduler_preemption_attempts_total`, as both upstream plugins
+    count themselves; another PostFilter (Coscheduling's) counts none."""
+
+    counts_preemption_attempts: bool
+
+
+@runtime_checkable
 class PreScorePlugin(Plugin, Protocol):
     def pre_score(
         self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes

@@ -253,8 +253,8 @@ class SchedulingCycle(EventHandlers):
         diagnosis = err.diagnosis
         pod = info.pod
         result = run_post_filter(fw, state, pod, self.view.table, diagnosis)
-        if self.metrics is not None and "DefaultPreemption" in fw.plugins_at("postFilter"):
-            self.metrics.preemption_attempts.inc()
+        if self.metrics is not None and state.preemption_attempts:
+            self.metrics.preemption_attempts.inc(state.preemption_attempts)
         if result is not None and result.victims:
             self.journal.after(lambda: self._evict(fw, pod, sink.attempt or "", result))
         self.stats.unschedulable += 1

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from eventsched.cluster import SimulatedCluster
 from eventsched.config import default_profile
 from eventsched.events import EventStore
-from eventsched.plugins import in_tree_registry
+from eventsched.framework import Profile
+from eventsched.plugins import full_registry, in_tree_registry
 from eventsched.scheduler import Scheduler, SchedulerOptions
 from eventsched.scheduler.metrics import SchedulerMetrics
+from tests.differential.schedplugins.profile import chart_profile
 from tests.scheduler.helpers import node, pod
 
 
@@ -66,3 +70,47 @@ def test_attempts_pending_pods_extension_points_and_the_log(store: EventStore) -
     assert appended == store.last_position()
     assert sample(metrics, "eventsched_log_events_total", kind="bound") == 2
     assert sample(metrics, "eventsched_log_append_duration_seconds_count") >= 1
+
+
+def _preemption_attempts(store: EventStore, profile: Profile) -> float:
+    """scheduler_preemption_attempts_total after one pod that fits no node is tried once."""
+    cluster = SimulatedCluster([node("a", cpu="2")], [pod("too-big", cpu="16")])
+    metrics = SchedulerMetrics()
+    scheduler = Scheduler(
+        store,
+        cluster,
+        [profile],
+        full_registry(),
+        SchedulerOptions(initial_backoff=30, max_backoff=30),
+        metrics=metrics,
+    )
+    scheduler.start()
+    scheduler.run(until_idle=True)
+    scheduler.stop()
+    assert (
+        sample(
+            metrics,
+            "scheduler_schedule_attempts_total",
+            result="unschedulable",
+            profile="eventsched",
+        )
+        == 1
+    )
+    return sample(metrics, "scheduler_preemption_attempts_total")
+
+
+def test_default_preemption_counts_a_preemption_attempt(store: EventStore) -> None:
+    assert _preemption_attempts(store, default_profile()) == 1
+
+
+def test_each_preempting_post_filter_counts_a_preemption_attempt(store: EventStore) -> None:
+    """In scheduler-plugins' chart profile CapacityScheduling runs after DefaultPreemption
+    (which found no victims) and counts another attempt, as both upstream plugins count
+    themselves; Coscheduling's PostFilter, between them, counts none."""
+    chart = dataclasses.replace(chart_profile(), scheduler_name="eventsched")
+    assert [ref.name for ref in chart.at("postFilter")] == [
+        "DefaultPreemption",
+        "Coscheduling",
+        "CapacityScheduling",
+    ]
+    assert _preemption_attempts(store, chart) == 2

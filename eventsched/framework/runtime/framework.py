@@ -22,6 +22,7 @@ from eventsched.framework.interface import (
     AnnotationReader,
     EnqueueExtensions,
     PodCountingPreFilter,
+    PreemptionPlugin,
     RequestedOnlyFilter,
     UsesFilters,
 )
@@ -253,6 +254,8 @@ class Framework:
         failed_plugin = ""
         for plugin in self.plugins.post_filter:
             name = plugin.name
+            if isinstance(plugin, PreemptionPlugin) and plugin.counts_preemption_attempts:
+                state.preemption_attempts += 1
             try:
                 result, status = guarded(
                     "PostFilter", name, plugin.post_filter, state, pod, statuses

@@ -78,6 +78,7 @@ class CapacityScheduling:
     name = NAME
     #: The cluster adapter watches ElasticQuotas when a profile enables the plugin.
     custom_kinds = (ELASTIC_QUOTA,)
+    counts_preemption_attempts = True
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         check_args(self.name, args)

@@ -42,6 +42,7 @@ PREFIX = "preemption: "
 
 class DefaultPreemption:
     name = NAME
+    counts_preemption_attempts = True
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         self.args = parse_args(args)

@@ -22,6 +22,15 @@ from eventsched.model.pod import Pod
 log = structlog.get_logger(__name__)
 
 
+@dataclass(frozen=True, slots=True)
+class CacheSizes:
+    """kube-scheduler's `scheduler_scheduler_cache_size` types."""
+
+    nodes: int
+    pods: int
+    assumed_pods: int
+
+
 @dataclass(slots=True)
 class _Placed:
     pod: Pod
@@ -34,6 +43,7 @@ class Cache:
     def __init__(self) -> None:
         self.table = NodeTable()
         self._pods: dict[str, _Placed] = {}
+        self._assumed = 0
 
     # -- nodes ------------------------------------------------------------------
 
@@ -73,6 +83,7 @@ class Cache:
             raise ValueError(f"pod {pod.key} ({pod.uid}) is already in the cache")
         assumed = pod.with_node(node)
         self._pods[pod.uid] = _Placed(assumed, node, assumed=True)
+        self._assumed += 1
         self.table.add_pod(assumed, node)
 
     def binding_finished(self, uid: str) -> bool:
@@ -91,6 +102,7 @@ class Cache:
         if placed is None or not placed.assumed:
             return
         del self._pods[uid]
+        self._assumed -= 1
         self.table.remove_pod(uid, placed.node)
 
     def add_or_update_pod(self, pod: Pod) -> None:
@@ -105,6 +117,7 @@ class Cache:
                     actual=pod.node_name,
                 )
             self.table.remove_pod(pod.uid, placed.node)
+            self._assumed -= placed.assumed
         self._pods[pod.uid] = _Placed(pod, pod.node_name, assumed=False)
         self.table.add_pod(pod, pod.node_name)
 
@@ -112,6 +125,7 @@ class Cache:
         placed = self._pods.pop(uid, None)
         if placed is None:
             return None
+        self._assumed -= placed.assumed
         self.table.remove_pod(uid, placed.node)
         return placed.pod
 
@@ -125,6 +139,11 @@ class Cache:
     def __len__(self) -> int:
         return len(self._pods)
 
+    def sizes(self) -> CacheSizes:
+        """Counts kept as the cache changes, so a scrape on another thread reads them
+        without walking the pods."""
+        return CacheSizes(len(self.table), len(self._pods), self._assumed)
+
     # -- saving and restoring (a pruned log's base) --------------------------------
 
     def placements(self) -> Iterator[tuple[Pod, str, bool, bool]]:
@@ -135,4 +154,5 @@ class Cache:
     def restore(self, pod: Pod, node: str, assumed: bool, binding_finished: bool) -> None:
         """Put back one entry of `placements()` (call after the nodes are in)."""
         self._pods[pod.uid] = _Placed(pod, node, assumed, binding_finished)
+        self._assumed += assumed
         self.table.add_pod(pod, node)

@@ -2,17 +2,21 @@
 
 Dashboards and alerts written for kube-scheduler
 (`scheduler_schedule_attempts_total`, `scheduler_pending_pods`, ...) work
-unchanged. Each Scheduler gets its own registry so that several can live in
-one process (tests, replays) without colliding.
+unchanged: each family has kube-scheduler v1.28's name, type, labels, buckets and
+HELP, stability prefix included (tests/scheduler/metricsref holds a scrape of the
+real one). Each Scheduler gets its own registry so that several can live in one
+process (tests, replays) without colliding.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
 from prometheus_client.utils import INF
+
+from eventsched.model.cache import CacheSizes
 
 
 def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
@@ -24,36 +28,106 @@ class SchedulerMetrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
         r = self.registry
+        # process_cpu_seconds_total, process_resident_memory_bytes, ... as client_golang's
+        # process collector names them (read from /proc at each scrape).
+        ProcessCollector(registry=r)
         self.schedule_attempts = Counter(
             "scheduler_schedule_attempts_total",
-            "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod "
-            "could not be scheduled, while 'error' means an internal scheduler problem.",
+            "[STABLE] Number of attempts to schedule pods, by the result. 'unschedulable' means "
+            "a pod could not be scheduled, while 'error' means an internal scheduler problem.",
             ["result", "profile"],
             registry=r,
         )
         self.attempt_duration = Histogram(
             "scheduler_scheduling_attempt_duration_seconds",
-            "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+            "[STABLE] Scheduling attempt latency in seconds (scheduling algorithm + binding)",
             ["result", "profile"],
+            buckets=exponential_buckets(0.001, 2, 15),
+            registry=r,
+        )
+        self.algorithm_duration = Histogram(
+            "scheduler_scheduling_algorithm_duration_seconds",
+            "[ALPHA] Scheduling algorithm latency in seconds",
             buckets=exponential_buckets(0.001, 2, 15),
             registry=r,
         )
         self.pending_pods = Gauge(
             "scheduler_pending_pods",
-            "Number of pending pods, by the queue type. 'active' means number of pods in "
-            "activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number "
-            "of pods in unschedulablePods that the scheduler attempted to schedule and failed; "
-            "'gated' is the number of unschedulable pods that the scheduler never attempted to "
-            "schedule because they are gated.",
+            "[STABLE] Number of pending pods, by the queue type. 'active' means number of pods "
+            "in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means "
+            "number of pods in unschedulablePods that the scheduler attempted to schedule and "
+            "failed; 'gated' is the number of unschedulable pods that the scheduler never "
+            "attempted to schedule because they are gated.",
             ["queue"],
+            registry=r,
+        )
+        self.pod_scheduling_duration = Histogram(
+            "scheduler_pod_scheduling_duration_seconds",
+            "[STABLE] (Deprecated since 1.28.0) E2e latency for a pod being scheduled which may "
+            "include multiple scheduling attempts.",
+            ["attempts"],
+            buckets=exponential_buckets(0.01, 2, 20),
+            registry=r,
+        )
+        self.pod_scheduling_sli_duration = Histogram(
+            "scheduler_pod_scheduling_sli_duration_seconds",
+            "[BETA] E2e latency for a pod being scheduled, from the time the pod enters the "
+            "scheduling queue an d might involve multiple scheduling attempts.",
+            ["attempts"],
+            buckets=exponential_buckets(0.01, 2, 20),
+            registry=r,
+        )
+        self.pod_scheduling_attempts = Histogram(
+            "scheduler_pod_scheduling_attempts",
+            "[STABLE] Number of attempts to successfully schedule a pod.",
+            buckets=exponential_buckets(1, 2, 5),
             registry=r,
         )
         self._extension_points: dict[tuple[str, str, str], Any] = {}
         self.extension_point_duration = Histogram(
             "scheduler_framework_extension_point_duration_seconds",
-            "Latency for running all plugins of a specific extension point.",
+            "[STABLE] Latency for running all plugins of a specific extension point.",
             ["extension_point", "status", "profile"],
             buckets=exponential_buckets(0.0001, 2, 12),
+            registry=r,
+        )
+        self.queue_incoming_pods = Counter(
+            "scheduler_queue_incoming_pods_total",
+            "[STABLE] Number of pods added to scheduling queues by event and queue type.",
+            ["queue", "event"],
+            registry=r,
+        )
+        self.permit_wait_duration = Histogram(
+            "scheduler_permit_wait_duration_seconds",
+            "[ALPHA] Duration of waiting on permit.",
+            ["result"],
+            buckets=exponential_buckets(0.001, 2, 15),
+            registry=r,
+        )
+        self.cache_size = Gauge(
+            "scheduler_scheduler_cache_size",
+            "[ALPHA] Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+            ["type"],
+            registry=r,
+        )
+        self.unschedulable_pods = Gauge(
+            "scheduler_unschedulable_pods",
+            "[ALPHA] The number of unschedulable pods broken down by plugin name. A pod will "
+            "increment the gauge for all plugins that caused it to not schedule and so this "
+            "metric have meaning only when broken down by plugin.",
+            ["plugin", "profile"],
+            registry=r,
+        )
+        # kube-scheduler v1.28's preemption metrics (pkg/scheduler/metrics/metrics.go).
+        self.preemption_attempts = Counter(
+            "scheduler_preemption_attempts_total",
+            "[STABLE] Total preemption attempts in the cluster till now",
+            registry=r,
+        )
+        self.preemption_victims = Histogram(
+            "scheduler_preemption_victims",
+            "[STABLE] Number of selected preemption victims",
+            buckets=exponential_buckets(1, 2, 7),
             registry=r,
         )
         self.log_append_duration = Histogram(
@@ -79,18 +153,6 @@ class SchedulerMetrics:
             "Appends to the event log that failed (scheduling pauses until one succeeds).",
             registry=r,
         )
-        # kube-scheduler v1.28's preemption metrics (pkg/scheduler/metrics/metrics.go).
-        self.preemption_attempts = Counter(
-            "scheduler_preemption_attempts_total",
-            "Total preemption attempts in the cluster till now",
-            registry=r,
-        )
-        self.preemption_victims = Histogram(
-            "scheduler_preemption_victims",
-            "Number of selected preemption victims",
-            buckets=exponential_buckets(1, 2, 7),
-            registry=r,
-        )
 
     def observe_extension_point(
         self, point: str, status: str, profile: str, seconds: float
@@ -106,3 +168,31 @@ class SchedulerMetrics:
     def set_pending(self, counts: Mapping[Any, int]) -> None:
         for queue in ("active", "backoff", "unschedulable", "gated"):
             self.pending_pods.labels(queue).set(counts.get(queue, 0))
+
+    def watch_cache(self, sizes: Callable[[], CacheSizes]) -> None:
+        """`scheduler_scheduler_cache_size` read from the cache at each scrape."""
+        self.cache_size.labels("nodes").set_function(lambda: sizes().nodes)
+        self.cache_size.labels("pods").set_function(lambda: sizes().pods)
+        self.cache_size.labels("assumed_pods").set_function(lambda: sizes().assumed_pods)
+
+    def pod_scheduled(self, attempts: int, seconds_since_first_attempt: float | None) -> None:
+        """A pod bound: its attempts, and the time since its first attempt (v1.28.0 measures
+        both the deprecated and the SLI duration from there), by attempts up to "15+"."""
+        self.pod_scheduling_attempts.observe(attempts)
+        if seconds_since_first_attempt is None:
+            return
+        label = "15+" if attempts >= 15 else str(attempts)
+        self.pod_scheduling_duration.labels(label).observe(seconds_since_first_attempt)
+        self.pod_scheduling_sli_duration.labels(label).observe(seconds_since_first_attempt)
+
+    # -- the queue's observer (scheduler/queue.py's QueueObserver) ----------------------
+
+    def incoming(self, queue: str, event: str) -> None:
+        self.queue_incoming_pods.labels(queue, event).inc()
+
+    def unschedulable(self, plugins: Iterable[str], profile: str, delta: int) -> None:
+        for plugin in plugins:
+            self.unschedulable_pods.labels(plugin, profile).inc(delta)
+
+    def permit_waited(self, result: str, seconds: float) -> None:
+        self.permit_wait_duration.labels(result).observe(seconds)

@@ -17,7 +17,7 @@ import itertools
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Literal, Protocol
 
 from eventsched.framework import WILDCARD_EVENT, ClusterEvent, QueuedPodInfo, Status
 from eventsched.model import Pod
@@ -28,6 +28,17 @@ DEFAULT_INITIAL_BACKOFF = 1.0
 DEFAULT_MAX_BACKOFF = 10.0
 #: `podMaxInUnschedulablePodsDuration`.
 DEFAULT_MAX_UNSCHEDULABLE = 300.0
+
+
+class QueueObserver(Protocol):
+    """kube-scheduler's queue metrics: pods entering a queue, by queue and event
+    (`scheduler_queue_incoming_pods_total`), and the plugins that made a pod
+    unschedulable, counted from its failure until it is popped again
+    (`scheduler_unschedulable_pods`)."""
+
+    def incoming(self, queue: str, event: str) -> None: ...
+
+    def unschedulable(self, plugins: Iterable[str], profile: str, delta: int) -> None: ...
 
 
 @dataclass(slots=True)
@@ -78,6 +89,7 @@ class SchedulingQueue:
         self._move_requested_during: set[str] = set()
         #: The unschedulable pool on its own, so flushes and moves never walk all pending pods.
         self._unschedulable: dict[str, QueuedPodInfo] = {}
+        self.observer: QueueObserver | None = None
 
     # -- adding -----------------------------------------------------------------
 
@@ -87,7 +99,7 @@ class SchedulingQueue:
             return None
         now = self._clock()
         info = QueuedPodInfo(pod, now, next(self._sequence))
-        return self._place_new(info)
+        return self._incoming(self._place_new(info), "PodAdd")
 
     def restore(self, pod: Pod, attempts: int, backoff_until: float) -> QueueName:
         """Re-enter a pod whose backoff state the log kept across a restart."""
@@ -97,9 +109,16 @@ class SchedulingQueue:
             return "gated"
         if backoff_until > now:
             self._push_backoff(info, backoff_until)
-            return "backoff"
+            return self._incoming("backoff", "PodAdd")
         self._push_active(info)
-        return "active"
+        return self._incoming("active", "PodAdd")
+
+    def _incoming(self, queue: QueueName, event: str) -> QueueName:
+        """Count a pod entering activeQ, backoffQ or the unschedulable pool (not the
+        gated pods, which upstream's Add does not count either)."""
+        if self.observer is not None and queue != "gated":
+            self.observer.incoming(queue, event)
+        return queue
 
     def _place_new(self, info: QueuedPodInfo) -> QueueName:
         if self._gated(info):
@@ -129,7 +148,7 @@ class SchedulingQueue:
         info.pod = pod
         if queue == "gated":
             del self._where[pod.uid]
-            return self._place_new(info)
+            return self._incoming(self._place_new(info), "PodUpdate")
         if queue == "unschedulable":
             # An update to the pod itself may make it schedulable (kube: PodUpdate event).
             return self._move(info, "unschedulable", "PodUpdate").to
@@ -139,7 +158,10 @@ class SchedulingQueue:
         self._unschedulable.pop(uid, None)
         entry = self._where.pop(uid, None)
         self._in_flight.discard(uid)
-        return entry[1] if entry else None
+        if entry is None:
+            return None
+        self._forget_unschedulable(entry[0])
+        return entry[1]
 
     def __contains__(self, uid: str) -> bool:
         return uid in self._where or uid in self._in_flight
@@ -157,11 +179,19 @@ class SchedulingQueue:
             del self._where[uid]
             self._in_flight.add(uid)
             info = item.info
+            self._forget_unschedulable(info)
             info.attempts += 1
             if info.initial_attempt_timestamp is None:
                 info.initial_attempt_timestamp = self._clock()
             return info
         return None
+
+    def _forget_unschedulable(self, info: QueuedPodInfo) -> None:
+        """The plugins that rejected the pod stop counting: it is tried again (upstream's
+        Pop) or gone (upstream keeps counting a deleted pod; eventsched does not)."""
+        if self.observer is not None and info.unschedulable_plugins:
+            self.observer.unschedulable(info.unschedulable_plugins, info.pod.scheduler_name, -1)
+        info.unschedulable_plugins = set()
 
     def done(self, uid: str) -> None:
         """The pod's scheduling cycle ended with a reservation: it leaves the queue."""
@@ -187,15 +217,19 @@ class SchedulingQueue:
         uid = info.pod.uid
         self._in_flight.discard(uid)
         info.unschedulable_plugins = set(plugins)
+        if self.observer is not None and info.unschedulable_plugins:
+            self.observer.unschedulable(info.unschedulable_plugins, info.pod.scheduler_name, 1)
         info.timestamp = self._clock()
         moved = uid in self._move_requested_during
         self._move_requested_during.discard(uid)
         if info.errored or moved or not info.unschedulable_plugins:
             until = info.timestamp + self.backoff_duration(info.attempts)
             self._push_backoff(info, until)
+            self._incoming("backoff", "ScheduleAttemptFailure")
             return Move(info, "active", "backoff", "ScheduleAttemptFailure", until)
         self._where[uid] = (info, "unschedulable")
         self._unschedulable[uid] = info
+        self._incoming("unschedulable", "ScheduleAttemptFailure")
         return Move(info, "active", "unschedulable", "ScheduleAttemptFailure")
 
     def requeue_after_binding_failure(self, info: QueuedPodInfo) -> Move:
@@ -232,8 +266,10 @@ class SchedulingQueue:
         until = info.timestamp + self.backoff_duration(info.attempts)
         if until > self._clock():
             self._push_backoff(info, until)
+            self._incoming("backoff", label)
             return Move(info, source, "backoff", label, until)
         self._push_active(info)
+        self._incoming("active", label)
         return Move(info, source, "active", label)
 
     def flush(self) -> list[Move]:
@@ -246,6 +282,7 @@ class SchedulingQueue:
             if entry is None or entry[1] != "backoff":
                 continue
             self._push_active(entry[0])
+            self._incoming("active", "BackoffComplete")
             moves.append(Move(entry[0], "backoff", "active", "BackoffComplete"))
         for info in list(self._unschedulable.values()):
             if now - info.timestamp >= self.max_unschedulable:

@@ -64,6 +64,8 @@ class SchedulingCycle(EventHandlers):
     options: SchedulerOptions
     stats: Stats
     metrics: SchedulerMetrics | None
+    #: The queue's clock (QueuedPodInfo timestamps).
+    clock: Callable[[], float]
     digests: dict[str, str]
     inbox: stdqueue.SimpleQueue[ClusterChange | BindingDone]
     binder: ThreadPoolExecutor
@@ -120,6 +122,10 @@ class SchedulingCycle(EventHandlers):
             self._failed(fw, info, sink, err.status, err.status.message, ())
             return True
         self.next_start_index = result.next_start_index
+        if self.metrics is not None:
+            self.metrics.algorithm_duration.observe(
+                time.perf_counter() - self.attempt_began[pod.uid]
+            )
         self._reserve_and_permit(fw, state, info, sink, result.node)
         return True
 
@@ -208,6 +214,10 @@ class SchedulingCycle(EventHandlers):
             self.last_failure.pop(pod.uid, None)
             self.stats.bound += 1
             self._attempt_result(pod.uid, done.fw.name, "scheduled")
+            if self.metrics is not None:
+                first = done.info.initial_attempt_timestamp
+                since = None if first is None else self.clock() - first
+                self.metrics.pod_scheduled(done.info.attempts, since)
 
             def after() -> None:
                 done.fw.run_post_bind(done.state, pod, done.node)

@@ -85,6 +85,8 @@ class Scheduler(SchedulingCycle):
         if metrics is not None:
             for fw in self.frameworks.values():
                 fw.observe = metrics.observe_extension_point
+                fw.observe_permit_wait = metrics.permit_waited
+            metrics.watch_cache(self.view.cache.sizes)
         self.queue = self._new_queue()
         self.plugin_events = {}
         for fw in self.frameworks.values():
@@ -118,7 +120,7 @@ class Scheduler(SchedulingCycle):
                 "all profiles must use the same queueSort plugin (as kube-scheduler requires)"
             )
         first = next(iter(self.frameworks.values()))
-        return SchedulingQueue(
+        queue = SchedulingQueue(
             first.queue_less,
             pre_enqueue=self._pre_enqueue,
             clock=self.clock,
@@ -126,6 +128,8 @@ class Scheduler(SchedulingCycle):
             max_backoff=self.options.max_backoff,
             max_unschedulable=self.options.max_unschedulable,
         )
+        queue.observer = self.metrics
+        return queue
 
     # -- lifecycle --------------------------------------------------------------
 

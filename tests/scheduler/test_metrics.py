@@ -46,6 +46,21 @@ def test_attempts_pending_pods_extension_points_and_the_log(store: EventStore) -
     assert sample(metrics, duration, result="scheduled", profile="eventsched") == 2
     assert sample(metrics, "scheduler_pending_pods", queue="unschedulable") == 1
     assert sample(metrics, "scheduler_pending_pods", queue="active") == 0
+    incoming = "scheduler_queue_incoming_pods_total"
+    assert sample(metrics, incoming, queue="active", event="PodAdd") == 3
+    assert sample(metrics, incoming, queue="unschedulable", event="ScheduleAttemptFailure") == 1
+    unschedulable = "scheduler_unschedulable_pods"
+    assert sample(metrics, unschedulable, plugin="NodeResourcesFit", profile="eventsched") == 1
+    # The algorithm's latency is observed for the pods it found a node for; the attempts
+    # and the end-to-end latency (by attempts) for the pods bound.
+    assert sample(metrics, "scheduler_scheduling_algorithm_duration_seconds_count") == 2
+    assert sample(metrics, "scheduler_pod_scheduling_attempts_count") == 2
+    assert sample(metrics, "scheduler_pod_scheduling_attempts_sum") == 2
+    sli = "scheduler_pod_scheduling_sli_duration_seconds_count"
+    assert sample(metrics, sli, attempts="1") == 2
+    deprecated = "scheduler_pod_scheduling_duration_seconds_count"
+    assert sample(metrics, deprecated, attempts="1") == 2
+    assert sample(metrics, "scheduler_scheduler_cache_size", type="nodes") == 1
 
     points = "scheduler_framework_extension_point_duration_seconds_count"
     assert (
@@ -114,3 +129,36 @@ def test_each_preempting_post_filter_counts_a_preemption_attempt(store: EventSto
         "CapacityScheduling",
     ]
     assert _preemption_attempts(store, chart) == 2
+
+
+def test_unschedulable_pods_by_plugin_fall_when_the_pod_is_tried_again_or_deleted(
+    store: EventStore,
+) -> None:
+    """A pod counts under each plugin that rejected it until it leaves the unschedulable
+    pool: a node added wakes it (NodeAdd, into activeQ), and it binds."""
+    cluster = SimulatedCluster([node("small", cpu="1")], [pod("big", cpu="2")])
+    metrics = SchedulerMetrics()
+    scheduler = Scheduler(
+        store,
+        cluster,
+        [default_profile()],
+        in_tree_registry(),
+        SchedulerOptions(initial_backoff=0.01, max_backoff=0.01),
+        metrics=metrics,
+    )
+    scheduler.start()
+    scheduler.run(until_idle=True)
+    gauge = "scheduler_unschedulable_pods"
+    assert sample(metrics, gauge, plugin="NodeResourcesFit", profile="eventsched") == 1
+    cluster.add_node(node("large", cpu="4"))
+    scheduler.run(until_idle=True)
+    scheduler.stop()
+    assert {p.name: p.node_name for p in cluster.list_pods()} == {"big": "large"}
+    assert sample(metrics, gauge, plugin="NodeResourcesFit", profile="eventsched") == 0
+    incoming = "scheduler_queue_incoming_pods_total"
+    woken = sample(metrics, incoming, queue="active", event="NodeAdd") + sample(
+        metrics, incoming, queue="backoff", event="NodeAdd"
+    )
+    assert woken == 1
+    assert sample(metrics, "scheduler_pod_scheduling_attempts_sum") == 2
+    assert sample(metrics, "scheduler_pod_scheduling_sli_duration_seconds_count", attempts="2") == 1

@@ -7,6 +7,7 @@ into an Error status naming it, so one bad plugin never stops the loop.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
@@ -70,6 +71,9 @@ MAX_PERMIT_TIMEOUT = 15 * 60.0
 class Framework:
     #: Set by the scheduler to export extension-point latencies; None costs nothing.
     observe: ExtensionPointObserver | None = None
+    #: (status code label, seconds) of each WaitOnPermit that waited
+    #: (`scheduler_permit_wait_duration_seconds`); None costs nothing.
+    observe_permit_wait: Callable[[str, float], None] | None = None
 
     def __init__(self, profile: Profile, registry: Registry, handle: Handle) -> None:
         self.profile = profile
@@ -375,10 +379,14 @@ class Framework:
         waiting = self.handle.waiting_pods.get(pod.uid)
         if waiting is None:
             return Status()
+        started = time.perf_counter()
         try:
-            return waiting.wait()
+            status = waiting.wait()
         finally:
             self.handle.waiting_pods.remove(pod.uid)
+        if self.observe_permit_wait is not None:
+            self.observe_permit_wait(status.code.label, time.perf_counter() - started)
+        return status
 
     @timed("PreBind")
     def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:

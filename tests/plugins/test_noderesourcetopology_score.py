@@ -176,65 +176,22 @@ def four_cells(name: str, gpus: tuple[int, int, int, int]) -> Any:
 
 LEAST_NUMA = {"scoringStrategy": {"type": "LeastNUMANodes"}}
 CASES = [
-    # (upstream case, scope, containers, wanted per Node1..Node3)
-    (
-        "container scope, one container case 1",
-        "container",
-        [{"cpu": 2, "memory": "50Mi"}],
-        [94, 94, 94],
-    ),
-    (
-        "container scope, one container case 2",
-        "container",
-        [{"cpu": 4, "memory": "50Mi"}],
-        [94, 82, 94],
-    ),
-    (
-        "container scope, one container case 3",
-        "container",
-        [{"cpu": 6, "memory": "50Mi"}],
-        [82, 0, 94],
-    ),
-    (
-        "container scope, two containers case 1",
-        "container",
-        [{"cpu": 2, "memory": "50Mi"}, {"cpu": 2, "memory": "50Mi"}],
-        [94, 94, 94],
-    ),
-    (
-        "container scope, two containers case 2",
-        "container",
-        [{"cpu": 1, "memory": "50Mi"}, {"cpu": 3, "memory": "50Mi"}],
-        [94, 82, 94],
-    ),
-    (
-        "container scope, two containers case 3",
-        "container",
-        [{"cpu": 5, "memory": "50Mi"}, {"cpu": 3, "memory": "50Mi"}],
-        [82, 0, 94],
-    ),
-    (
-        "pod scope, two containers case 1",
-        "pod",
-        [{"cpu": 2, "memory": "50Mi"}, {"cpu": 2, "memory": "50Mi"}],
-        [94, 82, 82],
-    ),
-    (
-        "pod scope, two containers case 3",
-        "pod",
-        [{"cpu": 5, "memory": "50Mi"}, {"cpu": 3, "memory": "50Mi"}],
-        [82, 0, 82],
-    ),
+    # (upstream case, scope, cpu of each container (all with 50Mi), wanted per Node1..Node3)
+    ("container scope, one container case 1", "container", (2,), [94, 94, 94]),
+    ("container scope, one container case 2", "container", (4,), [94, 82, 94]),
+    ("container scope, one container case 3", "container", (6,), [82, 0, 94]),
+    ("container scope, two containers case 1", "container", (2, 2), [94, 94, 94]),
+    ("container scope, two containers case 2", "container", (1, 3), [94, 82, 94]),
+    ("container scope, two containers case 3", "container", (5, 3), [82, 0, 94]),
+    ("pod scope, two containers case 1", "pod", (2, 2), [94, 82, 82]),
+    ("pod scope, two containers case 3", "pod", (5, 3), [82, 0, 82]),
 ]
 
 
-@pytest.mark.parametrize(
-    ("case", "scope", "containers", "wanted"), CASES, ids=[c[0] for c in CASES]
-)
-def test_least_numa(
-    case: str, scope: str, containers: list[dict[str, Any]], wanted: list[int]
-) -> None:
+@pytest.mark.parametrize(("case", "scope", "cpus", "wanted"), CASES, ids=[c[0] for c in CASES])
+def test_least_numa(case: str, scope: str, cpus: tuple[int, ...], wanted: list[int]) -> None:
     # upstream: TestNodeResourceScorePluginLeastNUMA
+    containers = [{"cpu": cpu, "memory": "50Mi"} for cpu in cpus]
     assert score_all(equal_nodes(scope), pod(*containers), LEAST_NUMA) == wanted
 
 

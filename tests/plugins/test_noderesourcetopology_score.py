@@ -33,9 +33,8 @@ from tests.plugins.nrt import GPU, node_for, nrt, pod, score_all, table, zone
 MI = 2**20
 
 
-def three_nodes(policy: str = "single-numa-node", scope: str = "container") -> Any:
-    """Like upstream's defaultNUMANodes: three nodes of two equal cells each."""
-    cells = {"A": (8, "1000Mi"), "B": (4, "40Mi"), "C": (5, "50Mi")}
+def two_equal_cells(cells: dict[str, tuple[int, str]], policy: str, scope: str) -> Any:
+    """A node per name, each with two cells of the same (cpu, memory)."""
     pairs = []
     for name, (cpu, memory) in cells.items():
         topology = nrt(
@@ -47,6 +46,11 @@ def three_nodes(policy: str = "single-numa-node", scope: str = "container") -> A
         )
         pairs.append((node_for(topology), topology))
     return table(*pairs)
+
+
+def three_nodes(policy: str = "single-numa-node", scope: str = "container") -> Any:
+    """Like upstream's defaultNUMANodes: three nodes of two equal cells each."""
+    return two_equal_cells({"A": (8, "1000Mi"), "B": (4, "40Mi"), "C": (5, "50Mi")}, policy, scope)
 
 
 SMALL = {"cpu": 2, "memory": "10Mi"}
@@ -150,17 +154,7 @@ def test_go_arithmetic_helpers() -> None:
 def equal_nodes(scope: str) -> Any:
     """Upstream's defaultNUMANodes with a best-effort policy: no costs (255 everywhere)."""
     cells = {"Node1": (4, "500Mi"), "Node2": (2, "50Mi"), "Node3": (6, "60Mi")}
-    pairs = []
-    for name, (cpu, memory) in cells.items():
-        topology = nrt(
-            name,
-            zone(0, {"cpu": cpu, "memory": memory}),
-            zone(1, {"cpu": cpu, "memory": memory}),
-            policy="best-effort",
-            scope=scope,
-        )
-        pairs.append((node_for(topology), topology))
-    return table(*pairs)
+    return two_equal_cells(cells, "best-effort", scope)
 
 
 def four_cells(name: str, gpus: tuple[int, int, int, int]) -> Any:

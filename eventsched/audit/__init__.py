@@ -8,7 +8,8 @@ from eventsched.audit.explain import (
     explain_full,
     explain_pod,
 )
-from eventsched.audit.replay import Mismatch, ReplayReport, Selection, replay
+from eventsched.audit.replay import ReplayReport, Selection, replay
+from eventsched.audit.replayer import Mismatch
 
 __all__ = [
     "AttemptExplanation",

@@ -13,7 +13,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from eventsched.audit import ReplayReport, Selection, replay
-from eventsched.audit.replay import Bound, CounterfactualReport, PodOutcome, counterfactual
+from eventsched.audit.counterfactual import CounterfactualReport, PodOutcome, counterfactual
+from eventsched.audit.replay import Bound
 from eventsched.cli.commands import summary
 from eventsched.cli.database import open_store
 from eventsched.cli.progress import progress_bar

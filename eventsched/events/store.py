@@ -1,10 +1,8 @@
 """The event log: append batches atomically, read them back in order.
 
-Appends are on the scheduler's hot path, so one append is one transaction
-with a constant number of round trips whatever the batch size: lock,
-read the head, one executemany of the events, one batch row, commit.
-Everything that can fail without the database (kind, JSON, hashing input)
-is done before the lock is taken, so the lock is held only for I/O.
+`EventStore` opens the log and reads it (events, the hash chain,
+snapshots); appending, the scheduler's hot path, is its `Appender` half
+(append.py).
 
 Positions are gap-free in commit order: every append takes the same
 short lock (PostgreSQL: `LOCK TABLE event_batches IN EXCLUSIVE MODE`,
@@ -17,31 +15,21 @@ new event below P, which is what lets `read` page by position.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any
 
 import structlog
-from sqlalchemy import ColumnElement, Connection, Engine, delete, func, select, text
+from sqlalchemy import ColumnElement, Engine, delete, func, select, text
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-from eventsched.events import appendsql, partitions, retention
-from eventsched.events.canonical import dumps_normalized, normalize
-from eventsched.events.chain import (
-    GENESIS,
-    BatchRow,
-    ChainReport,
-    EventJSON,
-    batch_hash,
-    event_json_parts,
-    iso,
-    verify,
-)
+from eventsched.events import appendsql, retention
+from eventsched.events.append import Appender
+from eventsched.events.chain import GENESIS, BatchRow, ChainReport, verify
 from eventsched.events.engine import connection, create_engine, display_url, translate
-from eventsched.events.errors import AppendInDoubtError, EventStoreError
+from eventsched.events.errors import EventStoreError
 from eventsched.events.migrate import check_schema
-from eventsched.events.record import EventRecord, StoredEvent
+from eventsched.events.record import StoredEvent
 from eventsched.events.schema import EVENT_COLUMNS, event_batches, events, snapshots
 from eventsched.events.vocabulary import check_kind
 
@@ -57,44 +45,7 @@ _VERIFY_HEAD = text(
 )
 
 
-_TEXT_COLUMNS = ("scheduler", "instance", "attempt", "uid", "namespace", "name", "node", "plugin")
-_NULLABLE = frozenset(_TEXT_COLUMNS) - {"scheduler", "instance"}
-
-
-@dataclass(frozen=True, slots=True)
-class _Prepared:
-    """A record checked and serialized before the lock: what is left is formatting."""
-
-    record: EventRecord
-    data: Any
-    data_json: str
-    json: EventJSON
-
-
-class _StaleConnection(Exception):
-    """The pooled connection was dead before anything was written: safe to try once more."""
-
-
-class _NoPartition(Exception):
-    """PostgreSQL had no day partition for the batch's time: nothing was written."""
-
-    def __init__(self, recorded_at: datetime) -> None:
-        super().__init__(recorded_at)
-        self.recorded_at = recorded_at
-
-
-class _InDoubt(Exception):
-    """The connection was lost during COMMIT; carries what settles whether it committed."""
-
-    def __init__(self, batch: int, batch_hash: str, first: int, recorded_at: datetime) -> None:
-        super().__init__(batch, batch_hash)
-        self.batch = batch
-        self.batch_hash = batch_hash
-        self.first = first
-        self.recorded_at = recorded_at
-
-
-class EventStore:
+class EventStore(Appender):
     """The append-only log of every input and decision. Thread-safe; share one per process."""
 
     def __init__(self, engine: Engine) -> None:
@@ -146,55 +97,7 @@ class EventStore:
     def __repr__(self) -> str:
         return f"EventStore({self.url!r})"
 
-    # -- append -----------------------------------------------------------------
-
-    def append(self, records: Sequence[EventRecord]) -> list[int]:
-        """Append `records` as one batch, atomically; returns their positions.
-
-        Either every record is durable when this returns, or it raises
-        EventStoreError and none is. The one case it cannot tell is the
-        connection dying during COMMIT itself: it then raises
-        AppendInDoubtError, and `batch_committed` tells once the database
-        answers again.
-        """
-        if not records:
-            return []
-        prepared = [self._prepare(r) for r in records]
-        try:
-            first, _ = self._append_prepared(prepared)
-        except _InDoubt as doubt:
-            raise self._in_doubt(doubt, prepared) from doubt.__cause__
-        return list(range(first, first + len(records)))
-
-    def append_stored(self, records: Sequence[EventRecord]) -> list[StoredEvent]:
-        """Like `append`, returning the events exactly as `read` will give them back.
-
-        The scheduler folds these into its projections without reading
-        them again (`backoff` needs `recorded_at`).
-        """
-        if not records:
-            return []
-        prepared = [self._prepare(r) for r in records]
-        try:
-            first, recorded_at = self._append_prepared(prepared)
-        except _InDoubt as doubt:
-            raise self._in_doubt(doubt, prepared) from doubt.__cause__
-        return _stored(prepared, first, recorded_at)
-
-    def _in_doubt(self, doubt: _InDoubt, prepared: list[_Prepared]) -> AppendInDoubtError:
-        cause = doubt.__cause__ or doubt
-        reason = str(getattr(cause, "orig", None) or cause).strip().splitlines()[0]
-        log.warning(
-            "the connection to the event log was lost during COMMIT; the batch may be in the log",
-            batch=doubt.batch,
-            events=len(prepared),
-            url=self.url,
-        )
-        error = AppendInDoubtError(
-            self.url, f"connection lost during COMMIT: {reason}", doubt.batch, doubt.batch_hash
-        )
-        error.stored = _stored(prepared, doubt.first, doubt.recorded_at)
-        return error
+    # -- append (appending itself is Appender's, append.py) -----------------------
 
     def batch_committed(self, batch: int, batch_hash: str) -> bool:
         """Whether batch number `batch` is in the log with this hash: settles an AppendInDoubtError.
@@ -205,202 +108,6 @@ class EventStore:
         t = event_batches.c
         stmt = select(t.batch).where(t.batch == batch, t.hash == batch_hash)
         return bool(self._fetch(stmt, "checking whether an append was committed"))
-
-    def _prepare(self, record: EventRecord) -> _Prepared:
-        """Check and serialize one record; all of it happens before the append lock."""
-        try:
-            check_kind(record.kind)
-        except ValueError as exc:
-            raise EventStoreError(f"cannot append to the event log: {exc}") from exc
-        for column in _TEXT_COLUMNS:
-            value = getattr(record, column)
-            if type(value) is str or (value is None and column in _NULLABLE):
-                continue
-            if not isinstance(value, str):
-                raise EventStoreError(
-                    f"cannot append a {record.kind} event: {column} must be text, "
-                    f"not {type(value).__name__} ({value!r})"
-                )
-        if not isinstance(record.data, Mapping):
-            raise EventStoreError(
-                f"cannot append a {record.kind} event: data must be a JSON object, "
-                f"not {type(record.data).__name__}"
-            )
-        if record.data_json is not None:
-            return self._prepared(record, record.data, record.data_json)
-        try:
-            data = normalize(record.data)
-            data_json = dumps_normalized(data)
-        except (TypeError, ValueError) as exc:
-            raise EventStoreError(
-                f"cannot append a {record.kind} event: its data is not JSON: {exc}"
-            ) from exc
-        return self._prepared(record, data, data_json)
-
-    @staticmethod
-    def _prepared(record: EventRecord, data: Any, data_json: str) -> _Prepared:
-        parts = event_json_parts(
-            kind=record.kind,
-            scheduler=record.scheduler,
-            instance=record.instance,
-            attempt=record.attempt,
-            uid=record.uid,
-            namespace=record.namespace,
-            name=record.name,
-            node=record.node,
-            plugin=record.plugin,
-            data_json=data_json,
-        )
-        return _Prepared(record, data, data_json, parts)
-
-    def _append_prepared(self, prepared: list[_Prepared]) -> tuple[int, datetime]:
-        try:
-            return self._write(prepared)
-        except _NoPartition as missing:
-            # Partitions are made ahead (`ensure_partitions`); this is the last resort.
-            self._create_partition(partitions.partition_for(missing.recorded_at))
-            return self._write(prepared)
-        except _StaleConnection:
-            # The pool handed out a connection the server had closed (restart,
-            # failover); the pool is now invalidated and nothing was written.
-            log.warning("event log connection was stale; retrying the append once", url=self.url)
-            try:
-                return self._write(prepared)
-            except _StaleConnection as exc:
-                raise translate(
-                    exc.__cause__ or exc, self.url, "appending to the event log"
-                ) from exc
-
-    def _write(self, prepared: list[_Prepared]) -> tuple[int, datetime]:
-        doing = f"appending {len(prepared)} events"
-        sql = self._sql
-        with connection(self.engine) as conn:
-            alive = False
-            committing: tuple[int, str, int, datetime] | None = None
-            try:
-                with conn.begin():  # SQLite: BEGIN IMMEDIATE, the write lock
-                    if sql.lock is not None:
-                        conn.exec_driver_sql(sql.lock)
-                    head = conn.exec_driver_sql(sql.head).first()
-                    alive = True
-                    first, recorded_at, last_batch, prev_hash = self._next(head)
-                    hashed = self._insert(conn, prepared, first, recorded_at, last_batch, prev_hash)
-                    # Leaving the block commits; a connection lost from here on may have
-                    # committed (the server got COMMIT, its answer was lost) or not.
-                    committing = (last_batch + 1, hashed, first, recorded_at)
-            except DBAPIError as exc:
-                if partitions.is_missing_partition(exc):
-                    raise _NoPartition(recorded_at) from exc
-                if exc.connection_invalidated and not alive:
-                    raise _StaleConnection from exc
-                if exc.connection_invalidated and committing is not None:
-                    raise _InDoubt(*committing) from exc
-                raise translate(exc, self.url, doing) from exc
-            except SQLAlchemyError as exc:
-                raise translate(exc, self.url, doing) from exc
-        return first, recorded_at
-
-    def _insert(
-        self,
-        conn: Connection,
-        prepared: list[_Prepared],
-        first: int,
-        recorded_at: datetime,
-        last_batch: int,
-        prev_hash: str,
-    ) -> str:
-        """Insert the events and their batch row after the head; returns the batch's hash."""
-        sql = self._sql
-        rows, jsons = _rows(prepared, first, recorded_at, sql.timestamp)
-        conn.exec_driver_sql(sql.insert_events, rows)
-        hashed = batch_hash(prev_hash, jsons)
-        conn.exec_driver_sql(
-            sql.insert_batch,
-            (
-                last_batch + 1,
-                first,
-                first + len(rows) - 1,
-                sql.timestamp(recorded_at),
-                prev_hash,
-                hashed,
-            ),
-        )
-        return hashed
-
-    def append_locked(self, conn: Connection, records: Sequence[EventRecord]) -> list[StoredEvent]:
-        """Append `records` as one batch inside the caller's transaction on `conn`.
-
-        For maintenance that must be recorded atomically with what it does
-        (`db prune`): takes the append lock, so other appends wait until the
-        caller commits or rolls back.
-        """
-        prepared = [self._prepare(r) for r in records]
-        if self._sql.lock is not None:
-            conn.exec_driver_sql(self._sql.lock)
-        first, recorded_at, last_batch, prev_hash = self._next(
-            conn.exec_driver_sql(self._sql.head).first()
-        )
-        self._insert(conn, prepared, first, recorded_at, last_batch, prev_hash)
-        return _stored(prepared, first, recorded_at)
-
-    def _next(self, head: Sequence[Any] | None) -> tuple[int, datetime, int, str]:
-        """(first position, time, last batch, prev hash) of the batch that follows `head`.
-
-        The time never goes back along positions: a clock stepped back (NTP,
-        another writer's skewed clock) records the head's time instead. Time
-        order is then position order, which is what lets retention drop the
-        log's oldest time partitions without leaving a gap in positions.
-        """
-        now = self.clock()
-        if head is None:
-            return 1, now, 0, GENESIS
-        last_batch, last_position, prev_hash, head_time = head
-        return (
-            last_position + 1,
-            max(now, self._sql.read_timestamp(head_time)),
-            last_batch,
-            prev_hash,
-        )
-
-    # -- partitions (PostgreSQL) ----------------------------------------------------
-
-    def ensure_partitions(self, days_ahead: int = partitions.DAYS_AHEAD) -> bool:
-        """Make the day partitions from today to `days_ahead` days on; True when all exist.
-
-        Called at start and with every snapshot, so appends find their day
-        made. Making one waits at most `partitions.LOCK_TIMEOUT` for readers;
-        on a timeout it is left for the next call (and logged), never raised.
-        """
-        if self.engine.dialect.name != "postgresql":
-            return True
-        now = self.clock()
-        try:
-            with connection(self.engine) as conn:
-                with conn.begin():
-                    if not partitions.is_partitioned(conn):
-                        return True
-                    have = {p.name for p in partitions.existing(conn)}
-                wanted = partitions.days(now, now + timedelta(days=days_ahead))
-                for partition in wanted:
-                    if partition.name not in have:
-                        with conn.begin():
-                            partitions.create(conn, partition)
-                        log.info("event log partition created", partition=partition.name)
-        except SQLAlchemyError as exc:
-            log.warning(
-                "could not create the event log's next partitions; will try again",
-                error=str(getattr(exc, "orig", exc)).strip(),
-            )
-            return False
-        return True
-
-    def _create_partition(self, partition: partitions.Partition) -> None:
-        try:
-            with connection(self.engine) as conn, conn.begin():
-                partitions.create(conn, partition)
-        except SQLAlchemyError as exc:
-            raise translate(exc, self.url, f"creating partition {partition.name}") from exc
-        log.warning("event log partition created on demand", partition=partition.name)
 
     # -- read -------------------------------------------------------------------
 
@@ -596,61 +303,6 @@ class EventStore:
         if not rows:
             return None
         return int(rows[0][0]), dict(rows[0][1])
-
-
-def _stored(prepared: list[_Prepared], first: int, recorded_at: datetime) -> list[StoredEvent]:
-    """The events of one batch exactly as `read` will give them back."""
-    return [
-        StoredEvent(
-            position=first + i,
-            recorded_at=recorded_at,
-            kind=p.record.kind,
-            scheduler=p.record.scheduler,
-            instance=p.record.instance,
-            attempt=p.record.attempt,
-            uid=p.record.uid,
-            namespace=p.record.namespace,
-            name=p.record.name,
-            node=p.record.node,
-            plugin=p.record.plugin,
-            data=p.data,
-            data_json=p.data_json,
-        )
-        for i, p in enumerate(prepared)
-    ]
-
-
-def _rows(
-    prepared: list[_Prepared],
-    first: int,
-    recorded_at: datetime,
-    timestamp: Callable[[datetime], Any],
-) -> tuple[list[tuple[Any, ...]], list[str]]:
-    """Insert parameters (in appendsql's column order) and the hash input of each event."""
-    stamp = timestamp(recorded_at)
-    when = iso(recorded_at)
-    rows: list[tuple[Any, ...]] = []
-    jsons: list[str] = []
-    for position, p in enumerate(prepared, start=first):
-        r = p.record
-        rows.append(
-            (
-                position,
-                stamp,
-                r.scheduler,
-                r.instance,
-                r.attempt,
-                r.kind,
-                r.uid,
-                r.namespace,
-                r.name,
-                r.node,
-                r.plugin,
-                p.data_json,
-            )
-        )
-        jsons.append(p.json.render(position, when))
-    return rows, jsons
 
 
 def _to_event(row: Sequence[Any]) -> StoredEvent:

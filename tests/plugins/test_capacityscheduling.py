@@ -220,6 +220,13 @@ def _state(quotas: dict[str, tuple[int, int, int]], request: int = 10) -> PreFil
 
 
 UNRESOLVABLE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("node(s) had untolerated taint",))
+#: Upstream's preemptor after its first case: t1-p1, nominated to node-a.
+NOMINATED = pod("t1-p1", "ns1", 10, priority=100, nominated="node-a")
+
+
+def terminating(ns: str, memory: int = 0) -> Pod:
+    """Upstream's t1-p0 being deleted: a lower-priority pod on the node."""
+    return pod("t1-p0", ns, memory, priority=50, terminating=True)
 
 
 @pytest.mark.parametrize(
@@ -234,45 +241,21 @@ UNRESOLVABLE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("node(s) had untoler
             False,
         ),
         # "Pod with unschedulableAndUnresolvable nominated node"
-        (
-            pod("t1-p1", "ns1", 10, priority=100, nominated="node-a"),
-            [pod("t1-p0", "ns1", 50, priority=50, terminating=True)],
-            UNRESOLVABLE,
-            {"ns1": (50, 150, 0)},
-            True,
-        ),
+        (NOMINATED, [terminating("ns1", 50)], UNRESOLVABLE, {"ns1": (50, 150, 0)}, True),
         # "Pod with terminating pod in the same namespace"
-        (
-            pod("t1-p1", "ns1", 10, priority=100, nominated="node-a"),
-            [pod("t1-p0", "ns1", 0, priority=50, terminating=True)],
-            None,
-            {"ns1": (50, 150, 0)},
-            False,
-        ),
+        (NOMINATED, [terminating("ns1")], None, {"ns1": (50, 150, 0)}, False),
         # "Pod with terminating pod in another namespace" (ns2 over its min)
         (
-            pod("t1-p1", "ns1", 10, priority=100, nominated="node-a"),
-            [pod("t1-p0", "ns2", 0, priority=50, terminating=True)],
+            NOMINATED,
+            [terminating("ns2")],
             None,
             {"ns1": (50, 150, 0), "ns2": (50, 150, 100)},
             False,
         ),
         # "Pod without elasticQuotas and terminating pod exists in the same namespace"
-        (
-            pod("t1-p1", "ns1", 10, priority=100, nominated="node-a"),
-            [pod("t1-p0", "ns2", 0, priority=50, terminating=True)],
-            None,
-            {},
-            False,
-        ),
+        (NOMINATED, [terminating("ns2")], None, {}, False),
         # "Pod without ElasticQuotas and terminating pod exists in another namespace"
-        (
-            pod("t1-p1", "ns1", 10, priority=100, nominated="node-a"),
-            [pod("t1-p0", "ns2", 0, priority=50, terminating=True)],
-            None,
-            {"ns2": (50, 150, 100)},
-            True,
-        ),
+        (NOMINATED, [terminating("ns2")], None, {"ns2": (50, 150, 100)}, True),
     ],
 )
 def test_pod_eligible_to_preempt_others(

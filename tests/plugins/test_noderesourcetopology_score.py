@@ -33,9 +33,8 @@ from tests.plugins.nrt import GPU, node_for, nrt, pod, score_all, table, zone
 MI = 2**20
 
 
-def three_nodes(policy: str = "single-numa-node", scope: str = "container") -> Any:
-    """Like upstream's defaultNUMANodes: three nodes of two equal cells each."""
-    cells = {"A": (8, "1000Mi"), "B": (4, "40Mi"), "C": (5, "50Mi")}
+def two_equal_cells(cells: dict[str, tuple[int, str]], policy: str, scope: str) -> Any:
+    """A node per name, each with two cells of the same (cpu, memory)."""
     pairs = []
     for name, (cpu, memory) in cells.items():
         topology = nrt(
@@ -47,6 +46,11 @@ def three_nodes(policy: str = "single-numa-node", scope: str = "container") -> A
         )
         pairs.append((node_for(topology), topology))
     return table(*pairs)
+
+
+def three_nodes(policy: str = "single-numa-node", scope: str = "container") -> Any:
+    """Like upstream's defaultNUMANodes: three nodes of two equal cells each."""
+    return two_equal_cells({"A": (8, "1000Mi"), "B": (4, "40Mi"), "C": (5, "50Mi")}, policy, scope)
 
 
 SMALL = {"cpu": 2, "memory": "10Mi"}
@@ -150,17 +154,7 @@ def test_go_arithmetic_helpers() -> None:
 def equal_nodes(scope: str) -> Any:
     """Upstream's defaultNUMANodes with a best-effort policy: no costs (255 everywhere)."""
     cells = {"Node1": (4, "500Mi"), "Node2": (2, "50Mi"), "Node3": (6, "60Mi")}
-    pairs = []
-    for name, (cpu, memory) in cells.items():
-        topology = nrt(
-            name,
-            zone(0, {"cpu": cpu, "memory": memory}),
-            zone(1, {"cpu": cpu, "memory": memory}),
-            policy="best-effort",
-            scope=scope,
-        )
-        pairs.append((node_for(topology), topology))
-    return table(*pairs)
+    return two_equal_cells(cells, "best-effort", scope)
 
 
 def four_cells(name: str, gpus: tuple[int, int, int, int]) -> Any:
@@ -176,65 +170,22 @@ def four_cells(name: str, gpus: tuple[int, int, int, int]) -> Any:
 
 LEAST_NUMA = {"scoringStrategy": {"type": "LeastNUMANodes"}}
 CASES = [
-    # (upstream case, scope, containers, wanted per Node1..Node3)
-    (
-        "container scope, one container case 1",
-        "container",
-        [{"cpu": 2, "memory": "50Mi"}],
-        [94, 94, 94],
-    ),
-    (
-        "container scope, one container case 2",
-        "container",
-        [{"cpu": 4, "memory": "50Mi"}],
-        [94, 82, 94],
-    ),
-    (
-        "container scope, one container case 3",
-        "container",
-        [{"cpu": 6, "memory": "50Mi"}],
-        [82, 0, 94],
-    ),
-    (
-        "container scope, two containers case 1",
-        "container",
-        [{"cpu": 2, "memory": "50Mi"}, {"cpu": 2, "memory": "50Mi"}],
-        [94, 94, 94],
-    ),
-    (
-        "container scope, two containers case 2",
-        "container",
-        [{"cpu": 1, "memory": "50Mi"}, {"cpu": 3, "memory": "50Mi"}],
-        [94, 82, 94],
-    ),
-    (
-        "container scope, two containers case 3",
-        "container",
-        [{"cpu": 5, "memory": "50Mi"}, {"cpu": 3, "memory": "50Mi"}],
-        [82, 0, 94],
-    ),
-    (
-        "pod scope, two containers case 1",
-        "pod",
-        [{"cpu": 2, "memory": "50Mi"}, {"cpu": 2, "memory": "50Mi"}],
-        [94, 82, 82],
-    ),
-    (
-        "pod scope, two containers case 3",
-        "pod",
-        [{"cpu": 5, "memory": "50Mi"}, {"cpu": 3, "memory": "50Mi"}],
-        [82, 0, 82],
-    ),
+    # (upstream case, scope, cpu of each container (all with 50Mi), wanted per Node1..Node3)
+    ("container scope, one container case 1", "container", (2,), [94, 94, 94]),
+    ("container scope, one container case 2", "container", (4,), [94, 82, 94]),
+    ("container scope, one container case 3", "container", (6,), [82, 0, 94]),
+    ("container scope, two containers case 1", "container", (2, 2), [94, 94, 94]),
+    ("container scope, two containers case 2", "container", (1, 3), [94, 82, 94]),
+    ("container scope, two containers case 3", "container", (5, 3), [82, 0, 94]),
+    ("pod scope, two containers case 1", "pod", (2, 2), [94, 82, 82]),
+    ("pod scope, two containers case 3", "pod", (5, 3), [82, 0, 82]),
 ]
 
 
-@pytest.mark.parametrize(
-    ("case", "scope", "containers", "wanted"), CASES, ids=[c[0] for c in CASES]
-)
-def test_least_numa(
-    case: str, scope: str, containers: list[dict[str, Any]], wanted: list[int]
-) -> None:
+@pytest.mark.parametrize(("case", "scope", "cpus", "wanted"), CASES, ids=[c[0] for c in CASES])
+def test_least_numa(case: str, scope: str, cpus: tuple[int, ...], wanted: list[int]) -> None:
     # upstream: TestNodeResourceScorePluginLeastNUMA
+    containers = [{"cpu": cpu, "memory": "50Mi"} for cpu in cpus]
     assert score_all(equal_nodes(scope), pod(*containers), LEAST_NUMA) == wanted
 
 

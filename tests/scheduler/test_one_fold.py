@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from eventsched.audit.base import from_base
-from eventsched.audit.replay import Replayer, counterfactual
+from eventsched.audit.counterfactual import counterfactual
+from eventsched.audit.replayer import Replayer
 from eventsched.audit.retention import prune
 from eventsched.cluster import SimulatedCluster
 from eventsched.config import default_profile

@@ -22,7 +22,8 @@ from dataclasses import replace
 from typing import Any
 
 from eventsched.audit.base import from_base
-from eventsched.audit.replay import Replayer, replay
+from eventsched.audit.replay import replay
+from eventsched.audit.replayer import Replayer
 from eventsched.cluster import SimulatedCluster
 from eventsched.config import default_profile
 from eventsched.events import EventStore

@@ -125,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
             ClientConnection(kubeconfig=cc.kubeconfig, qps=cc.qps, burst=cc.burst),
             pool_size=SchedulerOptions().binder_workers + 12,
             custom_kinds=full_registry().custom_kinds(profile.plugin_names()),
+            observer=metrics.api_request,
         )
         scheduler = ExtenderScheduler(
             store,

@@ -187,6 +187,7 @@ class Runner:
             custom_kinds=self.registry.custom_kinds(
                 name for profile in self.config.profiles for name in profile.plugin_names()
             ),
+            observer=self.metrics.api_request,
         )
         scheduler = Scheduler(
             self.store,

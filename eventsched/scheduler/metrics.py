@@ -13,10 +13,21 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    ProcessCollector,
+    disable_created_metrics,
+)
 from prometheus_client.utils import INF
 
 from eventsched.model.cache import CacheSizes
+
+# kube-scheduler's counters and histograms have no `*_created` series; without them the
+# scrape holds the same series as kube-scheduler's (process-wide, as prometheus_client has it).
+disable_created_metrics()
 
 
 def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
@@ -130,6 +141,22 @@ class SchedulerMetrics:
             buckets=exponential_buckets(1, 2, 7),
             registry=r,
         )
+        # client-go's rest_client metrics, for the API client (cluster/kube/rest.py).
+        self._api_requests: dict[tuple[str, str, str], Any] = {}
+        self._api_durations: dict[tuple[str, str], Any] = {}
+        self.rest_client_requests = Counter(
+            "rest_client_requests_total",
+            "[ALPHA] Number of HTTP requests, partitioned by status code, method, and host.",
+            ["code", "method", "host"],
+            registry=r,
+        )
+        self.rest_client_request_duration = Histogram(
+            "rest_client_request_duration_seconds",
+            "[ALPHA] Request latency in seconds. Broken down by verb, and host.",
+            ["verb", "host"],
+            buckets=(0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0, INF),
+            registry=r,
+        )
         self.log_append_duration = Histogram(
             "eventsched_log_append_duration_seconds",
             "Time to append one batch of events to the event log, commit included.",
@@ -193,6 +220,23 @@ class SchedulerMetrics:
     def unschedulable(self, plugins: Iterable[str], profile: str, delta: int) -> None:
         for plugin in plugins:
             self.unschedulable_pods.labels(plugin, profile).inc(delta)
+
+    def api_request(self, host: str, method: str, code: str, seconds: float | None) -> None:
+        """One API request (cluster/kube/rest.py's RequestObserver); `seconds` is None for
+        a watch, which client-go counts but does not time. On the binder threads too."""
+        key = (code, method, host)
+        counter = self._api_requests.get(key)
+        if counter is None:
+            counter = self._api_requests[key] = self.rest_client_requests.labels(*key)
+        counter.inc()
+        if seconds is None:
+            return
+        timed = self._api_durations.get((method, host))
+        if timed is None:
+            timed = self._api_durations[(method, host)] = self.rest_client_request_duration.labels(
+                method, host
+            )
+        timed.observe(seconds)
 
     def permit_waited(self, result: str, seconds: float) -> None:
         self.permit_wait_duration.labels(result).observe(seconds)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -278,6 +279,15 @@ def test_run_binds_pods_serves_probes_and_a_crash_mid_run_binds_nothing_twice(
         assert (
             'scheduler_schedule_attempts_total{profile="eventsched",result="scheduled"}' in metrics
         )
+        # client-go's metrics for the API client: the Bindings (POST, 201), counted and timed.
+        host = r'host="[^"]+"'
+        assert re.search(
+            rf'rest_client_requests_total{{code="201",{host},method="POST"}} [1-9]', metrics
+        )
+        assert re.search(
+            rf'rest_client_request_duration_seconds_count{{{host},verb="POST"}} [1-9]', metrics
+        )
+        assert 'scheduler_scheduler_cache_size{type="nodes"} 2.0' in metrics
         assert get(port, "/readyz?verbose")[1].splitlines()[-1] == "readyz check passed"
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(20) == 0

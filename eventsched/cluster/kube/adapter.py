@@ -25,7 +25,7 @@ from eventsched.cluster.kube.convert import to_node, to_object, to_pod
 from eventsched.cluster.kube.informer import DELETED, Informer, ListWatchError
 from eventsched.cluster.kube.preemption import Evictions
 from eventsched.cluster.kube.recorder import Recorder, pod_reference
-from eventsched.cluster.kube.rest import Rest, TransportError, resource_path
+from eventsched.cluster.kube.rest import RequestObserver, Rest, TransportError, resource_path
 from eventsched.cluster.kube.volumes import VolumeRequests
 from eventsched.model import Node, Pod
 from eventsched.model.changes import BindOutcome, ChangeType, ClusterChange
@@ -81,11 +81,14 @@ class KubeCluster:
         connection: ClientConnection | None = None,
         pool_size: int = 32,
         custom_kinds: Collection[str] = (),
+        observer: RequestObserver | None = None,
     ) -> None:
         """`pool_size`: keep-alive connections, at least the binder and recorder pools' threads;
-        `custom_kinds`: the custom resources (CUSTOM_RESOURCES) to watch as well."""
+        `custom_kinds`: the custom resources (CUSTOM_RESOURCES) to watch as well;
+        `observer`: told of every request (the rest_client metrics)."""
         connection = connection or ClientConnection()
         self._rest = Rest(api.configuration, pool_size)
+        self._rest.observer = observer
         self._schedulers = frozenset(scheduler_names)
         self._limiter = rate_limiter(connection)
         self._on_change: OnChange | None = None

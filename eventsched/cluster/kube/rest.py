@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -47,6 +47,12 @@ _RETRIES = urllib3.Retry(total=2, connect=2, read=0, status=0, other=0, redirect
 AUTH_REFRESH = 60.0
 
 _insecure_warned = threading.Lock()
+
+
+#: (host, method, code, seconds) of each request, as client-go's rest_client metrics
+#: count them: `code` is the HTTP status or "<error>" when none came back; `seconds` is
+#: None for a watch (client-go times requests, not watches).
+RequestObserver = Callable[[str, str, str, float | None], None]
 
 
 class TransportError(Exception):
@@ -89,6 +95,9 @@ class Rest:
         self._auth: dict[str, str] = {}
         self._auth_until = 0.0
         self._auth_lock = threading.Lock()
+        #: Set by whoever exports the API client's metrics; None costs nothing.
+        self.observer: RequestObserver | None = None
+        self._netloc = str(urllib3.util.parse_url(self._host).netloc or "")
         if not configuration.verify_ssl:
             _warn_insecure(self._host)
 
@@ -122,6 +131,10 @@ class Rest:
     def _expire_credentials(self) -> None:
         self._auth_until = 0.0
 
+    def _observe(self, method: str, code: str, seconds: float | None) -> None:
+        if self.observer is not None:
+            self.observer(self._netloc, method, code, seconds)
+
     def url(self, path: str, query: Mapping[str, str] | None = None) -> str:
         """What the pool is asked for: the path (after any prefix of the host) and query."""
         return f"{self._prefix}{path}?{urlencode(query)}" if query else f"{self._prefix}{path}"
@@ -137,6 +150,7 @@ class Rest:
     ) -> Answer:
         """One request; the answer is read whole and the connection goes back to the pool."""
         payload = None if body is None else orjson.dumps(body)
+        started = time.perf_counter()
         try:
             response = self._pool.urlopen(
                 method,
@@ -148,7 +162,9 @@ class Rest:
                 preload_content=True,
             )
         except (urllib3.exceptions.HTTPError, OSError) as exc:
+            self._observe(method, "<error>", time.perf_counter() - started)
             raise TransportError(_reason(exc)) from exc
+        self._observe(method, str(response.status), time.perf_counter() - started)
         if response.status == 401:
             self._expire_credentials()  # a rotated token: ask the configuration again next time
         data = response.data
@@ -176,7 +192,9 @@ class Rest:
                 preload_content=False,
             )
         except (urllib3.exceptions.HTTPError, OSError) as exc:
+            self._observe("GET", "<error>", None)
             raise TransportError(_reason(exc)) from exc
+        self._observe("GET", str(response.status), None)
         complete = False
         try:
             if on_open is not None:

@@ -166,7 +166,13 @@ class Runner:
             resource_name=le.resource_name,
             resource_namespace=le.resource_namespace,
         )
-        self.elector = LeaderElector(self.api, settings, self.identity, on_lost=self._lease_lost)
+        self.elector = LeaderElector(
+            self.api,
+            settings,
+            self.identity,
+            on_lost=self._lease_lost,
+            on_status=self.metrics.leader_status,
+        )
         self.state.role = "standby"
         self.elector.start()
         return self.elector.wait_leading(self.stop)

@@ -157,6 +157,15 @@ class SchedulerMetrics:
             buckets=(0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0, INF),
             registry=r,
         )
+        # client-go's leader election metric (cluster/kube/election.py).
+        self.leader_election_master_status = Gauge(
+            "leader_election_master_status",
+            "[ALPHA] Gauge of if the reporting system is master of the relevant lease, 0 "
+            "indicates backup, 1 indicates master. 'name' is the string used to identify the "
+            "lease. Please make sure to group by name.",
+            ["name"],
+            registry=r,
+        )
         self.log_append_duration = Histogram(
             "eventsched_log_append_duration_seconds",
             "Time to append one batch of events to the event log, commit included.",
@@ -237,6 +246,9 @@ class SchedulerMetrics:
                 method, host
             )
         timed.observe(seconds)
+
+    def leader_status(self, lease: str, leading: bool) -> None:
+        self.leader_election_master_status.labels(lease).set(1 if leading else 0)
 
     def permit_waited(self, result: str, seconds: float) -> None:
         self.permit_wait_duration.labels(result).observe(seconds)

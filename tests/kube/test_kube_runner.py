@@ -93,6 +93,9 @@ def test_only_the_lease_holder_schedules_and_a_standby_takes_over(
     assert all(ok for _, ok, _ in second.runner.readiness())  # a standby is ready
     lease = kube_server.get("leases", "eventsched", "eventsched")
     assert lease["spec"]["holderIdentity"] == "replica-1"
+    master = "leader_election_master_status"
+    assert first.runner.metrics.registry.get_sample_value(master, {"name": "eventsched"}) == 1
+    assert second.runner.metrics.registry.get_sample_value(master, {"name": "eventsched"}) == 0
 
     assert first.stop() == 0
     kube_server.create(pod("p2"))
@@ -102,6 +105,7 @@ def test_only_the_lease_holder_schedules_and_a_standby_takes_over(
     assert kube_server.get("leases", "eventsched", "eventsched")["spec"]["holderIdentity"] == (
         "replica-2"
     )
+    assert second.runner.metrics.registry.get_sample_value(master, {"name": "eventsched"}) == 1
     assert second.stop() == 0
     bound_once(store, ["p1", "p2"])
     if isinstance(kube_server, EmulatedApiServer):

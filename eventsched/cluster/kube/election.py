@@ -160,7 +160,10 @@ class LeaderElector:
         settings: LeaseSettings,
         identity: str | None = None,
         on_lost: Callable[[], None] | None = None,
+        on_status: Callable[[str, bool], None] | None = None,
     ) -> None:
+        """`on_status(lease name, leading)`: told at start (not leading) and whenever
+        this candidate starts or stops leading (client-go's leader_election_master_status)."""
         problems = settings.problems()
         if problems:
             raise ValueError("; ".join(f"{field}: {problem}" for field, problem in problems))
@@ -169,6 +172,7 @@ class LeaderElector:
         self.leading = threading.Event()
         self.lost = threading.Event()
         self._on_lost = on_lost
+        self._on_status = on_status
         lock = _ReleasableLeaseLock(
             settings.resource_name, settings.resource_namespace, self.identity
         )
@@ -187,13 +191,18 @@ class LeaderElector:
         # The library logs through `logging`; keep its per-retry chatter out of our logs.
         logging.getLogger("leaderelection").setLevel(logging.WARNING)
 
+    @property
+    def lease(self) -> str:
+        return f"{self.settings.resource_namespace}/{self.settings.resource_name}"
+
     def start(self) -> None:
-        log.info(
-            "attempting to acquire leader lease",
-            lease=f"{self.settings.resource_namespace}/{self.settings.resource_name}",
-            identity=self.identity,
-        )
+        log.info("attempting to acquire leader lease", lease=self.lease, identity=self.identity)
+        self._status(False)
         self._thread.start()
+
+    def _status(self, leading: bool) -> None:
+        if self._on_status is not None:
+            self._on_status(self.settings.resource_name, leading)
 
     def wait_leading(self, stop: threading.Event) -> bool:
         """Block until this candidate leads (True) or `stop` is set (False)."""
@@ -214,6 +223,7 @@ class LeaderElector:
         if not self.leading.is_set():
             return
         self.leading.clear()
+        self._status(False)
         try:
             lease = lock.api_instance.read_namespaced_lease(lock.name, lock.namespace)
             if lease.spec is None or lease.spec.holder_identity != self.identity:
@@ -234,8 +244,9 @@ class LeaderElector:
             self._stopped()
 
     def _started(self) -> None:
-        log.info("successfully acquired lease", identity=self.identity)
+        log.info("successfully acquired lease", lease=self.lease, identity=self.identity)
         self.leading.set()
+        self._status(True)
 
     def _stopped(self) -> None:
         if self.lost.is_set() or self._lock.released:
@@ -243,6 +254,9 @@ class LeaderElector:
         was_leading = self.leading.is_set()
         self.leading.clear()
         self.lost.set()
-        log.error("leaderelection lost", identity=self.identity, was_leading=was_leading)
+        self._status(False)
+        log.error(
+            "leaderelection lost", lease=self.lease, identity=self.identity, was_leading=was_leading
+        )
         if self._on_lost is not None:
             self._on_lost()

@@ -2,8 +2,13 @@
 #   docker build -t REGISTRY/eventsched:0.1.0 .
 # The manifests in deploy/ run it as uid 65532 with a read-only root filesystem.
 
+# The base: any image with Python 3.11+ and pip on PATH, groupadd and useradd.
+# tests/image builds this file with --build-arg BASE=<a local Debian bookworm
+# stand-in>, where no registry can be reached.
+ARG BASE=python:3.11-slim
+
 # -- build: a wheel from this checkout ------------------------------------------
-FROM python:3.11-slim AS build
+FROM ${BASE} AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
 # The wheel force-includes migrations/ and benchmarks/ (see pyproject.toml), so
@@ -12,7 +17,7 @@ COPY . .
 RUN pip wheel --no-deps --wheel-dir /dist .
 
 # -- runtime ---------------------------------------------------------------------
-FROM python:3.11-slim
+FROM ${BASE}
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \

@@ -138,6 +138,15 @@ PLUGIN_SAMPLES: dict[str, tuple[tuple[str, ...], Compare]] = {
         ),
         "text",
     ),
+    "noderesourcetopology": (
+        (
+            "eventsched simulate --config examples/profiles/noderesourcetopology.yaml "
+            "examples/noderesourcetopology/",
+            "eventsched explain default/analytics",
+            "eventsched explain default/db",
+        ),
+        "text",
+    ),
     "stickynode": (
         (
             "eventsched simulate --config examples/profiles/stickynode.yaml "

@@ -56,6 +56,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "scheduled by the default profile with CapacityScheduling (benchmarks/quotas.py)",
     )
     p.add_argument(
+        "--numa",
+        type=count(1),
+        nargs="?",
+        const=2,
+        metavar="ZONES",
+        help="every generated node gets a NodeResourceTopology of ZONES NUMA zones (default 2; "
+        "single-numa-node policy, container scope) and every pod is Guaranteed, scheduled by "
+        "the default profile with NodeResourceTopologyMatch (benchmarks/numa.py)",
+    )
+    p.add_argument(
         "--workload",
         metavar="NAME",
         help="instead: one of kube-scheduler's scheduler_perf workloads (benchmarks/workloads.py; "
@@ -128,8 +138,12 @@ def run(args: argparse.Namespace) -> int:
     args.pods = 5000 if args.pods is None else args.pods
     benchmark = load_benchmark()
     variant = None
+    if args.quotas and args.numa:
+        return _error("--quotas and --numa are separate benchmarks: give one of them")
     if args.quotas:
         variant = load_benchmark("quotas").variant(benchmark, args.quotas)
+    if args.numa:
+        variant = load_benchmark("numa").variant(benchmark, args.numa)
     with tempfile.TemporaryDirectory(prefix="eventsched-bench-") as tmp:
         url = resolve_url(args.db) if args.db else f"sqlite:///{tmp}/bench.db"
         if args.restart_events:

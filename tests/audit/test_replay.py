@@ -26,6 +26,7 @@ PROFILES = [
     "networktraffic",
     "noderesourcesallocatable",
     "capacityscheduling",
+    "noderesourcetopology",
 ]
 
 

@@ -116,6 +116,36 @@ def numa_nodes(nrt: NodeResourceTopology) -> list[NUMANode]:
     return nodes
 
 
+@dataclass(frozen=True, slots=True)
+class ParsedTopology:
+    """What Filter and Score read of one NodeResourceTopology: its topology manager
+    configuration and NUMA cells, parsed once per object."""
+
+    config: TopologyManagerConfig
+    cells: tuple[NUMANode, ...]
+
+    def fresh_cells(self) -> list[NUMANode]:
+        """Copies of the cells that a Filter may subtract from (costs are only read)."""
+        return [NUMANode(c.numa_id, dict(c.resources), c.costs) for c in self.cells]
+
+
+class TopologyCache:
+    """The ParsedTopology of each node's current NodeResourceTopology. Objects are
+    immutable (an update is a new object), so the one held for a node is reused while the
+    table holds the same object, and replaced when it holds another."""
+
+    def __init__(self) -> None:
+        self._by_node: dict[str, tuple[NodeResourceTopology, ParsedTopology]] = {}
+
+    def get(self, node: str, nrt: NodeResourceTopology) -> ParsedTopology:
+        hit = self._by_node.get(node)
+        if hit is not None and hit[0] is nrt:
+            return hit[1]
+        parsed = ParsedTopology(topology_manager_config(nrt), tuple(numa_nodes(nrt)))
+        self._by_node[node] = (nrt, parsed)
+        return parsed
+
+
 def only_non_numa_resources(nodes: list[NUMANode], requests: Mapping[str, int]) -> bool:
     """`onlyNonNUMAResources`: no requested resource (zero or not) is in any cell."""
     return not any(name in node.resources for name in requests for node in nodes)

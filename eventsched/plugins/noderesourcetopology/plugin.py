@@ -49,9 +49,9 @@ from eventsched.plugins.noderesourcetopology.args import (
 from eventsched.plugins.noderesourcetopology.numa import (
     POLICY_SINGLE_NUMA_NODE,
     SCOPE_POD,
+    ParsedTopology,
+    TopologyCache,
     includes_non_native,
-    numa_nodes,
-    topology_manager_config,
 )
 
 _STRATEGIES: Mapping[str, score.ScoreStrategy] = {
@@ -72,6 +72,7 @@ class NodeResourceTopologyMatch:
         self.args = parse_args(args)
         self.strategy = self.args.strategy
         self.weights = self.args.weights
+        self._parsed = TopologyCache()
 
     def events_to_register(self) -> Sequence[ClusterEvent]:
         """Upstream: pod deleted, node added or its allocatable updated, NRT added or updated."""
@@ -80,19 +81,24 @@ class NodeResourceTopologyMatch:
     def topology(self, node: NodeInfo) -> NodeResourceTopology | None:
         return node.table.objects.topology(node.name)
 
+    def parsed(self, node: NodeInfo) -> ParsedTopology | None:
+        """The node's NodeResourceTopology as Filter and Score read it (None: it has none)."""
+        nrt = self.topology(node)
+        return None if nrt is None else self._parsed.get(node.name, nrt)
+
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status | None:
         if pod.qos == BEST_EFFORT and not includes_non_native(
             [c.requests for c in (*pod.init_containers, *pod.containers)]
         ):
             return None
-        nrt = self.topology(node)
-        if nrt is None:
+        parsed = self.parsed(node)
+        if parsed is None:
             return None
-        config = topology_manager_config(nrt)
+        config = parsed.config
         if config.policy != POLICY_SINGLE_NUMA_NODE:
             return None
         allocatable = node.node.allocatable
-        cells = numa_nodes(nrt)
+        cells = parsed.fresh_cells()
         if config.scope == SCOPE_POD:
             requests = numafilter.effective_request(pod.init_containers, pod.containers)
             return numafilter.pod_scope(cells, requests, pod.qos, allocatable)
@@ -103,11 +109,11 @@ class NodeResourceTopologyMatch:
     def score(self, state: CycleState, pod: Pod, node: NodeInfo) -> int:
         if pod.qos != GUARANTEED:
             return MAX_NODE_SCORE
-        nrt = self.topology(node)
-        if nrt is None:
+        parsed = self.parsed(node)
+        if parsed is None:
             return 0
-        config = topology_manager_config(nrt)
-        cells = numa_nodes(nrt)
+        config = parsed.config
+        cells = parsed.fresh_cells()
         pod_scope = config.scope == SCOPE_POD
         if self.strategy == LEAST_NUMA_NODES:
             if pod_scope:

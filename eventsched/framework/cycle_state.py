@@ -25,6 +25,7 @@ class CycleState:
         "_data",
         "attempt",
         "preemption_attempts",
+        "record_plugin_metrics",
         "seed",
         "sink",
         "skip_filter",
@@ -42,6 +43,8 @@ class CycleState:
         self.skip_score: set[str] = set()
         #: PostFilter runs of preempting plugins in this attempt (the runtime counts them).
         self.preemption_attempts = 0
+        #: A sampled cycle: each plugin call's duration is observed (runtime/instrumented.py).
+        self.record_plugin_metrics = False
 
     def record(
         self,

@@ -31,8 +31,13 @@ disable_created_metrics()
 
 
 def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
-    """client_golang's prometheus.ExponentialBuckets."""
-    return (*(start * factor**i for i in range(count)), INF)
+    """client_golang's prometheus.ExponentialBuckets, multiplied step by step as it does
+    (so the bounds are its floats, to the last bit)."""
+    buckets = []
+    for _ in range(count):
+        buckets.append(start)
+        start *= factor
+    return (*buckets, INF)
 
 
 class SchedulerMetrics:
@@ -100,6 +105,21 @@ class SchedulerMetrics:
             "[STABLE] Latency for running all plugins of a specific extension point.",
             ["extension_point", "status", "profile"],
             buckets=exponential_buckets(0.0001, 2, 12),
+            registry=r,
+        )
+        self._plugin_evaluations: dict[tuple[str, str, str], Any] = {}
+        self.plugin_evaluation = Counter(
+            "scheduler_plugin_evaluation_total",
+            "[ALPHA] Number of attempts to schedule pods by each plugin and the extension point "
+            "(available only in PreFilter and Filter.).",
+            ["plugin", "extension_point", "profile"],
+            registry=r,
+        )
+        self.plugin_execution_duration = Histogram(
+            "scheduler_plugin_execution_duration_seconds",
+            "[ALPHA] Duration for running a plugin at a specific extension point.",
+            ["plugin", "extension_point", "status"],
+            buckets=exponential_buckets(0.00001, 1.5, 20),
             registry=r,
         )
         self.queue_incoming_pods = Counter(
@@ -200,6 +220,18 @@ class SchedulerMetrics:
         if child is None:
             child = self._extension_points[key] = self.extension_point_duration.labels(*key)
         child.observe(seconds)
+
+    # -- the runtime's PluginMetrics (framework/runtime/instrumented.py) -----------------
+
+    def plugin_evaluated(self, plugin: str, point: str, profile: str, count: int) -> None:
+        key = (plugin, point, profile)
+        child = self._plugin_evaluations.get(key)
+        if child is None:
+            child = self._plugin_evaluations[key] = self.plugin_evaluation.labels(*key)
+        child.inc(count)
+
+    def plugin_executed(self, plugin: str, point: str, status: str, seconds: float) -> None:
+        self.plugin_execution_duration.labels(plugin, point, status).observe(seconds)
 
     def set_pending(self, counts: Mapping[Any, int]) -> None:
         for queue in ("active", "backoff", "unschedulable", "gated"):

@@ -34,6 +34,7 @@ from eventsched.framework import (
     run_post_filter,
     schedule_pod,
 )
+from eventsched.framework.runtime.instrumented import SAMPLE_PERCENT
 from eventsched.model import Pod
 from eventsched.scheduler.batch import AttemptSink
 from eventsched.scheduler.binding import BindingDone, bind_status, run_binding_cycle
@@ -70,6 +71,7 @@ class SchedulingCycle(EventHandlers):
     inbox: stdqueue.SimpleQueue[ClusterChange | BindingDone]
     binder: ThreadPoolExecutor
     rng: random.Random
+    sampling: random.Random
     #: Where the next attempt starts looking (`sched.nextStartNodeIndex`).
     next_start_index: int
     #: Binding cycles running.
@@ -111,6 +113,7 @@ class SchedulingCycle(EventHandlers):
             },
         )
         state = CycleState(attempt, seed, sink)
+        state.record_plugin_metrics = self.sampling.randrange(100) < SAMPLE_PERCENT
         try:
             result = schedule_pod(fw, state, pod, self.view.table, self.next_start_index)
         except FitError as err:

@@ -86,6 +86,7 @@ class Scheduler(SchedulingCycle):
             for fw in self.frameworks.values():
                 fw.observe = metrics.observe_extension_point
                 fw.observe_permit_wait = metrics.permit_waited
+                fw.plugin_metrics = metrics
             metrics.watch_cache(self.view.cache.sizes)
         self.queue = self._new_queue()
         self.plugin_events = {}
@@ -94,6 +95,8 @@ class Scheduler(SchedulingCycle):
         self.inbox = stdqueue.SimpleQueue()
         self.binder = ThreadPoolExecutor(self.options.binder_workers, thread_name_prefix="binder")
         self.rng = random.Random(secrets.randbits(64))
+        #: Which cycles time their plugins (not `rng`, whose draws are the attempts' seeds).
+        self.sampling = random.Random(secrets.randbits(64))
         self.stats = Stats()
         self.next_start_index = 0
         self.bindings = 0

@@ -401,3 +401,43 @@ def test_min_max_normalize() -> None:
     assert min_max_normalize(np.array([7, 7])).tolist() == [0, 0]
     assert min_max_normalize(np.array([7, 7]), when_equal=100).tolist() == [100, 100]
     assert min_max_normalize(np.array([], dtype=np.int64)).tolist() == []
+
+
+class PluginMetricsSeen:
+    """The runtime's PluginMetrics as the scheduler's metrics take them, kept in lists."""
+
+    def __init__(self) -> None:
+        self.evaluated: list[tuple[str, str, str, int]] = []
+        self.executed: list[tuple[str, str, str]] = []
+
+    def plugin_evaluated(self, plugin: str, point: str, profile: str, count: int) -> None:
+        self.evaluated.append((plugin, point, profile, count))
+
+    def plugin_executed(self, plugin: str, point: str, status: str, seconds: float) -> None:
+        assert seconds >= 0
+        self.executed.append((plugin, point, status))
+
+
+@pytest.mark.parametrize("sampled", [True, False])
+def test_plugins_count_the_nodes_they_judge_and_sampled_cycles_time_them(sampled: bool) -> None:
+    """As kube-scheduler's instrumented plugins: a Filter counts the nodes it is given (the
+    ones earlier Filters passed), a Score the feasible nodes; every plugin call of a
+    sampled cycle is timed with its status, none of an unsampled one."""
+    table = table_of(4)
+    fw = framework(table, args={"RejectNamed": {"nodes": ["n0"]}})
+    seen = PluginMetricsSeen()
+    fw.plugin_metrics = seen
+    state = CycleState("a", 7)
+    state.record_plugin_metrics = sampled
+    result = schedule_pod(fw, state, pod(), table, 0, ListSink())
+    assert fw.run_reserve(state, pod(), result.node).is_success
+    assert seen.evaluated == [
+        ("RejectNamed", "Filter", "test", 4),
+        ("ScoreByIndex", "Score", "test", 3),
+    ]
+    timed = [
+        ("RejectNamed", "Filter", "Success"),
+        ("ScoreByIndex", "Score", "Success"),
+        ("Recorder", "Reserve", "Success"),
+    ]
+    assert seen.executed == (timed if sampled else [])

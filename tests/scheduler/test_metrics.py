@@ -61,6 +61,13 @@ def test_attempts_pending_pods_extension_points_and_the_log(store: EventStore) -
     deprecated = "scheduler_pod_scheduling_duration_seconds_count"
     assert sample(metrics, deprecated, attempts="1") == 2
     assert sample(metrics, "scheduler_scheduler_cache_size", type="nodes") == 1
+    # Each plugin call counts (a PreFilter's Skip does not; a Filter counts its nodes).
+    evaluated = "scheduler_plugin_evaluation_total"
+    fit = {"plugin": "NodeResourcesFit", "profile": "eventsched"}
+    assert sample(metrics, evaluated, extension_point="PreFilter", **fit) == 3
+    assert sample(metrics, evaluated, extension_point="Filter", **fit) == 3
+    affinity = {"plugin": "NodeAffinity", "profile": "eventsched"}
+    assert sample(metrics, evaluated, extension_point="PreFilter", **affinity) == 0
 
     points = "scheduler_framework_extension_point_duration_seconds_count"
     assert (

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 import structlog
@@ -29,7 +29,7 @@ from eventsched.framework.interface import (
 )
 from eventsched.framework.profile import Profile
 from eventsched.framework.registry import PluginArgsError, Registry
-from eventsched.framework.runtime import nominated
+from eventsched.framework.runtime import instrumented, nominated
 from eventsched.framework.runtime.guarded import PluginFailed, guarded
 from eventsched.framework.runtime.plugins import PluginSet, ScoreEntry
 from eventsched.framework.runtime.results import Rejection, ScoreTable
@@ -57,6 +57,8 @@ HONOURED_BY: dict[str, str] = {
     HOST_PORTS: "NodePorts",
 }
 
+_T = TypeVar("_T")
+
 
 class IgnoredField(NamedTuple):
     field: str
@@ -74,6 +76,8 @@ class Framework:
     #: (status code label, seconds) of each WaitOnPermit that waited
     #: (`scheduler_permit_wait_duration_seconds`); None costs nothing.
     observe_permit_wait: Callable[[str, float], None] | None = None
+    #: Per-plugin evaluations and sampled durations (runtime/instrumented.py); None: none.
+    plugin_metrics: instrumented.PluginMetrics | None = None
 
     def __init__(self, profile: Profile, registry: Registry, handle: Handle) -> None:
         self.profile = profile
@@ -175,13 +179,16 @@ class Framework:
         for plugin in self.plugins.pre_filter:
             name = plugin.name
             try:
-                result, status = guarded("PreFilter", name, plugin.pre_filter, state, pod, table)
+                result, status = self._call(
+                    state, "PreFilter", name, plugin.pre_filter, state, pod, table
+                )
             except PluginFailed as failed:
                 return None, failed.status, set()
             status = (status or Status()).with_plugin(name)
             if status.is_skip:
                 state.skip_filter.add(name)
                 continue
+            self._evaluated(name, "PreFilter", 1)
             if not status.is_success:
                 if status.is_rejected:
                     return None, status, {name}
@@ -215,8 +222,9 @@ class Framework:
             if name in state.skip_filter or len(remaining) == 0:
                 continue
             passed = remaining
+            self._evaluated(name, "Filter", len(passed))
             try:
-                result = guarded("Filter", name, entry.run, state, pod, table, passed)
+                result = self._call(state, "Filter", name, entry.run, state, pod, table, passed)
             except PluginFailed as failed:
                 return remaining[:0], rejections, failed.status
             failing = result.verdict >= 0
@@ -261,8 +269,8 @@ class Framework:
             if isinstance(plugin, PreemptionPlugin) and plugin.counts_preemption_attempts:
                 state.preemption_attempts += 1
             try:
-                result, status = guarded(
-                    "PostFilter", name, plugin.post_filter, state, pod, statuses
+                result, status = self._call(
+                    state, "PostFilter", name, plugin.post_filter, state, pod, statuses
                 )
             except PluginFailed as failed:
                 return None, failed.status
@@ -285,10 +293,12 @@ class Framework:
     def run_pre_score(self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes) -> Status:
         for plugin in self.plugins.pre_score:
             name = plugin.name
-            status = _status(name, "PreScore", plugin.pre_score, state, pod, table, rows)
+            status = self._run(state, "PreScore", name, plugin.pre_score, state, pod, table, rows)
             if status.is_skip:
                 state.skip_score.add(name)
-            elif not status.is_success:
+                continue
+            self._evaluated(name, "PreScore", 1)
+            if not status.is_success:
                 return _running("PreScore", name, status)
         return Status()
 
@@ -301,9 +311,10 @@ class Framework:
         raw = np.zeros((len(entries), len(rows)), dtype=np.int64)
         normalized = np.zeros_like(raw)
         for i, entry in enumerate(entries):
+            self._evaluated(entry.name, "Score", len(rows))
             try:
-                raw[i], normal = guarded(
-                    "Score", entry.name, _scored, entry, state, pod, table, rows
+                raw[i], normal = self._call(
+                    state, "Score", entry.name, _scored, entry, state, pod, table, rows
                 )
             except PluginFailed as failed:
                 return None, failed.status
@@ -332,7 +343,7 @@ class Framework:
     @timed("Reserve")
     def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         for plugin in self.plugins.reserve:
-            status = _status(plugin.name, "Reserve", plugin.reserve, state, pod, node_name)
+            status = self._run(state, "Reserve", plugin.name, plugin.reserve, state, pod, node_name)
             if not status.is_success:
                 if status.is_rejected:
                     return status
@@ -343,7 +354,7 @@ class Framework:
     def run_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """Every Reserve plugin's Unreserve, in reverse order; must not fail."""
         for plugin in reversed(self.plugins.reserve):
-            _status(plugin.name, "Unreserve", plugin.unreserve, state, pod, node_name)
+            self._run(state, "Unreserve", plugin.name, plugin.unreserve, state, pod, node_name)
 
     @timed("Permit")
     def run_permit(
@@ -354,7 +365,9 @@ class Framework:
         for plugin in self.plugins.permit:
             name = plugin.name
             try:
-                status, timeout = guarded("Permit", name, plugin.permit, state, pod, node_name)
+                status, timeout = self._call(
+                    state, "Permit", name, plugin.permit, state, pod, node_name
+                )
             except PluginFailed as failed:
                 return failed.status, waits
             status = (status or Status()).with_plugin(name)
@@ -391,7 +404,9 @@ class Framework:
     @timed("PreBind")
     def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         for plugin in self.plugins.pre_bind:
-            status = _status(plugin.name, "PreBind", plugin.pre_bind, state, pod, node_name)
+            status = self._run(
+                state, "PreBind", plugin.name, plugin.pre_bind, state, pod, node_name
+            )
             if status.is_skip:
                 continue
             if status.is_rejected:
@@ -404,7 +419,7 @@ class Framework:
     def run_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         """The first Bind plugin that does not Skip binds the pod."""
         for plugin in self.plugins.bind:
-            status = _status(plugin.name, "Bind", plugin.bind, state, pod, node_name)
+            status = self._run(state, "Bind", plugin.name, plugin.bind, state, pod, node_name)
             if status.is_skip:
                 continue
             return status
@@ -413,7 +428,33 @@ class Framework:
     @timed("PostBind")
     def run_post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
         for plugin in self.plugins.post_bind:
-            _status(plugin.name, "PostBind", plugin.post_bind, state, pod, node_name)
+            self._run(state, "PostBind", plugin.name, plugin.post_bind, state, pod, node_name)
+
+    # -- instrumented plugin calls -------------------------------------------------
+
+    def _call(
+        self, state: CycleState, point: str, plugin: str, run: Callable[..., _T], *args: object
+    ) -> _T:
+        return instrumented.call(self.plugin_metrics, state, point, plugin, run, *args)
+
+    def _run(
+        self,
+        state: CycleState,
+        point: str,
+        plugin: str,
+        run: Callable[..., Status | None],
+        *args: object,
+    ) -> Status:
+        """`_status` for a plugin of this attempt: instrumented."""
+        try:
+            status = self._call(state, point, plugin, run, *args)
+        except PluginFailed as failed:
+            return failed.status
+        return (status if isinstance(status, Status) else Status()).with_plugin(plugin)
+
+    def _evaluated(self, plugin: str, point: str, count: int) -> None:
+        if self.plugin_metrics is not None:
+            self.plugin_metrics.plugin_evaluated(plugin, point, self.name, count)
 
 
 def _status(plugin: str, point: str, call: Callable[..., Status | None], *args: object) -> Status:

@@ -16,7 +16,7 @@ ExtensionPointObserver = Callable[[str, str, str, float], None]
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
-def _status_in(result: object) -> Status:
+def status_in(result: object) -> Status:
     if isinstance(result, Status):
         return result
     if isinstance(result, tuple):
@@ -37,7 +37,7 @@ def timed(point: str) -> Callable[[_F], _F]:
                 return method(self, *args, **kwargs)
             started = time.perf_counter()
             result = method(self, *args, **kwargs)
-            observe(point, _status_in(result).code.label, self.name, time.perf_counter() - started)
+            observe(point, status_in(result).code.label, self.name, time.perf_counter() - started)
             return result
 
         return cast(_F, timed)

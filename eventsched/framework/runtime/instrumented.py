@@ -1,0 +1,59 @@
+"""Per-plugin metrics: `scheduler_plugin_evaluation_total` and, in sampled cycles,
+`scheduler_plugin_execution_duration_seconds`.
+
+kube-scheduler v1.28 wraps its PreFilter, Filter, PreScore and Score plugins so that each
+call counts one evaluation (a PreFilter or PreScore that answers Skip counts none; Filter
+and Score count once per node), and times every plugin at every extension point in 10% of
+the scheduling cycles (`pluginMetricsSamplePercent`; the binding cycle's plugins in the
+same cycles). eventsched's Filter and Score plugins judge the nodes of an attempt in one
+batch, so an evaluation count adds the nodes given to the plugin, and a sampled duration
+is the batch's: one observation per plugin and attempt rather than one per node.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Protocol, TypeVar
+
+from eventsched.framework.cycle_state import CycleState
+from eventsched.framework.runtime.guarded import PluginFailed, guarded
+from eventsched.framework.runtime.timing import status_in
+
+#: `pluginMetricsSamplePercent`.
+SAMPLE_PERCENT = 10
+
+_T = TypeVar("_T")
+
+
+class PluginMetrics(Protocol):
+    """What the scheduler's metrics take from the runtime (scheduler/metrics.py)."""
+
+    def plugin_evaluated(self, plugin: str, point: str, profile: str, count: int) -> None: ...
+
+    def plugin_executed(self, plugin: str, point: str, status: str, seconds: float) -> None: ...
+
+
+def call(
+    metrics: PluginMetrics | None,
+    state: CycleState,
+    point: str,
+    plugin: str,
+    run: Callable[..., _T],
+    *args: object,
+) -> _T:
+    """`guarded(point, plugin, run, *args)`, timed when the cycle is sampled."""
+    if metrics is None or not state.record_plugin_metrics:
+        return guarded(point, plugin, run, *args)
+    started = time.perf_counter()
+    try:
+        result = guarded(point, plugin, run, *args)
+    except PluginFailed as failed:
+        metrics.plugin_executed(
+            plugin, point, failed.status.code.label, time.perf_counter() - started
+        )
+        raise
+    metrics.plugin_executed(
+        plugin, point, status_in(result).code.label, time.perf_counter() - started
+    )
+    return result

@@ -59,6 +59,8 @@ class Journal:
         self.projections = Projections()
         #: First placements as the pending events will make them (StickyNode reads them).
         self.unfolded = UnfoldedPlacements(lambda identity: self.projections.first_node(identity))
+        #: When the oldest record of the pending batch was added (eventsched_log_lag_seconds).
+        self._first_added: float | None = None
         self.pending = self._new_batch()
         #: True while appends fail; the scheduler stops scheduling until one succeeds.
         self.down = False
@@ -110,6 +112,8 @@ class Journal:
     def _added(self, record: EventRecord) -> None:
         """An event joined the pending batch: the view and the sticky overlay follow it now,
         so the next decision sees it, by the same fold replay applies it with."""
+        if self._first_added is None:
+            self._first_added = time.perf_counter()
         kind = record.kind
         if kind in FOLDED_KINDS:  # most of an attempt's records change nothing here
             self.view.apply(record)
@@ -131,6 +135,7 @@ class Journal:
                 self._in_doubt = exc
             if self.metrics is not None:
                 self.metrics.log_append_failures.inc()
+                self.metrics.log_unreachable.set(1)
             self.down = True
             log.error("cannot write the event log; scheduling paused", error=str(exc))
             return False
@@ -142,6 +147,7 @@ class Journal:
         self._retry = self._first_retry
         if self.metrics is not None:
             self._observe_append(stored, time.perf_counter() - began)
+        self._first_added = None
         self._fold(stored)
         self.unfolded.folded(appended)
         if self.on_durable is not None:
@@ -191,6 +197,10 @@ class Journal:
         assert metrics is not None
         metrics.log_append_duration.observe(seconds)
         metrics.log_batch_events.observe(len(stored))
+        metrics.log_unreachable.set(0)
+        if self._first_added is not None:
+            metrics.log_lag.observe(time.perf_counter() - self._first_added)
+        metrics.log_bytes.inc(sum(len(event.data_json or "") for event in stored))
         for kind, count in Counter(event.kind for event in stored).items():
             metrics.log_events.labels(kind).inc(count)
 

@@ -204,6 +204,25 @@ class SchedulerMetrics:
             ["kind"],
             registry=r,
         )
+        self.log_lag = Histogram(
+            "eventsched_log_lag_seconds",
+            "Seconds from the first event of a batch (a decision, an observation) being made to "
+            "the batch being durable in the event log: the longest any event of it waited, "
+            "group commit and outages included.",
+            buckets=exponential_buckets(0.001, 2, 16),
+            registry=r,
+        )
+        self.log_bytes = Counter(
+            "eventsched_log_bytes_total",
+            "Bytes of event data (canonical JSON) appended to the event log.",
+            registry=r,
+        )
+        self.log_unreachable = Gauge(
+            "eventsched_log_unreachable",
+            "1 while appends to the event log fail (the database is down or refuses): "
+            "scheduling is paused; 0 once an append succeeds.",
+            registry=r,
+        )
         self.log_append_failures = Counter(
             "eventsched_log_append_failures_total",
             "Appends to the event log that failed (scheduling pauses until one succeeds).",

@@ -405,6 +405,7 @@ def test_run_process_is_not_ready_while_its_database_is_cut_and_resumes_by_itsel
             readyz,
         )
         assert metric(port, "eventsched_log_append_failures_total") >= 1
+        assert metric(port, "eventsched_log_unreachable") == 1
         time.sleep(1.5)  # the scheduler retries meanwhile; it must not act on its decisions
         posted = [n for n in during if bindings(apiserver, n)]
         assert not posted, f"Bindings posted while the log could not be written: {posted}"
@@ -417,6 +418,11 @@ def test_run_process_is_not_ready_while_its_database_is_cut_and_resumes_by_itsel
             lambda: all(node_of(apiserver, n) for n in during),
             15,
         )
+        assert metric(port, "eventsched_log_unreachable") == 0
+        assert metric(port, "eventsched_log_bytes_total") > 0
+        # The decisions made during the outage waited for it: a batch lagged over a second.
+        lag_count = metric(port, "eventsched_log_lag_seconds_count")
+        assert metric(port, 'eventsched_log_lag_seconds_bucket{le="1.024"}') < lag_count
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(20) == 0
     finally:

@@ -5,10 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from eventsched.cluster import SimulatedCluster
 from eventsched.config import default_profile
+from eventsched.events import EventStore
 from eventsched.framework import CycleState, Handle, PluginRef, Profile, Registry, Status
 from eventsched.model import Node, Pod
 from eventsched.plugins import in_tree_registry
+from eventsched.scheduler import Scheduler, SchedulerOptions
+from eventsched.scheduler.metrics import SchedulerMetrics
 
 
 def node(name: str, cpu: str = "4", memory: str = "8Gi", taints: list[dict] | None = None) -> Node:
@@ -82,3 +86,38 @@ def profile_with(
     for point, names in point_plugins.items():
         plugins[point] = tuple(PluginRef(n) for n in names) + tuple(plugins.get(point, ()))
     return Profile(base.scheduler_name, plugins, args or {})
+
+
+def metered(
+    store: EventStore,
+    cluster: SimulatedCluster,
+    profile: Profile | None = None,
+    registry: Registry | None = None,
+    backoff: float = 30,
+) -> tuple[Scheduler, SchedulerMetrics]:
+    """A started Scheduler with its own SchedulerMetrics (the default profile and in-tree
+    plugins unless given; `backoff`: initial and maximum backoff in seconds)."""
+    metrics = SchedulerMetrics()
+    scheduler = Scheduler(
+        store,
+        cluster,
+        [profile or default_profile()],
+        registry or in_tree_registry(),
+        SchedulerOptions(initial_backoff=backoff, max_backoff=backoff),
+        metrics=metrics,
+    )
+    scheduler.start()
+    return scheduler, metrics
+
+
+def metered_run(
+    store: EventStore,
+    cluster: SimulatedCluster,
+    profile: Profile | None = None,
+    registry: Registry | None = None,
+) -> SchedulerMetrics:
+    """`metered`, run until idle and stopped: the metrics of that run."""
+    scheduler, metrics = metered(store, cluster, profile, registry)
+    scheduler.run(until_idle=True)
+    scheduler.stop()
+    return metrics

@@ -15,12 +15,8 @@ import pytest
 from prometheus_client import generate_latest
 
 from eventsched.cluster import SimulatedCluster
-from eventsched.config import default_profile
 from eventsched.events import EventStore, upgrade
-from eventsched.plugins import in_tree_registry
-from eventsched.scheduler import Scheduler, SchedulerOptions
-from eventsched.scheduler.metrics import SchedulerMetrics
-from tests.scheduler.helpers import node, pod
+from tests.scheduler.helpers import metered_run, node, pod
 from tests.scheduler.metricsref.families import families
 from tests.scheduler.metricsref.record import REFERENCE
 
@@ -48,18 +44,7 @@ def ours(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
             [node("a", cpu="2"), node("b", cpu="2")],
             [pod("fits-1"), pod("fits-2"), pod("too-big", cpu="16")],
         )
-        metrics = SchedulerMetrics()
-        scheduler = Scheduler(
-            store,
-            cluster,
-            [default_profile()],
-            in_tree_registry(),
-            SchedulerOptions(initial_backoff=30, max_backoff=30),
-            metrics=metrics,
-        )
-        scheduler.start()
-        scheduler.run(until_idle=True)
-        scheduler.stop()
+        metrics = metered_run(store, cluster)
     metrics.preemption_victims.observe(1)
     metrics.permit_waited("Success", 0.01)
     metrics.api_request("127.0.0.1:6443", "POST", "201", 0.01)  # no API server here

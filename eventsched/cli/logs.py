@@ -61,6 +61,12 @@ def configure_logging(fmt: LogFormat = "auto", level: str = "info") -> None:
         root.removeHandler(handler)
     root.addHandler(_ToStructlog())
     root.setLevel(max(numeric, logging.WARNING))
+    # Python's warnings (a library's DeprecationWarning, urllib3's) as structured lines
+    # too, through the `py.warnings` logger, never as raw text between JSON records.
+    # Hooked anew at each call: whoever swapped `warnings.showwarning` since (a test
+    # runner) would otherwise keep it.
+    logging.captureWarnings(False)
+    logging.captureWarnings(True)
 
 
 class _ToStructlog(logging.Handler):

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import io
+import json
 import sys
+import warnings
+from pathlib import Path
 
 import pytest
 import structlog
+import urllib3
+import yaml
 
 from eventsched.cli.logs import configure_logging
+from eventsched.cluster.kube import ClientConnection, api_client
 
 
 def test_a_swapped_and_closed_stderr_does_not_break_later_logging(
@@ -22,3 +28,59 @@ def test_a_swapped_and_closed_stderr_does_not_break_later_logging(
     monkeypatch.setattr(sys, "stderr", second)
     structlog.get_logger("t").warning("still here", n=1)
     assert '"event": "still here"' in second.getvalue()
+
+
+def test_python_warnings_are_structured_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    stream = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stream)
+    configure_logging("json", "info")
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.warn("a library says so", UserWarning, stacklevel=1)
+    lines = stream.getvalue().splitlines()
+    assert lines, "the warning was not logged"
+    record = json.loads(lines[-1])
+    assert record["level"] == "warning" and record["logger"] == "py.warnings"
+    assert "a library says so" in record["event"]
+
+
+def test_an_insecure_kubeconfig_is_said_once_and_urllib3_stays_quiet(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Every unverified request would print urllib3's InsecureRequestWarning between the
+    JSON lines; the client says it once, structured, and urllib3 says nothing more."""
+    stream = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stream)
+    configure_logging("json", "info")
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [
+                    {
+                        "name": "c",
+                        "cluster": {
+                            "server": "https://127.0.0.1:6443",
+                            "insecure-skip-tls-verify": True,
+                        },
+                    }
+                ],
+                "users": [{"name": "u", "user": {"token": "t"}}],
+                "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+                "current-context": "x",
+            }
+        )
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        api_client(ClientConnection(kubeconfig=str(kubeconfig)))
+        api_client(ClientConnection(kubeconfig=str(kubeconfig)))
+        warnings.warn("unverified", urllib3.exceptions.InsecureRequestWarning, stacklevel=1)
+    said = [json.loads(line) for line in stream.getvalue().splitlines()]
+    insecure = [r for r in said if "TLS verification" in r["event"]]
+    assert len(insecure) <= 1  # once per process: an earlier test may have said it
+    assert not [
+        w for w in caught if issubclass(w.category, urllib3.exceptions.InsecureRequestWarning)
+    ]

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 
+import structlog
+import urllib3
 import yaml
 from kubernetes import client, config
 from kubernetes.config.config_exception import ConfigException
 
 from eventsched.cluster.kube.ratelimit import TokenBucket
+
+log = structlog.get_logger(__name__)
+
+_insecure_warned = threading.Lock()
 
 
 class KubeConfigError(Exception):
@@ -48,7 +55,19 @@ def api_client(connection: ClientConnection) -> client.ApiClient:
         ) from exc
     # Bindings, Events and status patches run concurrently in a pool.
     configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize, 32)
+    if not configuration.verify_ssl:
+        warn_insecure(configuration.host)
     return client.ApiClient(configuration)
+
+
+def warn_insecure(host: str) -> None:
+    """urllib3 warns on every unverified request (the leader election's and the watches'
+    included); say it once, in the structured log."""
+    urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
+    if _insecure_warned.acquire(blocking=False):
+        log.warning(
+            "TLS verification of the API server is off (insecure-skip-tls-verify)", host=host
+        )
 
 
 def rate_limiter(connection: ClientConnection) -> TokenBucket:

@@ -28,6 +28,7 @@ from kubernetes import client
 from kubernetes.client import rest
 
 from eventsched.cluster.kube.connection import REQUEST_TIMEOUT as CLIENT_TIMEOUT
+from eventsched.cluster.kube.connection import warn_insecure
 from eventsched.cluster.kube.ratelimit import TokenBucket
 from eventsched.model.changes import ApiError
 
@@ -45,9 +46,6 @@ _RETRIES = urllib3.Retry(total=2, connect=2, read=0, status=0, other=0, redirect
 
 #: Seconds an auth header is reused before the configuration is asked again.
 AUTH_REFRESH = 60.0
-
-_insecure_warned = threading.Lock()
-
 
 #: (host, method, code, seconds) of each request, as client-go's rest_client metrics
 #: count them: `code` is the HTTP status or "<error>" when none came back; `seconds` is
@@ -99,7 +97,7 @@ class Rest:
         self.observer: RequestObserver | None = None
         self._netloc = str(urllib3.util.parse_url(self._host).netloc or "")
         if not configuration.verify_ssl:
-            _warn_insecure(self._host)
+            warn_insecure(self._host)
 
     def _headers(self, content_type: str | None = None) -> dict[str, str]:
         headers = {"Accept": JSON, "User-Agent": "eventsched", **self._credentials()}
@@ -251,15 +249,6 @@ def resource_path(resource: str, namespace: str | None = None, name: str | None 
         else f"{base}/{plural}"
     )
     return f"{path}/{quote(name, safe='')}" if name else path
-
-
-def _warn_insecure(host: str) -> None:
-    """urllib3 warns on every unverified request; say it once, in the structured log."""
-    urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
-    if _insecure_warned.acquire(blocking=False):
-        log.warning(
-            "TLS verification of the API server is off (insecure-skip-tls-verify)", host=host
-        )
 
 
 def _reason(exc: BaseException) -> str:

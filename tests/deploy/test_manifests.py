@@ -37,6 +37,9 @@ BASE = DEPLOY / "base"
 DEMO = DEPLOY / "demo"
 EXAMPLES = DEPLOY / "examples"
 CHARTS = DEPLOY / "charts"
+#: The dashboard and the alerts: no Kubernetes schema covers a PrometheusRule, and the rule
+#: file is Prometheus', so tests/deploy/test_monitoring.py checks them (promtool, kustomize).
+MONITORING = DEPLOY / "monitoring"
 KUSTOMIZATION = "kustomization.yaml"
 
 #: The newest Kubernetes version whose schemas kubernetes-validate bundles.
@@ -51,8 +54,9 @@ DATABASE_SECRET = "eventsched-database"
 
 
 def manifest_files() -> list[Path]:
-    """Every YAML file under deploy/ except the kustomizations and the Helm chart (its
-    templates are not YAML until rendered: tests/deploy/test_chart.py renders them)."""
+    """Every YAML file under deploy/ except the kustomizations, the Helm chart (its
+    templates are not YAML until rendered: tests/deploy/test_chart.py renders them) and
+    deploy/monitoring (tests/deploy/test_monitoring.py)."""
     files = sorted(
         p
         for p in DEPLOY.rglob("*")
@@ -60,6 +64,7 @@ def manifest_files() -> list[Path]:
         and p.suffix in (".yaml", ".yml")
         and p.name != KUSTOMIZATION
         and not p.is_relative_to(CHARTS)
+        and not p.is_relative_to(MONITORING)
     )
     return files
 

@@ -107,7 +107,11 @@ ALL_ON: dict[str, Any] = {
     "database": {"url": "postgresql://eventsched:secret@db.example:5432/eventsched"},
     "dbUpgrade": {"hook": True},
     "readonlyRole": {"enabled": True},
-    "metrics": {"serviceMonitor": {"enabled": True, "labels": {"release": "monitoring"}}},
+    "metrics": {
+        "serviceMonitor": {"enabled": True, "labels": {"release": "monitoring"}},
+        "dashboard": {"enabled": True, "annotations": {"grafana_folder": "Kubernetes"}},
+        "prometheusRule": {"enabled": True, "labels": {"release": "monitoring"}},
+    },
 }
 
 
@@ -394,7 +398,8 @@ def test_an_existing_database_secret_is_referenced_not_created() -> None:
 def test_optional_objects_follow_their_switches() -> None:
     kinds = {(d["kind"], d["metadata"]["name"]) for d in render()}
     assert ("Service", "eventsched-metrics") in kinds
-    assert not {k for k, _ in kinds} & {"Secret", "ServiceMonitor"}
+    assert not {k for k, _ in kinds} & {"Secret", "ServiceMonitor", "PrometheusRule"}
+    assert ("ConfigMap", "eventsched-dashboard") not in kinds
     assert ("Job", "eventsched-readonly-role") not in kinds
     off = render(
         {
@@ -528,6 +533,81 @@ SERVICE_MONITOR_CRD: dict[str, Any] = {
     },
 }
 
+#: prometheus-operator's PrometheusRule, as small: the fields eventsched's rules use typed,
+#: any other refused by strict field validation.
+PROMETHEUS_RULE_CRD: dict[str, Any] = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "prometheusrules.monitoring.coreos.com"},
+    "spec": {
+        "group": "monitoring.coreos.com",
+        "names": {
+            "kind": "PrometheusRule",
+            "listKind": "PrometheusRuleList",
+            "plural": "prometheusrules",
+            "singular": "prometheusrule",
+        },
+        "scope": "Namespaced",
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {
+                            "spec": {
+                                "type": "object",
+                                "properties": {
+                                    "groups": {
+                                        "type": "array",
+                                        "items": {
+                                            "type": "object",
+                                            "required": ["name", "rules"],
+                                            "properties": {
+                                                "name": {"type": "string"},
+                                                "interval": {"type": "string"},
+                                                "rules": {
+                                                    "type": "array",
+                                                    "items": {
+                                                        "type": "object",
+                                                        "required": ["expr"],
+                                                        "properties": {
+                                                            "alert": {"type": "string"},
+                                                            "record": {"type": "string"},
+                                                            "expr": {
+                                                                "x-kubernetes-int-or-string": True
+                                                            },
+                                                            "for": {"type": "string"},
+                                                            "labels": {
+                                                                "type": "object",
+                                                                "additionalProperties": {
+                                                                    "type": "string"
+                                                                },
+                                                            },
+                                                            "annotations": {
+                                                                "type": "object",
+                                                                "additionalProperties": {
+                                                                    "type": "string"
+                                                                },
+                                                            },
+                                                        },
+                                                    },
+                                                },
+                                            },
+                                        },
+                                    }
+                                },
+                            }
+                        },
+                    }
+                },
+            }
+        ],
+    },
+}
+
 
 class DryRun:
     """Server-side apply with dryRun=All and strict field validation, as `kubectl apply
@@ -611,12 +691,15 @@ def assert_accepted(server: RealApiServer, docs: list[dict[str, Any]]) -> None:
     """Every object accepted by a dry run; every pod template accepted as a Pod under the
     rendered Namespace's Pod Security labels."""
     dry = DryRun(server)
-    if any(d["apiVersion"].startswith("monitoring.coreos.com/") for d in docs):
-        status, body = server.request("POST", CRD_PATH, SERVICE_MONITOR_CRD)
+    kinds = {d["kind"] for d in docs if d["apiVersion"].startswith("monitoring.coreos.com/")}
+    for crd in (SERVICE_MONITOR_CRD, PROMETHEUS_RULE_CRD):
+        if crd["spec"]["names"]["kind"] not in kinds:
+            continue
+        status, body = server.request("POST", CRD_PATH, crd)
         assert status in (201, 409), body
-        name = SERVICE_MONITOR_CRD["metadata"]["name"]
+        name = crd["metadata"]["name"]
 
-        def established() -> bool:
+        def established(name: str = name) -> bool:
             status = server.call("GET", f"{CRD_PATH}/{name}").get("status") or {}
             return any(
                 c["type"] == "Established" and c["status"] == "True"

@@ -427,6 +427,7 @@ def scheduler(
                 process.wait(20)
         if emulator is not None:
             emulator.stop()
+            assert not emulator.internal_errors, "\n".join(emulator.internal_errors)
         else:
             server.reset()
     output = log.read_text(errors="replace")

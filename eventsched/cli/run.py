@@ -8,6 +8,7 @@ import types
 
 import structlog
 
+from eventsched.cli.arguments import seconds
 from eventsched.cli.commands import summary
 from eventsched.cli.database import open_store
 from eventsched.cli.runner import Runner
@@ -44,6 +45,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         choices=["true", "false"],
         help="override leaderElection.leaderElect",
     )
+    p.add_argument(
+        "--verify-chain-every",
+        type=seconds,
+        default=60.0,
+        metavar="SECONDS",
+        help="verify the hash chain of the batches appended since the previous check this "
+        "often (default 60; 0: never). eventsched replay verifies the whole log",
+    )
     p.set_defaults(func=run)
 
 
@@ -65,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         ClientConnection(kubeconfig=args.kubeconfig or cc.kubeconfig, qps=cc.qps, burst=cc.burst)
     )
     store = open_store(args.db, require_schema=False)
-    runner = Runner(store, config, api, full_registry())
+    runner = Runner(store, config, api, full_registry(), verify_chain_every=args.verify_chain_every)
     endpoints = Endpoints(
         args.http_address, runner.metrics.registry, runner.readiness, runner.liveness
     )

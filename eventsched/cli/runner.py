@@ -18,6 +18,7 @@ import structlog
 from kubernetes import client
 from sqlalchemy.exc import SQLAlchemyError
 
+from eventsched.audit.chainwatch import ChainCheck, ChainWatch
 from eventsched.cli.serve import Check
 from eventsched.cluster.kube import ClientConnection, KubeCluster, LeaderElector, LeaseSettings
 from eventsched.config.file import SchedulerConfig
@@ -52,7 +53,10 @@ class Runner:
         registry: Registry,
         identity: str | None = None,
         options: SchedulerOptions | None = None,
+        verify_chain_every: float = 60.0,
     ) -> None:
+        """`verify_chain_every`: seconds between checks of the batches appended since the
+        last one (audit/chainwatch.py); 0 turns the watch off."""
         self.store = store
         self.config = config
         self.api = api
@@ -63,6 +67,11 @@ class Runner:
             max_backoff=config.pod_max_backoff_seconds,
         )
         self.metrics = SchedulerMetrics()
+        self.chain_watch = (
+            ChainWatch(store, verify_chain_every, self._chain_checked)
+            if verify_chain_every > 0
+            else None
+        )
         self.stop = threading.Event()
         self.state = RunnerState()
         self.scheduler: Scheduler | None = None
@@ -127,14 +136,21 @@ class Runner:
         try:
             if not self._wait_for_schema():
                 return 0
+            if self.chain_watch is not None:
+                self.chain_watch.start()
             if self.config.leader_election.leader_elect and not self._lead():
                 # Stopped while standing by (0), or the election itself failed.
                 return EXIT_LEASE_LOST if self.state.lease_lost else 0
             return self._schedule()
         finally:
             self.state.role = "stopped"
+            if self.chain_watch is not None:
+                self.chain_watch.stop()
             if self.elector is not None and not self.state.lease_lost:
                 self.elector.release()
+
+    def _chain_checked(self, check: ChainCheck) -> None:
+        self.metrics.chain_checked(check.result, check.reached.position)
 
     def _wait_for_schema(self) -> bool:
         delay = 1.0

@@ -6,7 +6,7 @@ contracts in pyproject.toml), so everything above it can depend on it.
 """
 
 from eventsched.events.canonical import Encoded, canonical_json, digest, encode, normalize
-from eventsched.events.chain import ChainReport
+from eventsched.events.chain import ChainPoint, ChainReport
 from eventsched.events.engine import create_engine, display_url
 from eventsched.events.errors import (
     AppendInDoubtError,
@@ -55,6 +55,7 @@ __all__ = [
     "SNAPSHOT_NAME",
     "AppendInDoubtError",
     "Backoff",
+    "ChainPoint",
     "ChainReport",
     "DatabaseUnavailableError",
     "Encoded",

@@ -112,6 +112,16 @@ class BatchRow:
 
 
 @dataclass(frozen=True, slots=True)
+class ChainPoint:
+    """Where a verification stands: the last batch checked, its last position, its hash
+    (batch 0, position 0 and GENESIS before the first batch)."""
+
+    batch: int = 0
+    position: int = 0
+    hash: str = GENESIS
+
+
+@dataclass(frozen=True, slots=True)
 class ChainReport:
     """What `verify_chain` found. `first_broken_batch` is the earliest batch that does not verify."""
 

@@ -25,7 +25,7 @@ from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from eventsched.events import appendsql, retention
 from eventsched.events.append import Appender
-from eventsched.events.chain import GENESIS, BatchRow, ChainReport, verify
+from eventsched.events.chain import GENESIS, BatchRow, ChainPoint, ChainReport, verify
 from eventsched.events.engine import connection, create_engine, display_url, translate
 from eventsched.events.errors import EventStoreError
 from eventsched.events.migrate import check_schema
@@ -40,6 +40,9 @@ PAGE_SIZE = 5000
 #: Positions one filtered read covers at most (see `read`).
 WINDOW = 50_000
 
+_CHAIN_HEAD = text(
+    "SELECT batch, last_position, hash FROM event_batches ORDER BY batch DESC LIMIT 1"
+)
 _VERIFY_HEAD = text(
     "SELECT (SELECT max(batch) FROM event_batches), (SELECT max(position) FROM events)"
 )
@@ -239,6 +242,31 @@ class EventStore(Appender):
                 detail=report.detail,
             )
         return report
+
+    def chain_head(self) -> ChainPoint:
+        """The last batch appended, as a point to verify from (ChainPoint() when none)."""
+        rows = self._fetch(_CHAIN_HEAD, "reading the hash chain's head")
+        if not rows:
+            return ChainPoint()
+        batch, position, hash_ = rows[0]
+        return ChainPoint(int(batch), int(position), str(hash_))
+
+    def verify_chain_since(self, start: ChainPoint) -> tuple[ChainReport, ChainPoint]:
+        """Verify the batches appended after `start`, which is trusted (a point an earlier
+        verification reached, or the head when a watcher began); returns the report and
+        the point reached (`start` again when the chain is broken)."""
+        head = self._fetch(_VERIFY_HEAD, "verifying the hash chain")[0]
+        last_batch, last_position = int(head[0] or 0), int(head[1] or 0)
+        report = verify(
+            self._batches(start.batch, last_batch),
+            self.read(after=start.position, until=last_position),
+            (start.batch, start.position, start.hash),
+        )
+        if not report.ok:
+            return report, start
+        return report, ChainPoint(
+            start.batch + report.batches, start.position + report.events, report.last_hash
+        )
 
     def _batches(self, after: int, last_batch: int) -> Iterator[BatchRow]:
         cursor = after

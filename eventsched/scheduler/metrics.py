@@ -223,6 +223,25 @@ class SchedulerMetrics:
             "scheduling is paused; 0 once an append succeeds.",
             registry=r,
         )
+        self.log_chain_checks = Counter(
+            "eventsched_log_chain_checks_total",
+            "Checks of the hash chain over the batches appended since the previous check, by "
+            "result: ok, broken (an event edited, deleted or inserted after it was appended), "
+            "error (the database did not answer).",
+            ["result"],
+            registry=r,
+        )
+        self.log_chain_verified_position = Gauge(
+            "eventsched_log_chain_verified_position",
+            "The last log position whose batch hash this process has verified.",
+            registry=r,
+        )
+        self.log_chain_broken = Gauge(
+            "eventsched_log_chain_broken",
+            "1 once a check found the hash chain broken (see the log line and `eventsched "
+            "replay`), else 0.",
+            registry=r,
+        )
         self.log_append_failures = Counter(
             "eventsched_log_append_failures_total",
             "Appends to the event log that failed (scheduling pauses until one succeeds).",
@@ -297,6 +316,14 @@ class SchedulerMetrics:
                 method, host
             )
         timed.observe(seconds)
+
+    def chain_checked(self, result: str, position: int) -> None:
+        """One check of the hash chain (audit/chainwatch.py): its result and where it got."""
+        self.log_chain_checks.labels(result).inc()
+        if result == "broken":
+            self.log_chain_broken.set(1)
+        elif result == "ok":
+            self.log_chain_verified_position.set(position)
 
     def leader_status(self, lease: str, leading: bool) -> None:
         self.leader_election_master_status.labels(lease).set(1 if leading else 0)

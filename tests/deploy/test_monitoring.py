@@ -11,7 +11,7 @@ bound, one that fits no node. Then:
 - Debian's real `prometheus` scrapes that process (and a target that is down) with the
   rules loaded, their `for` shortened: EventschedPodsPendingTooLong and
   EventschedInstanceDown fire, EventschedDown, EventschedNoLeader and
-  EventschedLogAppendFailing stay inactive, every rule evaluates without error, and every
+  EventschedLogAppendFailing and EventschedLogChainBroken stay inactive, every rule evaluates without error, and every
   panel's query returns data;
 - the chart renders the dashboard ConfigMap and the PrometheusRule only when asked, and
   then exactly as `kubectl kustomize deploy/monitoring` does.
@@ -251,6 +251,7 @@ def test_the_rule_files_hold_the_same_groups() -> None:
         "EventschedPodsPendingTooLong",
         "EventschedLogAppendFailing",
         "EventschedLogLagging",
+        "EventschedLogChainBroken",
     }
     for rule in alerts(rule_groups()).values():
         assert f'job="{JOB}"' in rule["expr"], rule["alert"]
@@ -591,7 +592,13 @@ def test_alerts_fire_and_stay_inactive_on_a_real_scrape(
 
     rules = wait(fired, f"{sorted(should_fire)} firing", timeout=40)
     # The process is up, leads its lease and appends: these are evaluated and quiet.
-    for name in ("EventschedDown", "EventschedNoLeader", "EventschedLogAppendFailing"):
+    inactive = (
+        "EventschedDown",
+        "EventschedNoLeader",
+        "EventschedLogAppendFailing",
+        "EventschedLogChainBroken",
+    )
+    for name in inactive:
         assert rules[name]["state"] == "inactive", rules[name]
         assert rules[name]["lastEvaluation"] > "2000", rules[name]
     assert set(rules) == set(alerts(rule_groups()))

@@ -292,6 +292,7 @@ def test_run_binds_pods_serves_probes_and_a_crash_mid_run_binds_nothing_twice(
             rf'rest_client_request_duration_seconds_count{{{host},verb="POST"}} [1-9]', metrics
         )
         assert 'scheduler_scheduler_cache_size{type="nodes"} 2.0' in metrics
+        assert 'eventsched_log_chain_checks_total{result="ok"}' in metrics  # the watch began
         assert get(port, "/readyz?verbose")[1].splitlines()[-1] == "readyz check passed"
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(20) == 0

@@ -1,0 +1,86 @@
+"""The hash chain verified while `eventsched run` runs, a little at a time.
+
+`eventsched replay` verifies the whole chain, reading the whole log. A running scheduler
+instead verifies, every `interval` seconds on a daemon thread, the batches appended
+since its last check (by itself or by any other writer), starting from the head it found
+when it started: what was there before is `replay`'s to audit. A batch whose events, hash
+or link to the previous batch do not verify (an event edited, deleted or inserted after it
+was appended) is reported once, with the first broken batch, and the watch stays on it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import structlog
+
+from eventsched.events import ChainPoint, ChainReport, EventStore, EventStoreError
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ChainCheck:
+    """One check: `ok`, `broken` (see `report`) or `error` (the database did not answer)."""
+
+    result: str
+    reached: ChainPoint
+    report: ChainReport | None = None
+
+
+class ChainWatch:
+    def __init__(
+        self,
+        store: EventStore,
+        interval: float,
+        on_check: Callable[[ChainCheck], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.interval = interval
+        self.on_check = on_check
+        self.point: ChainPoint | None = None
+        self.broken: ChainReport | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="chain-watch", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=10)
+
+    def check(self) -> ChainCheck:
+        """Verify what was appended since the last check (the first finds the head)."""
+        try:
+            if self.point is None:
+                self.point = self.store.chain_head()
+                return self._told(ChainCheck("ok", self.point))
+            report, reached = self.store.verify_chain_since(self.point)
+        except EventStoreError as exc:
+            log.warning("could not verify the hash chain; retrying later", error=str(exc))
+            return self._told(ChainCheck("error", self.point or ChainPoint()))
+        if not report.ok:
+            if self.broken is None:
+                log.error(
+                    "hash chain broken",
+                    first_broken_batch=report.first_broken_batch,
+                    detail=report.detail,
+                )
+            self.broken = report
+            return self._told(ChainCheck("broken", reached, report))
+        self.point = reached
+        return self._told(ChainCheck("ok", reached, report))
+
+    def _told(self, check: ChainCheck) -> ChainCheck:
+        if self.on_check is not None:
+            self.on_check(check)
+        return check
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.check()
+            self._stop.wait(self.interval)

@@ -43,6 +43,13 @@ WINDOW = 50_000
 _CHAIN_HEAD = text(
     "SELECT batch, last_position, hash FROM event_batches ORDER BY batch DESC LIMIT 1"
 )
+_BATCHES_WITHIN = text(
+    "SELECT max(batch), max(last_position) FROM event_batches "
+    "WHERE batch > :after AND last_position <= :until"
+)
+_NEXT_BATCH = text(
+    "SELECT batch, last_position FROM event_batches WHERE batch > :after ORDER BY batch LIMIT 1"
+)
 _VERIFY_HEAD = text(
     "SELECT (SELECT max(batch) FROM event_batches), (SELECT max(position) FROM events)"
 )
@@ -251,12 +258,14 @@ class EventStore(Appender):
         batch, position, hash_ = rows[0]
         return ChainPoint(int(batch), int(position), str(hash_))
 
-    def verify_chain_since(self, start: ChainPoint) -> tuple[ChainReport, ChainPoint]:
+    def verify_chain_since(
+        self, start: ChainPoint, max_events: int | None = None
+    ) -> tuple[ChainReport, ChainPoint]:
         """Verify the batches appended after `start`, which is trusted (a point an earlier
         verification reached, or the head when a watcher began); returns the report and
-        the point reached (`start` again when the chain is broken)."""
-        head = self._fetch(_VERIFY_HEAD, "verifying the hash chain")[0]
-        last_batch, last_position = int(head[0] or 0), int(head[1] or 0)
+        the point reached (`start` again when the chain is broken). `max_events` bounds the
+        work: whole batches up to that many events past `start` (at least one batch)."""
+        last_batch, last_position = self._verify_bound(start, max_events)
         report = verify(
             self._batches(start.batch, last_batch),
             self.read(after=start.position, until=last_position),
@@ -267,6 +276,23 @@ class EventStore(Appender):
         return report, ChainPoint(
             start.batch + report.batches, start.position + report.events, report.last_hash
         )
+
+    def _verify_bound(self, start: ChainPoint, max_events: int | None) -> tuple[int, int]:
+        """(last batch, last position) a verification from `start` goes to."""
+        if max_events is not None:
+            within = _BATCHES_WITHIN.bindparams(
+                after=start.batch, until=start.position + max_events
+            )
+            rows = self._fetch(within, "verifying the hash chain")
+            if rows and rows[0][0] is not None:
+                return int(rows[0][0]), int(rows[0][1])
+            rows = self._fetch(
+                _NEXT_BATCH.bindparams(after=start.batch), "verifying the hash chain"
+            )
+            if rows:
+                return int(rows[0][0]), int(rows[0][1])
+        head = self._fetch(_VERIFY_HEAD, "verifying the hash chain")[0]
+        return int(head[0] or 0), int(head[1] or 0)
 
     def _batches(self, after: int, last_batch: int) -> Iterator[BatchRow]:
         cursor = after

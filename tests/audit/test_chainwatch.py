@@ -86,3 +86,16 @@ def test_the_watch_runs_on_its_own_thread_until_stopped(store: EventStore) -> No
     assert ready.wait(10), "the watch did not check twice"
     watch.stop()
     assert all(c.result == "ok" for c in seen)
+
+
+def test_a_check_verifies_whole_batches_up_to_its_budget(store: EventStore) -> None:
+    """Three events a batch, a budget of five: one batch a check (a batch that alone is
+    over the budget is still verified whole), so the watch catches up over checks."""
+    watch = ChainWatch(store, interval=3600, max_events=5)
+    watch.check()
+    append_batches(store, 3, "b")
+    reached = [watch.check().reached.batch for _ in range(4)]
+    assert reached == [1, 2, 3, 3]
+    tight = ChainWatch(store, interval=3600, max_events=1)
+    tight.point = ChainPoint()
+    assert tight.check().reached.batch == 1

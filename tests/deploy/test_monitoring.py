@@ -11,7 +11,8 @@ bound, one that fits no node. Then:
 - Debian's real `prometheus` scrapes that process (and a target that is down) with the
   rules loaded, their `for` shortened: EventschedPodsPendingTooLong and
   EventschedInstanceDown fire, EventschedDown, EventschedNoLeader and
-  EventschedLogAppendFailing and EventschedLogChainBroken stay inactive, every rule evaluates without error, and every
+  EventschedLogAppendFailing and EventschedLogChainBroken stay inactive, every rule
+  evaluates without error, and every
   panel's query returns data;
 - the chart renders the dashboard ConfigMap and the PrometheusRule only when asked, and
   then exactly as `kubectl kustomize deploy/monitoring` does.

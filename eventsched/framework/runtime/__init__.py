@@ -1,9 +1,9 @@
 """The runtime of one profile (kube-scheduler's `framework/runtime`): `Framework` runs
 each extension point over a typed `PluginSet`, every plugin call guarded by `guarded`."""
 
+from eventsched.framework.runtime.bindingpoints import MAX_PERMIT_TIMEOUT
 from eventsched.framework.runtime.framework import (
     HONOURED_BY,
-    MAX_PERMIT_TIMEOUT,
     ExtensionPointObserver,
     Framework,
     IgnoredField,

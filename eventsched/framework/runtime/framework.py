@@ -7,9 +7,8 @@ into an Error status naming it, so one bad plugin never stops the loop.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple
 
 import numpy as np
 import structlog
@@ -29,7 +28,8 @@ from eventsched.framework.interface import (
 )
 from eventsched.framework.profile import Profile
 from eventsched.framework.registry import PluginArgsError, Registry
-from eventsched.framework.runtime import instrumented, nominated
+from eventsched.framework.runtime import nominated
+from eventsched.framework.runtime.bindingpoints import BindingPoints, running_error
 from eventsched.framework.runtime.guarded import PluginFailed, guarded
 from eventsched.framework.runtime.plugins import PluginSet, ScoreEntry
 from eventsched.framework.runtime.results import Rejection, ScoreTable
@@ -43,7 +43,6 @@ from eventsched.framework.types import (
     PreFilterResult,
     QueuedPodInfo,
 )
-from eventsched.framework.waiting import WaitingPod
 from eventsched.model import Indexes, IntArray, NodeTable, Pod
 from eventsched.model.pod import HOST_PORTS, POD_AFFINITY, POD_ANTI_AFFINITY, TOPOLOGY_SPREAD
 
@@ -57,8 +56,6 @@ HONOURED_BY: dict[str, str] = {
     HOST_PORTS: "NodePorts",
 }
 
-_T = TypeVar("_T")
-
 
 class IgnoredField(NamedTuple):
     field: str
@@ -66,18 +63,9 @@ class IgnoredField(NamedTuple):
     plugin: str
 
 
-#: kube-scheduler's `maxTimeout` for Permit waits.
-MAX_PERMIT_TIMEOUT = 15 * 60.0
-
-
-class Framework:
+class Framework(BindingPoints):
     #: Set by the scheduler to export extension-point latencies; None costs nothing.
     observe: ExtensionPointObserver | None = None
-    #: (status code label, seconds) of each WaitOnPermit that waited
-    #: (`scheduler_permit_wait_duration_seconds`); None costs nothing.
-    observe_permit_wait: Callable[[str, float], None] | None = None
-    #: Per-plugin evaluations and sampled durations (runtime/instrumented.py); None: none.
-    plugin_metrics: instrumented.PluginMetrics | None = None
 
     def __init__(self, profile: Profile, registry: Registry, handle: Handle) -> None:
         self.profile = profile
@@ -192,7 +180,7 @@ class Framework:
             if not status.is_success:
                 if status.is_rejected:
                     return None, status, {name}
-                return None, _running("PreFilter", name, status), set()
+                return None, running_error("PreFilter", name, status), set()
             if result is not None and result.node_names is not None:
                 narrowing.append(name)
                 merged = result.merge(merged) if merged is not None else result
@@ -299,7 +287,7 @@ class Framework:
                 continue
             self._evaluated(name, "PreScore", 1)
             if not status.is_success:
-                return _running("PreScore", name, status)
+                return running_error("PreScore", name, status)
         return Status()
 
     @timed("Score")
@@ -338,124 +326,6 @@ class Framework:
             scores.totals = scores.weighted().sum(axis=0)
         return scores, Status()
 
-    # -- reserve, permit, bind --------------------------------------------------
-
-    @timed("Reserve")
-    def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        for plugin in self.plugins.reserve:
-            status = self._run(state, "Reserve", plugin.name, plugin.reserve, state, pod, node_name)
-            if not status.is_success:
-                if status.is_rejected:
-                    return status
-                return _running("Reserve", plugin.name, status)
-        return Status()
-
-    @timed("Unreserve")
-    def run_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        """Every Reserve plugin's Unreserve, in reverse order; must not fail."""
-        for plugin in reversed(self.plugins.reserve):
-            self._run(state, "Unreserve", plugin.name, plugin.unreserve, state, pod, node_name)
-
-    @timed("Permit")
-    def run_permit(
-        self, state: CycleState, pod: Pod, node_name: str
-    ) -> tuple[Status, dict[str, float]]:
-        """Permit in order. Wait from any plugin parks the pod in the waiting map."""
-        waits: dict[str, float] = {}
-        for plugin in self.plugins.permit:
-            name = plugin.name
-            try:
-                status, timeout = self._call(
-                    state, "Permit", name, plugin.permit, state, pod, node_name
-                )
-            except PluginFailed as failed:
-                return failed.status, waits
-            status = (status or Status()).with_plugin(name)
-            if status.is_success:
-                continue
-            if status.is_rejected:
-                return status, waits
-            if status.is_wait:
-                waits[name] = min(max(float(timeout), 0.0), MAX_PERMIT_TIMEOUT)
-                continue
-            return _running("Permit", name, status), waits
-        if waits:
-            self.handle.waiting_pods.add(
-                WaitingPod(pod, node_name, waits, clock=self.handle.monotonic)
-            )
-            return Status(
-                Code.WAIT, ("one or more plugins asked to wait and no plugin rejected pod",)
-            ), waits
-        return Status(), waits
-
-    def wait_on_permit(self, pod: Pod) -> Status:
-        waiting = self.handle.waiting_pods.get(pod.uid)
-        if waiting is None:
-            return Status()
-        started = time.perf_counter()
-        try:
-            status = waiting.wait()
-        finally:
-            self.handle.waiting_pods.remove(pod.uid)
-        if self.observe_permit_wait is not None:
-            self.observe_permit_wait(status.code.label, time.perf_counter() - started)
-        return status
-
-    @timed("PreBind")
-    def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        for plugin in self.plugins.pre_bind:
-            status = self._run(
-                state, "PreBind", plugin.name, plugin.pre_bind, state, pod, node_name
-            )
-            if status.is_skip:
-                continue
-            if status.is_rejected:
-                return status
-            if not status.is_success:
-                return _running("PreBind", plugin.name, status)
-        return Status()
-
-    @timed("Bind")
-    def run_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        """The first Bind plugin that does not Skip binds the pod."""
-        for plugin in self.plugins.bind:
-            status = self._run(state, "Bind", plugin.name, plugin.bind, state, pod, node_name)
-            if status.is_skip:
-                continue
-            return status
-        return Status(Code.SKIP, ("all bind plugins skipped",))
-
-    @timed("PostBind")
-    def run_post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        for plugin in self.plugins.post_bind:
-            self._run(state, "PostBind", plugin.name, plugin.post_bind, state, pod, node_name)
-
-    # -- instrumented plugin calls -------------------------------------------------
-
-    def _call(
-        self, state: CycleState, point: str, plugin: str, run: Callable[..., _T], *args: object
-    ) -> _T:
-        return instrumented.call(self.plugin_metrics, state, point, plugin, run, *args)
-
-    def _run(
-        self,
-        state: CycleState,
-        point: str,
-        plugin: str,
-        run: Callable[..., Status | None],
-        *args: object,
-    ) -> Status:
-        """`_status` for a plugin of this attempt: instrumented."""
-        try:
-            status = self._call(state, point, plugin, run, *args)
-        except PluginFailed as failed:
-            return failed.status
-        return (status if isinstance(status, Status) else Status()).with_plugin(plugin)
-
-    def _evaluated(self, plugin: str, point: str, count: int) -> None:
-        if self.plugin_metrics is not None:
-            self.plugin_metrics.plugin_evaluated(plugin, point, self.name, count)
-
 
 def _status(plugin: str, point: str, call: Callable[..., Status | None], *args: object) -> Status:
     """A plugin's answer as a Status naming it (None is Success); a raise is an Error."""
@@ -464,14 +334,6 @@ def _status(plugin: str, point: str, call: Callable[..., Status | None], *args: 
     except PluginFailed as failed:
         return failed.status
     return (status if isinstance(status, Status) else Status()).with_plugin(plugin)
-
-
-def _running(point: str, plugin: str, status: Status) -> Status:
-    """A plugin's non-rejecting failure as the Error kube-scheduler reports for it:
-    `fmt.Errorf("running %s plugin %q: %w", ...)`."""
-    return Status(
-        Code.ERROR, (f'running {point} plugin "{plugin}": {status.message}',), plugin, status.error
-    )
 
 
 def _scored(

@@ -19,6 +19,7 @@ from typing import Protocol, TypeVar
 from eventsched.framework.cycle_state import CycleState
 from eventsched.framework.runtime.guarded import PluginFailed, guarded
 from eventsched.framework.runtime.timing import status_in
+from eventsched.framework.status import Status
 
 #: `pluginMetricsSamplePercent`.
 SAMPLE_PERCENT = 10
@@ -57,3 +58,38 @@ def call(
         plugin, point, status_in(result).code.label, time.perf_counter() - started
     )
     return result
+
+
+class InstrumentedCalls:
+    """The Framework's plugin calls, counted and (in sampled cycles) timed."""
+
+    #: Per-plugin evaluations and sampled durations; None: none (tests, replay, bench).
+    plugin_metrics: PluginMetrics | None = None
+
+    @property
+    def name(self) -> str:
+        raise NotImplementedError
+
+    def _call(
+        self, state: CycleState, point: str, plugin: str, run: Callable[..., _T], *args: object
+    ) -> _T:
+        return call(self.plugin_metrics, state, point, plugin, run, *args)
+
+    def _run(
+        self,
+        state: CycleState,
+        point: str,
+        plugin: str,
+        run: Callable[..., Status | None],
+        *args: object,
+    ) -> Status:
+        """A plugin's answer as a Status naming it (None is Success); a raise is an Error."""
+        try:
+            status = self._call(state, point, plugin, run, *args)
+        except PluginFailed as failed:
+            return failed.status
+        return (status if isinstance(status, Status) else Status()).with_plugin(plugin)
+
+    def _evaluated(self, plugin: str, point: str, count: int) -> None:
+        if self.plugin_metrics is not None:
+            self.plugin_metrics.plugin_evaluated(plugin, point, self.name, count)

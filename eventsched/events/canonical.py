@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+import orjson
+
 _SCALARS = (str, int, bool, type(None))
 
 
@@ -84,8 +86,35 @@ def canonical_json(value: Any) -> str:
     return dumps_normalized(normalize(value))
 
 
+#: Digits as `0`, so that a number's shape can be looked for with `in`.
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+
+
+def _spelled_as_json_does(raw: bytes) -> bool:
+    """Whether orjson's `raw` is what `json.dumps` gives (the canonical spelling, which
+    logs already hashed use). They differ on characters outside ASCII and DEL (json
+    escapes them), negative exponents (json pads them: `1e-07`) and floats under 1e-4
+    (json `1e-05`, orjson `0.00001`); text that merely looks so takes the slow path."""
+    if not raw.isascii() or b"\x7f" in raw:
+        return False
+    shape = raw.translate(_DIGITS_AS_ZERO)
+    return b"0e-" not in shape and b"0.0000" not in shape
+
+
 def dumps_normalized(value: Any) -> str:
-    """`canonical_json` of a value that `normalize` already returned."""
+    """`canonical_json` of a value that `normalize` already returned: `json.dumps` with
+    sorted keys and no spaces, written by orjson when its spelling is the same (about
+    four times faster; tests/events/test_canonical.py checks the two agree)."""
+    try:
+        raw = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError):  # an int beyond 64 bits
+        return _json_dumps(value)
+    if _spelled_as_json_does(raw):
+        return raw.decode("ascii")
+    return _json_dumps(value)
+
+
+def _json_dumps(value: Any) -> str:
     # normalize made fresh containers from the value, so there is no cycle to look for.
     return json.dumps(
         value, sort_keys=True, separators=(",", ":"), allow_nan=False, check_circular=False

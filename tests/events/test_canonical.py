@@ -58,6 +58,10 @@ _json_values = st.recursive(
     | st.booleans()
     | st.integers(min_value=-(2**70), max_value=2**70)
     | st.floats(allow_nan=False, allow_infinity=False)
+    # where shortest-repr encoders choose between decimal and exponent spellings
+    | st.floats(min_value=-1e-3, max_value=1e-3)
+    | st.floats(min_value=1e-12, max_value=1e-4)
+    | st.floats(min_value=1e15, max_value=1e17)
     | st.text(alphabet=st.characters(max_codepoint=0x7F))
     | st.text(),
     lambda children: (
@@ -70,7 +74,7 @@ _json_values = st.recursive(
 )
 
 
-@settings(max_examples=400, deadline=None, derandomize=True)
+@settings(max_examples=2000, deadline=None, derandomize=True)
 @given(_json_values)
 def test_canonical_json_is_json_dumps_byte_for_byte(value: object) -> None:
     """Every existing hash chain was computed with json.dumps: a faster encoder must not change a byte."""
@@ -87,6 +91,12 @@ def test_canonical_json_is_json_dumps_byte_for_byte(value: object) -> None:
         {"del": "a\x7fb", "ctl": "\x1f\n\t"},
         {"text": "zürich", "big": 2**64},
         [0.0001, 0.00012, 1e-05, 4503599627370495.5, -1.5e-7],
+        # each alone, so that one value's slow path does not hide another's
+        -1.5e-7,
+        {"a": 2.5e-9, "node": "node-1"},
+        {"sub": 1e-320},
+        {"d": "\x7f"},
+        [123.00001, 7.5e-5],
         {"ok": [1, "a", None, True], "nested": {"b": {"a": -(2**63)}}},
     ],
 )

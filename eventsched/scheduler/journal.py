@@ -202,7 +202,7 @@ class Journal:
             metrics.log_lag.observe(time.perf_counter() - self._first_added)
         metrics.log_bytes.inc(sum(len(event.data_json or "") for event in stored))
         for kind, count in Counter(event.kind for event in stored).items():
-            metrics.log_events.labels(kind).inc(count)
+            metrics.child(metrics.log_events, kind).inc(count)
 
     # -- folding and snapshots -------------------------------------------------------
 

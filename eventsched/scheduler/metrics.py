@@ -99,7 +99,9 @@ class SchedulerMetrics:
             buckets=exponential_buckets(1, 2, 5),
             registry=r,
         )
-        self._extension_points: dict[tuple[str, str, str], Any] = {}
+        #: Each label set's child, kept: asking a family for it takes a lock and a lookup,
+        #: and most are asked for several times an attempt.
+        self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
         self.extension_point_duration = Histogram(
             "scheduler_framework_extension_point_duration_seconds",
             "[STABLE] Latency for running all plugins of a specific extension point.",
@@ -107,7 +109,6 @@ class SchedulerMetrics:
             buckets=exponential_buckets(0.0001, 2, 12),
             registry=r,
         )
-        self._plugin_evaluations: dict[tuple[str, str, str], Any] = {}
         self.plugin_evaluation = Counter(
             "scheduler_plugin_evaluation_total",
             "[ALPHA] Number of attempts to schedule pods by each plugin and the extension point "
@@ -162,8 +163,6 @@ class SchedulerMetrics:
             registry=r,
         )
         # client-go's rest_client metrics, for the API client (cluster/kube/rest.py).
-        self._api_requests: dict[tuple[str, str, str], Any] = {}
-        self._api_durations: dict[tuple[str, str], Any] = {}
         self.rest_client_requests = Counter(
             "rest_client_requests_total",
             "[ALPHA] Number of HTTP requests, partitioned by status code, method, and host.",
@@ -248,32 +247,36 @@ class SchedulerMetrics:
             registry=r,
         )
 
+    def child(self, family: Any, *labels: str) -> Any:
+        """`family.labels(*labels)`, kept after the first time (any thread may ask)."""
+        key = (id(family), labels)
+        found = self._children.get(key)
+        if found is None:
+            found = self._children[key] = family.labels(*labels)
+        return found
+
     def observe_extension_point(
         self, point: str, status: str, profile: str, seconds: float
     ) -> None:
-        # Several observations per attempt: keep each label set's child rather
-        # than asking the histogram for it (a lock and a lookup) every time.
-        key = (point, status, profile)
-        child = self._extension_points.get(key)
-        if child is None:
-            child = self._extension_points[key] = self.extension_point_duration.labels(*key)
-        child.observe(seconds)
+        self.child(self.extension_point_duration, point, status, profile).observe(seconds)
+
+    def attempt(self, result: str, profile: str, seconds: float | None) -> None:
+        """An attempt's outcome (`scheduled` once bound) and, when known, its duration."""
+        self.child(self.schedule_attempts, result, profile).inc()
+        if seconds is not None:
+            self.child(self.attempt_duration, result, profile).observe(seconds)
 
     # -- the runtime's PluginMetrics (framework/runtime/instrumented.py) -----------------
 
     def plugin_evaluated(self, plugin: str, point: str, profile: str, count: int) -> None:
-        key = (plugin, point, profile)
-        child = self._plugin_evaluations.get(key)
-        if child is None:
-            child = self._plugin_evaluations[key] = self.plugin_evaluation.labels(*key)
-        child.inc(count)
+        self.child(self.plugin_evaluation, plugin, point, profile).inc(count)
 
     def plugin_executed(self, plugin: str, point: str, status: str, seconds: float) -> None:
-        self.plugin_execution_duration.labels(plugin, point, status).observe(seconds)
+        self.child(self.plugin_execution_duration, plugin, point, status).observe(seconds)
 
     def set_pending(self, counts: Mapping[Any, int]) -> None:
         for queue in ("active", "backoff", "unschedulable", "gated"):
-            self.pending_pods.labels(queue).set(counts.get(queue, 0))
+            self.child(self.pending_pods, queue).set(counts.get(queue, 0))
 
     def watch_cache(self, sizes: Callable[[], CacheSizes]) -> None:
         """`scheduler_scheduler_cache_size` read from the cache at each scrape."""
@@ -288,34 +291,24 @@ class SchedulerMetrics:
         if seconds_since_first_attempt is None:
             return
         label = "15+" if attempts >= 15 else str(attempts)
-        self.pod_scheduling_duration.labels(label).observe(seconds_since_first_attempt)
-        self.pod_scheduling_sli_duration.labels(label).observe(seconds_since_first_attempt)
+        self.child(self.pod_scheduling_duration, label).observe(seconds_since_first_attempt)
+        self.child(self.pod_scheduling_sli_duration, label).observe(seconds_since_first_attempt)
 
     # -- the queue's observer (scheduler/queue.py's QueueObserver) ----------------------
 
     def incoming(self, queue: str, event: str) -> None:
-        self.queue_incoming_pods.labels(queue, event).inc()
+        self.child(self.queue_incoming_pods, queue, event).inc()
 
     def unschedulable(self, plugins: Iterable[str], profile: str, delta: int) -> None:
         for plugin in plugins:
-            self.unschedulable_pods.labels(plugin, profile).inc(delta)
+            self.child(self.unschedulable_pods, plugin, profile).inc(delta)
 
     def api_request(self, host: str, method: str, code: str, seconds: float | None) -> None:
         """One API request (cluster/kube/rest.py's RequestObserver); `seconds` is None for
         a watch, which client-go counts but does not time. On the binder threads too."""
-        key = (code, method, host)
-        counter = self._api_requests.get(key)
-        if counter is None:
-            counter = self._api_requests[key] = self.rest_client_requests.labels(*key)
-        counter.inc()
-        if seconds is None:
-            return
-        timed = self._api_durations.get((method, host))
-        if timed is None:
-            timed = self._api_durations[(method, host)] = self.rest_client_request_duration.labels(
-                method, host
-            )
-        timed.observe(seconds)
+        self.child(self.rest_client_requests, code, method, host).inc()
+        if seconds is not None:
+            self.child(self.rest_client_request_duration, method, host).observe(seconds)
 
     def chain_checked(self, result: str, position: int) -> None:
         """One check of the hash chain (audit/chainwatch.py): its result and where it got."""

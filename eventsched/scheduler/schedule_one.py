@@ -365,8 +365,6 @@ class SchedulingCycle(EventHandlers):
         began = self.attempt_began.pop(pod_uid, None)
         if self.metrics is None:
             return
-        self.metrics.schedule_attempts.labels(result, profile).inc()
-        if began is not None:
-            self.metrics.attempt_duration.labels(result, profile).observe(
-                time.perf_counter() - began
-            )
+        self.metrics.attempt(
+            result, profile, None if began is None else time.perf_counter() - began
+        )

@@ -25,9 +25,8 @@ import re
 import shutil
 import signal
 import subprocess
-import time
 import urllib.parse
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -57,6 +56,7 @@ from tests.kube.realserver import (
 from tests.kube.test_kube_runner import free_port, get, start_process
 from tests.kube.test_kube_scheduler import node, pod
 from tests.promharness import http_get
+from tests.waiting import wait_for
 
 MONITORING = DEPLOY / "monitoring"
 DASHBOARD = MONITORING / "eventsched-dashboard.json"
@@ -68,18 +68,6 @@ BOUND = [f"w-{i}" for i in range(5)]
 TOO_BIG = "too-big"
 
 T = TypeVar("T")
-
-
-def wait(predicate: Callable[[], T], what: str, timeout: float = 30.0) -> T:
-    """Poll `predicate` until it returns something truthy (a positive signal, not a sleep)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = predicate()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.2)
 
 
 # -- PromQL: the metric names an expression reads ------------------------------------------
@@ -409,14 +397,15 @@ def scheduler(
     process = start_process(db_url, server.kubeconfig(home / "kubeconfig"), port, config, log)
     running = Scheduler(server, port, process, log)
     try:
-        wait(lambda: get(port, "/readyz")[0] == 200, "/readyz", timeout=40)
+        wait_for("/readyz", lambda: get(port, "/readyz")[0] == 200, timeout=40)
         for name in BOUND:
             server.create(pod(name, cpu="100m"))
         server.create(pod(TOO_BIG, cpu="64"))
-        wait(lambda: _bound(server) >= set(BOUND), "the five pods bound")
-        wait(
-            lambda: 'scheduler_pending_pods{queue="unschedulable"} 1.0' in running.metrics(),
+        wait_for("the five pods bound", lambda: _bound(server) >= set(BOUND), timeout=30)
+        wait_for(
             "the too-big pod in the unschedulable queue",
+            lambda: 'scheduler_pending_pods{queue="unschedulable"} 1.0' in running.metrics(),
+            timeout=30,
         )
         yield running
     finally:
@@ -570,7 +559,7 @@ def prometheus(
             return False
 
     try:
-        wait(ready, "prometheus ready")
+        wait_for("prometheus ready", ready, timeout=30)
         yield prom
     finally:
         process.terminate()
@@ -591,7 +580,7 @@ def test_alerts_fire_and_stay_inactive_on_a_real_scrape(
         firing = {name for name, rule in rules.items() if rule["state"] == "firing"}
         return rules if should_fire <= firing else None
 
-    rules = wait(fired, f"{sorted(should_fire)} firing", timeout=40)
+    rules = wait_for(f"{sorted(should_fire)} firing", fired, timeout=40)
     # The process is up, leads its lease and appends: these are evaluated and quiet.
     inactive = (
         "EventschedDown",
@@ -637,7 +626,7 @@ def test_every_panel_has_data_on_a_real_scrape(
             match = grafana_expr(selector, instance)
             return wanted in {s.get(label) for s in prometheus.api("series", **{"match[]": match})}
 
-        wait(offered, f"variable {name} to offer {wanted}")
+        wait_for(f"variable {name} to offer {wanted}", offered, timeout=30)
 
     queries = panel_queries(board)
 
@@ -656,6 +645,6 @@ def test_every_panel_has_data_on_a_real_scrape(
         return not last[-1]
 
     try:
-        wait(all_filled, "every panel query to return data", timeout=30)
+        wait_for("every panel query to return data", all_filled, timeout=30)
     except AssertionError as exc:
         raise AssertionError(f"{exc}; still empty: {last[-1]}") from None

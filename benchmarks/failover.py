@@ -685,6 +685,18 @@ def lease_lost_at(log: Path, wall: float) -> float | None:
     return None
 
 
+def logged_between(url: str, start: float, end: float) -> dict[str, int]:
+    """Decisions by kind whose batch was recorded between two Unix times."""
+    from eventsched.events import EventStore
+
+    kinds = ["reserved", "bound", "bind_failed", "unreserved", "unschedulable"]
+    with EventStore.connect(url) as store:
+        found = Counter(
+            e.kind for e in store.read(kinds=kinds) if start <= e.recorded_at.timestamp() <= end
+        )
+    return {kind: found[kind] for kind in kinds}
+
+
 def _reserved_after(url: str, instance: str, since: float) -> int:
     from eventsched.events import EventStore
 
@@ -719,6 +731,9 @@ def _outage_figures(
             "first bind after": min(after, default=None),
             "last pod bound": max(binds.values()),
         }
+    )
+    result.figures["decisions logged during"] = logged_between(
+        run.url, run.wall + started, run.wall + done
     )
     result.figures.update(
         {

@@ -21,6 +21,7 @@ from benchmarks.failover import (
     first_at,
     longest_gap,
     metric_values,
+    postgres_down,
     without_decision,
 )
 
@@ -104,6 +105,23 @@ def test_an_outage_is_read_from_the_scrapes() -> None:
 def test_longest_gap_between_binds() -> None:
     assert longest_gap([3.0, 1.0, 2.0, 9.5, 10.0]) == (3.0, 6.5)
     assert longest_gap([1.0]) == (0.0, 0.0)
+
+
+PG_LOG = """\
+2026-11-25 10:48:41.725 UTC [2221] LOG:  checkpoint starting: immediate force wait
+2026-11-25 10:49:09.588 UTC [2220] LOG:  received fast shutdown request
+2026-11-25 10:49:09.588 UTC [667] postgres@db FATAL:  terminating connection due to administrator command
+2026-11-25 10:49:09.699 UTC [2220] LOG:  database system is shut down
+2026-11-25 10:49:09.759 UTC [697] LOG:  database system is ready to accept connections
+""".splitlines()
+
+
+def test_the_restart_is_read_from_postgresqls_log_after_a_moment() -> None:
+    since = 1795603740.0  # 2026-11-25 10:49:00 UTC
+    down, up = postgres_down(PG_LOG, since)
+    assert down is not None and up is not None
+    assert round(down - since, 3) == 9.588 and round(up - down, 3) == 0.171
+    assert postgres_down(PG_LOG, since + 60) == (None, None)  # nothing after that
 
 
 #: Collected only where the binaries are, as tests/cli/test_bench_kube.py.

@@ -611,6 +611,9 @@ def kill_leader(run: Run, result: Result) -> None:
 
 
 def pg_restart(run: Run, result: Result) -> None:
+    """Restarts the machine's own PostgreSQL cluster: --server must be on it."""
+    if make_url(run.url).host not in (None, "", "127.0.0.1", "localhost", "::1"):
+        raise ValueError("pg-restart restarts the local PostgreSQL; --server is elsewhere")
     replica = run.replica("replica-1")
     run.wait("replica-1 leads", replica.leading, 60)
     run.wait_bound(run.pods // 3, _timeout(run.pods))

@@ -55,6 +55,7 @@ from sqlalchemy.engine import make_url
 from benchmarks.controlplane import ControlPlane, free_port, kube_binaries, spawn_logged
 from benchmarks.kube import NAMESPACE, BindWatch, _create_pods, _nodes
 from eventsched.cli.logs import configure_logging
+from eventsched.events import EventStore
 
 SCENARIOS = ("kill-leader", "pg-restart", "apiserver-restart")
 DEFAULT_SERVER = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
@@ -511,8 +512,6 @@ class Run:
 
 def check(cp: ControlPlane, url: str, pods: int) -> Checks:
     """Every pod bound once, each with its `bound` event, on the node the API shows."""
-    from eventsched.events import EventStore
-
     client = cp.api_client()
     try:
         core: Any = kubernetes.client.CoreV1Api(client)
@@ -545,8 +544,6 @@ def new_leaders_own_binds(url: str, instance: str) -> tuple[set[str], Counter[st
     """Pods whose `bound` event this instance logged for a Binding it made, and how many
     reservations left open by its predecessor it closed (`bound` / `unreserved` marked
     `reconciled`: found bound in the API, or not)."""
-    from eventsched.events import EventStore
-
     own: set[str] = set()
     closed: Counter[str] = Counter()
     with EventStore.connect(url) as store:
@@ -690,8 +687,6 @@ def lease_lost_at(log: Path, wall: float) -> float | None:
 
 def logged_between(url: str, start: float, end: float) -> dict[str, int]:
     """Decisions by kind whose batch was recorded between two Unix times."""
-    from eventsched.events import EventStore
-
     kinds = ["reserved", "bound", "bind_failed", "unreserved", "unschedulable"]
     with EventStore.connect(url) as store:
         found = Counter(
@@ -701,8 +696,6 @@ def logged_between(url: str, start: float, end: float) -> dict[str, int]:
 
 
 def _reserved_after(url: str, instance: str, since: float) -> int:
-    from eventsched.events import EventStore
-
     with EventStore.connect(url) as store:
         return sum(
             e.instance == instance and e.recorded_at.timestamp() > since

@@ -2,11 +2,13 @@
 
     python -m benchmarks.failover [--pods 1000] [--nodes 100]
         [--scenario kill-leader|pg-restart|apiserver-restart|all] [--json]
+        [--down SECONDS] [--rate PODS_PER_SECOND] [--qps Q] [--burst B]
+        [--server POSTGRESQL_URL] [--keep-logs DIR]
 
 Each scenario gets a fresh control plane (benchmarks/controlplane.py: etcd + kube-apiserver
-from $EVENTSCHED_KUBE_BIN), N ready nodes, M pending pods (schedulerName eventsched, created
-before the schedulers start) and a fresh PostgreSQL database on --server (created,
-`eventsched db upgrade`d, dropped at the end). The schedulers are real `eventsched run`
+from $EVENTSCHED_KUBE_BIN), N ready nodes, M pods (schedulerName eventsched; created before
+the schedulers start, but in pg-restart) and a fresh PostgreSQL database on --server
+(created, `eventsched db upgrade`d, dropped at the end). The schedulers are real `eventsched run`
 processes with the default configuration (leader election on the Lease kube-system/eventsched,
 15 s / 10 s / 2 s; client QPS 50, burst 100). Bind times are when the benchmark's watch of
 bound pods (``spec.nodeName!=``) saw each pod; every replica's /readyz and /metrics are
@@ -14,8 +16,9 @@ scraped every 0.25 s.
 
 - kill-leader: two replicas; once the leader has bound a tenth of the pods it gets SIGKILL.
   Failover = first bind by the new leader - kill, and - last bind by the old one.
-- pg-restart: one replica; once a third is bound, `pg_ctlcluster ... restart` of the local
-  PostgreSQL (every session on it ends: do not run it while anything else uses that server).
+- pg-restart: one replica, the pods created while it runs (--rate a second); once a third
+  is bound, `pg_ctlcluster ... restart` of the local PostgreSQL, or stop, --down seconds,
+  start (every session on it ends: do not run it while anything else uses that server).
 - apiserver-restart: one replica; once a third is bound, kube-apiserver gets SIGTERM and is
   started again with the same flags (etcd keeps running).
 
@@ -53,7 +56,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy.engine import make_url
 
 from benchmarks.controlplane import ControlPlane, free_port, kube_binaries, spawn_logged
-from benchmarks.kube import NAMESPACE, BindWatch, _create_pods, _nodes
+from benchmarks.kube import NAMESPACE, BindWatch, _create_pods, _nodes, _pod
 from eventsched.cli.logs import configure_logging
 from eventsched.events import EventStore
 
@@ -441,6 +444,8 @@ class Settings:
     down: float = 0.0
     #: copy the replicas' and kube-apiserver's logs here (a folder per scenario)
     keep_logs: Path | None = None
+    #: pg-restart: pods created this many a second while it runs (the others: all up front)
+    rate: float = 20.0
 
     def config_file(self, workdir: Path) -> Path | None:
         if self.qps is None and self.burst is None:
@@ -463,7 +468,8 @@ class Settings:
 class Run:
     """A control plane with nodes and pending pods, a fresh database, a watch of binds."""
 
-    def __init__(self, stack: contextlib.ExitStack, settings: Settings) -> None:
+    def __init__(self, stack: contextlib.ExitStack, settings: Settings, upfront: bool) -> None:
+        """upfront: all pods created before the replicas start, else none (see `feed`)."""
         binaries = kube_binaries()
         if binaries is None:
             raise SystemExit("set EVENTSCHED_KUBE_BIN to kube-apiserver's directory (etcd on PATH)")
@@ -471,7 +477,8 @@ class Run:
         self.down = settings.down
         self.cp = stack.enter_context(ControlPlane(binaries))
         self.cp.make_ready_nodes(_nodes(settings.nodes))
-        _create_pods(self.cp, settings.pods, "eventsched")
+        _create_pods(self.cp, settings.pods if upfront else 0, "eventsched")
+        self.rate = settings.rate
         self.config = settings.config_file(self.cp.workdir)
         self.url = stack.enter_context(fresh_database(settings.server))
         self.watch = PatientWatch(self.cp, NAMESPACE)
@@ -484,6 +491,22 @@ class Run:
 
     def now(self) -> float:
         return time.monotonic() - self.clock
+
+    def feed(self) -> None:
+        """Create the pods on a thread, `rate` a second, each retried while the API is away."""
+        thread = threading.Thread(target=self._feed, name="pod-feed", daemon=True)
+        thread.start()
+
+    def _feed(self) -> None:
+        client = self.cp.api_client()
+        core: Any = kubernetes.client.CoreV1Api(client)
+        started = time.monotonic()
+        try:
+            for i in range(self.pods):
+                time.sleep(max(0.0, started + i / self.rate - time.monotonic()))
+                _create_pod(core, _pod(f"pod-{i:05d}", "eventsched"))
+        finally:
+            client.close()
 
     def replica(self, name: str) -> Replica:
         replica = Replica(name, self.url, self.cp.kubeconfig(), self.config, self.clock)
@@ -508,6 +531,19 @@ class Run:
 
     def check(self) -> Checks:
         return check(self.cp, self.url, self.pods)
+
+
+def _create_pod(core: Any, body: dict[str, Any], tries: int = 300) -> None:
+    for _ in range(tries):
+        try:
+            core.create_namespaced_pod(NAMESPACE, body, _preload_content=False)
+            return
+        except kubernetes.client.ApiException as e:
+            if e.status == 409:  # created by the try whose answer was lost
+                return
+        except Exception:  # the API server is away
+            pass
+        time.sleep(0.2)
 
 
 def check(cp: ControlPlane, url: str, pods: int) -> Checks:
@@ -613,6 +649,7 @@ def pg_restart(run: Run, result: Result) -> None:
         raise ValueError("pg-restart restarts the local PostgreSQL; --server is elsewhere")
     replica = run.replica("replica-1")
     run.wait("replica-1 leads", replica.leading, 60)
+    run.feed()
     run.wait_bound(run.pods // 3, _timeout(run.pods))
     started = run.now()
     restart_postgres(run.down)
@@ -751,7 +788,7 @@ RUNNERS: dict[str, Callable[[Run, Result], None]] = {
 def measure(scenario: str, settings: Settings) -> Result:
     result = Result(scenario, settings.nodes, settings.pods)
     with contextlib.ExitStack() as stack:
-        run = Run(stack, settings)
+        run = Run(stack, settings, upfront=scenario != "pg-restart")
         try:
             RUNNERS[scenario](run, result)
         except Exception as e:
@@ -796,10 +833,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--keep-logs", type=Path, metavar="DIR", help="copy the logs to DIR/SCENARIO"
     )
+    parser.add_argument(
+        "--rate", type=float, default=20.0, help="pg-restart: pods created a second (default 20)"
+    )
     parser.add_argument("--json", action="store_true", help="one JSON object per scenario")
     args = parser.parse_args(argv)
     settings = Settings(
-        args.nodes, args.pods, args.server, args.qps, args.burst, args.down, args.keep_logs
+        args.nodes,
+        args.pods,
+        args.server,
+        args.qps,
+        args.burst,
+        args.down,
+        args.keep_logs,
+        args.rate,
     )
     configure_logging("console", "warning")  # this process's own (the log's reads): stderr
     scenarios = SCENARIOS if args.scenario == "all" else (args.scenario,)

@@ -11,6 +11,7 @@ from benchmarks.controlplane import kube_binaries
 from benchmarks.failover import (
     APPEND_FAILURES,
     MASTER,
+    SCRAPE_EVERY,
     UNREACHABLE,
     Checks,
     Sample,
@@ -148,9 +149,9 @@ if kube_binaries() is not None:
         assert not checks["bound_twice"] and not checks["conflicts"]
         assert not checks["without_decision"] and checks["chain_ok"]
         figures = result["figures"]
-        # the lease is taken after leaseDuration (15 s) without renewal, not before
-        assert figures["kill -> lease taken (s)"] > 10
-        assert (
-            figures["failover, kill -> first bind after (s)"] >= figures["kill -> lease taken (s)"]
-        )
+        # the lease is taken after leaseDuration (15 s) without renewal, not before; the
+        # scrape that sees it taken comes up to SCRAPE_EVERY after the first bind may
+        lease = figures["kill -> lease taken (s)"]
+        assert lease > 10
+        assert figures["failover, kill -> first bind after (s)"] > lease - SCRAPE_EVERY - 0.05
         assert figures["failover, last bind before -> first bind after (s)"] > 10

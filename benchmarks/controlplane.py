@@ -280,15 +280,21 @@ class ControlPlane:
         self._procs["kube-apiserver"] = self._spawn("kube-apiserver", self._apiserver_argv)
         self._wait_ready(deadline)
 
-    def restart_apiserver(self, down_seconds: float = 0.0, timeout: float = 90.0) -> float:
-        """Stop kube-apiserver (SIGTERM, as a kubelet stops a static pod; SIGKILL after 30 s),
-        leave it down `down_seconds`, start it again with the same flags, port and
-        certificates (etcd keeps running), and wait until /readyz answers ok.
+    def restart_apiserver(
+        self, down_seconds: float = 0.0, timeout: float = 90.0, kill: bool = False
+    ) -> float:
+        """Stop kube-apiserver (SIGTERM, as a kubelet stops a static pod, SIGKILL after 30 s;
+        or at once with SIGKILL, a crash, when `kill`), leave it down `down_seconds`, start it
+        again with the same flags, port and certificates (etcd keeps running), and wait until
+        /readyz answers ok.
 
         Returns the monotonic time it stopped; ready again when this returns.
         """
         proc = self._procs["kube-apiserver"]
-        proc.terminate()
+        if kill:
+            proc.kill()
+        else:
+            proc.terminate()
         try:
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:

@@ -153,15 +153,16 @@ def first_at(points: Sequence[tuple[float, float]], value: float, after: float) 
 
 def delta(samples: Sequence[Sample], key: str, start: float, end: float) -> float:
     """How much a counter grew over the samples taken in (start, end], each against the one
-    before; a drop is a restarted process counting from zero (as Prometheus' increase())."""
+    before; a drop is a restarted process counting from zero (as Prometheus' increase()).
+    A scrape without the series counts it 0: a labelled series appears at its first count."""
     total = 0.0
     previous: float | None = None
     for s in samples:
         if s.at > end:
             break
-        value = s.values.get(key)
-        if value is None:
+        if not s.values:  # the scrape failed
             continue
+        value = s.values.get(key, 0.0)
         if previous is not None and s.at > start:
             total += value - previous if value >= previous else value
         previous = value
@@ -446,6 +447,8 @@ class Settings:
     keep_logs: Path | None = None
     #: pg-restart: pods created this many a second while it runs (the others: all up front)
     rate: float = 20.0
+    #: apiserver-restart: SIGKILL (a crash) instead of SIGTERM
+    kill_apiserver: bool = False
 
     def config_file(self, workdir: Path) -> Path | None:
         if self.qps is None and self.burst is None:
@@ -475,6 +478,7 @@ class Run:
             raise SystemExit("set EVENTSCHED_KUBE_BIN to kube-apiserver's directory (etcd on PATH)")
         self.pods = settings.pods
         self.down = settings.down
+        self.kill_apiserver = settings.kill_apiserver
         self.cp = stack.enter_context(ControlPlane(binaries))
         self.cp.make_ready_nodes(_nodes(settings.nodes))
         _create_pods(self.cp, settings.pods if upfront else 0, "eventsched")
@@ -676,12 +680,13 @@ def apiserver_restart(run: Run, result: Result) -> None:
     run.wait("replica-1 leads", replica.leading, 60)
     run.wait_bound(run.pods // 3, _timeout(run.pods))
     started = run.now()
-    stopped = run.cp.restart_apiserver(run.down) - run.clock
+    stopped = run.cp.restart_apiserver(run.down, kill=run.kill_apiserver) - run.clock
     ready = run.now()
     result.timeline["kube-apiserver exited"] = stopped
     first = replica.proc
     _supervise(run, replica, result)
-    _outage_figures(run, replica, result, "kube-apiserver restart (SIGTERM)", started, ready)
+    how = "SIGKILL" if run.kill_apiserver else "SIGTERM"
+    _outage_figures(run, replica, result, f"kube-apiserver restart ({how})", started, ready)
     lost = lease_lost_at(replica.log, run.wall)
     result.timeline["replica-1 logs `leaderelection lost`"] = lost
     if lost is not None:
@@ -836,6 +841,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--rate", type=float, default=20.0, help="pg-restart: pods created a second (default 20)"
     )
+    parser.add_argument(
+        "--kill-apiserver", action="store_true", help="apiserver-restart: SIGKILL, not SIGTERM"
+    )
     parser.add_argument("--json", action="store_true", help="one JSON object per scenario")
     args = parser.parse_args(argv)
     settings = Settings(
@@ -847,6 +855,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.down,
         args.keep_logs,
         args.rate,
+        args.kill_apiserver,
     )
     configure_logging("console", "warning")  # this process's own (the log's reads): stderr
     scenarios = SCENARIOS if args.scenario == "all" else (args.scenario,)

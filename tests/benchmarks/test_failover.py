@@ -103,6 +103,18 @@ def test_an_outage_is_read_from_the_scrapes() -> None:
     assert delta(samples, APPEND_FAILURES, 1.5, 4.5) == 3.0  # last seen before each moment
 
 
+def test_a_counter_series_that_appears_counts_from_zero_and_a_failed_scrape_is_skipped() -> None:
+    key = "rest:<error>"
+    samples = [
+        Sample(0, 200, {MASTER: 1.0}),
+        Sample(1, 200, {MASTER: 1.0, key: 6.0}),  # the first errors make the series
+        Sample(2, 0, {}),  # the replica did not answer
+        Sample(3, 200, {MASTER: 1.0, key: 8.0}),
+        Sample(4, 200, {MASTER: 1.0, key: 1.0}),  # a new process
+    ]
+    assert delta(samples, key, 0.5, 4) == 6.0 + 2.0 + 1.0
+
+
 def test_longest_gap_between_binds() -> None:
     assert longest_gap([3.0, 1.0, 2.0, 9.5, 10.0]) == (3.0, 6.5)
     assert longest_gap([1.0]) == (0.0, 0.0)

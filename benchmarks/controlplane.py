@@ -174,6 +174,7 @@ class ControlPlane:
         self._last_cpu: dict[str, float] = {}
         self._logs: list[Path] = []
         self._admin_kubeconfig: Path | None = None
+        self._apiserver_argv: list[str] = []
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -258,28 +259,52 @@ class ControlPlane:
         self.port = free_port()
         self.url = f"https://127.0.0.1:{self.port}"
         w = self.workdir
-        self._procs["kube-apiserver"] = self._spawn(
-            "kube-apiserver",
-            [
-                str(self.binaries.apiserver),
-                f"--etcd-servers=http://127.0.0.1:{client}",
-                "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
-                f"--secure-port={self.port}",
-                "--endpoint-reconciler-type=none",
-                f"--cert-dir={self.pki}",
-                f"--token-auth-file={w / 'tokens.csv'}",
-                "--authorization-mode=Node,RBAC",
-                f"--service-account-key-file={w / 'sa.pub'}",
-                f"--service-account-signing-key-file={w / 'sa.key'}",
-                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-                "--api-audiences=https://kubernetes.default.svc.cluster.local",
-                "--service-cluster-ip-range=10.0.0.0/24", "--allow-privileged=true",
-                "--disable-admission-plugins=ServiceAccount",
-                f"--client-ca-file={self.client_ca_file}",
-                f"--requestheader-client-ca-file={self.client_ca_file}",
-            ],
-        )  # fmt: skip
+        self._apiserver_argv = [
+            str(self.binaries.apiserver),
+            f"--etcd-servers=http://127.0.0.1:{client}",
+            "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+            f"--secure-port={self.port}",
+            "--endpoint-reconciler-type=none",
+            f"--cert-dir={self.pki}",
+            f"--token-auth-file={w / 'tokens.csv'}",
+            "--authorization-mode=Node,RBAC",
+            f"--service-account-key-file={w / 'sa.pub'}",
+            f"--service-account-signing-key-file={w / 'sa.key'}",
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+            "--api-audiences=https://kubernetes.default.svc.cluster.local",
+            "--service-cluster-ip-range=10.0.0.0/24", "--allow-privileged=true",
+            "--disable-admission-plugins=ServiceAccount",
+            f"--client-ca-file={self.client_ca_file}",
+            f"--requestheader-client-ca-file={self.client_ca_file}",
+        ]  # fmt: skip
+        self._procs["kube-apiserver"] = self._spawn("kube-apiserver", self._apiserver_argv)
         self._wait_ready(deadline)
+
+    def restart_apiserver(
+        self, down_seconds: float = 0.0, timeout: float = 90.0, kill: bool = False
+    ) -> float:
+        """Stop kube-apiserver (SIGTERM, as a kubelet stops a static pod, SIGKILL after 30 s;
+        or at once with SIGKILL, a crash, when `kill`), leave it down `down_seconds`, start it
+        again with the same flags, port and certificates (etcd keeps running), and wait until
+        /readyz answers ok.
+
+        Returns the monotonic time it stopped; ready again when this returns.
+        """
+        proc = self._procs["kube-apiserver"]
+        if kill:
+            proc.kill()
+        else:
+            proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        stopped = time.monotonic()
+        time.sleep(down_seconds)
+        self._procs["kube-apiserver"] = self._spawn("kube-apiserver", self._apiserver_argv)
+        self._wait_ready(time.monotonic() + timeout)
+        return stopped
 
     def _check_alive(self) -> None:
         for name, proc in self._procs.items():

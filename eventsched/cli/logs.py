@@ -21,7 +21,11 @@ class _StderrLogger:
     """
 
     def msg(self, message: str) -> None:
-        print(message, file=sys.stderr, flush=True)
+        # One write per line: print() writes the message and the newline separately, and
+        # lines from two threads then interleave ('{...}{...}' and an empty line).
+        stream = sys.stderr
+        stream.write(message + "\n")
+        stream.flush()
 
     log = debug = info = warn = warning = error = critical = exception = fatal = msg
 

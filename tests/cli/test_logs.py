@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -84,3 +85,27 @@ def test_an_insecure_kubeconfig_is_said_once_and_urllib3_stays_quiet(
     assert not [
         w for w in caught if issubclass(w.category, urllib3.exceptions.InsecureRequestWarning)
     ]
+
+
+def test_lines_logged_from_many_threads_stay_whole_json_lines() -> None:
+    """print() wrote the message and the newline in two writes: under eight threads a few
+    lines in a thousand came out as two records on one line followed by an empty one."""
+    program = """
+import threading, structlog
+from eventsched.cli.logs import configure_logging
+configure_logging("json", "info")
+log = structlog.get_logger("t")
+def work(i):
+    for n in range(3000):
+        log.warning("concurrent line", thread=i, n=n)
+threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=120, check=True
+    )
+    lines = done.stderr.split("\n")
+    assert lines[-1] == ""
+    records = [json.loads(line) for line in lines[:-1]]  # every line one whole record
+    assert len(records) == 8 * 3000

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
+import sys
 import types
 
 import structlog
@@ -90,7 +92,15 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, terminate)
     signal.signal(signal.SIGINT, terminate)
     try:
-        return runner.run()
+        code = runner.run()
     finally:
         endpoints.stop()
         store.engine.dispose()
+    if runner.state.lease_lost:
+        # As kube-scheduler: out at once. Binding cycles and writes still in flight on
+        # the pools' threads are abandoned (the next leader settles what they leave);
+        # the interpreter's exit would otherwise wait for each to time out.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code

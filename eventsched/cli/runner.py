@@ -231,7 +231,10 @@ class Runner:
                 )
                 scheduler.run(stop=self.stop)
         finally:
-            scheduler.stop()
+            if self.state.lease_lost:
+                scheduler.abandon()
+            else:
+                scheduler.stop()
         if self.state.lease_lost:
             log.error("leaderelection lost; exiting so that a restart rejoins as a candidate")
             return EXIT_LEASE_LOST

@@ -152,8 +152,9 @@ class SimulatedCluster(SimulatedPodStatus, SimulatedVolumes):
         self._deliver()
         return outcome
 
-    def stop(self) -> None:
-        """Deliver nothing more; a change already being delivered finishes."""
+    def stop(self, abandon: bool = False) -> None:
+        """Deliver nothing more; a change already being delivered finishes (nothing is
+        queued to abandon)."""
         with self._lock:
             self._on_change = None
             self._pending.clear()

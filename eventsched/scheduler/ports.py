@@ -77,4 +77,5 @@ class Cluster(Protocol):
     def read_claim(self, namespace: str, name: str) -> PersistentVolumeClaim:
         """GET the PersistentVolumeClaim. Raises ApiError (404 included). Must be thread-safe."""
 
-    def stop(self) -> None: ...
+    def stop(self, abandon: bool = False) -> None:
+        """Stop watching; `abandon`: drop queued writes instead of finishing them."""

@@ -183,6 +183,20 @@ class Scheduler(SchedulingCycle):
         self._flush_until_durable(attempts=5)
         self.journal.close()
 
+    def abandon(self) -> None:
+        """The lease is lost: stop at once, as kube-scheduler exits at once. No new attempt;
+        the decisions pending are appended (one try); binding cycles in flight and queued
+        status and Event writes are left behind, as a crash would leave them: the leader
+        that follows settles the open reservations from what the API shows. Waiting for
+        them could let a late write from this deposed leader land after the new leader's."""
+        self._ready = False
+        self.handle.shutting_down.set()
+        self.cluster.stop(abandon=True)
+        for waiting in list(self.handle.waiting_pods):
+            waiting.reject("", "scheduler lost its lease")
+        self._flush_until_durable(attempts=1)
+        self.binder.shutdown(wait=False, cancel_futures=True)
+
     # -- the loop ---------------------------------------------------------------
 
     def run(self, stop: threading.Event | None = None, until_idle: bool = False) -> None:

@@ -229,13 +229,14 @@ class KubeCluster:
     ) -> None:
         self.recorder.unschedulable(pod, message, nominated_node, reason)
 
-    def stop(self) -> None:
-        """Stop watching and deliver nothing more; queued Events and patches are still written."""
+    def stop(self, abandon: bool = False) -> None:
+        """Stop watching and deliver nothing more; queued Events and patches are still
+        written, unless `abandon` (the lease is lost): then they are dropped."""
         self._stopped.set()
         self._on_change = None
         for informer in self._informers:
             informer.stop()
-        self.recorder.stop()
+        self.recorder.stop(abandon)
 
     # -- informer plumbing ------------------------------------------------------
 

@@ -102,6 +102,21 @@ class EventBroadcaster:
             worker.join(timeout)
         self._stopping.set()
 
+    def abandon(self) -> None:
+        """Stop without writing what is queued (the lease is lost): a retry in progress
+        gives up at once, a request in flight ends on its daemon thread."""
+        self._stopping.set()
+        while True:
+            try:
+                self._queue.get_nowait()
+            except queue.Empty:
+                break
+        for _ in self._workers:
+            try:
+                self._queue.put_nowait(None)
+            except queue.Full:
+                break
+
     # -- the workers ------------------------------------------------------------
 
     def _work(self) -> None:

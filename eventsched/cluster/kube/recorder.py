@@ -219,8 +219,14 @@ class Recorder:
         if queued is not None:
             wait([queued])  # a failed patch was logged and counted by the worker
 
-    def stop(self) -> None:
-        """Let queued writes finish: each is bounded by the request timeout."""
+    def stop(self, abandon: bool = False) -> None:
+        """Let queued writes finish: each is bounded by the request timeout. `abandon`
+        (the lease is lost): drop them and return at once."""
+        if abandon:
+            for worker in self._workers:
+                worker.shutdown(wait=False, cancel_futures=True)
+            self._events.abandon()
+            return
         for worker in self._workers:
             worker.shutdown(wait=True)
         self._events.stop()

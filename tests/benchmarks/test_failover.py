@@ -1,4 +1,4 @@
-"""benchmarks/failover.py: the figures from recorded times and scrapes (no control plane),
+"""benchmarks/failover/: the figures from recorded times and scrapes (no control plane),
 and, where the kube binaries are (EVENTSCHED_KUBE_BIN), one small kill-leader run end to end."""
 
 from __future__ import annotations

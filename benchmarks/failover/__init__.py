@@ -1,0 +1,66 @@
+"""High availability measured as an operator would see it, on a real control plane.
+
+`python -m benchmarks.failover --help` (cli.py) says what each scenario does; the modules:
+
+- scrapes: what each scrape of a replica keeps, and the figures read from the scrapes
+- figures: the figures read from the bind times (failover, longest pause)
+- checks: after a run, every pod bound once with its `bound` event, the chain intact
+- report: one scenario's result, as lines or JSON
+- postgres: a fresh database, restarting the local cluster, reading its log
+- replicas: the `eventsched run` processes, each scraped on a thread
+- watch: the watch of bound pods, kept up while kube-apiserver restarts
+- run: one scenario's settings, control plane, database, watch and replicas
+- kill_leader, pg_restart, apiserver_restart (and outage, what the last two share): the
+  scenarios
+- measure: the scenarios by name, one measured on a fresh run
+- cli: the command line
+"""
+
+from benchmarks.failover.checks import Checks, bound_twice, check, without_decision
+from benchmarks.failover.cli import main
+from benchmarks.failover.figures import Failover, failover, longest_gap
+from benchmarks.failover.measure import RUNNERS, SCENARIOS, measure
+from benchmarks.failover.postgres import postgres_down
+from benchmarks.failover.report import Result
+from benchmarks.failover.run import DEFAULT_SERVER, Run, Settings
+from benchmarks.failover.scrapes import (
+    APPEND_FAILURES,
+    MASTER,
+    REST,
+    SCRAPE_EVERY,
+    UNREACHABLE,
+    Sample,
+    changes,
+    delta,
+    first_at,
+    metric_values,
+)
+
+__all__ = [
+    "APPEND_FAILURES",
+    "DEFAULT_SERVER",
+    "MASTER",
+    "REST",
+    "RUNNERS",
+    "SCENARIOS",
+    "SCRAPE_EVERY",
+    "UNREACHABLE",
+    "Checks",
+    "Failover",
+    "Result",
+    "Run",
+    "Sample",
+    "Settings",
+    "bound_twice",
+    "changes",
+    "check",
+    "delta",
+    "failover",
+    "first_at",
+    "longest_gap",
+    "main",
+    "measure",
+    "metric_values",
+    "postgres_down",
+    "without_decision",
+]

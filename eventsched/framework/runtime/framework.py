@@ -7,7 +7,7 @@ into an Error status naming it, so one bad plugin never stops the loop.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -30,7 +30,7 @@ from eventsched.framework.profile import Profile
 from eventsched.framework.registry import PluginArgsError, Registry
 from eventsched.framework.runtime import nominated
 from eventsched.framework.runtime.bindingpoints import BindingPoints, running_error
-from eventsched.framework.runtime.guarded import PluginFailed, guarded
+from eventsched.framework.runtime.guarded import PluginFailed
 from eventsched.framework.runtime.plugins import PluginSet, ScoreEntry
 from eventsched.framework.runtime.results import Rejection, ScoreTable
 from eventsched.framework.runtime.timing import ExtensionPointObserver, timed
@@ -148,7 +148,7 @@ class Framework(BindingPoints):
         self.handle.enqueue_sink = sink
         try:
             for plugin in self.plugins.pre_enqueue:
-                status = _status(plugin.name, "PreEnqueue", plugin.pre_enqueue, pod)
+                status = self._run(None, "PreEnqueue", plugin.name, plugin.pre_enqueue, pod)
                 if not status.is_success:
                     return status
             return Status()
@@ -325,15 +325,6 @@ class Framework(BindingPoints):
         if entries:
             scores.totals = scores.weighted().sum(axis=0)
         return scores, Status()
-
-
-def _status(plugin: str, point: str, call: Callable[..., Status | None], *args: object) -> Status:
-    """A plugin's answer as a Status naming it (None is Success); a raise is an Error."""
-    try:
-        status = guarded(point, plugin, call, *args)
-    except PluginFailed as failed:
-        return failed.status
-    return (status if isinstance(status, Status) else Status()).with_plugin(plugin)
 
 
 def _scored(

@@ -37,14 +37,15 @@ class PluginMetrics(Protocol):
 
 def call(
     metrics: PluginMetrics | None,
-    state: CycleState,
+    state: CycleState | None,
     point: str,
     plugin: str,
     run: Callable[..., _T],
     *args: object,
 ) -> _T:
-    """`guarded(point, plugin, run, *args)`, timed when the cycle is sampled."""
-    if metrics is None or not state.record_plugin_metrics:
+    """`guarded(point, plugin, run, *args)`, timed when the cycle is sampled (`state`
+    None: outside any cycle, as PreEnqueue is, never)."""
+    if metrics is None or state is None or not state.record_plugin_metrics:
         return guarded(point, plugin, run, *args)
     started = time.perf_counter()
     try:
@@ -71,13 +72,18 @@ class InstrumentedCalls:
         raise NotImplementedError
 
     def _call(
-        self, state: CycleState, point: str, plugin: str, run: Callable[..., _T], *args: object
+        self,
+        state: CycleState | None,
+        point: str,
+        plugin: str,
+        run: Callable[..., _T],
+        *args: object,
     ) -> _T:
         return call(self.plugin_metrics, state, point, plugin, run, *args)
 
     def _run(
         self,
-        state: CycleState,
+        state: CycleState | None,
         point: str,
         plugin: str,
         run: Callable[..., Status | None],

@@ -65,6 +65,8 @@ class SchedulingCycle(EventHandlers):
     options: SchedulerOptions
     stats: Stats
     metrics: SchedulerMetrics | None
+    #: The lease is lost (Scheduler.abandon): no binding cycle starts any more.
+    abandoned: bool
     #: The queue's clock (QueuedPodInfo timestamps).
     clock: Callable[[], float]
     digests: dict[str, str]
@@ -186,8 +188,11 @@ class SchedulingCycle(EventHandlers):
         self.decided.append(Decided(fw, state, info, node, bool(waits)))
 
     def start_binding_cycles(self) -> None:
-        """The decisions just made durable: their binding cycles run on the binder threads."""
+        """The decisions just made durable: their binding cycles run on the binder threads
+        (none once the lease is lost: they stay open reservations for the next leader)."""
         decided, self.decided = self.decided, []
+        if self.abandoned:
+            return
         for each in decided:
             self.queue.done(each.info.pod.uid)
             self.bindings += 1

@@ -107,6 +107,7 @@ class Scheduler(SchedulingCycle):
         self.failed_at = {}
         self.attempt_began = {}
         self.held_observations = {}
+        self.abandoned = False
         self.deleted_in_flight = set()
         self.last_failure = {}
         self.ignored = {}
@@ -190,6 +191,7 @@ class Scheduler(SchedulingCycle):
         that follows settles the open reservations from what the API shows. Waiting for
         them could let a late write from this deposed leader land after the new leader's."""
         self._ready = False
+        self.abandoned = True
         self.handle.shutting_down.set()
         self.cluster.stop(abandon=True)
         for waiting in list(self.handle.waiting_pods):

@@ -251,3 +251,21 @@ def test_events_appended_by_another_writer_are_folded_not_skipped(store: EventSt
     assert "default/a" not in scheduler.projections.first_placements
     assert "default/b" in scheduler.projections.first_placements
     assert "default/a" not in rebuild(store).first_placements
+
+
+def test_abandoning_appends_the_decisions_made_and_binds_none_of_them(store: EventStore) -> None:
+    """The lease is lost (Scheduler.abandon): a decision made but not yet appended is
+    appended, its binding cycle never starts (the next leader settles the open
+    reservation), and the scheduler is not ready."""
+    cluster = SimulatedCluster([node("a")], [pod("p")])
+    scheduler = Scheduler(store, cluster, [default_profile()], in_tree_registry())
+    scheduler.start()
+    while not scheduler.schedule_one():  # the pod arrives through the inbox
+        scheduler._drain_inbox()
+    assert [e.kind for e in store.read(kinds=["reserved"])] == []  # not appended yet
+    scheduler.abandon()
+    assert not scheduler.ready
+    assert [e.name for e in store.read(kinds=["reserved", "permitted"])] == ["p", "p"]
+    assert list(store.read(kinds=["bound"])) == []
+    assert scheduler.bindings == 0
+    assert {p.name: p.node_name for p in cluster.list_pods()} == {"p": ""}

@@ -235,7 +235,8 @@ class KubeCluster:
         self._stopped.set()
         self._on_change = None
         for informer in self._informers:
-            informer.stop()
+            # Abandoning, an informer in the middle of a list is not waited for either.
+            informer.stop(timeout=0.0 if abandon else 2.0)
         self.recorder.stop(abandon)
 
     # -- informer plumbing ------------------------------------------------------

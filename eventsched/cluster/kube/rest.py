@@ -38,7 +38,7 @@ JSON = "application/json"
 STRATEGIC_MERGE = "application/strategic-merge-patch+json"
 
 #: Every request but watches: a hung API server must not hold a binder forever.
-REQUEST_TIMEOUT = urllib3.Timeout(*CLIENT_TIMEOUT)
+REQUEST_TIMEOUT = urllib3.Timeout(connect=CLIENT_TIMEOUT[0], read=CLIENT_TIMEOUT[1])
 
 #: Connection errors are retried by urllib3 (the request never left); an answer
 #: that was cut off is not, since a Binding may have been applied.

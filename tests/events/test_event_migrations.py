@@ -26,7 +26,8 @@ from eventsched.events import (
     upgrade,
 )
 from eventsched.events.partitions import is_partition_name
-from eventsched.events.schema import metadata
+from eventsched.events.schema import EVENT_COLUMNS, RARE_KINDS, events, metadata
+from eventsched.events.vocabulary import INPUT_KINDS
 
 
 def include_name(name: str | None, type_: str, parents: dict[str, str | None]) -> bool:
@@ -60,7 +61,7 @@ def test_check_schema_on_an_empty_database_names_the_command(empty_db_url: str) 
     try:
         check_schema(engine)
         # SCHEMA_HEAD is what check_schema compares with, without loading Alembic.
-        assert current_revision(engine) == head_revision() == migrate.SCHEMA_HEAD == "0005"
+        assert current_revision(engine) == head_revision() == migrate.SCHEMA_HEAD == "0006"
     finally:
         engine.dispose()
 
@@ -70,7 +71,7 @@ def test_check_schema_names_both_revisions(db_url: str) -> None:
     with pytest.raises(SchemaOutdatedError) as caught:
         check_schema(db_url)
     assert (
-        "is at revision 0002, this eventsched needs 0005: run `eventsched db upgrade --db"
+        "is at revision 0002, this eventsched needs 0006: run `eventsched db upgrade --db"
         in str(caught.value)
     )
 
@@ -141,6 +142,56 @@ def test_frozen_decision_kinds_match_the_vocabulary() -> None:
     start = source.index("\nDECISION_KINDS = (")
     exec(source[start : source.index(")\n", start) + 2], namespace)
     assert set(namespace["DECISION_KINDS"]) == set(DECISION_KINDS)  # type: ignore[arg-type]
+
+
+def test_frozen_rare_kinds_match_the_schema_module() -> None:
+    """Migration 0006's partial index on kind covers the kinds schema.RARE_KINDS names."""
+    source = (migrations_dir() / "versions" / "0006_lean_indexes.py").read_text()
+    namespace: dict[str, object] = {}
+    start = source.index("\nRARE_KINDS = (")
+    exec(source[start : source.index(")\n", start) + 2], namespace)
+    assert namespace["RARE_KINDS"] == RARE_KINDS
+    assert set(RARE_KINDS) <= set(DECISION_KINDS) | set(INPUT_KINDS)
+
+
+def test_a_read_of_rare_kinds_uses_the_partial_index(db_url: str) -> None:
+    """PostgreSQL: what every start reads (the log's `config_loaded` events) is found
+    through the partial index on kind, not by reading every event (the query the store
+    sends, as the database plans it); time ranges through the BRIN index."""
+    if not db_url.startswith("postgresql"):
+        pytest.skip("the partial and BRIN indexes are PostgreSQL's (SQLite keeps B-trees)")
+    statement = (
+        sa.select(*EVENT_COLUMNS)
+        .where(
+            events.c.position <= 1_000_000,
+            events.c.kind.in_(
+                sa.bindparam("k", ["config_loaded"], expanding=True, literal_execute=True)
+            ),
+            events.c.position > 0,
+        )
+        .order_by(events.c.position)
+        .limit(500)
+    )
+    engine = sa.create_engine(db_url)
+    try:
+        with engine.begin() as conn:  # a log of 20,000 pod decisions and one config_loaded
+            conn.exec_driver_sql(
+                "INSERT INTO events (position, recorded_at, kind, data) SELECT g, now(), "
+                "CASE WHEN g = 5000 THEN 'config_loaded' ELSE 'filtered' END, '{}' "
+                "FROM generate_series(1, 20000) AS g"
+            )
+            conn.exec_driver_sql("ANALYZE events")
+        with engine.connect() as conn:
+            sql = str(statement.compile(conn, compile_kwargs={"literal_binds": True}))
+            plan = "\n".join(r[0] for r in conn.exec_driver_sql(f"EXPLAIN {sql}"))
+            method = conn.exec_driver_sql(
+                "SELECT am.amname FROM pg_class c JOIN pg_am am ON am.oid = c.relam "
+                "WHERE c.relname = 'ix_events_recorded_at'"
+            ).scalar_one()
+        assert "kind_idx" in plan, plan
+        assert method == "brin"
+    finally:
+        engine.dispose()
 
 
 def test_migrations_are_found_without_alembic_ini(

@@ -1,0 +1,73 @@
+"""Leaner indexes on `events`: BRIN on `recorded_at`, `kind` indexed for the rare kinds only.
+
+Revision ID: 0006
+Revises: 0005
+Create Date: 2026-11-25
+
+Every appended event paid for five B-tree entries besides the primary key,
+about a fifth of the log's bytes. Two of them did not earn their keep:
+
+- `recorded_at` only ever grows along positions (the store never lets time
+  go back), so on PostgreSQL a BRIN index (a few pages per partition) finds
+  a time range as well as the B-tree did.
+- `kind` has some twenty values, and the B-tree on it was read for the rare
+  ones only (`config_loaded` and `maintenance` at every start, `preempted`
+  and the other kinds of a few events per thousand for their views): a
+  partial index on (kind, position) over those kinds keeps that fast; the
+  kinds every pod writes (`queued`, `filtered`, `scored`, `bound`, ...) are
+  found through the pod's own columns, time or position instead.
+
+SQLite is left as it was: it has no BRIN, and its planner cannot tell that
+`kind = 'config_loaded'` falls under a partial index's `kind IN (...)`.
+
+Frozen on purpose, like 0001: no eventsched import; eventsched/events/schema.py
+lists the same kinds, and a test checks that the two agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from alembic import context, op
+
+revision: str = "0006"
+down_revision: str | None = "0005"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+#: The kinds the partial index on kind covers (schema.RARE_KINDS at this revision).
+RARE_KINDS = (
+    "bind_failed",
+    "config_loaded",
+    "evicted",
+    "maintenance",
+    "node_removed",
+    "object_removed",
+    "post_filtered",
+    "preempted",
+    "unreserved",
+)
+_RARE = ", ".join(f"'{kind}'" for kind in RARE_KINDS)
+
+
+def _postgresql() -> bool:
+    return context.get_context().dialect.name == "postgresql"
+
+
+def upgrade() -> None:
+    if not _postgresql():
+        return
+    # On the partitioned table: every day partition's index is replaced with it.
+    op.execute("DROP INDEX ix_events_kind")
+    op.execute(f"CREATE INDEX ix_events_kind ON events (kind) WHERE kind IN ({_RARE})")
+    op.execute("DROP INDEX ix_events_recorded_at")
+    op.execute("CREATE INDEX ix_events_recorded_at ON events USING brin (recorded_at)")
+
+
+def downgrade() -> None:
+    if not _postgresql():
+        return
+    op.execute("DROP INDEX ix_events_kind")
+    op.execute("CREATE INDEX ix_events_kind ON events (kind)")
+    op.execute("DROP INDEX ix_events_recorded_at")
+    op.execute("CREATE INDEX ix_events_recorded_at ON events (recorded_at)")

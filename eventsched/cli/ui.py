@@ -6,10 +6,17 @@ import argparse
 import socket
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sqlalchemy.exc import DBAPIError
 
 from eventsched.cli.commands import summary
 from eventsched.cli.database import resolve_url
 from eventsched.cli.serve import AddressError
+from eventsched.events import display_url
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
 
 #: Where the page listens unless told otherwise: this machine only.
 DEFAULT_LISTEN = "127.0.0.1:8090"
@@ -65,17 +72,19 @@ def run(args: argparse.Namespace) -> int:
     engine = read_only_engine(url)
     try:
         user, privileges = writer_privileges(engine)
-        with engine.connect() as conn:  # the log is there and readable (SQLite: the file)
-            conn.exec_driver_sql("SELECT 1 FROM events WHERE 1 = 0").all()
+        if privileges:
+            print(
+                f"eventsched: error: the web page only reads, but role {user} may write the "
+                f"event log ({', '.join(privileges)}): connect as the read-only role "
+                f"{READER_ROLE} (deploy/base/readonly-role.sql, see docs/querying.md)",
+                file=sys.stderr,
+            )
+            return 2
+        problem = _unreadable(engine)
     finally:
         engine.dispose()
-    if privileges:
-        print(
-            f"eventsched: error: the web page only reads, but role {user} may write the event "
-            f"log ({', '.join(privileges)}): connect as the read-only role {READER_ROLE} "
-            "(deploy/base/readonly-role.sql, see docs/querying.md)",
-            file=sys.stderr,
-        )
+    if problem:
+        print(f"eventsched: error: {problem}", file=sys.stderr)
         return 2
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -86,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
         sock.close()
         print(f"eventsched: error: --listen {args.listen}: {exc.strerror}", file=sys.stderr)
         return 2
+    sock.listen(2048)  # connections wait in the backlog until uvicorn accepts them
     bound_port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     app = create_app(Settings(url, args.configs))
@@ -93,3 +103,19 @@ def run(args: argparse.Namespace) -> int:
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
     uvicorn.Server(config).run(sockets=[sock])
     return 0
+
+
+def _unreadable(engine: Engine) -> str:
+    """Why the log cannot be read through `engine` ('' when it can)."""
+    shown = display_url(engine)
+    try:
+        with engine.connect() as conn:
+            conn.exec_driver_sql("SELECT 1 FROM events WHERE 1 = 0").all()
+    except DBAPIError as exc:
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+        if "no such table" in reason or "does not exist" in reason:
+            return (
+                f"{shown} has no event log: run `eventsched db upgrade --db {shown}` as its owner"
+            )
+        return f"cannot read the event log at {shown}: {reason}"
+    return ""

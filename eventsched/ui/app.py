@@ -234,7 +234,24 @@ def create_app(settings: Settings, *, start_chain_check: bool = True) -> Starlet
     ]
     app = Starlette(
         routes=routes,
-        exception_handlers={Exception: _error, HTTPException: _http_error},
+        exception_handlers={
+            # Each class by name, so ExceptionMiddleware answers them (Exception itself is
+            # ServerErrorMiddleware's, which answers and then re-raises to the server).
+            **dict.fromkeys(
+                (
+                    PodNotFound,
+                    NotFound,
+                    BadRequest,
+                    ConfigError,
+                    DatabaseUnavailableError,
+                    EventStoreError,
+                    DBAPIError,
+                ),
+                _error,
+            ),
+            HTTPException: _http_error,
+            Exception: _error,
+        },
         lifespan=lifespan,
     )
     app.state.ui = ui

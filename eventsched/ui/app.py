@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -254,8 +255,32 @@ def create_app(settings: Settings, *, start_chain_check: bool = True) -> Starlet
         },
         lifespan=lifespan,
     )
+    app.add_middleware(ServerTiming)
     app.state.ui = ui
     return app
+
+
+class ServerTiming:
+    """Adds `Server-Timing: app;dur=MS`: the time from the request to its response headers."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+
+        async def timed(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                ms = (time.perf_counter() - start) * 1000
+                headers = list(message.get("headers", []))
+                headers.append((b"server-timing", f"app;dur={ms:.2f}".encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, timed)
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

@@ -156,6 +156,31 @@ def test_what_if_runs_and_writes_nothing(served: Served, ui_log: Log) -> None:
     assert count_events(ui_log.owner_url) == before
 
 
+def run_what_if(served: Served, **form: str) -> str:
+    """Start a what-if, wait for its result page, return its text."""
+    reply = served.request(
+        "/what-if", "POST", urlencode(form), "application/x-www-form-urlencoded"
+    )
+    assert reply.status == 303, reply.body[:300]
+    deadline = time.monotonic() + 60
+    while True:
+        page = served.request(reply.headers["location"])
+        if 'id="done"' in page.body:
+            return text(page.body)
+        assert 'id="error"' not in page.body, text(page.body)
+        assert time.monotonic() < deadline
+        time.sleep(0.1)  # polling for the positive signal above
+
+
+def test_what_if_time_range(served: Served) -> None:
+    pasted = (PROFILES / "most-allocated.yaml").read_text()
+    recent = run_what_if(served, yaml=pasted, since="1d")
+    assert "10 attempts replayed, 10 pods" in recent and "pasted YAML" in recent
+    # Nothing was attempted a year ago: the history up to then is empty.
+    old = run_what_if(served, config="most-allocated.yaml", until="2000-01-01T00:00:00Z")
+    assert "0 attempts replayed, 0 pods" in old
+
+
 def test_what_if_bad_yaml_names_the_field(served: Served) -> None:
     pasted = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n  - schedulerName: eventsched\n    plugins: {score: {enabled: [{name: NoSuchPlugin}]}}\n"
     reply = served.request(

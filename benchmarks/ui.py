@@ -1,4 +1,4 @@
-"""Server time of `eventsched ui`'s overview and pod pages on a (big) log: p50 and p95.
+"""Server time of `eventsched ui`'s overview, pod and node pages on a (big) log: p50 and p95.
 
     python -m benchmarks.ui --db URL [--pod NS/NAME] [--requests 50]
 
@@ -40,17 +40,21 @@ class PageTiming:
     bytes: int
 
 
-def _newest_pod(url: str) -> str:
+def _newest(url: str) -> tuple[str, str]:
+    """The pod of the newest attempt and the node of the newest binding."""
     engine = sa.create_engine(parse_url(url))
     try:
         with engine.connect() as conn:
-            row = conn.exec_driver_sql(
+            pod = conn.exec_driver_sql(
                 "SELECT namespace, name FROM events WHERE kind = 'attempt_started' "
                 "ORDER BY position DESC LIMIT 1"
             ).one()
+            node = conn.exec_driver_sql(
+                "SELECT node FROM events WHERE kind = 'bound' ORDER BY position DESC LIMIT 1"
+            ).scalar()
     finally:
         engine.dispose()
-    return f"{row[0]}/{row[1]}"
+    return f"{pod[0]}/{pod[1]}", str(node)
 
 
 def _p(values: list[float], q: float) -> float:
@@ -59,7 +63,8 @@ def _p(values: list[float], q: float) -> float:
 
 
 def measure(url: str, pod: str | None = None, requests: int = 50) -> list[PageTiming]:
-    pod = pod or _newest_pod(url)
+    newest_pod, node = _newest(url)
+    pod = pod or newest_pod
     namespace, _, name = pod.partition("/")
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
@@ -72,7 +77,12 @@ def measure(url: str, pod: str | None = None, requests: int = 50) -> list[PageTi
         time.sleep(0.01)
     results = []
     try:
-        for path in ("/", f"/pods/{namespace}/{name}", f"/pods/{namespace}/{name}/attempts"):
+        for path in (
+            "/",
+            f"/pods/{namespace}/{name}",
+            f"/pods/{namespace}/{name}/attempts",
+            f"/nodes/{node}",
+        ):
             times: list[float] = []
             size = 0
             for _ in range(requests):

@@ -129,7 +129,7 @@ class UI:
 
     def node(self, request: Request) -> Response:
         name = request.path_params["node"]
-        since, _ = time_range(request.query_params.get("since", "7d"), "")
+        since, _ = time_range(request.query_params.get("since", "1d"), "")
         found = node_page.load(self.engine, name, since or datetime.min.replace(tzinfo=UTC))
         if found is None:
             raise NotFound(f"the event log has no event for node {name}.")

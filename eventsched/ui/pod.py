@@ -139,9 +139,16 @@ class FilterTable:
     """Nodes x the filter plugins that rejected any node in one attempt."""
 
     plugins: list[str]
-    #: node -> plugin -> reasons ("" for a node that passed every filter).
+    #: node -> plugin -> reasons, for at most MAX_FILTER_ROWS rejected nodes.
     rows: dict[str, dict[str, str]]
+    #: Feasible nodes the log names (the scored top K).
     passed: list[str]
+    #: Rejected nodes left out of `rows`.
+    hidden: int = 0
+
+
+#: Rejected nodes listed per attempt; a 5,000-node cluster would otherwise be 5,000 rows each.
+MAX_FILTER_ROWS = 100
 
 
 def filter_table(attempt: AttemptExplanation) -> FilterTable:
@@ -150,7 +157,8 @@ def filter_table(attempt: AttemptExplanation) -> FilterTable:
     for r in attempt.rejections:
         rows[r.node][r.plugin] = ", ".join(r.reasons) or r.code
     passed = sorted(n.node for n in attempt.top if n.node not in rows)
-    return FilterTable(plugins, dict(sorted(rows.items())), passed)
+    kept = dict(sorted(rows.items())[:MAX_FILTER_ROWS])
+    return FilterTable(plugins, kept, passed, len(rows) - len(kept))
 
 
 @dataclass(slots=True)

@@ -97,8 +97,22 @@ def last_position(engine: Engine) -> int:
     return int(_scalar(engine, select(func.coalesce(func.max(events.c.position), 0))) or 0)
 
 
+#: How many of the newest `unschedulable` decisions "pending now" looks through: a pod
+#: still pending is tried again at least every 5 minutes (the unschedulable pool's
+#: flush) while a scheduler runs, so its latest failure is among the newest.
+PENDING_WINDOW = 5000
+
+
 def pending_pods(engine: Engine, limit: int = 100) -> list[Row]:
-    """Pods whose last attempt found no node, not bound or deleted since (newest first)."""
+    """Pods whose last attempt found no node, not bound or deleted since (newest first),
+    among the PENDING_WINDOW newest unschedulable decisions."""
+    newest = (
+        select(events.c.position)
+        .where(events.c.kind == "unschedulable")
+        .order_by(events.c.position.desc())
+        .limit(PENDING_WINDOW)
+        .subquery()
+    )
     later = events.alias("later")
     last = (
         select(func.max(later.c.position))
@@ -107,7 +121,7 @@ def pending_pods(engine: Engine, limit: int = 100) -> list[Row]:
     )
     stmt = (
         select(*_COLUMNS)
-        .where(events.c.kind == "unschedulable", events.c.position == last)
+        .where(events.c.position.in_(select(newest.c.position)), events.c.position == last)
         .order_by(events.c.position.desc())
         .limit(limit)
     )
@@ -200,19 +214,50 @@ def node_placements(engine: Engine, node: str, limit: int = 200) -> list[Row]:
     return _rows(engine, stmt)
 
 
+#: A node's rejections on PostgreSQL: the rejections whose node list holds it (jsonb
+#: containment), not every node of every rejection expanded as filter_rejections does.
+_PG_NODE_REJECTIONS = """
+    SELECT r.value ->> 'plugin' AS plugin, reason.value AS reason,
+           COUNT(DISTINCT e.position) AS attempts, MAX(e.recorded_at) AS last
+    FROM events AS e
+    CROSS JOIN LATERAL jsonb_array_elements(
+        CASE WHEN jsonb_typeof(e.data -> 'rejections') = 'array'
+             THEN e.data -> 'rejections' ELSE '[]'::jsonb END) AS r(value)
+    LEFT JOIN LATERAL jsonb_array_elements_text(
+        CASE WHEN jsonb_typeof(r.value -> 'reasons') = 'array'
+             THEN r.value -> 'reasons' ELSE '[]'::jsonb END) AS reason(value) ON TRUE
+    WHERE e.kind = 'filtered' AND e.recorded_at >= :since
+      AND r.value -> 'nodes' @> to_jsonb(CAST(:node AS text))
+    GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2 LIMIT 100
+"""
+
+
 def node_rejections(
     engine: Engine, node: str, since: datetime
 ) -> list[tuple[str, str, int, datetime]]:
     """(plugin, reason, attempts, last time) of the rejections `node` got since `since`."""
-    fr = filter_rejections
-    count = func.count(sa.distinct(fr.c.position)).label("attempts")
-    stmt = (
-        select(fr.c.plugin, fr.c.reason, count, func.max(fr.c.recorded_at))
-        .where(fr.c.node == node, fr.c.recorded_at >= since)
-        .group_by(fr.c.plugin, fr.c.reason)
-        .order_by(count.desc(), fr.c.plugin, fr.c.reason)
-        .limit(100)
-    )
+    stmt: Any
+    if engine.dialect.name == "postgresql":
+        stmt = sa.text(_PG_NODE_REJECTIONS).bindparams(
+            sa.bindparam("since", since, type_=UTCDateTime()),
+            sa.bindparam("node", node),
+        )
+        stmt = stmt.columns(
+            sa.column("plugin", Text),
+            sa.column("reason", Text),
+            sa.column("attempts", sa.Integer),
+            sa.column("last", UTCDateTime()),
+        )
+    else:
+        fr = filter_rejections
+        count = func.count(sa.distinct(fr.c.position)).label("attempts")
+        stmt = (
+            select(fr.c.plugin, fr.c.reason, count, func.max(fr.c.recorded_at))
+            .where(fr.c.node == node, fr.c.recorded_at >= since)
+            .group_by(fr.c.plugin, fr.c.reason)
+            .order_by(count.desc(), fr.c.plugin, fr.c.reason)
+            .limit(100)
+        )
     with engine.connect() as conn:
         return [(str(p or ""), str(r or ""), int(n), t) for p, r, n, t in conn.execute(stmt).all()]
 

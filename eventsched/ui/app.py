@@ -27,10 +27,11 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from eventsched.audit import PodNotFound
+from eventsched.audit import PodNotFound, explain_full
 from eventsched.audit.readonly import open_read_only
 from eventsched.config.types import ConfigError
 from eventsched.events import DatabaseUnavailableError, EventStoreError
+from eventsched.plugins import full_registry
 from eventsched.ui import node as node_page
 from eventsched.ui import pod, reads, search, whatif
 from eventsched.ui.chain import ChainChecker
@@ -99,6 +100,9 @@ class UI:
 
     def pod_attempts(self, request: Request) -> Response:
         explanation = pod.load(self.store, *self._pod(request))
+        if request.query_params.get("full") == "1":
+            # explain --full: every feasible node's scores, by replaying the log.
+            explain_full(self.store, full_registry(), explanation)
         tables = {a.attempt: pod.filter_table(a) for a in explanation.attempts}
         return page(
             request,

@@ -104,9 +104,9 @@ class Served:
             conn.close()
 
 
-def simulate(url: str) -> None:
+def simulate(url: str, manifests: Path = ROOT / "examples" / "cluster") -> None:
     upgrade(url)
-    assert main(["simulate", str(ROOT / "examples" / "cluster"), "--db", url]) == 0
+    assert main(["simulate", str(manifests), "--db", url]) == 0
 
 
 def _reader_role(owner_url: str, schema: str) -> tuple[str, str]:

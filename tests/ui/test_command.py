@@ -138,3 +138,32 @@ def test_kubectl_explain(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     capsys.readouterr()
     assert kubectl_eventsched(["explain", "too-big", "--db", url]) == 0
     assert capsys.readouterr().out.startswith("Pod default/too-big\n")
+
+
+def test_all_scores_by_replay_and_preemption(tmp_path: Path) -> None:
+    """?full=1 is explain --full; a preemptor's attempt names its victims, a victim its preemptor."""
+    big = f"sqlite:///{tmp_path / 'big.db'}"
+    assert main(["db", "upgrade", "--db", big]) == 0
+    assert main(["simulate", "--nodes", "30", "--pods", "2", "--seed", "1", "--db", big]) == 0
+    preemption = f"sqlite:///{tmp_path / 'preemption.db'}"
+    simulate(preemption, ROOT / "examples" / "preemption")
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(big)
+    with engine.connect() as conn:
+        namespace, name = conn.exec_driver_sql(
+            "SELECT namespace, name FROM events WHERE kind = 'scored' ORDER BY position LIMIT 1"
+        ).one()
+    engine.dispose()
+    with Served(Settings(big)) as served:
+        page = text(served.request(f"/pods/{namespace}/{name}/attempts").body)
+        assert "top 10 kept in the log ( all of them, by replay )" in page
+        full = served.request(f"/pods/{namespace}/{name}/attempts?full=1").body
+        assert "nodes recomputed by replay (the log keeps the top 10)" in text(full)
+        assert full.count('<tr class="chosen">') == 1
+    with Served(Settings(preemption)) as served:
+        page = text(served.request("/pods/shop/payments/attempts").body)
+        assert "Preemption: nominated node-c (fewest PDB violations" in page
+        assert "jobs/report-1 (priority 50: deleted)" in page
+        victim = text(served.request("/pods/jobs/report-1").body)
+        assert "Chosen as a victim of shop/payments 's preemption on node-c" in victim

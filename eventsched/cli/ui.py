@@ -61,6 +61,7 @@ def parse_listen(address: str) -> tuple[str, int]:
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from eventsched.audit.query import QueryError
     from eventsched.audit.readonly import read_only_engine, writer_privileges
     from eventsched.ui.app import Settings, create_app
 
@@ -69,7 +70,11 @@ def run(args: argparse.Namespace) -> int:
     if args.configs is not None and not args.configs.is_dir():
         print(f"eventsched: error: --configs {args.configs}: not a directory", file=sys.stderr)
         return 2
-    engine = read_only_engine(url)
+    try:
+        engine = read_only_engine(url)
+    except QueryError as exc:
+        print(f"eventsched: error: {exc}", file=sys.stderr)
+        return 2
     try:
         user, privileges = writer_privileges(engine)
         if privileges:

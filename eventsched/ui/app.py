@@ -35,7 +35,7 @@ from eventsched.plugins import full_registry
 from eventsched.ui import node as node_page
 from eventsched.ui import pod, reads, search, whatif
 from eventsched.ui.chain import ChainChecker
-from eventsched.ui.web import STATIC, BadRequest, NotFound, error_page, page, time_range
+from eventsched.ui.web import STATIC, BadRequest, Busy, NotFound, error_page, page, time_range
 
 log = structlog.get_logger(__name__)
 
@@ -181,6 +181,11 @@ class UI:
             return self.what_if_form(request, f"{exc.source}: {where}: {exc.problem}", 400)
         except BadRequest as exc:
             return self.what_if_form(request, str(exc), 400)
+        if self.jobs.running() >= whatif.MAX_RUNNING:
+            raise Busy(
+                f"{whatif.MAX_RUNNING} what-if replays are running already; "
+                "try again when one has finished."
+            )
         job = await asyncio.to_thread(self.jobs.start, source, config, since, until)
         return RedirectResponse(f"/what-if/{job.id}", status_code=303)
 
@@ -188,9 +193,18 @@ class UI:
         job = self.jobs.get(request.path_params["job"])
         if job is None:
             raise NotFound("no what-if run with that id (runs are kept in memory, 20 at most).")
-        chart = whatif.load_chart(job.report) if job.report is not None else None
+        # The thread sets the report before the state: read the state first.
+        state = job.state
+        report = job.report if state == "done" else None
+        chart = whatif.load_chart(report) if report is not None else None
         return page(
-            request, "whatif_job.html", title="What if: " + job.source, job=job, chart=chart
+            request,
+            "whatif_job.html",
+            title="What if: " + job.source,
+            job=job,
+            state=state,
+            r=report,
+            chart=chart,
         )
 
     def healthz(self, request: Request) -> Response:
@@ -247,6 +261,7 @@ def create_app(settings: Settings, *, start_chain_check: bool = True) -> Starlet
                     PodNotFound,
                     NotFound,
                     BadRequest,
+                    Busy,
                     ConfigError,
                     DatabaseUnavailableError,
                     EventStoreError,
@@ -306,16 +321,18 @@ async def _error(request: Request, exc: Exception) -> Response:
         return error_page(request, 404, "Not found", _sentence(str(exc)))
     if isinstance(exc, BadRequest):
         return error_page(request, 400, "Bad request", str(exc))
-    if isinstance(exc, DatabaseUnavailableError | DBAPIError) or (
-        isinstance(exc, EventStoreError) and "unavailable" in str(exc)
-    ):
+    if isinstance(exc, Busy):
+        return error_page(request, 429, "Busy", str(exc))
+    if isinstance(exc, ConfigError):
+        return error_page(request, 400, "Bad configuration", _sentence(str(exc)))
+    if isinstance(exc, DatabaseUnavailableError | DBAPIError):
         return error_page(
             request,
             503,
             "Database unavailable",
             "The event log's database is not answering; try again once it is back.",
         )
-    if isinstance(exc, EventStoreError):
+    if isinstance(exc, EventStoreError):  # a read failed: its reason, the password hidden
         return error_page(request, 503, "Database error", _sentence(str(exc)))
     log.exception("page failed", path=request.url.path)
     return error_page(request, 500, "Error", "This page failed; the server's log has the details.")

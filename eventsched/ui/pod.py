@@ -6,10 +6,17 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from eventsched.audit import AttemptExplanation, PodExplanation, explain_full, explain_pod
+from eventsched.audit import (
+    AttemptExplanation,
+    PodExplanation,
+    PodNotFound,
+    explain_full,
+    explain_pod,
+)
 from eventsched.audit.explain import NodeScore
 from eventsched.events import EventStore
 from eventsched.plugins import full_registry
+from eventsched.ui.web import NotFound
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +60,11 @@ class PodSummary:
 
 
 def load(store: EventStore, namespace: str, name: str) -> PodExplanation:
-    """The pod's explanation; PodNotFound when the log has nothing of it."""
-    return explain_pod(store, namespace, name)
+    """The pod's explanation; NotFound when the log has nothing of it."""
+    try:
+        return explain_pod(store, namespace, name)
+    except PodNotFound:
+        raise NotFound(f"the event log has no event for pod {namespace}/{name}.") from None
 
 
 def summarize(explanation: PodExplanation) -> PodSummary:

@@ -25,6 +25,10 @@ class NotFound(LookupError):
     """Nothing in the log under that name (404)."""
 
 
+class Busy(RuntimeError):
+    """Too much running already (429)."""
+
+
 _DURATION = re.compile(r"(?:\d+(?:\.\d+)?[smhd])+", re.ASCII)
 _PART = re.compile(r"(\d+(?:\.\d+)?)([smhd])", re.ASCII)
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -80,10 +84,6 @@ def when(moment: Any) -> str:
     return str(moment or "")
 
 
-def pod_link(namespace: str, name: str) -> str:
-    return pod_url(namespace, name)
-
-
 environment = Environment(
     loader=FileSystemLoader(str(TEMPLATES)),
     autoescape=select_autoescape(["html"]),
@@ -91,9 +91,7 @@ environment = Environment(
     lstrip_blocks=True,
 )
 environment.filters["when"] = when
-environment.globals.update(
-    pod_url=pod_url, node_url=node_url, with_query=with_query, pod_link=pod_link
-)
+environment.globals.update(pod_url=pod_url, node_url=node_url, with_query=with_query)
 
 
 def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:

@@ -29,6 +29,8 @@ from eventsched.ui import reads
 
 #: Finished jobs kept for their pages, oldest dropped first.
 MAX_JOBS = 20
+#: Replays running at once; each takes a core while it runs.
+MAX_RUNNING = 2
 #: Largest pasted configuration accepted.
 MAX_YAML_BYTES = 256 * 1024
 
@@ -107,6 +109,10 @@ class Jobs:
         self.engine = engine
         self._jobs: dict[str, Job] = {}
         self._lock = threading.Lock()
+
+    def running(self) -> int:
+        with self._lock:
+            return sum(1 for job in self._jobs.values() if job.state == "running")
 
     def get(self, job_id: str) -> Job | None:
         with self._lock:

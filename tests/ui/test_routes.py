@@ -246,3 +246,24 @@ def test_configs_listed(served: Served) -> None:
     for name in ("most-allocated.yaml", "nodelabel.yaml"):
         assert name in page
     assert sorted(p.name for p in PROFILES.glob("*.yaml"))
+
+
+def test_what_if_refuses_a_third_concurrent_run(served: Served) -> None:
+    from eventsched.ui import whatif
+
+    jobs = served.app.state.ui.jobs
+    busy = [whatif.Job(f"busy{i}", "test", None, None) for i in range(whatif.MAX_RUNNING)]
+    for job in busy:
+        jobs._jobs[job.id] = job  # running, as far as the page can tell
+    try:
+        reply = served.request(
+            "/what-if",
+            "POST",
+            urlencode({"config": "most-allocated.yaml"}),
+            "application/x-www-form-urlencoded",
+        )
+        assert reply.status == 429
+        assert "what-if replays are running already" in one_sentence(reply.body)
+    finally:
+        for job in busy:
+            del jobs._jobs[job.id]

@@ -167,3 +167,15 @@ def test_all_scores_by_replay_and_preemption(tmp_path: Path) -> None:
         assert "jobs/report-1 (priority 50: deleted)" in page
         victim = text(served.request("/pods/jobs/report-1").body)
         assert "Chosen as a victim of shop/payments 's preemption on node-c" in victim
+
+
+def test_the_benchmark_runs(tmp_path: Path) -> None:
+    """benchmarks/ui.py (the figures in docs/ui.md), on a small log, a few requests a page."""
+    from benchmarks.ui import measure
+
+    url = f"sqlite:///{tmp_path / 'events.db'}"
+    simulate(url)
+    results = measure(url, requests=3)
+    assert [r.path.split("/")[1] for r in results] == ["", "pods", "pods", "nodes"]
+    for r in results:
+        assert 0 < r.p50_ms <= r.p95_ms <= r.max_ms and r.bytes > 0

@@ -38,6 +38,7 @@ COMMANDS: dict[str, Command] = {
         "extender", "answer kube-scheduler's extender calls (filter, prioritize, bind) and log them"
     ),
     "bench": Command("bench", "measure scheduling throughput (pods/s) on a generated cluster"),
+    "ui": Command("ui", "serve a read-only web page over the event log (pods, nodes, what-if)"),
     "sticky": Command("sticky", "show or clear StickyNode's first placements (from the event log)"),
 }
 

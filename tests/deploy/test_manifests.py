@@ -143,6 +143,8 @@ def test_the_deploy_directory_has_the_expected_objects() -> None:
         ("StatefulSet", "eventsched-postgres"),
         ("Service", "eventsched-postgres"),
         ("Pod", "hello"),
+        ("Deployment", "eventsched-ui"),
+        ("Service", "eventsched-ui"),
     }
     assert expected <= kinds, f"missing: {sorted(expected - kinds)}"
 
@@ -409,7 +411,7 @@ def workload_pod_specs() -> list[tuple[str, dict[str, Any]]]:
 def test_every_container_requests_cpu_and_memory_in_valid_quantities() -> None:
     """The schema takes any string as a quantity; the quantity parser does not."""
     specs = workload_pod_specs()
-    assert len(specs) == 5  # with deploy/extender/'s Deployment
+    assert len(specs) == 6  # with deploy/extender/'s and deploy/ui/'s Deployments
     for where, spec in specs:
         for c in spec["containers"]:
             resources = c["resources"]

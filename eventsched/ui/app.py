@@ -1,0 +1,344 @@
+"""The routes of `eventsched ui`; each page's content comes from its own module.
+
+Every route answers GET (and HEAD) only, but the what-if form's POST, which
+starts a replay in memory and writes nothing. Bad input is one sentence on
+an error page: unknown pod or node 404, malformed input 400, the database
+unreachable 503.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs
+
+import structlog
+from sqlalchemy.exc import DBAPIError
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from eventsched.audit import PodNotFound, explain_full
+from eventsched.audit.readonly import open_read_only
+from eventsched.config.types import ConfigError
+from eventsched.events import DatabaseUnavailableError, EventStoreError
+from eventsched.plugins import full_registry
+from eventsched.ui import node as node_page
+from eventsched.ui import pod, reads, search, whatif
+from eventsched.ui.chain import ChainChecker
+from eventsched.ui.web import STATIC, BadRequest, Busy, NotFound, error_page, page, time_range
+
+log = structlog.get_logger(__name__)
+
+#: Largest what-if form accepted.
+MAX_FORM_BYTES = 512 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    url: str
+    configs: Path | None = None
+    #: Seconds between checks of what was appended to the hash chain.
+    chain_interval: float = 10.0
+
+
+@dataclass(slots=True)
+class Overview:
+    pending: list[reads.Row]
+    recent: list[reads.Row]
+    per_minute: list[tuple[str, int, int]]
+    rejecters_hour: list[tuple[str, int]]
+    rejecters_day: list[tuple[str, int]]
+    last_position: int
+
+
+class UI:
+    """The state the routes share: the read-only store, the chain check, the what-if jobs."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.store = open_read_only(settings.url)
+        self.engine = self.store.engine
+        self.chain = ChainChecker(self.store, settings.chain_interval)
+        self.jobs = whatif.Jobs(self.store, self.engine)
+
+    # -- pages ---------------------------------------------------------------------
+
+    def overview(self, request: Request) -> Response:
+        now = datetime.now(UTC)
+        data = Overview(
+            reads.pending_pods(self.engine),
+            reads.recent_outcomes(self.engine),
+            reads.outcomes_per_minute(self.engine, now - timedelta(hours=1)),
+            reads.top_rejecters(self.engine, now - timedelta(hours=1)),
+            reads.top_rejecters(self.engine, now - timedelta(days=1)),
+            reads.last_position(self.engine),
+        )
+        most = max((b + f for _, b, f in data.per_minute), default=0) or 1
+        return page(
+            request, "overview.html", title="Overview", o=data, chain=self.chain.status, most=most
+        )
+
+    def pod_summary(self, request: Request) -> Response:
+        explanation = pod.load(self.store, *self._pod(request))
+        return page(
+            request,
+            "pod.html",
+            title=f"{explanation.namespace}/{explanation.name}",
+            s=pod.summarize(explanation),
+            nodes=reads.known_nodes(self.engine),
+        )
+
+    def pod_attempts(self, request: Request) -> Response:
+        explanation = pod.load(self.store, *self._pod(request))
+        if request.query_params.get("full") == "1":
+            # explain --full: every feasible node's scores, by replaying the log.
+            explain_full(self.store, full_registry(), explanation)
+        tables = {a.attempt: pod.filter_table(a) for a in explanation.attempts}
+        return page(
+            request,
+            "attempts.html",
+            title=f"{explanation.namespace}/{explanation.name}: attempts",
+            e=explanation,
+            tables=tables,
+            nodes=reads.known_nodes(self.engine),
+        )
+
+    def pod_why_not(self, request: Request) -> Response:
+        explanation = pod.load(self.store, *self._pod(request))
+        node = request.query_params.get("node", "").strip()
+        if not node:
+            raise BadRequest("node: name the node to ask about (?node=NAME).")
+        attempt = request.query_params.get("attempt", "").strip()
+        try:
+            answer = pod.why_not(self.store, explanation, attempt, node)
+        except LookupError as exc:
+            raise NotFound(str(exc)) from exc
+        return page(
+            request,
+            "whynot.html",
+            title=f"Why not {node}?",
+            e=explanation,
+            w=answer,
+        )
+
+    def node(self, request: Request) -> Response:
+        name = request.path_params["node"]
+        since, _ = time_range(request.query_params.get("since", "1d"), "")
+        found = node_page.load(self.engine, name, since or datetime.min.replace(tzinfo=UTC))
+        if found is None:
+            raise NotFound(f"the event log has no event for node {name}.")
+        return page(request, "node.html", title=f"Node {name}", n=found)
+
+    def search(self, request: Request) -> Response:
+        query = search.parse(request.query_params)
+        rows = reads.search(self.engine, query) if search.asked(query) else []
+        more = len(rows) > reads.PAGE_ROWS
+        return page(
+            request,
+            "search.html",
+            title="Search",
+            q=query,
+            rows=rows[: reads.PAGE_ROWS],
+            more=more,
+            asked=search.asked(query),
+            params=dict(request.query_params),
+        )
+
+    def what_if_form(self, request: Request, error: str = "", status: int = 200) -> Response:
+        return page(
+            request,
+            "whatif.html",
+            status,
+            title="What if",
+            files=whatif.config_files(self.settings.configs),
+            error=error,
+            form=getattr(request.state, "form", {}),
+        )
+
+    async def what_if_start(self, request: Request) -> Response:
+        body = await request.body()
+        if len(body) > MAX_FORM_BYTES:
+            raise BadRequest(f"the form is larger than {MAX_FORM_BYTES} bytes.")
+        fields = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
+        request.state.form = fields
+        try:
+            since, until = time_range(fields.get("since", ""), fields.get("until", ""))
+            source, config = whatif.load_choice(
+                self.settings.configs, fields.get("config", ""), fields.get("yaml", "")
+            )
+        except ConfigError as exc:
+            where = f"field {exc.field}" if exc.field else "the configuration"
+            return self.what_if_form(request, f"{exc.source}: {where}: {exc.problem}", 400)
+        except BadRequest as exc:
+            return self.what_if_form(request, str(exc), 400)
+        if self.jobs.running() >= whatif.MAX_RUNNING:
+            raise Busy(
+                f"{whatif.MAX_RUNNING} what-if replays are running already; "
+                "try again when one has finished."
+            )
+        job = await asyncio.to_thread(self.jobs.start, source, config, since, until)
+        return RedirectResponse(f"/what-if/{job.id}", status_code=303)
+
+    def what_if_job(self, request: Request) -> Response:
+        job = self.jobs.get(request.path_params["job"])
+        if job is None:
+            raise NotFound("no what-if run with that id (runs are kept in memory, 20 at most).")
+        # The thread sets the report before the state: read the state first.
+        state = job.state
+        report = job.report if state == "done" else None
+        chart = whatif.load_chart(report) if report is not None else None
+        return page(
+            request,
+            "whatif_job.html",
+            title="What if: " + job.source,
+            job=job,
+            state=state,
+            r=report,
+            chart=chart,
+        )
+
+    def healthz(self, request: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    @staticmethod
+    def _pod(request: Request) -> tuple[str, str]:
+        return request.path_params["namespace"], request.path_params["name"]
+
+
+def _threaded(handler: Callable[[Request], Response]) -> Callable[[Request], Any]:
+    """Run a blocking page handler on a worker thread (the database calls block)."""
+
+    async def endpoint(request: Request) -> Response:
+        return await asyncio.to_thread(handler, request)
+
+    return endpoint
+
+
+def create_app(settings: Settings, *, start_chain_check: bool = True) -> Starlette:
+    ui = UI(settings)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        if start_chain_check:
+            ui.chain.start()
+        try:
+            yield
+        finally:
+            ui.chain.stop()
+            ui.store.close()
+
+    get = ["GET"]
+    routes = [
+        Route("/", _threaded(ui.overview), methods=get),
+        Route("/pods/{namespace}/{name}", _threaded(ui.pod_summary), methods=get),
+        Route("/pods/{namespace}/{name}/attempts", _threaded(ui.pod_attempts), methods=get),
+        Route("/pods/{namespace}/{name}/why-not", _threaded(ui.pod_why_not), methods=get),
+        Route("/nodes/{node}", _threaded(ui.node), methods=get),
+        Route("/search", _threaded(ui.search), methods=get),
+        Route("/what-if", _threaded(ui.what_if_form), methods=get),
+        Route("/what-if", ui.what_if_start, methods=["POST"]),
+        Route("/what-if/{job}", _threaded(ui.what_if_job), methods=get),
+        Route("/healthz", ui.healthz, methods=get),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    app = Starlette(
+        routes=routes,
+        exception_handlers={
+            # Each class by name, so ExceptionMiddleware answers them (Exception itself is
+            # ServerErrorMiddleware's, which answers and then re-raises to the server).
+            **dict.fromkeys(
+                (
+                    PodNotFound,
+                    NotFound,
+                    BadRequest,
+                    Busy,
+                    ConfigError,
+                    DatabaseUnavailableError,
+                    EventStoreError,
+                    DBAPIError,
+                ),
+                _error,
+            ),
+            HTTPException: _http_error,
+            Exception: _error,
+        },
+        lifespan=lifespan,
+    )
+    app.add_middleware(ServerTiming)
+    app.state.ui = ui
+    return app
+
+
+class ServerTiming:
+    """Adds `Server-Timing: app;dur=MS`: the time from the request to its response headers."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+
+        async def timed(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                ms = (time.perf_counter() - start) * 1000
+                headers = list(message.get("headers", []))
+                headers.append((b"server-timing", f"app;dur={ms:.2f}".encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, timed)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 405:
+        return error_page(
+            request,
+            405,
+            "Read-only",
+            f"{request.method} is not allowed here: this page only reads.",
+        )
+    if exc.status_code == 404:
+        return error_page(request, 404, "Not found", f"No page at {request.url.path}.")
+    return error_page(request, exc.status_code, "Error", str(exc.detail))
+
+
+async def _error(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, PodNotFound | NotFound):
+        return error_page(request, 404, "Not found", _sentence(str(exc)))
+    if isinstance(exc, BadRequest):
+        return error_page(request, 400, "Bad request", str(exc))
+    if isinstance(exc, Busy):
+        return error_page(request, 429, "Busy", str(exc))
+    if isinstance(exc, ConfigError):
+        return error_page(request, 400, "Bad configuration", _sentence(str(exc)))
+    if isinstance(exc, DatabaseUnavailableError | DBAPIError):
+        return error_page(
+            request,
+            503,
+            "Database unavailable",
+            "The event log's database is not answering; try again once it is back.",
+        )
+    if isinstance(exc, EventStoreError):  # a read failed: its reason, the password hidden
+        return error_page(request, 503, "Database error", _sentence(str(exc)))
+    log.exception("page failed", path=request.url.path)
+    return error_page(request, 500, "Error", "This page failed; the server's log has the details.")
+
+
+def _sentence(text: str) -> str:
+    text = text.splitlines()[0] if text else ""
+    text = text[0].upper() + text[1:] if text else text
+    return text if text.endswith(".") else text + "."

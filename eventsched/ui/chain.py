@@ -1,0 +1,95 @@
+"""The hash chain's status for the overview, verified on a thread a little at a time.
+
+The first pass starts at the log's base (genesis, or a pruned log's last dropped
+batch) and verifies up to MAX_EVENTS events per step until it reaches the head;
+after that it verifies what was appended since, every `interval` seconds. A page
+never waits for it: it shows how far the check got.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from eventsched.audit.chainwatch import MAX_EVENTS
+from eventsched.events import ChainPoint, EventStore, read_base
+
+
+@dataclass(frozen=True, slots=True)
+class ChainStatus:
+    #: "checking" (not at the head yet), "ok", "broken" or "unavailable".
+    state: str
+    verified_position: int
+    head_position: int
+    detail: str = ""
+
+
+class ChainChecker:
+    def __init__(self, store: EventStore, interval: float = 10.0) -> None:
+        self.store = store
+        self.interval = interval
+        self._point: ChainPoint | None = None
+        self._status = ChainStatus("checking", 0, 0)
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="ui-chain", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=10)
+
+    @property
+    def status(self) -> ChainStatus:
+        with self._lock:
+            return self._status
+
+    def _set(self, status: ChainStatus) -> None:
+        with self._lock:
+            self._status = status
+
+    def step(self) -> bool:
+        """Verify one slice; True when there is more to verify right away."""
+        try:
+            if self._point is None:
+                base = read_base(self.store)
+                self._point = (
+                    ChainPoint(base.batch, base.position, base.hash) if base else ChainPoint()
+                )
+            head = self.store.last_position()
+            if self._point.position >= head:
+                self._set(ChainStatus("ok", self._point.position, head))
+                return False
+            report, reached = self.store.verify_chain_since(self._point, MAX_EVENTS)
+        except Exception as exc:  # the database is down or refuses: say so, retry later
+            text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            self._set(ChainStatus("unavailable", self._verified(), 0, text))
+            return False
+        if not report.ok:
+            self._set(
+                ChainStatus(
+                    "broken",
+                    self._point.position,
+                    head,
+                    f"batch {report.first_broken_batch}: {report.detail}",
+                )
+            )
+            return False
+        self._point = reached
+        more = reached.position < head and report.events > 0
+        self._set(ChainStatus("checking" if more else "ok", reached.position, head))
+        return more
+
+    def _verified(self) -> int:
+        return self._point.position if self._point is not None else 0
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            if self.status.state == "broken":
+                self._stop.wait(self.interval)
+                continue
+            if not self.step():
+                self._stop.wait(self.interval)

@@ -66,12 +66,14 @@ metadata = MetaData()
 
 #: The kinds the partial index on `kind` covers on PostgreSQL (migration 0006): the few events per
 #: thousand that are read by kind across the whole log (every start reads
-#: `config_loaded` and `maintenance`; the preemption views `preempted`, `evicted`).
+#: `config_loaded` and `maintenance`; the preemption views `preempted`, `evicted`;
+#: the web page's node list `node_observed`).
 RARE_KINDS = (
     "bind_failed",
     "config_loaded",
     "evicted",
     "maintenance",
+    "node_observed",
     "node_removed",
     "object_removed",
     "post_filtered",

@@ -11,8 +11,9 @@ about a fifth of the log's bytes. Two of them did not earn their keep:
   go back), so on PostgreSQL a BRIN index (a few pages per partition) finds
   a time range as well as the B-tree did.
 - `kind` has some twenty values, and the B-tree on it was read for the rare
-  ones only (`config_loaded` and `maintenance` at every start, `preempted`
-  and the other kinds of a few events per thousand for their views): a
+  ones only (`config_loaded` and `maintenance` at every start, `preempted`,
+  `node_observed` and the other kinds of a few events per thousand for their
+  views and the web page): a
   partial index on (kind, position) over those kinds keeps that fast; the
   kinds every pod writes (`queued`, `filtered`, `scored`, `bound`, ...) are
   found through the pod's own columns, time or position instead.
@@ -41,6 +42,7 @@ RARE_KINDS = (
     "config_loaded",
     "evicted",
     "maintenance",
+    "node_observed",
     "node_removed",
     "object_removed",
     "post_filtered",

@@ -67,7 +67,7 @@ metadata = MetaData()
 #: The kinds the partial index on `kind` covers on PostgreSQL (migration 0006): the few events per
 #: thousand that are read by kind across the whole log (every start reads
 #: `config_loaded` and `maintenance`; the preemption views `preempted`, `evicted`;
-#: the web page's node list `node_observed`).
+#: the web page's node list `node_observed`, its pending pods `unschedulable`).
 RARE_KINDS = (
     "bind_failed",
     "config_loaded",
@@ -79,7 +79,12 @@ RARE_KINDS = (
     "post_filtered",
     "preempted",
     "unreserved",
+    "unschedulable",
 )
+#: The kinds the index on (node, position) holds on PostgreSQL: a node's placements and
+#: observations (SQLite indexes every row's node).
+NODE_KINDS = ("bound", "node_observed", "node_removed")
+_NODE_KIND = text("kind IN (" + ", ".join(f"'{kind}'" for kind in NODE_KINDS) + ")")
 _RARE_KIND = text("kind IN (" + ", ".join(f"'{kind}'" for kind in RARE_KINDS) + ")")
 
 events = Table(
@@ -104,6 +109,7 @@ events = Table(
     Index("ix_events_kind", "kind", postgresql_where=_RARE_KIND),
     # Time only grows along positions: a BRIN index finds a range on PostgreSQL.
     Index("ix_events_recorded_at", "recorded_at", postgresql_using="brin"),
+    Index("ix_events_node", "node", "position", postgresql_where=_NODE_KIND),
 )
 
 event_batches = Table(

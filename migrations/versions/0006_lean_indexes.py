@@ -18,8 +18,14 @@ about a fifth of the log's bytes. Two of them did not earn their keep:
   kinds every pod writes (`queued`, `filtered`, `scored`, `bound`, ...) are
   found through the pod's own columns, time or position instead.
 
-SQLite is left as it was: it has no BRIN, and its planner cannot tell that
-`kind = 'config_loaded'` falls under a partial index's `kind IN (...)`.
+A third index, on (node, position), finds what happened on one node (the
+web page's node page: the pods bound to it, its last observation) without
+reading the log backwards; on PostgreSQL it holds only `bound`,
+`node_observed` and `node_removed` rows, one per placed pod.
+
+SQLite keeps its B-trees on kind and recorded_at and gets the node index
+whole: it has no BRIN, and its planner cannot tell that `kind = 'bound'`
+falls under a partial index's `kind IN (...)`.
 
 Frozen on purpose, like 0001: no eventsched import; eventsched/events/schema.py
 lists the same kinds, and a test checks that the two agree.
@@ -48,8 +54,12 @@ RARE_KINDS = (
     "post_filtered",
     "preempted",
     "unreserved",
+    "unschedulable",
 )
+#: The kinds the index on (node, position) covers on PostgreSQL.
+NODE_KINDS = ("bound", "node_observed", "node_removed")
 _RARE = ", ".join(f"'{kind}'" for kind in RARE_KINDS)
+_NODE = ", ".join(f"'{kind}'" for kind in NODE_KINDS)
 
 
 def _postgresql() -> bool:
@@ -58,15 +68,18 @@ def _postgresql() -> bool:
 
 def upgrade() -> None:
     if not _postgresql():
+        op.execute("CREATE INDEX ix_events_node ON events (node, position)")
         return
     # On the partitioned table: every day partition's index is replaced with it.
     op.execute("DROP INDEX ix_events_kind")
     op.execute(f"CREATE INDEX ix_events_kind ON events (kind) WHERE kind IN ({_RARE})")
     op.execute("DROP INDEX ix_events_recorded_at")
     op.execute("CREATE INDEX ix_events_recorded_at ON events USING brin (recorded_at)")
+    op.execute(f"CREATE INDEX ix_events_node ON events (node, position) WHERE kind IN ({_NODE})")
 
 
 def downgrade() -> None:
+    op.execute("DROP INDEX ix_events_node")
     if not _postgresql():
         return
     op.execute("DROP INDEX ix_events_kind")

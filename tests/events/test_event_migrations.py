@@ -26,7 +26,7 @@ from eventsched.events import (
     upgrade,
 )
 from eventsched.events.partitions import is_partition_name
-from eventsched.events.schema import EVENT_COLUMNS, RARE_KINDS, events, metadata
+from eventsched.events.schema import EVENT_COLUMNS, NODE_KINDS, RARE_KINDS, events, metadata
 from eventsched.events.vocabulary import INPUT_KINDS
 
 
@@ -121,6 +121,7 @@ def test_migrated_schema_matches_schema_module(db_url: str) -> None:
             "ix_events_attempt": ["attempt"],
             "ix_events_kind": ["kind"],
             "ix_events_recorded_at": ["recorded_at"],
+            "ix_events_node": ["node", "position"],
         }
         key = inspector.get_pk_constraint("events")["constrained_columns"]
         # PostgreSQL: a partitioned table's key must hold the partition column.
@@ -150,7 +151,10 @@ def test_frozen_rare_kinds_match_the_schema_module() -> None:
     namespace: dict[str, object] = {}
     start = source.index("\nRARE_KINDS = (")
     exec(source[start : source.index(")\n", start) + 2], namespace)
+    start = source.index("\nNODE_KINDS = (")
+    exec(source[start : source.index(")", start) + 1], namespace)
     assert namespace["RARE_KINDS"] == RARE_KINDS
+    assert namespace["NODE_KINDS"] == NODE_KINDS
     assert set(RARE_KINDS) <= set(DECISION_KINDS) | set(INPUT_KINDS)
 
 

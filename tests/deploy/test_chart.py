@@ -112,6 +112,11 @@ ALL_ON: dict[str, Any] = {
         "dashboard": {"enabled": True, "annotations": {"grafana_folder": "Kubernetes"}},
         "prometheusRule": {"enabled": True, "labels": {"release": "monitoring"}},
     },
+    "ui": {
+        "enabled": True,
+        "database": {"secretName": "reader-url"},
+        "nodeSelector": {"kubernetes.io/os": "linux"},
+    },
 }
 
 
@@ -171,9 +176,9 @@ def config_of(docs: list[dict[str, Any]]) -> dict[str, Any]:
 # -- 1. default values: the kustomize base ----------------------------------------------
 
 
-def test_default_values_render_the_kustomize_base_object_for_object() -> None:
-    chart = by_key(render())
-    base = by_key(kustomize(DEPLOY))
+def assert_same_objects(
+    chart: dict[Key, dict[str, Any]], base: dict[Key, dict[str, Any]], source: str
+) -> None:
     assert sorted(chart) == sorted(base)
     for k, want in base.items():
         got = chart[k]
@@ -181,11 +186,25 @@ def test_default_values_render_the_kustomize_base_object_for_object() -> None:
             diff = difflib.unified_diff(
                 yaml.safe_dump(want, sort_keys=True).splitlines(),
                 yaml.safe_dump(got, sort_keys=True).splitlines(),
-                "kubectl kustomize deploy/",
+                source,
                 "chart",
                 lineterm="",
             )
             pytest.fail(f"{k} differs:\n" + "\n".join(diff))
+
+
+def test_default_values_render_the_kustomize_base_object_for_object() -> None:
+    assert_same_objects(by_key(render()), by_key(kustomize(DEPLOY)), "kubectl kustomize deploy/")
+
+
+def test_ui_enabled_renders_the_ui_overlay_object_for_object() -> None:
+    """`ui.enabled: true` adds what `kubectl kustomize deploy/ui` adds to deploy/: the web
+    page's Deployment and Service."""
+    assert_same_objects(
+        by_key(render({"ui": {"enabled": True}})),
+        by_key(kustomize(DEPLOY / "ui")),
+        "kubectl kustomize deploy/ui",
+    )
 
 
 def test_the_comparison_sees_a_difference() -> None:
@@ -292,7 +311,7 @@ def test_leader_elect_false_reaches_the_configuration() -> None:
 def test_scheduling_values_reach_the_pods() -> None:
     docs = render(ALL_ON, name=OTHER_RELEASE, namespace=OTHER_NAMESPACE)
     s = ALL_ON["scheduler"]
-    deployment = one(docs, "Deployment")
+    deployment = one(docs, "Deployment", f"{OTHER_RELEASE}-eventsched")
     assert deployment["spec"]["replicas"] == 3
     spec = deployment["spec"]["template"]["spec"]
     for field in ("nodeSelector", "affinity", "tolerations", "priorityClassName"):
@@ -344,7 +363,7 @@ def test_release_name_and_namespace_reach_every_name_and_reference() -> None:
     assert config["leaderElection"]["resourceNamespace"] == OTHER_NAMESPACE
 
     sa = one(docs, "ServiceAccount")["metadata"]["name"]
-    deployment = one(docs, "Deployment")
+    deployment = one(docs, "Deployment", f"{OTHER_RELEASE}-eventsched")
     spec = deployment["spec"]["template"]["spec"]
     assert spec["serviceAccountName"] == sa
     for binding in ("ClusterRoleBinding", "RoleBinding"):
@@ -370,7 +389,7 @@ def test_release_name_and_namespace_reach_every_name_and_reference() -> None:
         }
 
     # The metrics Service and the ServiceMonitor find the scheduler pods.
-    service = one(docs, "Service")
+    service = one(docs, "Service", f"{prefix}-metrics")
     labels = deployment["spec"]["template"]["metadata"]["labels"]
     assert service["spec"]["selector"].items() <= labels.items()
     monitor = one(docs, "ServiceMonitor")
@@ -379,6 +398,23 @@ def test_release_name_and_namespace_reach_every_name_and_reference() -> None:
     )
     assert monitor["metadata"]["labels"]["release"] == "monitoring"
     assert monitor["spec"]["namespaceSelector"] == {"matchNames": [OTHER_NAMESPACE]}
+
+    # The web page: its Service finds its pods (not the scheduler's), which read the
+    # read-only role's Secret and mount the scheduler's configuration for what-if.
+    ui = one(docs, "Deployment", f"{prefix}-ui")
+    ui_service = one(docs, "Service", f"{prefix}-ui")
+    ui_labels = ui["spec"]["template"]["metadata"]["labels"]
+    assert ui_service["spec"]["selector"].items() <= ui_labels.items()
+    assert not ui_service["spec"]["selector"].items() <= labels.items()
+    ui_spec = ui["spec"]["template"]["spec"]
+    env = {e["name"]: e for e in only_container(ui_spec)["env"]}
+    assert env["EVENTSCHED_DATABASE_URL"]["valueFrom"]["secretKeyRef"] == {
+        "name": "reader-url",
+        "key": "url",
+    }
+    assert ui_spec["nodeSelector"] == {"kubernetes.io/os": "linux"}
+    ui_config = next(v for v in ui_spec["volumes"] if v["name"] == "config")
+    assert ui_config == volume
     ports = {p["name"] for p in service["spec"]["ports"]}
     assert [e["port"] for e in monitor["spec"]["endpoints"]] == ["http-metrics"]
     assert "http-metrics" in ports
@@ -387,7 +423,7 @@ def test_release_name_and_namespace_reach_every_name_and_reference() -> None:
 def test_an_existing_database_secret_is_referenced_not_created() -> None:
     docs = render({"database": {"secretName": "my-db", "secretKey": "dsn"}})
     assert not [d for d in docs if d["kind"] == "Secret"]
-    deployment = one(docs, "Deployment")
+    deployment = one(docs, "Deployment", "eventsched")
     env = {e["name"]: e for e in only_container(deployment["spec"]["template"]["spec"])["env"]}
     assert env["EVENTSCHED_DATABASE_URL"]["valueFrom"]["secretKeyRef"] == {
         "name": "my-db",

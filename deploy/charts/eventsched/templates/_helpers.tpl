@@ -31,6 +31,12 @@ app.kubernetes.io/name: {{ include "eventsched.name" . }}
 app.kubernetes.io/component: scheduler
 {{- end }}
 
+{{/* The web page's pods' labels, also its Deployment's selector and its Service's. */}}
+{{- define "eventsched.uiLabels" -}}
+{{ include "eventsched.labels" . }}
+app.kubernetes.io/component: ui
+{{- end }}
+
 {{- define "eventsched.serviceAccountName" -}}
 {{- default (include "eventsched.fullname" .) .Values.serviceAccount.name }}
 {{- end }}

@@ -83,7 +83,8 @@ DECISION_KINDS: dict[str, str] = {
     "unreserved": "a reservation was undone; node column set; data: {reason}",
     "permitted": "Permit's verdict; data: {decision: approve|wait|deny|timeout, status? (left "
     "out when Success), waits? (when a plugin said wait)}",
-    "prebound": "PreBind succeeded; node column set",
+    "prebound": "PreBind succeeded and then the Binding failed (a `bound` says PreBind "
+    "succeeded; logs before this also wrote `prebound` before each `bound`); node column set",
     "bound": "the API accepted the Binding; node column set; data: {identity, code, "
     "reconciled?} (reconciled: found bound by the API when a restart resolved the reservation)",
     "bind_failed": "the Binding (or PreBind) failed; node column set; data: {code, reason, final}",

@@ -63,6 +63,7 @@ def run_binding_cycle(
     # scheduling cycle's batch is appended already, and the loop has moved on.
     state.sink = sink
     binder = None
+    prebound = False
     try:
         status = Status()
         if waited:
@@ -76,8 +77,7 @@ def run_binding_cycle(
             )
         if status.is_success:
             status = fw.run_pre_bind(state, pod, node)
-            if status.is_success and fw.plugins_at("preBind"):
-                sink.record("prebound", {}, node=node)
+            prebound = status.is_success and bool(fw.plugins_at("preBind"))
         binder = binder_extender(fw, pod) if status.is_success else None
         if binder is not None:
             status = bind_with_extender(binder, pod, node)
@@ -93,6 +93,10 @@ def run_binding_cycle(
             bound["extender"] = binder.name  # the extender bound it, not DefaultBinder
         sink.record("bound", bound, node=node)
         return BindingDone(fw, state, info, node, True, False, batch)
+    if prebound:
+        # Only before a failed Bind: a `bound` says PreBind succeeded already, and the
+        # row (about 300 bytes with its index entries) was a sixteenth of the log.
+        sink.record("prebound", {}, node=node)
     outcome = status.error.outcome if isinstance(status.error, BindError) else None
     final = outcome.final if outcome else False
     sink.record(

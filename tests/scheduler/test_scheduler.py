@@ -98,6 +98,9 @@ def test_bind_error_is_logged_unreserved_and_retried(store: EventStore) -> None:
     failed = next(store.read(kinds=["bind_failed"]))
     assert failed.data["code"] == 500 and "request timed out" in failed.data["reason"]
     assert kinds.index("bind_failed") < kinds.index("unreserved") < kinds.index("bound")
+    # PreBind succeeded before the failed Bind, and says so; the retry's `bound` says it alone.
+    assert kinds.index("prebound") < kinds.index("bind_failed")
+    assert kinds.count("prebound") == 1
     assert scheduler.stats.bind_failures == 1
     assert not rebuild(store).open_reservations
 

@@ -1,8 +1,9 @@
 """The SQL the web page runs, over the events table and the views, on either database.
 
-Every query is bounded: by an indexed column (kind, uid, namespace/name,
-recorded_at, the position key) and by a LIMIT, so a page costs the same on
-a log of a thousand events as on one of tens of millions.
+Every query is bounded: by an indexed column (uid, namespace/name, node, a
+rare kind, recorded_at, the position key; migration 0006 says which) and by a
+LIMIT, so a page costs about the same on a log of a thousand events as on one
+of tens of millions.
 """
 
 from __future__ import annotations
@@ -204,7 +205,7 @@ def top_rejecters(engine: Engine, since: datetime, limit: int = 10) -> list[tupl
 
 
 def node_placements(engine: Engine, node: str, limit: int = 200) -> list[Row]:
-    """Pods bound to `node`, newest first (`bound` rows through the kind index)."""
+    """Pods bound to `node`, newest first (through the index on node, position)."""
     stmt = (
         select(*_COLUMNS)
         .where(events.c.kind == "bound", events.c.node == node)

@@ -37,22 +37,15 @@ class ChainCheck:
     report: ChainReport | None = None
 
 
-class ChainWatch:
-    def __init__(
-        self,
-        store: EventStore,
-        interval: float,
-        on_check: Callable[[ChainCheck], None] | None = None,
-        max_events: int = MAX_EVENTS,
-    ) -> None:
+class ChainThread:
+    """A daemon thread that calls `step` until stopped: again at once while `step` says
+    there is more to verify, else after `interval` seconds."""
+
+    def __init__(self, store: EventStore, interval: float, name: str) -> None:
         self.store = store
         self.interval = interval
-        self.max_events = max_events
-        self.on_check = on_check
-        self.point: ChainPoint | None = None
-        self.broken: ChainReport | None = None
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="chain-watch", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
     def start(self) -> None:
         self._thread.start()
@@ -61,6 +54,29 @@ class ChainWatch:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=10)
+
+    def step(self) -> bool:
+        raise NotImplementedError
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            if not self.step():
+                self._stop.wait(self.interval)
+
+
+class ChainWatch(ChainThread):
+    def __init__(
+        self,
+        store: EventStore,
+        interval: float,
+        on_check: Callable[[ChainCheck], None] | None = None,
+        max_events: int = MAX_EVENTS,
+    ) -> None:
+        super().__init__(store, interval, "chain-watch")
+        self.max_events = max_events
+        self.on_check = on_check
+        self.point: ChainPoint | None = None
+        self.broken: ChainReport | None = None
 
     def check(self) -> ChainCheck:
         """Verify what was appended since the last check (the first finds the head)."""
@@ -89,7 +105,8 @@ class ChainWatch:
             self.on_check(check)
         return check
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self.check()
-            self._stop.wait(self.interval)
+    def step(self) -> bool:
+        """One check per interval, however far behind it is (a check costs at most
+        max_events events)."""
+        self.check()
+        return False

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from eventsched.audit.chainwatch import MAX_EVENTS
+from eventsched.audit.chainwatch import MAX_EVENTS, ChainThread
 from eventsched.events import ChainPoint, EventStore, read_base
 
 
@@ -24,23 +24,12 @@ class ChainStatus:
     detail: str = ""
 
 
-class ChainChecker:
+class ChainChecker(ChainThread):
     def __init__(self, store: EventStore, interval: float = 10.0) -> None:
-        self.store = store
-        self.interval = interval
+        super().__init__(store, interval, "ui-chain")
         self._point: ChainPoint | None = None
         self._status = ChainStatus("checking", 0, 0)
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="ui-chain", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=10)
 
     @property
     def status(self) -> ChainStatus:
@@ -52,7 +41,10 @@ class ChainChecker:
             self._status = status
 
     def step(self) -> bool:
-        """Verify one slice; True when there is more to verify right away."""
+        """Verify one slice; True when there is more to verify right away (never once the
+        chain is found broken: the status stays on the first broken batch)."""
+        if self.status.state == "broken":
+            return False
         try:
             if self._point is None:
                 base = read_base(self.store)
@@ -85,11 +77,3 @@ class ChainChecker:
 
     def _verified(self) -> int:
         return self._point.position if self._point is not None else 0
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            if self.status.state == "broken":
-                self._stop.wait(self.interval)
-                continue
-            if not self.step():
-                self._stop.wait(self.interval)

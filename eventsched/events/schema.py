@@ -81,9 +81,9 @@ RARE_KINDS = (
     "unreserved",
     "unschedulable",
 )
-#: The kinds the index on (node, position) holds on PostgreSQL: a node's placements and
-#: observations (SQLite indexes every row's node).
-NODE_KINDS = ("bound", "node_observed", "node_removed")
+#: The kinds the index on (node, position) holds on PostgreSQL: a node's placements,
+#: failed bindings, preemptions and observations (SQLite indexes every row's node).
+NODE_KINDS = ("bind_failed", "bound", "node_observed", "node_removed", "preempted")
 _NODE_KIND = text("kind IN (" + ", ".join(f"'{kind}'" for kind in NODE_KINDS) + ")")
 _RARE_KIND = text("kind IN (" + ", ".join(f"'{kind}'" for kind in RARE_KINDS) + ")")
 

@@ -19,9 +19,10 @@ about a fifth of the log's bytes. Two of them did not earn their keep:
   found through the pod's own columns, time or position instead.
 
 A third index, on (node, position), finds what happened on one node (the
-web page's node page: the pods bound to it, its last observation) without
-reading the log backwards; on PostgreSQL it holds only `bound`,
-`node_observed` and `node_removed` rows, one per placed pod.
+web page's node page and search: the pods bound to it, failed bindings and
+preemptions there, its last observation) without reading the log backwards;
+on PostgreSQL it holds only `bound`, `bind_failed`, `preempted`,
+`node_observed` and `node_removed` rows, about one per placed pod.
 
 SQLite keeps its B-trees on kind and recorded_at and gets the node index
 whole: it has no BRIN, and its planner cannot tell that `kind = 'bound'`
@@ -57,7 +58,7 @@ RARE_KINDS = (
     "unschedulable",
 )
 #: The kinds the index on (node, position) covers on PostgreSQL.
-NODE_KINDS = ("bound", "node_observed", "node_removed")
+NODE_KINDS = ("bind_failed", "bound", "node_observed", "node_removed", "preempted")
 _RARE = ", ".join(f"'{kind}'" for kind in RARE_KINDS)
 _NODE = ", ".join(f"'{kind}'" for kind in NODE_KINDS)
 

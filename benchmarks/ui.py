@@ -1,4 +1,4 @@
-"""Server time of `eventsched ui`'s overview, pod and node pages on a (big) log: p50 and p95.
+"""Server time of `eventsched ui`'s overview, pod, node and search pages on a (big) log: p50, p95.
 
     python -m benchmarks.ui --db URL [--pod NS/NAME] [--requests 50]
 
@@ -82,6 +82,9 @@ def measure(url: str, pod: str | None = None, requests: int = 50) -> list[PageTi
             f"/pods/{namespace}/{name}",
             f"/pods/{namespace}/{name}/attempts",
             f"/nodes/{node}",
+            f"/search?pod={namespace}/{name}",
+            f"/search?node={node}",
+            "/search?plugin=NodeResourcesFit",
         ):
             times: list[float] = []
             size = 0

@@ -176,6 +176,14 @@ def test_the_benchmark_runs(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'events.db'}"
     simulate(url)
     results = measure(url, requests=3)
-    assert [r.path.split("/")[1] for r in results] == ["", "pods", "pods", "nodes"]
+    assert [r.path.split("/")[1].split("?")[0] for r in results] == [
+        "",
+        "pods",
+        "pods",
+        "nodes",
+        "search",
+        "search",
+        "search",
+    ]
     for r in results:
         assert 0 < r.p50_ms <= r.p95_ms <= r.max_ms and r.bytes > 0

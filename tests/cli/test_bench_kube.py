@@ -79,3 +79,20 @@ def test_bench_kube_without_binaries_says_where_to_put_them(tmp_path: Path) -> N
     assert lines[0].startswith("eventsched: error: ")
     assert "EVENTSCHED_KUBE_BIN" in lines[0] and "--kube-bin" in lines[0]
     assert "etcd-server" in lines[0]
+
+
+if _BINARIES is not None:
+
+    def test_restart_benchmark_measures_the_first_bind_after_a_restart() -> None:
+        """benchmarks/kube_restart.py (the restart figures in docs/performance.md), small:
+        the late pod is bound by the restarted eventsched, and what the restart appended
+        before that bind is counted by kind (every node and pod observed again)."""
+        from benchmarks.kube_restart import measure
+
+        result = measure(_BINARIES, "eventsched", nodes=4, pods=6, late=1)  # type: ignore[arg-type]
+        assert result.error is None
+        assert result.first_run_seconds > 0 and result.restart_to_first_bind_seconds > 0
+        assert result.relogged["node_observed"] == 4
+        assert result.relogged["pod_observed"] == 7  # the six placed and the late one
+        assert result.relogged["attempt_started"] == 1
+        assert result.log_events is not None and result.log_events > sum(result.relogged.values())

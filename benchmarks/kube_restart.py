@@ -1,0 +1,216 @@
+"""A restart at scale on a real control plane: seconds from a scheduler's start to its first
+bind, when the cluster already holds N nodes and M pods the scheduler placed before.
+
+    EVENTSCHED_KUBE_BIN=DIR python -m benchmarks.kube_restart --nodes 5000 --pods 10000 \\
+        [--late 10] [--db postgresql+psycopg://...] [--json]
+
+For each scheduler (eventsched, then kube-scheduler when its binary is there), on a fresh
+control plane: N ready nodes and M pending pods; the scheduler starts and binds all M
+(not measured); it is stopped (SIGTERM), `--late` new pending pods are created, and the
+same scheduler starts again on the same cluster (eventsched on the same log). Measured:
+the second start to the first bind of a late pod, and for eventsched the events its
+restart appended up to its first decision to bind (by kind: what a restart logs again)
+and the log's events in all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import kubernetes.client
+
+from benchmarks import kube
+from benchmarks.controlplane import ControlPlane, KubeBinaries, free_port, spawn_logged
+
+
+@dataclass(slots=True)
+class RestartResult:
+    scheduler: str
+    nodes: int
+    pods: int
+    late: int
+    #: The first start to the last of the M binds (not the figure measured, shown for scale).
+    first_run_seconds: float
+    #: The second start to the first bind of a late pod.
+    restart_to_first_bind_seconds: float
+    #: eventsched: events its second start appended up to its first decision to bind (the
+    #: first `permitted`), by kind.
+    relogged: dict[str, int] = field(default_factory=dict)
+    log_events: int | None = None
+    error: str | None = None
+
+
+def _start(
+    scheduler: str, cp: ControlPlane, config: Path, events_url: str | None, log: Path
+) -> subprocess.Popen[bytes]:
+    if scheduler == kube.EVENTSCHED:
+        assert events_url is not None
+        argv = [
+            sys.executable, "-m", "eventsched.cli.main", "--db", events_url,
+            "run", "--config", str(config), "--kubeconfig", str(cp.kubeconfig()),
+            "--leader-elect", "false", "--http-address", f"127.0.0.1:{free_port()}",
+        ]  # fmt: skip
+        return spawn_logged(argv, log)
+    return cp.start_kube_scheduler(config)
+
+
+def _wait_bound(watch: kube.BindWatch, proc: subprocess.Popen[bytes], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not watch.done.wait(0.05):
+        if proc.poll() is not None:
+            raise RuntimeError(f"the scheduler exited with status {proc.returncode}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"timed out with {len(watch.bound)} of {watch.expected} bound")
+    if watch.error is not None:
+        raise RuntimeError(f"watch failed: {watch.error!r}")
+
+
+def _events_by_kind(url: str, after: int, before: int | None) -> tuple[dict[str, int], int]:
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            query = "SELECT kind, count(*) FROM events WHERE position > :after"
+            params: dict[str, Any] = {"after": after}
+            if before is not None:
+                query += " AND position < :before"
+                params["before"] = before
+            kinds = {
+                str(k): int(n) for k, n in conn.execute(sa.text(query + " GROUP BY kind"), params)
+            }
+            total = int(conn.execute(sa.text("SELECT count(*) FROM events")).scalar_one())
+            return kinds, total
+    finally:
+        engine.dispose()
+
+
+def _position(url: str, where: str = "", first: bool = False) -> int:
+    """The last position (with `first`, the first) of the events `where` selects."""
+    import sqlalchemy as sa
+
+    edge = "min" if first else "max"
+
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return int(
+                conn.execute(
+                    sa.text(f"SELECT coalesce({edge}(position), 0) FROM events {where}")
+                ).scalar_one()
+            )
+    finally:
+        engine.dispose()
+
+
+def measure(
+    binaries: KubeBinaries,
+    scheduler: str,
+    nodes: int,
+    pods: int,
+    late: int = 10,
+    db_url: str | None = None,
+    timeout: float = 900.0,
+) -> RestartResult:
+    result = RestartResult(scheduler, nodes, pods, late, 0.0, 0.0)
+    name = kube.SCHEDULER_NAMES[scheduler]
+    with contextlib.ExitStack() as stack:
+        cp: ControlPlane = stack.enter_context(ControlPlane(binaries))
+        cp.make_ready_nodes(kube._nodes(nodes))
+        kube._create_pods(cp, pods, name)
+        config = kube._scheduler_config(
+            cp.workdir / f"{scheduler}.yaml", name, 5000, 5000, cp.kubeconfig()
+        )
+        events_url = None
+        if scheduler == kube.EVENTSCHED:
+            events_url, _ = stack.enter_context(kube._eventsched_database(db_url, cp.workdir, 1))
+            upgrade = subprocess.run(
+                [sys.executable, "-m", "eventsched.cli.main", "--db", events_url, "db", "upgrade"],
+                capture_output=True,
+                text=True,
+            )
+            if upgrade.returncode != 0:
+                raise RuntimeError(f"eventsched db upgrade failed: {upgrade.stderr.strip()}")
+            kube._bytecode_compiled()
+        watch = kube.BindWatch(cp, kube.NAMESPACE)
+        stack.callback(watch.close)
+        started = time.monotonic()
+        proc = _start(scheduler, cp, config, events_url, cp.workdir / f"{scheduler}-1.log")
+        stack.callback(kube._stop, proc)
+        watch.start(pods)
+        _wait_bound(watch, proc, timeout)
+        result.first_run_seconds = max(watch.bound.values()) - started
+        kube._stop(proc)
+        before = _position(events_url) if events_url else 0
+
+        client = cp.api_client()
+        try:
+            core: Any = kubernetes.client.CoreV1Api(client)
+            for i in range(late):
+                core.create_namespaced_pod(
+                    kube.NAMESPACE, kube._pod(f"late-{i:03d}", name), _preload_content=False
+                )
+        finally:
+            client.close()
+        again = kube.BindWatch(cp, kube.NAMESPACE)
+        stack.callback(again.close)
+        restarted = time.monotonic()
+        proc = _start(scheduler, cp, config, events_url, cp.workdir / f"{scheduler}-2.log")
+        stack.callback(kube._stop, proc)
+        again.start(pods + 1)  # the first late pod bound is enough
+        try:
+            _wait_bound(again, proc, timeout)
+        except RuntimeError as exc:
+            result.error = str(exc)
+            return result
+        first_late = min(t for n, t in again.bound.items() if n.startswith("late-"))
+        result.restart_to_first_bind_seconds = first_late - restarted
+        if events_url is not None:
+            # The decision is durable before its Binding is sent (its `bound` may not be
+            # appended yet): what the restart appended up to the first `permitted`.
+            permitted = _position(
+                events_url, f"WHERE kind = 'permitted' AND position > {before}", first=True
+            )
+            result.relogged, result.log_events = _events_by_kind(events_url, before, permitted + 1)
+        kube._stop(proc)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--pods", type=int, default=10000)
+    parser.add_argument("--late", type=int, default=10)
+    parser.add_argument("--db", metavar="URL")
+    parser.add_argument("--kube-bin", metavar="DIR")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    binaries = kube.find_binaries(args.kube_bin)
+    if binaries is None:
+        parser.error("needs kube-apiserver in EVENTSCHED_KUBE_BIN or --kube-bin, and etcd on PATH")
+    schedulers = [kube.EVENTSCHED] + ([kube.KUBE_SCHEDULER] if binaries.scheduler else [])
+    for scheduler in schedulers:
+        r = measure(binaries, scheduler, args.nodes, args.pods, args.late, args.db)
+        if args.json:
+            print(json.dumps(asdict(r)), flush=True)
+            continue
+        relogged = ", ".join(f"{k} {n}" for k, n in sorted(r.relogged.items())) or "-"
+        print(
+            f"{scheduler}: restart to first bind {r.restart_to_first_bind_seconds:.2f} s "
+            f"({r.nodes} nodes, {r.pods} pods placed before; first run {r.first_run_seconds:.1f} s); "
+            f"appended up to its first decision: {relogged}"
+            + (f"; error: {r.error}" if r.error else ""),
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()

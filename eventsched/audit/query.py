@@ -25,6 +25,7 @@ before anything is sent, because a driver may accept them in one call.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -359,6 +360,7 @@ def _sqlite_connection(url: URL) -> Iterator[sqlite3.Connection]:
 def _run_sqlite(url: URL, statement: str, timeout: float) -> QueryResult:
     with _sqlite_connection(url) as conn:
         conn.execute("PRAGMA query_only = ON")
+        load_table_functions(conn)
         refused: list[str] = []
         conn.set_authorizer(_sqlite_authorizer(refused))
         deadline = time.monotonic() + timeout
@@ -389,6 +391,16 @@ def _run_sqlite(url: URL, statement: str, timeout: float) -> QueryResult:
             raise QueryError(f"query failed on {display_url(url)}: {message}") from exc
         columns = tuple(d[0] for d in cursor.description or ())
         return QueryResult(columns, rows, "sqlite")
+
+
+def load_table_functions(conn: sqlite3.Connection) -> None:
+    """Use json_each and json_tree once before the authorizer is set: SQLite makes a
+    table-valued function's table at its first use on a connection, through what the
+    authorizer sees as an UPDATE of sqlite_master, which it refuses (the statement
+    itself only reads)."""
+    for function in ("json_each", "json_tree"):
+        with contextlib.suppress(sqlite3.Error):  # an SQLite built without JSON
+            conn.execute(f"SELECT 1 FROM {function}('[]')").fetchall()
 
 
 def _sqlite_authorizer(refused: list[str]) -> Callable[..., int]:

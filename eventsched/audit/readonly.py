@@ -25,7 +25,12 @@ from sqlalchemy import event
 from sqlalchemy.engine import URL, Connection, Engine
 from sqlalchemy.pool import NullPool
 
-from eventsched.audit.query import QueryError, _sqlite_authorizer, _sqlite_path
+from eventsched.audit.query import (
+    QueryError,
+    _sqlite_authorizer,
+    _sqlite_path,
+    load_table_functions,
+)
 from eventsched.events import EventStore
 from eventsched.events.engine import PG_CONNECT_TIMEOUT_S, parse_url
 
@@ -61,6 +66,7 @@ def _sqlite_engine(url: URL) -> Engine:
             raise sqlite3.OperationalError(f"no event log at {path}")
         conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA query_only = ON")
+        load_table_functions(conn)
         conn.set_authorizer(_reads_only(_sqlite_authorizer([])))
         return conn
 

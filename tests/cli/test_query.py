@@ -388,6 +388,24 @@ def test_sql_from_stdin_and_a_trailing_semicolon(simulated: tuple[str, str]) -> 
     assert done.stdout == "x\na;b\n"
 
 
+def test_json_table_functions_read(simulated: tuple[str, str]) -> None:
+    """SQLite's json_each, PostgreSQL's jsonb_array_elements: the plugins of each `scored`
+    event, read straight from the events table (SQLite makes json_each's table at its first
+    use on a connection, which its authorizer saw as a write)."""
+    backend, url = simulated
+    elements = (
+        "json_each(e.data, '$.plugins') AS p"
+        if backend == "sqlite"
+        else "jsonb_array_elements(e.data -> 'plugins') AS p(value)"
+    )
+    sql = f"SELECT count(*) AS n FROM events AS e, {elements} WHERE e.kind = 'scored'"
+    done = eventsched("query", sql, "--format", "csv", db=url)
+    assert done.returncode == 0, done.stderr
+    with EventStore.connect(url) as store:
+        expected = sum(len(e.data["plugins"]) for e in store.read(kinds=["scored"]))
+    assert expected > 0 and done.stdout == f"n\n{expected}\n"
+
+
 # -- nothing can change ----------------------------------------------------------------------
 
 WRITES = [

@@ -7,6 +7,7 @@ never imports this module), and a test checks that the two agree.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,6 +15,7 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Column,
+    ColumnElement,
     DateTime,
     Dialect,
     Index,
@@ -22,6 +24,7 @@ from sqlalchemy import (
     Table,
     Text,
     TypeDecorator,
+    bindparam,
     text,
 )
 from sqlalchemy.dialects import postgresql
@@ -134,6 +137,13 @@ snapshots = Table(
     Column("created_at", UTCDateTime(), nullable=False),
     Index("ix_snapshots_projection_position", "projection", "position"),
 )
+
+
+def kind_in(kinds: Sequence[str]) -> ColumnElement[bool]:
+    """`kind IN (...)` spelled with constants, so that PostgreSQL sees which partial index
+    (RARE_KINDS, NODE_KINDS) the condition falls under, whatever plan it caches."""
+    return events.c.kind.in_(bindparam("kinds", list(kinds), expanding=True, literal_execute=True))
+
 
 #: Columns of `events` in the order StoredEvent is built from.
 EVENT_COLUMNS = (

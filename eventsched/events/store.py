@@ -20,7 +20,7 @@ from types import TracebackType
 from typing import Any
 
 import structlog
-from sqlalchemy import ColumnElement, Engine, bindparam, delete, func, select, text
+from sqlalchemy import ColumnElement, Engine, delete, func, select, text
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from eventsched.events import appendsql, retention
@@ -30,7 +30,7 @@ from eventsched.events.engine import connection, create_engine, display_url, tra
 from eventsched.events.errors import EventStoreError
 from eventsched.events.migrate import check_schema
 from eventsched.events.record import StoredEvent
-from eventsched.events.schema import EVENT_COLUMNS, event_batches, events, snapshots
+from eventsched.events.schema import EVENT_COLUMNS, event_batches, events, kind_in, snapshots
 from eventsched.events.vocabulary import check_kind
 
 log = structlog.get_logger(__name__)
@@ -143,11 +143,7 @@ class EventStore(Appender):
                     check_kind(kind)
                 except ValueError as exc:
                     raise EventStoreError(str(exc)) from exc
-            # Spelled as constants: the planner then sees that rare kinds are in the
-            # partial index on kind (schema.RARE_KINDS), whatever plan it caches.
-            conditions.append(
-                events.c.kind.in_(bindparam("kinds", wanted, expanding=True, literal_execute=True))
-            )
+            conditions.append(kind_in(wanted))
             # Filtered reads go window by window: a planner with stale statistics
             # (a bulk load autovacuum has not analyzed yet) may sort every matching row
             # of the whole log to find one page; within a window it sorts at most that.

@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy import Column, MetaData, Table, Text, func, select
 from sqlalchemy.engine import Engine
 
-from eventsched.events.schema import Position, UTCDateTime, events
+from eventsched.events.schema import Position, UTCDateTime, events, kind_in
 
 #: The view of one row per rejected node and reason (docs/querying.md).
 filter_rejections = Table(
@@ -98,15 +98,6 @@ def last_position(engine: Engine) -> int:
     return int(_scalar(engine, select(func.coalesce(func.max(events.c.position), 0))) or 0)
 
 
-def _kind_in(*kinds: str) -> Any:
-    """`kind IN (...)` spelled with constants, so that PostgreSQL sees which partial index
-    (migration 0006: the rare kinds, a node's rows) the condition falls under, whatever
-    plan it caches."""
-    return events.c.kind.in_(
-        sa.bindparam("kinds", list(kinds), expanding=True, literal_execute=True)
-    )
-
-
 #: How many of the newest `unschedulable` decisions "pending now" looks through: a pod
 #: still pending is tried again at least every 5 minutes (the unschedulable pool's
 #: flush) while a scheduler runs, so its latest failure is among the newest.
@@ -118,7 +109,7 @@ def pending_pods(engine: Engine, limit: int = 100) -> list[Row]:
     among the PENDING_WINDOW newest unschedulable decisions."""
     newest = (
         select(events.c.position)
-        .where(_kind_in("unschedulable"))
+        .where(kind_in(["unschedulable"]))
         .order_by(events.c.position.desc())
         .limit(PENDING_WINDOW)
         .subquery()
@@ -217,7 +208,7 @@ def node_placements(engine: Engine, node: str, limit: int = 200) -> list[Row]:
     """Pods bound to `node`, newest first (through the index on node, position)."""
     stmt = (
         select(*_COLUMNS)
-        .where(_kind_in("bound"), events.c.node == node)
+        .where(kind_in(["bound"]), events.c.node == node)
         .order_by(events.c.position.desc())
         .limit(limit)
     )
@@ -275,7 +266,7 @@ def node_rejections(
 def node_observed(engine: Engine, node: str) -> Row | None:
     stmt = (
         select(*_COLUMNS)
-        .where(_kind_in("node_observed", "node_removed"), events.c.node == node)
+        .where(kind_in(["node_observed", "node_removed"]), events.c.node == node)
         .order_by(events.c.position.desc())
         .limit(1)
     )
@@ -286,7 +277,7 @@ def node_observed(engine: Engine, node: str) -> Row | None:
 def known_nodes(engine: Engine, limit: int = 5000) -> list[str]:
     stmt = (
         select(events.c.node)
-        .where(_kind_in("node_observed"))
+        .where(kind_in(["node_observed"]))
         .distinct()
         .order_by(events.c.node)
         .limit(limit)
@@ -327,7 +318,7 @@ def search(engine: Engine, query: SearchQuery) -> list[Row]:
         conditions.append(events.c.position.in_(matched))
     elif query.node:
         conditions.append(events.c.node == query.node)
-        conditions.append(_kind_in("bound", "bind_failed", "preempted"))
+        conditions.append(kind_in(["bound", "bind_failed", "preempted"]))
     if not query.plugin and not query.node:
         conditions.append(events.c.kind.in_((*OUTCOME_KINDS, "attempt_started")))
     if query.namespace:

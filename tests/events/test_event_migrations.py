@@ -26,7 +26,14 @@ from eventsched.events import (
     upgrade,
 )
 from eventsched.events.partitions import is_partition_name
-from eventsched.events.schema import EVENT_COLUMNS, NODE_KINDS, RARE_KINDS, events, metadata
+from eventsched.events.schema import (
+    EVENT_COLUMNS,
+    NODE_KINDS,
+    RARE_KINDS,
+    events,
+    kind_in,
+    metadata,
+)
 from eventsched.events.vocabulary import INPUT_KINDS
 
 
@@ -168,9 +175,7 @@ def test_a_read_of_rare_kinds_uses_the_partial_index(db_url: str) -> None:
         sa.select(*EVENT_COLUMNS)
         .where(
             events.c.position <= 1_000_000,
-            events.c.kind.in_(
-                sa.bindparam("k", ["config_loaded"], expanding=True, literal_execute=True)
-            ),
+            kind_in(["config_loaded"]),  # as the store asks
             events.c.position > 0,
         )
         .order_by(events.c.position)

@@ -41,16 +41,20 @@ from eventsched.events.vocabulary import (
     DECISION_KINDS,
     INPUT_KINDS,
     KINDS,
+    LISTED,
     check_kind,
+    is_listed,
     is_process_start,
     scheduler_started,
     starts_empty_view,
+    starts_relist,
 )
 
 __all__ = [
     "DECISION_KINDS",
     "INPUT_KINDS",
     "KINDS",
+    "LISTED",
     "PAGE_SIZE",
     "SNAPSHOT_NAME",
     "AppendInDoubtError",
@@ -80,6 +84,7 @@ __all__ = [
     "encode",
     "head_revision",
     "identity_of",
+    "is_listed",
     "is_process_start",
     "migrations_dir",
     "normalize",
@@ -90,5 +95,6 @@ __all__ = [
     "save_snapshot",
     "scheduler_started",
     "starts_empty_view",
+    "starts_relist",
     "upgrade",
 ]

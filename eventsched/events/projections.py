@@ -23,7 +23,7 @@ from eventsched.events.canonical import digest
 from eventsched.events.placements import Placement, PlacementTable
 from eventsched.events.record import StoredEvent
 from eventsched.events.retention import read_base
-from eventsched.events.vocabulary import starts_empty_view
+from eventsched.events.vocabulary import is_listed, starts_empty_view, starts_relist
 from eventsched.model.objects import record_key
 
 if TYPE_CHECKING:
@@ -138,9 +138,11 @@ class Projections:
     open_reservations: dict[str, Reservation] = field(default_factory=dict)
     backoff: dict[str, Backoff] = field(default_factory=dict)
     observed: dict[str, str] = field(default_factory=dict)
-    #: Pods (uids) a `bound` of ours placed and that still exist: a restart that lists
-    #: them bound must not take them for pods placed by someone else.
-    bound: set[str] = field(default_factory=set)
+    #: Pods (uid -> node) a `bound` of ours placed and that still exist: a restart that
+    #: lists them bound must not take them for pods placed by someone else, nor log them
+    #: again if only the node differs from their last observation. The node is "" for
+    #: pods a snapshot of an older version held.
+    bound: dict[str, str] = field(default_factory=dict)
     open_preemptions: dict[str, OpenPreemption] = field(default_factory=dict)
 
     def first_node(self, identity: str) -> str | None:
@@ -155,7 +157,7 @@ class Projections:
             dict(self.open_reservations),
             dict(self.backoff),
             dict(self.observed),
-            set(self.bound),
+            dict(self.bound),
             dict(self.open_preemptions),
         )
 
@@ -190,13 +192,23 @@ class Projections:
         if e.uid is not None:
             self.open_reservations.pop(e.uid, None)
             self.backoff.pop(e.uid, None)
-            self.bound.add(e.uid)
+            self.bound[e.uid] = e.node or ""
 
     def _maintenance(self, e: StoredEvent) -> None:
         self._place(e)
+        if starts_relist(e.kind, e.data):
+            return  # what it lists is compared with the last observations
         if starts_empty_view(e.kind, e.data):
             # The process logs every object it lists, as the view starts empty.
             self.observed.clear()
+        elif is_listed(e.kind, e.data):
+            # What was not listed is gone; the next observation of it is logged.
+            listed = {
+                *(f"node/{name}" for name in e.data.get("nodes") or ()),
+                *(f"pod/{uid}" for uid in e.data.get("pods") or ()),
+                *(f"object/{key}" for key in e.data.get("objects") or ()),
+            }
+            self.observed = {k: v for k, v in self.observed.items() if k in listed}
 
     def _reserved(self, e: StoredEvent) -> None:
         if e.uid is not None:
@@ -250,7 +262,7 @@ class Projections:
         if e.uid is not None:
             self.backoff.pop(e.uid, None)
             self.observed.pop(f"pod/{e.uid}", None)
-            self.bound.discard(e.uid)
+            self.bound.pop(e.uid, None)
 
     def _node_observed(self, e: StoredEvent) -> None:
         name = _node_name(e)
@@ -288,7 +300,8 @@ class Projections:
             "open_reservations": _columns(Reservation, self.open_reservations),
             "backoff": _columns(Backoff, self.backoff),
             "observed": dict(self.observed),
-            "bound": " ".join(sorted(self.bound)),
+            "bound": " ".join(self.bound),
+            "boundNodes": " ".join(self.bound.values()),
             "open_preemptions": _columns(OpenPreemption, self.open_preemptions),
         }
 
@@ -300,7 +313,7 @@ class Projections:
             open_reservations=_rows(Reservation, state.get("open_reservations")),
             backoff=_rows(Backoff, state.get("backoff")),
             observed={str(k): str(v) for k, v in state.get("observed", {}).items()},
-            bound=set(str(state.get("bound") or "").split()),
+            bound=_bound_nodes(state),
             open_preemptions=_rows(OpenPreemption, state.get("open_preemptions")),
         )
 
@@ -416,3 +429,12 @@ def _from_snapshot(store: EventStore, not_before: int) -> Projections | None:
 def save_snapshot(store: EventStore, projections: Projections) -> None:
     """Store the projections so the next `rebuild` folds only newer events."""
     store.write_snapshot(SNAPSHOT_NAME, projections.position, projections.to_state())
+
+
+def _bound_nodes(state: Mapping[str, Any]) -> dict[str, str]:
+    """`bound` as a snapshot saved it: uids, and (since the relist) their nodes beside."""
+    uids = str(state.get("bound") or "").split()
+    nodes = str(state.get("boundNodes") or "").split()
+    if len(nodes) != len(uids):
+        nodes = [""] * len(uids)
+    return dict(zip(uids, nodes, strict=True))

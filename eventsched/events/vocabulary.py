@@ -93,8 +93,12 @@ DECISION_KINDS: dict[str, str] = {
     "clearing it; the view's nominator folds it)",
     "requeued": "pod moved between queues; data: {from, to, event, backoffUntil?}",
     "maintenance": "an explicit, logged maintenance action; data: {action, ...}: "
-    "scheduler_started {instance, view: empty} (the process's view starts empty and it "
-    "logs every node and pod it lists), sticky_forget {identity}, pruned {before, cut, throughPosition, "
+    "scheduler_started {instance, view: listed} (the process's view starts empty and is what "
+    "it lists; it logs each node, pod and object whose record differs from the log's last "
+    "observation of it; older logs' view: empty logged every one), listed {nodes[], pods[], "
+    "objects[], placed{uid: node}} (the lists are in: the view is these, in this order, each "
+    "as last observed; placed: pods a bound of ours put on that node), "
+    "sticky_forget {identity}, pruned {before, cut, throughPosition, "
     "throughBatch, anchorHash, baseDigest, events, batches, partitions[]}",
 }
 
@@ -108,10 +112,14 @@ def check_kind(kind: str) -> None:
         )
 
 
+#: The `maintenance` action that closes a restarted process's lists.
+LISTED = "listed"
+
+
 def scheduler_started(instance: str) -> dict[str, str]:
-    """The `maintenance` data a starting process logs: its view starts empty, and it
-    logs every node and pod it lists next."""
-    return {"action": "scheduler_started", "instance": instance, "view": "empty"}
+    """The `maintenance` data a starting process logs: its view starts empty and is what
+    it lists, closed by a `listed` event."""
+    return {"action": "scheduler_started", "instance": instance, "view": "listed"}
 
 
 def is_process_start(kind: str, data: Mapping[str, Any]) -> bool:
@@ -122,4 +130,14 @@ def is_process_start(kind: str, data: Mapping[str, Any]) -> bool:
 def starts_empty_view(kind: str, data: Mapping[str, Any]) -> bool:
     """A process start after which the view is only what that process lists (older
     logs' starts carried the view across)."""
-    return is_process_start(kind, data) and data.get("view") == "empty"
+    return is_process_start(kind, data) and data.get("view") in ("empty", "listed")
+
+
+def starts_relist(kind: str, data: Mapping[str, Any]) -> bool:
+    """A process start that logs only what changed of what it lists, then `listed`."""
+    return is_process_start(kind, data) and data.get("view") == "listed"
+
+
+def is_listed(kind: str, data: Mapping[str, Any]) -> bool:
+    """The event that closes a restarted process's lists."""
+    return kind == "maintenance" and data.get("action") == LISTED

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from eventsched.events import Projections, encode
+from eventsched.events.canonical import Encoded
 from eventsched.framework import (
     ASSIGNED_POD_ADD,
     ASSIGNED_POD_DELETE,
@@ -27,11 +28,13 @@ from eventsched.framework import (
 )
 from eventsched.model import Node, Pod
 from eventsched.model.cache import Cache
+from eventsched.model.objects import object_from_record
 from eventsched.scheduler.batch import AttemptSink
 from eventsched.scheduler.journal import Journal
 from eventsched.scheduler.ports import Cluster, ClusterChange
 from eventsched.scheduler.queue import Move, SchedulingQueue
 from eventsched.view import ClusterView
+from eventsched.view.relist import Relist
 
 
 class EventHandlers:
@@ -69,7 +72,14 @@ class EventHandlers:
         return self.view.cache
 
     def _observe(
-        self, kind: str, key: str, record: dict, *, known: bool = True, **where: object
+        self,
+        kind: str,
+        key: str,
+        record: dict,
+        *,
+        known: bool = True,
+        encoded: Encoded | None = None,
+        **where: object,
     ) -> bool:
         """Log an observation unless it is identical to the last one for that object.
 
@@ -81,7 +91,7 @@ class EventHandlers:
         the text the store writes and the digest the projections keep all
         come from that one encoding.
         """
-        encoded = encode(record)
+        encoded = encoded or encode(record)
         if known and self.projections.observed.get(key) == encoded.digest:
             return False
         self.journal.pending.add(kind, encoded.data, encoded=encoded, **where)  # type: ignore[arg-type]
@@ -103,6 +113,27 @@ class EventHandlers:
         unassigned = {k: v for k, v in record.items() if k != "nodeName"}
         return self.projections.observed.get(key) == encode(unassigned).digest
 
+    def _relist_pod(self, pod: Pod, key: str, record: dict, relisting: Relist) -> None:
+        """A pod a restarted process lists: gathered as the log last recorded it, or logged.
+
+        Unchanged is what the log's last observation says, or that on the node a `bound`
+        of ours gave the pod (its last observation came before the binding).
+        """
+        observed = self.projections.observed.get(key)
+        encoded = encode(record)
+        if observed is not None and observed == encoded.digest:
+            relisting.put_pod(Pod.from_record(encoded.data))
+            return
+        node = pod.node_name
+        if observed is not None and node and self.projections.bound.get(pod.uid) == node:
+            unassigned = encode({k: v for k, v in record.items() if k != "nodeName"})
+            if observed == unassigned.digest:
+                relisting.put_pod(Pod.from_record(unassigned.data), placed_on=node)
+                return
+        self.journal.pending.add(
+            "pod_observed", encoded.data, encoded=encoded, pod=pod, node=node or None
+        )
+
     def _node_changed(self, change: ClusterChange) -> None:
         node = change.obj
         assert isinstance(node, Node)
@@ -110,8 +141,21 @@ class EventHandlers:
             self.journal.pending.add("node_removed", {"uid": node.uid}, node=node.name)
             self._move(NODE_DELETE, "NodeDelete")
             return
-        known = self.view.table.row_of(node.name) is not None
         key, record = f"node/{node.name}", node.to_record()
+        relisting = self.view.relisting
+        if relisting is not None:
+            # A fresh process's view is empty: each node listed is an add to it.
+            again = node.name in relisting.nodes
+            encoded = encode(record)
+            if self.projections.observed.get(key) == encoded.digest:
+                relisting.nodes[node.name] = Node.from_record(encoded.data)
+            else:
+                self.journal.pending.add(
+                    "node_observed", encoded.data, encoded=encoded, node=node.name
+                )
+            self._move(NODE_UPDATE if again else NODE_ADD, "NodeUpdate" if again else "NodeAdd")
+            return
+        known = self.view.table.row_of(node.name) is not None
         changed = self._observe("node_observed", key, record, known=known, node=node.name)
         if changed:
             self._move(NODE_UPDATE if known else NODE_ADD, "NodeUpdate" if known else "NodeAdd")
@@ -138,6 +182,15 @@ class EventHandlers:
             self.journal.pending.add("object_removed", obj.to_record())
             self._move_registered(ClusterEvent(obj.kind, "Delete"))
             return
+        relisting = self.view.relisting
+        if relisting is not None:
+            encoded = encode(obj.to_record())
+            if self.projections.observed.get(key) == encoded.digest:
+                relisting.objects[obj.key] = object_from_record(encoded.data)
+            else:
+                self.journal.pending.add("object_observed", encoded.data, encoded=encoded)
+            self._move_registered(ClusterEvent(obj.kind, "Add"))
+            return
         known = self.view.table.objects.has(obj)
         changed = self._observe("object_observed", key, obj.to_record(), known=known)
         if changed:
@@ -163,7 +216,10 @@ class EventHandlers:
             record["firstPlacement"] = True
         was_assumed = self.cache.is_assumed(pod.uid)
         was_placed = self.cache.node_of(pod.uid) is not None
-        if not self._implied_by_our_binding(pod, key, record):
+        relisting = self.view.relisting
+        if relisting is not None:
+            self._relist_pod(pod, key, record, relisting)
+        elif not self._implied_by_our_binding(pod, key, record):
             known = pod.uid in self.view.pods
             self._observe(
                 "pod_observed", key, record, known=known, pod=pod, node=pod.node_name or None

@@ -18,8 +18,8 @@ def record_start(
     unless the log's last `config_loaded` for it has the same digest.
 
     The view learns every configuration the log holds first (replay's view has them
-    all); what this process lists next is all it knows of the cluster, and replay's
-    view starts from empty at the same event.
+    all); what this process lists next is all it knows of the cluster (`listed`), and
+    replay's view is made of the same objects at the same event.
     """
     journal.pending.add("maintenance", scheduler_started(instance))
     last: dict[str, str] = {}
@@ -33,6 +33,13 @@ def record_start(
                 {"digest": digests[name], "profile": fw.profile.to_record()},
                 scheduler=name,
             )
+
+
+def record_listed(journal: Journal) -> None:
+    """The lists are in: `listed` names what they held, and its fold makes that the view."""
+    relisting = journal.view.relisting
+    if relisting is not None:
+        journal.pending.add("maintenance", relisting.listed())
 
 
 def reconcile_reservations(journal: Journal) -> None:

@@ -33,7 +33,7 @@ from eventsched.scheduler.options import SchedulerOptions, Stats
 from eventsched.scheduler.ports import Cluster, ClusterChange
 from eventsched.scheduler.preemption import settle_open_preemptions
 from eventsched.scheduler.queue import SchedulingQueue
-from eventsched.scheduler.reconcile import reconcile_reservations, record_start
+from eventsched.scheduler.reconcile import reconcile_reservations, record_listed, record_start
 from eventsched.scheduler.schedule_one import SchedulingCycle
 from eventsched.view import ClusterView
 
@@ -165,6 +165,7 @@ class Scheduler(SchedulingCycle):
             if waited % 10 == 0:
                 log.info("waiting for the cluster's nodes and pods to sync", seconds=waited)
         self._drain_inbox()
+        record_listed(self.journal)
         reconcile_reservations(self.journal)
         settle_open_preemptions(self.cluster, self.journal, self.handle, self.metrics)
         self._flush_until_durable()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from eventsched.events import starts_empty_view
+from eventsched.events import is_listed, starts_empty_view, starts_relist
 from eventsched.framework import Profile
 from eventsched.model import Cache, Node, NodeTable, Pod
 from eventsched.model.imagestates import ImageSummary
@@ -13,6 +13,7 @@ from eventsched.model.nominator import Nominator
 from eventsched.model.objects import object_from_record
 from eventsched.model.pvbinding import VolumeAssumption
 from eventsched.model.storage import StorageObjects
+from eventsched.view.relist import Relist
 
 
 class Fact(Protocol):
@@ -45,6 +46,9 @@ class ClusterView:
         #: places these pods itself, so the log's reservations and bindings are not
         #: applied, nor the node of these pods' observations.
         self.placed_by_caller: set[str] | None = None
+        #: Between a `scheduler_started {view: listed}` and its `listed`: what the new
+        #: process has listed so far (observations go here, not to the view, until then).
+        self.relisting: Relist | None = None
 
     @property
     def table(self) -> NodeTable:
@@ -59,14 +63,26 @@ class ClusterView:
     # -- the folds ----------------------------------------------------------------------
 
     def _node_observed(self, e: Fact) -> None:
-        self.cache.upsert_node(Node.from_record(e.data))
+        node = Node.from_record(e.data)
+        if self.relisting is not None:
+            self.relisting.nodes[node.name] = node
+        else:
+            self.cache.upsert_node(node)
 
     def _node_removed(self, e: Fact) -> None:
+        if self.relisting is not None and e.node:
+            self.relisting.nodes.pop(e.node, None)
         if e.node:
             self.cache.remove_node(e.node)
 
     def _pod_observed(self, e: Fact) -> None:
         pod = Pod.from_record(e.data)
+        if self.relisting is not None:
+            self.relisting.put_pod(pod)
+        else:
+            self._add_pod(pod)
+
+    def _add_pod(self, pod: Pod) -> None:
         old = self.pods.get(pod.uid)
         self.pods[pod.uid] = pod
         if pod.node_name and not self._placed_by_caller(pod.uid):
@@ -75,6 +91,8 @@ class ClusterView:
             self.nominated.observed(old, pod)
 
     def _pod_removed(self, e: Fact) -> None:
+        if self.relisting is not None and e.uid:
+            self.relisting.drop_pod(e.uid)
         if e.uid:
             self.pods.pop(e.uid, None)
             self.cache.remove_pod(e.uid)
@@ -102,10 +120,17 @@ class ClusterView:
             self.nominated.delete(str(lower.get("uid", "")))
 
     def _object_observed(self, e: Fact) -> None:
-        self.table.objects.upsert(object_from_record(e.data))
+        obj = object_from_record(e.data)
+        if self.relisting is not None:
+            self.relisting.objects[obj.key] = obj
+        else:
+            self.table.objects.upsert(obj)
 
     def _object_removed(self, e: Fact) -> None:
-        self.table.objects.remove(object_from_record(e.data))
+        obj = object_from_record(e.data)
+        if self.relisting is not None:
+            self.relisting.objects.pop(obj.key, None)
+        self.table.objects.remove(obj)
 
     def _reserved(self, e: Fact) -> None:
         pod = self.pods.get(e.uid or "")
@@ -141,7 +166,20 @@ class ClusterView:
             self.profiles[digest] = Profile.from_record(e.data["profile"])
 
     def _maintenance(self, e: Fact) -> None:
-        """A process that starts from an empty view: what it lists next is all there is."""
+        """A process that starts from an empty view: what it lists next is all there is.
+
+        One that starts by listing (`view: listed`) gathers what it lists, starting from
+        the view as the log had it (each object as last observed), until `listed` says
+        which of them the view holds now, and in what order.
+        """
+        if starts_relist(e.kind, e.data):
+            if self.relisting is None:  # else a process stopped before its lists were in
+                self.relisting = Relist.carried(self.cache.table, self.pods, self.table.objects)
+        elif starts_empty_view(e.kind, e.data):
+            self.relisting = None
+        elif is_listed(e.kind, e.data) and self.relisting is not None:
+            self._install(self.relisting, e.data)
+            return
         if starts_empty_view(e.kind, e.data):
             # Pods the caller places (counterfactual replay) stay where it put them:
             # the new process lists them again, and their observations place nothing.
@@ -153,6 +191,17 @@ class ClusterView:
             self.inputs.clear()
             for pod, node, assumed, finished in kept:
                 self.cache.restore(pod, node, assumed, finished)  # counted once its node is back
+
+    def _install(self, relisting: Relist, data: Mapping[str, Any]) -> None:
+        """The lists are in: objects, nodes, then pods, each in the order listed."""
+        listed = relisting.installed(data)
+        self.relisting = None
+        for obj in listed.objects:
+            self.table.objects.upsert(obj)
+        for node in listed.nodes:
+            self.cache.upsert_node(node)
+        for pod in listed.pods:
+            self._add_pod(pod)
 
     def _placed_by_caller(self, uid: str) -> bool:
         return self.placed_by_caller is not None and uid in self.placed_by_caller
@@ -180,6 +229,7 @@ class ClusterView:
             ],
             "profiles": {d: p.to_record() for d, p in self.profiles.items()},
             "nominations": [{"pod": pod.uid, "node": node} for pod, node in self.nominated],
+            **({} if self.relisting is None else {"relisting": self.relisting.to_record()}),
         }
 
     def _image_state(self) -> dict[str, Any]:
@@ -234,6 +284,8 @@ class ClusterView:
             nominee = view.pods.get(str(item["pod"]))
             if nominee is not None:
                 view.nominated.nominate(nominee, str(item["node"]))
+        if state.get("relisting") is not None:
+            view.relisting = Relist.from_record(state["relisting"])
         return view
 
 

@@ -7,11 +7,18 @@ from dataclasses import replace
 from eventsched.audit.replay import Selection, replay
 from eventsched.cluster import SimulatedCluster
 from eventsched.config import default_profile
-from eventsched.events import EventStore
+from eventsched.events import (
+    EventRecord,
+    EventStore,
+    is_listed,
+    is_process_start,
+    scheduler_started,
+)
 from eventsched.framework import PluginRef
 from eventsched.model import Pod
 from eventsched.model.changes import BindOutcome
 from eventsched.plugins import full_registry, in_tree_registry
+from eventsched.view import ClusterView
 from tests.scheduler.helpers import node, pod
 from tests.scheduler.test_scheduler import run_scheduler
 
@@ -94,29 +101,53 @@ def test_a_pod_seen_on_our_node_before_our_binding_fails_is_observed(store: Even
     assert report.mismatches == [] and report.reproduced == report.attempts
 
 
-def test_a_restarted_scheduler_logs_the_cluster_it_lists_from_an_empty_view(
+def test_a_restarted_scheduler_logs_only_what_changed_of_what_it_lists(
     store: EventStore,
 ) -> None:
-    # Node b is deleted while no scheduler runs. The restarted process says its view
-    # starts empty and logs every node and pod it lists, in list order (the node
-    # table's row order, which decisions depend on), so replay's view is its own:
-    # b is simply not in it, without a removal the process never saw.
+    # Node b is deleted and node c added while no scheduler runs. The restarted process
+    # lists everything again; it logs only what differs from the log's last observation
+    # (c, the new pod), and `listed` names all it listed, in list order (the node
+    # table's row order, which decisions depend on), so replay's view is its own: b is
+    # simply not in it, without a removal the process never saw.
     cluster = SimulatedCluster([node("a", cpu="1"), node("b", cpu="8")], [pod("first")])
     run_scheduler(store, cluster)
     cluster.remove_node("b")
+    cluster.add_node(node("c", cpu="1"))
     cluster.add_pod(pod("big", cpu="2"))
     scheduler = run_scheduler(store, cluster)
-    starts = [e for e in store.read(kinds=["maintenance"])]
-    assert [e.data["view"] for e in starts] == ["empty", "empty"]
+    starts = [e for e in store.read(kinds=["maintenance"]) if is_process_start(e.kind, e.data)]
+    assert [e.data["view"] for e in starts] == ["listed", "listed"]
     after = [e for e in store.read(after=starts[-1].position)]
-    assert [e.node for e in after if e.kind == "node_observed"] == ["a"]
+    assert [e.node for e in after if e.kind == "node_observed"] == ["c"]
+    assert [e.name for e in after if e.kind == "pod_observed"] == ["big"]
     assert not [e for e in store.read(kinds=["node_removed"])]
-    first = [e for e in after if e.kind == "pod_observed" and e.name == "first"]
-    assert len(first) == 1 and first[0].data["nodeName"] == "b"  # LeastAllocated chose b
+    (listed,) = [e for e in after if is_listed(e.kind, e.data)]
+    assert listed.data["nodes"] == ["a", "c"]
+    first = scheduler.view.pods[listed.data["pods"][0]]
+    # `first` was bound to b by our `bound`; its last observation came before that.
+    assert first.name == "first" and listed.data["placed"] == {first.uid: "b"}
+    assert first.node_name == "b"
     assert "default/big" in {p.key for p, _ in scheduler.last_failure.values()}
-    assert scheduler.view.table.names == ["a"]
+    assert scheduler.view.table.names == ["a", "c"]
     report = replay(store, in_tree_registry(), Selection())
     assert report.mismatches == [] and report.reproduced == report.attempts == 2
+
+
+def test_a_start_in_an_older_log_that_logged_every_object_still_replays(
+    store: EventStore,
+) -> None:
+    # Logs written before `listed` said `view: empty` and observed everything again.
+    cluster = SimulatedCluster([node("a", cpu="1")], [pod("first")])
+    run_scheduler(store, cluster)
+    view = ClusterView()
+    for event in store.read():
+        view.apply(event)
+    assert view.table.names == ["a"] and view.relisting is None
+    old = {"action": "scheduler_started", "instance": "old", "view": "empty"}
+    view.apply(EventRecord(kind="maintenance", data=old))
+    assert view.table.names == [] and not view.pods and view.relisting is None
+    view.apply(EventRecord(kind="maintenance", data=scheduler_started("new")))
+    assert view.relisting is not None and not view.relisting.nodes
 
 
 def test_only_the_annotations_a_configured_plugin_reads_are_kept(store: EventStore) -> None:

@@ -83,7 +83,15 @@ def run(store: EventStore, cluster: SimulatedCluster, views: dict[int, dict[str,
         full_registry(),
         SchedulerOptions(initial_backoff=0.05, max_backoff=0.1, group_commit_attempts=3),
     )
-    scheduler.on_durable = lambda position: views.__setitem__(position, scheduler.view.to_state())
+
+    def durable(position: int) -> None:
+        # While a restarted process lists, its view is empty and what it gathers is
+        # only what it listed so far; replay gathers from the view the log had. They
+        # are one view again from the `listed` that closes the lists.
+        if scheduler.view.relisting is None:
+            views[position] = scheduler.view.to_state()
+
+    scheduler.on_durable = durable
     scheduler.start()
     scheduler.run(until_idle=True)
     scheduler.stop()

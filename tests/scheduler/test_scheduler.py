@@ -201,11 +201,16 @@ def test_projections_survive_a_restart_and_each_process_observes_what_it_lists_o
     assert rebuild(store) == first.projections
     observed_nodes = len(list(store.read(kinds=["node_observed"])))
     assert observed_nodes == 2
-    # Same pods by name, new uids (recreated), same nodes: a new process starts from an
-    # empty view and logs the nodes it lists, once each (first placements carry over).
+    # Same pods by name, new uids (recreated), same nodes: a new process lists them all;
+    # the nodes are as the log last recorded them, so only `listed` names them again
+    # (first placements carry over).
     again = [pod(f"p{i}", uid=f"second-{i}") for i in range(4)]
     second = run_scheduler(store, SimulatedCluster(nodes, again))
-    assert len(list(store.read(kinds=["node_observed"]))) == 2 * observed_nodes
+    assert len(list(store.read(kinds=["node_observed"]))) == observed_nodes
+    assert len(list(store.read(kinds=["pod_observed"]))) == 8
+    *_, listed = (e for e in store.read(kinds=["maintenance"]) if e.data["action"] == "listed")
+    assert listed.data["nodes"] == ["a", "b"]
+    assert sorted(listed.data["pods"]) == [f"second-{i}" for i in range(4)]
     assert second.projections.first_placements == first.projections.first_placements
     assert rebuild(store) == second.projections
 

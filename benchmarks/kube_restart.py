@@ -41,11 +41,23 @@ class RestartResult:
     first_run_seconds: float
     #: The second start to the first bind of a late pod.
     restart_to_first_bind_seconds: float
+    #: With --restarts K: each restart's figure, the first being the one above.
+    restarts: list[float] = field(default_factory=list)
     #: eventsched: events its second start appended up to its first decision to bind (the
     #: first `permitted`), by kind.
     relogged: dict[str, int] = field(default_factory=dict)
     log_events: int | None = None
     error: str | None = None
+
+
+@dataclass(slots=True)
+class Restarted:
+    """One restart: seconds to the first bind; for eventsched, the events it appended up to
+    its first decision to bind, by kind, and the log's events in all."""
+
+    seconds: float
+    relogged: dict[str, int] = field(default_factory=dict)
+    log_events: int | None = None
 
 
 def _start(
@@ -119,6 +131,7 @@ def measure(
     late: int = 10,
     db_url: str | None = None,
     timeout: float = 900.0,
+    restarts: int = 1,
 ) -> RestartResult:
     result = RestartResult(scheduler, nodes, pods, late, 0.0, 0.0)
     name = kube.SCHEDULER_NAMES[scheduler]
@@ -149,39 +162,69 @@ def measure(
         _wait_bound(watch, proc, timeout)
         result.first_run_seconds = max(watch.bound.values()) - started
         kube._stop(proc)
-        before = _position(events_url) if events_url else 0
-
-        client = cp.api_client()
-        try:
-            core: Any = kubernetes.client.CoreV1Api(client)
-            for i in range(late):
-                core.create_namespaced_pod(
-                    kube.NAMESPACE, kube._pod(f"late-{i:03d}", name), _preload_content=False
-                )
-        finally:
-            client.close()
-        again = kube.BindWatch(cp, kube.NAMESPACE)
-        stack.callback(again.close)
-        restarted = time.monotonic()
-        proc = _start(scheduler, cp, config, events_url, cp.workdir / f"{scheduler}-2.log")
-        stack.callback(kube._stop, proc)
-        again.start(pods + 1)  # the first late pod bound is enough
-        try:
-            _wait_bound(again, proc, timeout)
-        except RuntimeError as exc:
-            result.error = str(exc)
-            return result
-        first_late = min(t for n, t in again.bound.items() if n.startswith("late-"))
-        result.restart_to_first_bind_seconds = first_late - restarted
-        if events_url is not None:
-            # The decision is durable before its Binding is sent (its `bound` may not be
-            # appended yet): what the restart appended up to the first `permitted`.
-            permitted = _position(
-                events_url, f"WHERE kind = 'permitted' AND position > {before}", first=True
+        for round_ in range(restarts):
+            restart = _restart(
+                cp, scheduler, config, events_url, stack, round_, pods, late, timeout
             )
-            result.relogged, result.log_events = _events_by_kind(events_url, before, permitted + 1)
-        kube._stop(proc)
+            if isinstance(restart, str):
+                result.error = restart
+                return result
+            result.restarts.append(restart.seconds)
+            if round_ == 0:
+                result.restart_to_first_bind_seconds = restart.seconds
+                result.relogged, result.log_events = restart.relogged, restart.log_events
     return result
+
+
+def _restart(
+    cp: ControlPlane,
+    scheduler: str,
+    config: Path,
+    events_url: str | None,
+    stack: contextlib.ExitStack,
+    round_: int,
+    pods: int,
+    late: int,
+    timeout: float,
+) -> Restarted | str:
+    """Create `late` pending pods, start the scheduler again, time its first bind of one,
+    wait for all of them, stop it; what went wrong instead, if it did."""
+    before = _position(events_url) if events_url else 0
+    client = cp.api_client()
+    try:
+        core: Any = kubernetes.client.CoreV1Api(client)
+        for i in range(late):
+            core.create_namespaced_pod(
+                kube.NAMESPACE,
+                kube._pod(f"late-{round_}-{i:03d}", kube.SCHEDULER_NAMES[scheduler]),
+                _preload_content=False,
+            )
+    finally:
+        client.close()
+    again = kube.BindWatch(cp, kube.NAMESPACE)
+    stack.callback(again.close)
+    restarted = time.monotonic()
+    log = cp.workdir / f"{scheduler}-{round_ + 2}.log"
+    proc = _start(scheduler, cp, config, events_url, log)
+    stack.callback(kube._stop, proc)
+    again.start(pods + (round_ + 1) * late)
+    try:
+        _wait_bound(again, proc, timeout)
+    except RuntimeError as exc:
+        return str(exc)
+    prefix = f"late-{round_}-"
+    first_late = min(t for n, t in again.bound.items() if n.startswith(prefix))
+    restart = Restarted(first_late - restarted)
+    if events_url is not None:
+        # The decision is durable before its Binding is sent (its `bound` may not be
+        # appended yet): what the restart appended up to the first `permitted`.
+        permitted = _position(
+            events_url, f"WHERE kind = 'permitted' AND position > {before}", first=True
+        )
+        restart.relogged, restart.log_events = _events_by_kind(events_url, before, permitted + 1)
+    kube._stop(proc)
+    again.close()
+    return restart
 
 
 def main() -> None:
@@ -191,20 +234,38 @@ def main() -> None:
     parser.add_argument("--late", type=int, default=10)
     parser.add_argument("--db", metavar="URL")
     parser.add_argument("--kube-bin", metavar="DIR")
+    parser.add_argument(
+        "--restarts", type=int, default=1, help="restarts on the same cluster (and log), each timed"
+    )
+    parser.add_argument(
+        "--schedulers",
+        default=f"{kube.EVENTSCHED},{kube.KUBE_SCHEDULER}",
+        help="which to measure, in order (comma-separated)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     binaries = kube.find_binaries(args.kube_bin)
     if binaries is None:
         parser.error("needs kube-apiserver in EVENTSCHED_KUBE_BIN or --kube-bin, and etcd on PATH")
-    schedulers = [kube.EVENTSCHED] + ([kube.KUBE_SCHEDULER] if binaries.scheduler else [])
+    wanted = [s for s in args.schedulers.split(",") if s]
+    schedulers = [s for s in wanted if s != kube.KUBE_SCHEDULER or binaries.scheduler]
     for scheduler in schedulers:
-        r = measure(binaries, scheduler, args.nodes, args.pods, args.late, args.db)
+        r = measure(
+            binaries,
+            scheduler,
+            args.nodes,
+            args.pods,
+            args.late,
+            args.db,
+            restarts=args.restarts,
+        )
         if args.json:
             print(json.dumps(asdict(r)), flush=True)
             continue
         relogged = ", ".join(f"{k} {n}" for k, n in sorted(r.relogged.items())) or "-"
         print(
-            f"{scheduler}: restart to first bind {r.restart_to_first_bind_seconds:.2f} s "
+            f"{scheduler}: restart to first bind "
+            f"{', '.join(f'{t:.2f}' for t in r.restarts) or '-'} s "
             f"({r.nodes} nodes, {r.pods} pods placed before; first run {r.first_run_seconds:.1f} s); "
             f"appended up to its first decision: {relogged}"
             + (f"; error: {r.error}" if r.error else ""),

@@ -120,16 +120,16 @@ class EventHandlers:
         of ours gave the pod (its last observation came before the binding).
         """
         observed = self.projections.observed.get(key)
-        encoded = encode(record)
-        if observed is not None and observed == encoded.digest:
-            relisting.put_pod(Pod.from_record(encoded.data))
-            return
         node = pod.node_name
         if observed is not None and node and self.projections.bound.get(pod.uid) == node:
             unassigned = encode({k: v for k, v in record.items() if k != "nodeName"})
             if observed == unassigned.digest:
                 relisting.put_pod(Pod.from_record(unassigned.data), placed_on=node)
                 return
+        encoded = encode(record)
+        if observed is not None and observed == encoded.digest:
+            relisting.put_pod(Pod.from_record(encoded.data))
+            return
         self.journal.pending.add(
             "pod_observed", encoded.data, encoded=encoded, pod=pod, node=node or None
         )

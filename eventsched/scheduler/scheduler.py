@@ -157,13 +157,16 @@ class Scheduler(SchedulingCycle):
         record_start(self.journal, self.options.instance, self.frameworks, self.digests)
         self._flush_until_durable()
         self.cluster.start(self.inbox.put)
-        waited = 0.0
-        while not self.cluster.wait_synced(0.5):
+        began, said = time.monotonic(), 0
+        while not self.cluster.wait_synced(0.05):
             if stop is not None and stop.is_set():
                 return False
-            waited += 0.5
-            if waited % 10 == 0:
-                log.info("waiting for the cluster's nodes and pods to sync", seconds=waited)
+            # What is listed so far is handled (gathered, logged if changed) meanwhile.
+            self._drain_inbox()
+            waited = time.monotonic() - began
+            if waited >= 10 * (said + 1):
+                said = int(waited // 10)
+                log.info("waiting for the cluster's nodes and pods to sync", seconds=round(waited))
         self._drain_inbox()
         record_listed(self.journal)
         reconcile_reservations(self.journal)

@@ -57,6 +57,8 @@ class AttemptExplanation:
     feasible: int = 0
     num_nodes_to_find: int = 0
     start_index: int = 0
+    #: The attempt's seed (`attempt_started`), which broke any tie at selection.
+    seed: int | None = None
     prefilter: dict[str, Any] | None = None
     rejections: list[Rejected] = field(default_factory=list)
     absent: dict[str, Any] | None = None
@@ -195,6 +197,8 @@ def _started(result: AttemptExplanation, event: StoredEvent) -> None:
     result.config_digest = data.get("configDigest", "")
     result.attempts = int(data.get("attempts", 0))
     result.num_nodes = int(data.get("nodes", 0))
+    seed = data.get("seed")
+    result.seed = int(seed) if isinstance(seed, int) else None
     extender = data.get("extender")
     if isinstance(extender, Mapping):
         result.extender = {
@@ -248,6 +252,10 @@ def apply_scored(result: AttemptExplanation, data: Mapping[str, Any]) -> None:
 def _selected(result: AttemptExplanation, event: StoredEvent) -> None:
     result.selected = event.node
     result.selection = dict(event.data)
+    # Logs since 2026-11-25 leave out what follows from the rest: the seed is the
+    # attempt's, the reason follows from the score and the tie count.
+    result.selection.setdefault("seed", result.seed)
+    result.selection.setdefault("reason", selection_reason(event.data))
     if "ties" not in result.selection:
         # Written once, in `scored`: the tied nodes lead its top list.
         ties = int(result.selection.get("tieCount", 0) or 0)
@@ -320,3 +328,13 @@ def explain_full(store: EventStore, registry: Registry, explanation: PodExplanat
             f"recorded decision{': ' + result.note if result.note else ''}; "
             f"run `eventsched replay --pod {explanation.namespace}/{explanation.name}`"
         )
+
+
+def selection_reason(data: Mapping[str, Any]) -> str:
+    """Why `selected` chose its node: as recorded by older logs, else from its score and ties."""
+    if "reason" in data:
+        return str(data["reason"])
+    if data.get("score") is None:
+        return "only one feasible node"
+    ties = int(data.get("tieCount", 1) or 1)
+    return "highest score" if ties == 1 else f"tie between {ties} nodes broken by seed"

@@ -217,13 +217,14 @@ def _current_shape(kind: str, data: Mapping[str, Any]) -> Mapping[str, Any]:
     """A recorded decision as this version writes it, from a log an older version wrote.
 
     Older logs kept `scored` per (node, plugin) cell, `selected` with the
-    tied nodes again, and `prefiltered` with a null nodeNames and a Success
-    status spelled out.
+    tied nodes again and with the attempt's seed and a reason that follows from
+    its score and tie count, and `prefiltered` with a null nodeNames and a
+    Success status spelled out.
     """
     if kind == "scored":
         return in_columns(data)
     if kind == "selected":
-        return {k: v for k, v in data.items() if k != "ties"}
+        return {k: v for k, v in data.items() if k not in ("ties", "seed", "reason")}
     if kind == "prefiltered":
         out = dict(data)
         if out.get("nodeNames", 0) is None:

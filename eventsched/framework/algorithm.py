@@ -155,11 +155,9 @@ def schedule_pod(
         raise FitError(pod, diagnosis, next_start)
     if len(feasible) == 1:
         row = int(feasible[0])
-        state.record(
-            "selected",
-            {"score": None, "seed": state.seed, "reason": "only one feasible node"},
-            node=table.names[row],
-        )
+        # The reason ("only one feasible node") follows from the null score; the
+        # seed is the attempt's (`attempt_started`): neither is written again.
+        state.record("selected", {"score": None}, node=table.names[row])
         return ScheduleResult(table.names[row], evaluated, 1, next_start)
     status = fw.run_pre_score(state, pod, table, feasible)
     if not status.is_success:
@@ -172,13 +170,10 @@ def schedule_pod(
         scores = add_extender_scores(fw, state, pod, table, scores)
     record_scores(state, table, scores, fw.profile.score_breakdown_top_k, state.skip_score)
     row, tied = _select_host(scores, state.seed)
-    reason = "highest score" if len(tied) == 1 else f"tie between {len(tied)} nodes broken by seed"
     state.record(
         "selected",
         {
             "score": int(scores.totals[list(scores.rows).index(row)]),
-            "seed": state.seed,
-            "reason": reason,
             # The tied nodes are the first tieCount of `scored`'s top (stable order): not
             # written twice.
             "tieCount": len(tied),

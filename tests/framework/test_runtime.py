@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from eventsched.audit.explain import selection_reason
 from eventsched.framework import (
     BatchFilterResult,
     Code,
@@ -224,7 +225,8 @@ def test_ties_are_broken_by_the_recorded_seed_reproducibly() -> None:
         first = schedule_pod(fw, CycleState("a", seed), pod(), table, 0, sink).node
         assert schedule_pod(fw, CycleState("a", seed), pod(), table, 0, ListSink()).node == first
         selected = sink.of("selected")[0].data
-        assert selected["seed"] == seed and selected["tieCount"] == 6
+        # The seed is the attempt's (attempt_started), not written again here.
+        assert set(selected) == {"score", "tieCount"} and selected["tieCount"] == 6
 
 
 def test_one_feasible_node_skips_scoring() -> None:
@@ -233,7 +235,8 @@ def test_one_feasible_node_skips_scoring() -> None:
     sink = ListSink()
     assert schedule_pod(fw, CycleState("a", 1), pod(), table, 0, sink).node == "n2"
     assert "scored" not in sink.kinds()
-    assert sink.of("selected")[0].data["reason"] == "only one feasible node"
+    assert sink.of("selected")[0].data == {"score": None}  # the reason follows from it
+    assert selection_reason(sink.of("selected")[0].data) == "only one feasible node"
 
 
 def test_fit_error_message_matches_kube_scheduler() -> None:

@@ -9,7 +9,7 @@ decisions with the recorded ones (`Mismatch`).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -30,6 +30,7 @@ from eventsched.framework import (
     schedule_pod,
     score_cells,
 )
+from eventsched.framework.prefilterrecord import skipped_at_prefilter
 from eventsched.model import Pod
 from eventsched.view import ClusterView
 
@@ -187,7 +188,7 @@ class Replayer:
             recorded=recorded,
             replayed=replayed,
         )
-        _first_difference(mismatch, events, self.last_decisions)
+        _first_difference(mismatch, events, self.last_decisions, fw.plugins_at("preFilter"))
         return mismatch, ""
 
 
@@ -241,19 +242,34 @@ def _normal(value: Any) -> Any:
 
 
 def _first_difference(
-    mismatch: Mismatch, recorded: list[StoredEvent], replayed: list[Decision]
+    mismatch: Mismatch,
+    recorded: list[StoredEvent],
+    replayed: list[Decision],
+    prefilter: Sequence[str],
 ) -> None:
     before = {e.kind: e for e in recorded if e.kind in COMPARED}
     after = {d.kind: d for d in replayed if d.kind in COMPARED}
     for kind in COMPARED:
         old, new = before.get(kind), after.get(kind)
-        old_data = _normal(_current_shape(kind, old.data)) if old is not None else None
-        new_data = _normal(new.data) if new is not None else None
+        old_data = _comparable(kind, _current_shape(kind, old.data), prefilter) if old else None
+        new_data = _comparable(kind, new.data, prefilter) if new is not None else None
         if old_data == new_data:
             continue
         mismatch.kind = kind
         mismatch.plugin, mismatch.detail = _plugin_difference(kind, old_data, new_data)
         return
+
+
+def _comparable(kind: str, data: Mapping[str, Any], prefilter: Sequence[str]) -> Any:
+    """As the log stores it, `prefiltered` naming its skipped plugins however it was
+    written, `filtered` without the node count that older logs repeated."""
+    if kind == "prefiltered":
+        skipped = skipped_at_prefilter(data, prefilter)
+        data = {k: v for k, v in data.items() if k != "notSkipped"} | {"skipped": skipped}
+    elif kind == "filtered":
+        # attempt_started's `nodes`; logs before 2026-11-25 wrote it here too.
+        data = {k: v for k, v in data.items() if k != "numAllNodes"}
+    return _normal(data)
 
 
 def _plugin_difference(kind: str, old: Any, new: Any) -> tuple[str, str]:

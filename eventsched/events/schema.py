@@ -16,6 +16,7 @@ from sqlalchemy import (
     BigInteger,
     Column,
     ColumnElement,
+    CompoundSelect,
     DateTime,
     Dialect,
     Index,
@@ -25,9 +26,13 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     bindparam,
+    select,
     text,
+    union_all,
 )
 from sqlalchemy.dialects import postgresql
+from sqlalchemy.sql import Select
+from sqlalchemy.sql.elements import BindParameter
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -88,6 +93,14 @@ RARE_KINDS = (
 #: failed bindings, preemptions and observations (SQLite indexes every row's node).
 NODE_KINDS = ("bind_failed", "bound", "node_observed", "node_removed", "preempted")
 _NODE_KIND = text("kind IN (" + ", ".join(f"'{kind}'" for kind in NODE_KINDS) + ")")
+#: The kinds the index on (namespace, name) holds on PostgreSQL: the rows that name a pod
+#: first, in its life and in each attempt; its other events are found by its uid.
+POD_NAMING_KINDS = ("attempt_started", "pod_observed")
+#: The kinds the index on attempt holds on PostgreSQL: the attempt's start (whose uid finds
+#: the preemptor's other events) and its evictions (the victims' uids).
+ATTEMPT_KINDS = ("attempt_started", "evicted")
+_POD_NAMING = text("kind IN (" + ", ".join(f"'{kind}'" for kind in POD_NAMING_KINDS) + ")")
+_ATTEMPT_KIND = text("kind IN (" + ", ".join(f"'{kind}'" for kind in ATTEMPT_KINDS) + ")")
 _RARE_KIND = text("kind IN (" + ", ".join(f"'{kind}'" for kind in RARE_KINDS) + ")")
 
 events = Table(
@@ -105,9 +118,10 @@ events = Table(
     Column("node", Text, nullable=True),
     Column("plugin", Text, nullable=True),
     Column("data", JSONData, nullable=False),
-    Index("ix_events_namespace_name", "namespace", "name"),
+    # PostgreSQL: partial (migration 0007); SQLite keeps the whole columns.
+    Index("ix_events_namespace_name", "namespace", "name", postgresql_where=_POD_NAMING),
     Index("ix_events_uid", "uid"),
-    Index("ix_events_attempt", "attempt"),
+    Index("ix_events_attempt", "attempt", postgresql_where=_ATTEMPT_KIND),
     # PostgreSQL: partial (migration 0006); SQLite keeps the whole column.
     Index("ix_events_kind", "kind", postgresql_where=_RARE_KIND),
     # Time only grows along positions: a BRIN index finds a range on PostgreSQL.
@@ -142,7 +156,10 @@ snapshots = Table(
 def kind_in(kinds: Sequence[str]) -> ColumnElement[bool]:
     """`kind IN (...)` spelled with constants, so that PostgreSQL sees which partial index
     (RARE_KINDS, NODE_KINDS) the condition falls under, whatever plan it caches."""
-    return events.c.kind.in_(bindparam("kinds", list(kinds), expanding=True, literal_execute=True))
+    kinds_param: BindParameter[list[str]] = bindparam(
+        "kinds", list(kinds), expanding=True, literal_execute=True, unique=True
+    )
+    return events.c.kind.in_(kinds_param)
 
 
 #: Columns of `events` in the order StoredEvent is built from.
@@ -160,3 +177,26 @@ EVENT_COLUMNS = (
     events.c.plugin,
     events.c.data,
 )
+
+
+def pod_uids(namespace: str | None, name: str | None = None) -> Select[tuple[str | None]]:
+    """The uids of the pods named namespace/name (either may be left out), found through
+    the partial index on (namespace, name): every pod has a `pod_observed`, and after a
+    prune at least an `attempt_started` if it was tried since."""
+    stmt = select(events.c.uid).where(kind_in(POD_NAMING_KINDS))
+    if namespace is not None:
+        stmt = stmt.where(events.c.namespace == namespace)
+    if name is not None:
+        stmt = stmt.where(events.c.name == name)
+    return stmt
+
+
+def attempt_events(attempt: str) -> CompoundSelect:
+    """Every event of one attempt, through the partial index on attempt: its pod's events
+    with that attempt (found by the uid its `attempt_started` names) and its evictions."""
+    started = select(events.c.uid).where(kind_in(["attempt_started"]), events.c.attempt == attempt)
+    own = select(*EVENT_COLUMNS).where(
+        events.c.uid.in_(started.scalar_subquery()), events.c.attempt == attempt
+    )
+    evictions = select(*EVENT_COLUMNS).where(kind_in(["evicted"]), events.c.attempt == attempt)
+    return union_all(own, evictions)

@@ -30,7 +30,15 @@ from eventsched.events.engine import connection, create_engine, display_url, tra
 from eventsched.events.errors import EventStoreError
 from eventsched.events.migrate import check_schema
 from eventsched.events.record import StoredEvent
-from eventsched.events.schema import EVENT_COLUMNS, event_batches, events, kind_in, snapshots
+from eventsched.events.schema import (
+    EVENT_COLUMNS,
+    attempt_events,
+    event_batches,
+    events,
+    kind_in,
+    pod_uids,
+    snapshots,
+)
 from eventsched.events.vocabulary import check_kind
 
 log = structlog.get_logger(__name__)
@@ -181,14 +189,16 @@ class EventStore(Appender):
 
     def read_pod(self, namespace: str, name: str) -> list[StoredEvent]:
         """Every event of the pod(s) named namespace/name, across re-creations (uids)."""
-        where = (events.c.namespace == namespace) & (events.c.name == name)
+        where = events.c.uid.in_(pod_uids(namespace, name))
         return self._select_events(where, f"reading pod {namespace}/{name}")
 
     def read_uid(self, uid: str) -> list[StoredEvent]:
         return self._select_events(events.c.uid == uid, f"reading pod uid {uid}")
 
     def read_attempt(self, attempt: str) -> list[StoredEvent]:
-        return self._select_events(events.c.attempt == attempt, f"reading attempt {attempt}")
+        stmt = attempt_events(attempt)
+        stmt = stmt.order_by(stmt.selected_columns.position)
+        return [_to_event(row) for row in self._fetch(stmt, f"reading attempt {attempt}")]
 
     def last_position(self) -> int:
         """The position of the newest event; 0 for an empty log."""

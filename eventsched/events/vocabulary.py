@@ -46,10 +46,14 @@ DECISION_KINDS: dict[str, str] = {
     "attempt_started": "a scheduling cycle began; data: {attempts, startIndex, seed, configDigest, nodes}"
     " and, for a call kube-scheduler made to `eventsched extender`, extender: {verb, form, count,"
     " names | allBut, unknown?} (filter, prioritize) or {verb: bind, node}",
-    "prefiltered": "PreFilter ran; data: {skipped[], nodeNames? (when a plugin narrowed the "
-    "nodes), status?{code,reasons,plugin} (unless Success)}",
-    "filtered": "Filter ran; data: {numAllNodes, numNodesToFind, startIndex, evaluated, feasible, "
-    "rejections[{plugin, code, reasons[], nodes[]}], absent?{count, code, reasons[]}}",
+    "prefiltered": "PreFilter ran; data: {skipped[] or notSkipped[], nodeNames? (when a "
+    "plugin narrowed the nodes), status?{code,reasons,plugin} (unless Success)} (the PreFilter "
+    "plugins that returned Skip, whose Filter is skipped: named, or, when fewer, the profile's "
+    "other PreFilter plugins are; logs before 2026-11-25 always wrote skipped)",
+    "filtered": "Filter ran; data: {numNodesToFind, startIndex, evaluated, feasible, "
+    "rejections[{plugin, code, reasons[], nodes[]}], absent?{count, code, reasons[]}, "
+    "numAllNodes?} (numAllNodes: extender calls, and logs before 2026-11-25; else "
+    "attempt_started's nodes)",
     "post_filtered": "PostFilter ran after no node fit; data: {status, nominatedNodeName} "
     "(a node or '' when a plugin's result overrides the pod's nomination, null when none did)",
     "preempted": "a preemption plugin (DefaultPreemption, CapacityScheduling; the plugin "
@@ -87,8 +91,9 @@ DECISION_KINDS: dict[str, str] = {
     "out when Success), waits? (when a plugin said wait)}",
     "prebound": "PreBind succeeded and then the Binding failed (a `bound` says PreBind "
     "succeeded; logs before this also wrote `prebound` before each `bound`); node column set",
-    "bound": "the API accepted the Binding; node column set; data: {identity, code, "
-    "reconciled?} (reconciled: found bound by the API when a restart resolved the reservation)",
+    "bound": "the API accepted the Binding; node column set; data: {code, identity?, "
+    "reconciled?} (identity: StickyNode's, when it is not namespace/name; reconciled: found "
+    "bound by the API when a restart resolved the reservation)",
     "bind_failed": "the Binding (or PreBind) failed; node column set; data: {code, reason, final}",
     "unschedulable": "the attempt found no node; data: {message, plugins[], attempts, "
     "backoffSeconds, nominatedNodeName?} (nominatedNodeName: the PostFilter's nomination, '' "

@@ -21,6 +21,7 @@ from eventsched.framework.extenders import (
     pass_extenders,
 )
 from eventsched.framework.nominatedpass import NominatedCount, nominated_node_first
+from eventsched.framework.prefilterrecord import prefilter_skips
 from eventsched.framework.runtime import Framework, Rejection, ScoreTable
 from eventsched.framework.scoredrecord import scored_data
 from eventsched.framework.sink import DecisionSink
@@ -195,7 +196,7 @@ def _find_nodes_that_fit(
     pre_result, status, plugins = fw.run_pre_filter(state, pod, table)
     diagnosis.unschedulable_plugins = set(plugins) if not status.is_success else set()
     if fw.plugins_at("preFilter"):
-        data: dict[str, Any] = {"skipped": sorted(state.skip_filter)}
+        data: dict[str, Any] = prefilter_skips(fw.plugins_at("preFilter"), state.skip_filter)
         if pre_result is not None and pre_result.node_names is not None:
             data["nodeNames"] = sorted(pre_result.node_names)
         if not status.is_success or status.reasons:
@@ -325,8 +326,8 @@ def _record_filtered(
     feasible: int,
     nominated: dict[str, Any] | None = None,
 ) -> None:
+    # numAllNodes is attempt_started's `nodes` (the same table): not written again.
     data: dict[str, Any] = {
-        "numAllNodes": diagnosis.num_all_nodes,
         "numNodesToFind": num_to_find,
         "startIndex": start,
         "evaluated": processed,

@@ -87,8 +87,10 @@ def run_binding_cycle(
         log.exception("binding cycle failed", pod=pod.key, node=node)
         status = Status.as_error(exc)
     if status.is_success:
+        bound: dict[str, object] = {"code": 201}
         identity = state.get(IDENTITY_KEY, pod.key)
-        bound: dict[str, object] = {"identity": identity, "code": 201}
+        if identity != pod.key:  # else namespace/name, as readers of `bound` take it
+            bound["identity"] = identity
         if binder is not None:
             bound["extender"] = binder.name  # the extender bound it, not DefaultBinder
         sink.record("bound", bound, node=node)

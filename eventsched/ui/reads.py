@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy import Column, MetaData, Table, Text, func, select
 from sqlalchemy.engine import Engine
 
-from eventsched.events.schema import Position, UTCDateTime, events, kind_in
+from eventsched.events.schema import Position, UTCDateTime, events, kind_in, pod_uids
 
 #: The view of one row per rejected node and reason (docs/querying.md).
 filter_rejections = Table(
@@ -321,10 +321,10 @@ def search(engine: Engine, query: SearchQuery) -> list[Row]:
         conditions.append(kind_in(["bound", "bind_failed", "preempted"]))
     if not query.plugin and not query.node:
         conditions.append(events.c.kind.in_((*OUTCOME_KINDS, "attempt_started")))
-    if query.namespace:
-        conditions.append(events.c.namespace == query.namespace)
-    if query.name:
-        conditions.append(events.c.name == query.name)
+    if query.namespace or query.name:
+        # Through the pods' uids: only the rows that name a pod are indexed by name.
+        named = pod_uids(query.namespace or None, query.name or None)
+        conditions.append(events.c.uid.in_(named))
     if query.uid:
         conditions.append(events.c.uid == query.uid)
     if query.since is not None:

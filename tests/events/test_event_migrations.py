@@ -27,12 +27,16 @@ from eventsched.events import (
 )
 from eventsched.events.partitions import is_partition_name
 from eventsched.events.schema import (
+    ATTEMPT_KINDS,
     EVENT_COLUMNS,
     NODE_KINDS,
+    POD_NAMING_KINDS,
     RARE_KINDS,
+    attempt_events,
     events,
     kind_in,
     metadata,
+    pod_uids,
 )
 from eventsched.events.vocabulary import INPUT_KINDS
 
@@ -68,7 +72,7 @@ def test_check_schema_on_an_empty_database_names_the_command(empty_db_url: str) 
     try:
         check_schema(engine)
         # SCHEMA_HEAD is what check_schema compares with, without loading Alembic.
-        assert current_revision(engine) == head_revision() == migrate.SCHEMA_HEAD == "0006"
+        assert current_revision(engine) == head_revision() == migrate.SCHEMA_HEAD == "0007"
     finally:
         engine.dispose()
 
@@ -78,7 +82,7 @@ def test_check_schema_names_both_revisions(db_url: str) -> None:
     with pytest.raises(SchemaOutdatedError) as caught:
         check_schema(db_url)
     assert (
-        "is at revision 0002, this eventsched needs 0006: run `eventsched db upgrade --db"
+        "is at revision 0002, this eventsched needs 0007: run `eventsched db upgrade --db"
         in str(caught.value)
     )
 
@@ -163,6 +167,62 @@ def test_frozen_rare_kinds_match_the_schema_module() -> None:
     assert namespace["RARE_KINDS"] == RARE_KINDS
     assert namespace["NODE_KINDS"] == NODE_KINDS
     assert set(RARE_KINDS) <= set(DECISION_KINDS) | set(INPUT_KINDS)
+
+
+def test_frozen_pod_lookup_kinds_match_the_schema_module() -> None:
+    """Migration 0007's partial indexes cover the kinds schema.py names."""
+    source = (migrations_dir() / "versions" / "0007_pod_lookup_indexes.py").read_text()
+    namespace: dict[str, object] = {}
+    for constant in ("POD_NAMING_KINDS", "ATTEMPT_KINDS"):
+        start = source.index(f"\n{constant} = (")
+        exec(source[start : source.index(")", start) + 1], namespace)
+    assert namespace["POD_NAMING_KINDS"] == POD_NAMING_KINDS
+    assert namespace["ATTEMPT_KINDS"] == ATTEMPT_KINDS
+
+
+def _plan(conn: sa.Connection, statement: sa.Executable) -> str:
+    sql = str(statement.compile(conn, compile_kwargs={"literal_binds": True}))  # type: ignore[attr-defined]
+    return "\n".join(r[0] for r in conn.exec_driver_sql(f"EXPLAIN {sql}"))
+
+
+def test_reads_by_pod_name_and_by_attempt_use_the_partial_indexes(db_url: str) -> None:
+    """PostgreSQL: a pod's events by name, and an attempt's, are found through the
+    partial indexes and the uid index (as the store and the web page ask), not by
+    reading every event; the decisions in between are in neither partial index."""
+    if not db_url.startswith("postgresql"):
+        pytest.skip("the partial indexes are PostgreSQL's (SQLite keeps B-trees)")
+    engine = sa.create_engine(db_url)
+    try:
+        with engine.begin() as conn:  # 5,000 pods, each observed and tried once
+            conn.exec_driver_sql(
+                "INSERT INTO events (position, recorded_at, kind, uid, namespace, name, "
+                "attempt, data) SELECT g, now(), (ARRAY['pod_observed', 'attempt_started', "
+                "'filtered', 'scored', 'selected', 'bound'])[mod(g, 6) + 1], 'uid-' || g / 6, "
+                "'default', 'pod-' || g / 6, CASE WHEN mod(g, 6) > 0 THEN 'a-' || g / 6 END, '{}' "
+                "FROM generate_series(1, 30000) AS g"
+            )
+            conn.exec_driver_sql("ANALYZE events")
+            # The day partition holding the rows (the empty ones are read whole, for nothing).
+            day = conn.exec_driver_sql("SELECT tableoid::regclass::text FROM events LIMIT 1")
+            full_scan = f"Seq Scan on {day.scalar_one().split('.')[-1]} "
+        by_name = sa.select(*EVENT_COLUMNS).where(events.c.uid.in_(pod_uids("default", "pod-7")))
+        with engine.connect() as conn:
+            name_plan = _plan(conn, by_name)
+            attempt_plan = _plan(conn, attempt_events("a-7"))
+            found = conn.execute(attempt_events("a-7")).all()
+        assert "namespace_name_idx" in name_plan and "uid_idx" in name_plan, name_plan
+        assert full_scan not in name_plan, name_plan
+        assert "attempt_idx" in attempt_plan and "uid_idx" in attempt_plan, attempt_plan
+        assert full_scan not in attempt_plan, attempt_plan
+        assert sorted(row.kind for row in found) == [
+            "attempt_started",
+            "bound",
+            "filtered",
+            "scored",
+            "selected",
+        ]
+    finally:
+        engine.dispose()
 
 
 def test_a_read_of_rare_kinds_uses_the_partial_index(db_url: str) -> None:

@@ -119,13 +119,22 @@ def test_read_by_pod_uid_attempt(store: EventStore) -> None:
             full_record(kind="attempt_started", uid="u2", name="b", attempt="t2"),
         ]
     )
-    # The same pod name re-created with a new uid.
-    store.append([full_record(kind="queued", uid="u3", name="a", attempt=None)])
-    assert [e.position for e in store.read_pod("ns", "a")] == [1, 2, 4]
+    # The same pod name re-created with a new uid: observed, then queued (a pod's events
+    # are found by the uids of the rows that name it first).
+    store.append(
+        [
+            full_record(kind="pod_observed", uid="u3", name="a", attempt=None),
+            full_record(kind="queued", uid="u3", name="a", attempt=None),
+        ]
+    )
+    assert [e.position for e in store.read_pod("ns", "a")] == [1, 2, 4, 5]
     assert [e.position for e in store.read_pod("other", "a")] == []
     assert [e.position for e in store.read_uid("u1")] == [1, 2]
     assert [e.position for e in store.read_attempt("t2")] == [3]
     assert all(isinstance(e, StoredEvent) for e in store.read_uid("u3"))
+    # A victim of t1's preemption: its own uid, t1's attempt.
+    store.append([full_record(kind="evicted", uid="v9", name="victim", attempt="t1")])
+    assert [e.position for e in store.read_attempt("t1")] == [1, 2, 6]
 
 
 def test_read_ranges_kinds_and_limits(store: EventStore) -> None:

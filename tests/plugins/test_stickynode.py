@@ -9,7 +9,7 @@ import pytest
 
 from eventsched.cluster import SimulatedCluster
 from eventsched.config.file import parse_config
-from eventsched.events import EventStore, rebuild
+from eventsched.events import EventStore, identity_of, rebuild
 from eventsched.framework import (
     IDENTITY_KEY,
     Code,
@@ -506,7 +506,7 @@ def test_node_deleted_wait_then_reassign_across_restarts(store: EventStore) -> N
     assert (forget.uid, forget.node, forget.plugin) == ("u3", "worker-1", "StickyNode")
     assert forget.data["reason"] == "node worker-1 deleted"
     (bound,) = [e for e in store.read(kinds=["bound"]) if e.uid == "u3"]
-    assert bound.position > forget.position and bound.data["identity"] == "shop/db-0"
+    assert bound.position > forget.position and identity_of(bound) == "shop/db-0"
     placement = rebuild(store).first_placements["shop/db-0"]
     assert (placement.node, placement.uid) == (new_node, "u3")
 

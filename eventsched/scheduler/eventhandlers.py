@@ -127,12 +127,10 @@ class EventHandlers:
                 relisting.put_pod(Pod.from_record(unassigned.data), placed_on=node)
                 return
         encoded = encode(record)
-        if observed is not None and observed == encoded.digest:
+        if not self._observe(
+            "pod_observed", key, record, encoded=encoded, pod=pod, node=node or None
+        ):
             relisting.put_pod(Pod.from_record(encoded.data))
-            return
-        self.journal.pending.add(
-            "pod_observed", encoded.data, encoded=encoded, pod=pod, node=node or None
-        )
 
     def _node_changed(self, change: ClusterChange) -> None:
         node = change.obj
@@ -147,12 +145,8 @@ class EventHandlers:
             # A fresh process's view is empty: each node listed is an add to it.
             again = node.name in relisting.nodes
             encoded = encode(record)
-            if self.projections.observed.get(key) == encoded.digest:
+            if not self._observe("node_observed", key, record, encoded=encoded, node=node.name):
                 relisting.nodes[node.name] = Node.from_record(encoded.data)
-            else:
-                self.journal.pending.add(
-                    "node_observed", encoded.data, encoded=encoded, node=node.name
-                )
             self._move(NODE_UPDATE if again else NODE_ADD, "NodeUpdate" if again else "NodeAdd")
             return
         known = self.view.table.row_of(node.name) is not None
@@ -184,11 +178,10 @@ class EventHandlers:
             return
         relisting = self.view.relisting
         if relisting is not None:
-            encoded = encode(obj.to_record())
-            if self.projections.observed.get(key) == encoded.digest:
+            record = obj.to_record()
+            encoded = encode(record)
+            if not self._observe("object_observed", key, record, encoded=encoded):
                 relisting.objects[obj.key] = object_from_record(encoded.data)
-            else:
-                self.journal.pending.add("object_observed", encoded.data, encoded=encoded)
             self._move_registered(ClusterEvent(obj.kind, "Add"))
             return
         known = self.view.table.objects.has(obj)

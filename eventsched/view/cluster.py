@@ -172,25 +172,26 @@ class ClusterView:
         the view as the log had it (each object as last observed), until `listed` says
         which of them the view holds now, and in what order.
         """
-        if starts_relist(e.kind, e.data):
-            if self.relisting is None:  # else a process stopped before its lists were in
-                self.relisting = Relist.carried(self.cache.table, self.pods, self.table.objects)
-        elif starts_empty_view(e.kind, e.data):
-            self.relisting = None
-        elif is_listed(e.kind, e.data) and self.relisting is not None:
-            self._install(self.relisting, e.data)
+        if is_listed(e.kind, e.data):
+            if self.relisting is not None:
+                self._install(self.relisting, e.data)
             return
-        if starts_empty_view(e.kind, e.data):
-            # Pods the caller places (counterfactual replay) stay where it put them:
-            # the new process lists them again, and their observations place nothing.
-            kept = [p for p in self.cache.placements() if self._placed_by_caller(p[0].uid)]
-            self.cache.clear()
-            self.nominated.clear()
-            self.table.objects.clear()
-            self.pods.clear()
-            self.inputs.clear()
-            for pod, node, assumed, finished in kept:
-                self.cache.restore(pod, node, assumed, finished)  # counted once its node is back
+        if not starts_empty_view(e.kind, e.data):
+            return
+        if not starts_relist(e.kind, e.data):
+            self.relisting = None
+        elif self.relisting is None:  # else a process stopped before its lists were in
+            self.relisting = Relist.carried(self.cache.table, self.pods, self.table.objects)
+        # Pods the caller places (counterfactual replay) stay where it put them:
+        # the new process lists them again, and their observations place nothing.
+        kept = [p for p in self.cache.placements() if self._placed_by_caller(p[0].uid)]
+        self.cache.clear()
+        self.nominated.clear()
+        self.table.objects.clear()
+        self.pods.clear()
+        self.inputs.clear()
+        for pod, node, assumed, finished in kept:
+            self.cache.restore(pod, node, assumed, finished)  # counted once its node is back
 
     def _install(self, relisting: Relist, data: Mapping[str, Any]) -> None:
         """The lists are in: objects, nodes, then pods, each in the order listed."""

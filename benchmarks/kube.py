@@ -400,6 +400,17 @@ def _eventsched_database(url: str | None, workdir: Path, run: int) -> Iterator[t
         engine.dispose()
 
 
+def upgrade_database(events_url: str) -> None:
+    """`eventsched db upgrade` on the benchmark's log, as a user would run it first."""
+    upgrade = subprocess.run(
+        [sys.executable, "-m", "eventsched.cli.main", "--db", events_url, "db", "upgrade"],
+        capture_output=True,
+        text=True,
+    )
+    if upgrade.returncode != 0:
+        raise RuntimeError(f"eventsched db upgrade failed: {upgrade.stderr.strip()}")
+
+
 def _count_events(url: str) -> int | None:
     import sqlalchemy as sa
 
@@ -472,13 +483,7 @@ def measure(
             events_url, database = stack.enter_context(
                 _eventsched_database(db_url, workdir, round_)
             )
-            upgrade = subprocess.run(
-                [sys.executable, "-m", "eventsched.cli.main", "--db", events_url, "db", "upgrade"],
-                capture_output=True,
-                text=True,
-            )
-            if upgrade.returncode != 0:
-                raise RuntimeError(f"eventsched db upgrade failed: {upgrade.stderr.strip()}")
+            upgrade_database(events_url)
         watch = BindWatch(cp, NAMESPACE)
         stack.callback(watch.close)
         log = workdir / f"{scheduler}-run.log"

@@ -145,13 +145,7 @@ def measure(
         events_url = None
         if scheduler == kube.EVENTSCHED:
             events_url, _ = stack.enter_context(kube._eventsched_database(db_url, cp.workdir, 1))
-            upgrade = subprocess.run(
-                [sys.executable, "-m", "eventsched.cli.main", "--db", events_url, "db", "upgrade"],
-                capture_output=True,
-                text=True,
-            )
-            if upgrade.returncode != 0:
-                raise RuntimeError(f"eventsched db upgrade failed: {upgrade.stderr.strip()}")
+            kube.upgrade_database(events_url)
             kube._bytecode_compiled()
         watch = kube.BindWatch(cp, kube.NAMESPACE)
         stack.callback(watch.close)

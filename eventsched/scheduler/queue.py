@@ -23,6 +23,7 @@ from eventsched.framework import WILDCARD_EVENT, ClusterEvent, QueuedPodInfo, St
 from eventsched.model import Pod
 
 QueueName = Literal["active", "backoff", "unschedulable", "gated"]
+QUEUE_NAMES: tuple[QueueName, ...] = ("active", "backoff", "unschedulable", "gated")
 
 DEFAULT_INITIAL_BACKOFF = 1.0
 DEFAULT_MAX_BACKOFF = 10.0
@@ -85,6 +86,10 @@ class SchedulingQueue:
         self._backoff: list[tuple[float, int, str]] = []
         #: uid -> (info, queue); the one source of truth, the heaps may hold stale entries.
         self._where: dict[str, tuple[QueuedPodInfo, QueueName]] = {}
+        #: How many of `_where`'s entries name each queue, kept as they change: the pending
+        #: gauges are set after every append, and walking every pending pod each time made
+        #: the loop's cost grow with the backlog.
+        self._counts: dict[QueueName, int] = dict.fromkeys(QUEUE_NAMES, 0)
         self._in_flight: set[str] = set()
         self._move_requested_during: set[str] = set()
         #: The unschedulable pool on its own, so flushes and moves never walk all pending pods.
@@ -131,7 +136,7 @@ class SchedulingQueue:
             return False
         if self._pre_enqueue(info.pod).is_success:
             return False
-        self._where[info.pod.uid] = (info, "gated")
+        self._enter(info, "gated")
         return True
 
     def update(self, pod: Pod) -> QueueName | None:
@@ -147,7 +152,7 @@ class SchedulingQueue:
             return None
         info.pod = pod
         if queue == "gated":
-            del self._where[pod.uid]
+            self._leave(pod.uid)
             return self._incoming(self._place_new(info), "PodUpdate")
         if queue == "unschedulable":
             # An update to the pod itself may make it schedulable (kube: PodUpdate event).
@@ -156,7 +161,7 @@ class SchedulingQueue:
 
     def delete(self, uid: str) -> QueueName | None:
         self._unschedulable.pop(uid, None)
-        entry = self._where.pop(uid, None)
+        entry = self._leave(uid)
         self._in_flight.discard(uid)
         if entry is None:
             return None
@@ -176,7 +181,7 @@ class SchedulingQueue:
             entry = self._where.get(uid)
             if entry is None or entry[1] != "active" or entry[0] is not item.info:
                 continue
-            del self._where[uid]
+            self._leave(uid)
             self._in_flight.add(uid)
             info = item.info
             self._forget_unschedulable(info)
@@ -227,7 +232,7 @@ class SchedulingQueue:
             self._push_backoff(info, until)
             self._incoming("backoff", "ScheduleAttemptFailure")
             return Move(info, "active", "backoff", "ScheduleAttemptFailure", until)
-        self._where[uid] = (info, "unschedulable")
+        self._enter(info, "unschedulable")
         self._unschedulable[uid] = info
         self._incoming("unschedulable", "ScheduleAttemptFailure")
         return Move(info, "active", "unschedulable", "ScheduleAttemptFailure")
@@ -302,19 +307,33 @@ class SchedulingQueue:
 
     def _push_active(self, info: QueuedPodInfo) -> None:
         self._unschedulable.pop(info.pod.uid, None)
-        self._where[info.pod.uid] = (info, "active")
+        self._enter(info, "active")
         heapq.heappush(self._active, _ActiveItem(info, self._less))
 
     def _push_backoff(self, info: QueuedPodInfo, until: float) -> None:
         self._unschedulable.pop(info.pod.uid, None)
-        self._where[info.pod.uid] = (info, "backoff")
+        self._enter(info, "backoff")
         heapq.heappush(self._backoff, (until, next(self._sequence), info.pod.uid))
 
+    def _enter(self, info: QueuedPodInfo, queue: QueueName) -> None:
+        """`info` is now in `queue` (and out of any other it was in)."""
+        uid = info.pod.uid
+        entry = self._where.get(uid)
+        if entry is not None:
+            self._counts[entry[1]] -= 1
+        self._where[uid] = (info, queue)
+        self._counts[queue] += 1
+
+    def _leave(self, uid: str) -> tuple[QueuedPodInfo, QueueName] | None:
+        """Take the pod out of whichever queue holds it; its entry, None if none did."""
+        entry = self._where.pop(uid, None)
+        if entry is not None:
+            self._counts[entry[1]] -= 1
+        return entry
+
     def counts(self) -> dict[QueueName, int]:
-        counts: dict[QueueName, int] = {"active": 0, "backoff": 0, "unschedulable": 0, "gated": 0}
-        for _, queue in self._where.values():
-            counts[queue] += 1
-        return counts
+        """How many pods each queue holds (a copy)."""
+        return dict(self._counts)
 
     def backing_off(self) -> list[str]:
         """The uids of the pods waiting out a backoff."""

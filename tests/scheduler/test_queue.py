@@ -173,3 +173,48 @@ def test_backoff_stops_doubling_at_the_maximum_however_many_attempts() -> None:
     assert q.backoff_duration(1) == 0.05
     assert q.backoff_duration(2) == 0.1
     assert q.backoff_duration(5000) == 0.1
+
+
+def test_counts_follow_each_pod_through_every_queue() -> None:
+    """The pending gauges' counts, kept as pods move, match where each pod is at each step
+    (a re-push in activeQ, a gated pod let in and a deleted one included)."""
+
+    def pre_enqueue(p: Pod) -> Status:
+        return Status.unresolvable("gated") if p.scheduling_gates else Status()
+
+    clock = Clock()
+    q = make(clock, pre_enqueue=pre_enqueue)
+
+    def counts(active: int = 0, backoff: int = 0, unschedulable: int = 0, gated: int = 0) -> None:
+        assert q.counts() == {
+            "active": active,
+            "backoff": backoff,
+            "unschedulable": unschedulable,
+            "gated": gated,
+        }
+
+    q.add(pod("a", priority=1))
+    q.add(pod("b"))
+    q.add(pod("g", gates=("example.com/wait",)))
+    counts(active=2, gated=1)
+    q.update(pod("b", priority=5))  # re-pushed in activeQ: still one pod there
+    counts(active=2, gated=1)
+    first = q.pop()
+    assert first is not None and first.pod.uid == "b"
+    counts(active=1, gated=1)
+    q.add_unschedulable(first, ["X"])
+    counts(active=1, unschedulable=1, gated=1)
+    q.update(pod("g"))  # the gate lifted
+    counts(active=2, unschedulable=1)
+    clock.now += 0.5
+    (move,) = q.move_on_event(NODE_ADD, {"X": [NODE_ADD]}, "NodeAdd")
+    assert move.to == "backoff"
+    counts(active=2, backoff=1)
+    clock.now += 1
+    q.flush()
+    counts(active=3)
+    q.delete("a")
+    counts(active=2)
+    popped = [q.pop(), q.pop()]
+    assert all(info is not None for info in popped) and q.pop() is None
+    counts()

@@ -334,8 +334,16 @@ def test_watch_expiry_relists_and_keeps_scheduling(
         apiserver.create(pod("after", cpu="4"))
         apiserver.wait_for(lambda: node_of(apiserver, "after") == "node-b", timeout=10)
         assert sorted(scheduler.cache.node_names()) == ["node-a", "node-b"]
-    lists_after = sum(1 for r in apiserver.requests if r.verb == "list" and r.resource == "pods")
-    assert lists_after > lists_before
+    pod_lists = [
+        r.query.get("resourceVersion")
+        for r in apiserver.requests
+        if r.verb == "list" and r.resource == "pods"
+    ]
+    assert len(pod_lists) > lists_before
+    # As client-go's reflector: the first list from the watch cache ("0"); after a 410
+    # the version is gone, and the relist is a consistent read (no resourceVersion).
+    assert pod_lists[0] == "0"
+    assert pod_lists[lists_before] is None
 
 
 def test_reconcile_on_start_closes_reservations_a_crash_left_open(

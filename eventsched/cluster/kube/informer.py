@@ -6,6 +6,11 @@ from the last version seen. A watch that ends is reopened from there; a 410
 Gone (the version was compacted) or a failing watch relists, and the relist
 reports as DELETED every object that vanished meanwhile. Objects reach the
 handler as the decoded dicts, never as generated models.
+
+The list asks for the resourceVersion client-go's reflector asks for
+(`relistResourceVersion`): "0" the first time, which the API server answers
+from its watch cache instead of reading every object from etcd; the last
+version seen when a watch failed; none (a consistent read) after a 410.
 """
 
 from __future__ import annotations
@@ -95,11 +100,12 @@ class Informer:
 
     def _run(self) -> None:
         delay = BACKOFF_INITIAL
-        version = ""
+        version = ""  # where the next watch starts; none: list first
+        list_from = "0"
         while not self._stopped.is_set():
             try:
                 if not version:
-                    version = self._list()
+                    version = self._list(list_from)
                     delay = BACKOFF_INITIAL
                 version = self._watch(version)
             except Exception as exc:
@@ -107,13 +113,19 @@ class Informer:
                     return
                 expired = isinstance(exc, ListWatchError) and exc.code == 410
                 self._on_error(exc)
-                version = ""  # relist, as the reflector does after a failed watch
+                # Relist, as the reflector does after a failed watch: no older than what
+                # was seen, or a consistent read when that version is gone.
+                list_from = "" if expired else (version or list_from)
+                version = ""
                 if not expired:
                     self._stopped.wait(delay * random.uniform(1.0, 1.25))
                     delay = min(delay * 2, BACKOFF_MAX)
 
-    def _list(self) -> str:
-        answer = self._rest.request("GET", self._path, query=self._query)
+    def _list(self, resource_version: str) -> str:
+        query = dict(self._query)
+        if resource_version:
+            query["resourceVersion"] = resource_version
+        answer = self._rest.request("GET", self._path, query=query)
         if self._optional and answer.status == 404:
             self.absent.set()
             self.synced.set()

@@ -7,6 +7,7 @@ counts). This mirrors what kube-scheduler's `framework.Resource` keeps.
 
 from __future__ import annotations
 
+import functools
 import re
 from decimal import ROUND_CEILING, Decimal, InvalidOperation
 
@@ -55,12 +56,31 @@ def _parse(value: str | int | float) -> Decimal:
 
 def parse_quantity(value: str | int | float) -> int:
     """Parse to base units, rounding up as the API server does for fractions."""
+    if isinstance(value, str):
+        return _base_units(value)
     return int(_parse(value).to_integral_value(rounding=ROUND_CEILING))
 
 
 def parse_milli(value: str | int | float) -> int:
     """Parse to thousandths (CPU millicores), rounding up."""
+    if isinstance(value, str):
+        return _thousandths(value)
     return int((_parse(value) * 1000).to_integral_value(rounding=ROUND_CEILING))
+
+
+# Parsed strings are kept: a cluster's pods and nodes repeat a few quantities ("100m",
+# "128Mi") thousands of times, and every pod read from the API parses its requests. A
+# string that is no quantity raises each time (lru_cache keeps no exception).
+
+
+@functools.lru_cache(maxsize=4096)
+def _base_units(text: str) -> int:
+    return int(_parse(text).to_integral_value(rounding=ROUND_CEILING))
+
+
+@functools.lru_cache(maxsize=4096)
+def _thousandths(text: str) -> int:
+    return int((_parse(text) * 1000).to_integral_value(rounding=ROUND_CEILING))
 
 
 def format_cpu_of(used: int, total: int) -> str:

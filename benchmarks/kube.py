@@ -29,14 +29,12 @@ import json
 import os
 import re
 import secrets
-import statistics
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -47,19 +45,16 @@ if TYPE_CHECKING:
     from benchmarks.controlplane import ControlPlane, KubeBinaries
 
 NAMESPACE = "bench"
-EVENTSCHED = "eventsched"
-KUBE_SCHEDULER = "kube-scheduler"
-#: schedulerName of each scheduler's pods
-SCHEDULER_NAMES = {EVENTSCHED: "eventsched", KUBE_SCHEDULER: "default-scheduler"}
 ZONES = ("zone-a", "zone-b", "zone-c")
 
 
-def _controlplane() -> ModuleType:
-    """benchmarks/controlplane.py next to this file (as a package member or loaded by path)."""
-    name = "eventsched_bench_controlplane"
+def _sibling(stem: str) -> ModuleType:
+    """benchmarks/<stem>.py next to this file, loaded by path: in a wheel these files are
+    eventsched/_benchmarks, which is no importable `benchmarks` package."""
+    name = f"eventsched_bench_{stem}"
     if name in sys.modules:
         return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("controlplane.py"))
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{stem}.py"))
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses look their module up there
@@ -67,108 +62,23 @@ def _controlplane() -> ModuleType:
     return module
 
 
+def _controlplane() -> ModuleType:
+    return _sibling("controlplane")
+
+
+if TYPE_CHECKING:
+    from benchmarks.kuberesults import EVENTSCHED, KUBE_SCHEDULER, KubeBenchResult, RunResult
+else:
+    _results = _sibling("kuberesults")
+    EVENTSCHED, KUBE_SCHEDULER = _results.EVENTSCHED, _results.KUBE_SCHEDULER
+    KubeBenchResult, RunResult = _results.KubeBenchResult, _results.RunResult
+#: schedulerName of each scheduler's pods
+SCHEDULER_NAMES = {EVENTSCHED: "eventsched", KUBE_SCHEDULER: "default-scheduler"}
+
+
 def find_binaries(directory: str | Path | None = None) -> KubeBinaries | None:
     binaries: KubeBinaries | None = _controlplane().kube_binaries(directory)
     return binaries
-
-
-@dataclass(slots=True)
-class RunResult:
-    scheduler: str
-    round: int
-    nodes: int
-    pods: int
-    bound: int
-    #: first bind to last bind
-    seconds: float
-    pods_per_second: float
-    #: scheduler process start to last bind
-    from_start_seconds: float
-    scheduler_cpu_seconds: float
-    cpu_ms_per_pod: float
-    apiserver_cpu_seconds: float
-    etcd_cpu_seconds: float
-    #: eventsched on PostgreSQL: every `postgres` process on the machine (None otherwise)
-    postgres_cpu_seconds: float | None = None
-    #: eventsched: where its log was and how many events it holds after the run
-    database: str | None = None
-    events: int | None = None
-    #: times the API server closed the benchmark's watch and it listed again
-    watch_restarts: int = 0
-    #: set when not every pod was bound in time, or the scheduler exited
-    error: str | None = None
-
-    def line(self) -> str:
-        extra = ""
-        if self.postgres_cpu_seconds is not None:
-            extra += f", postgres {self.postgres_cpu_seconds:.1f} s (machine-wide)"
-        if self.events is not None:
-            extra += f"; {self.events} events logged on {self.database}"
-        line = (
-            f"{self.scheduler} (round {self.round}): {self.bound}/{self.pods} pods bound on "
-            f"{self.nodes} nodes, {self.pods_per_second:.1f} pods/s (first to last bind "
-            f"{self.seconds:.2f} s; from start {self.from_start_seconds:.2f} s); CPU: "
-            f"scheduler {self.scheduler_cpu_seconds:.1f} s ({self.cpu_ms_per_pod:.2f} ms/pod), "
-            f"kube-apiserver {self.apiserver_cpu_seconds:.1f} s, etcd {self.etcd_cpu_seconds:.1f} s"
-            f"{extra}"
-        )
-        if self.watch_restarts:
-            line += f" (the watch was restarted {self.watch_restarts} time(s))"
-        return line + (f" -- {self.error}" if self.error else "")
-
-
-@dataclass(slots=True)
-class KubeBenchResult:
-    nodes: int
-    pods: int
-    qps: float
-    burst: int
-    rounds: int
-    database: str
-    runs: list[RunResult] = field(default_factory=list)
-
-    def _mean(self, scheduler: str, attribute: str) -> float | None:
-        values = [getattr(r, attribute) for r in self.runs if r.scheduler == scheduler]
-        return statistics.mean(values) if values else None
-
-    @property
-    def ok(self) -> bool:
-        return bool(self.runs) and all(r.error is None and r.bound == r.pods for r in self.runs)
-
-    def ratios(self) -> dict[str, float | None]:
-        """eventsched / kube-scheduler, of the means over the rounds."""
-        out: dict[str, float | None] = {}
-        for key in ("pods_per_second", "cpu_ms_per_pod"):
-            ours, theirs = self._mean(EVENTSCHED, key), self._mean(KUBE_SCHEDULER, key)
-            out[key] = ours / theirs if ours is not None and theirs else None
-        return out
-
-    def summary(self) -> str:
-        means = {
-            s: (self._mean(s, "pods_per_second"), self._mean(s, "cpu_ms_per_pod"))
-            for s in (EVENTSCHED, KUBE_SCHEDULER)
-        }
-        ours_pps, ours_cpu = means[EVENTSCHED]
-        theirs_pps, theirs_cpu = means[KUBE_SCHEDULER]
-        if theirs_pps is None or ours_pps is None or theirs_cpu is None or ours_cpu is None:
-            return (
-                f"summary: eventsched {ours_pps or 0:.1f} pods/s, {ours_cpu or 0:.2f} ms CPU/pod "
-                "(no kube-scheduler binary to compare with)"
-            )
-        ratios = self.ratios()
-        return (
-            f"summary ({self.nodes} nodes x {self.pods} pods, QPS {self.qps:g}/burst {self.burst}, "
-            f"mean of {self.rounds} round(s), eventsched on {self.database}): "
-            f"eventsched/kube-scheduler pods/s {ratios['pods_per_second']:.2f}x "
-            f"({ours_pps:.1f} vs {theirs_pps:.1f}); CPU per pod {ratios['cpu_ms_per_pod']:.2f}x "
-            f"({ours_cpu:.2f} vs {theirs_cpu:.2f} ms)"
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        result = asdict(self)
-        result["ratios"] = self.ratios()
-        result["ok"] = self.ok
-        return result
 
 
 # -- measuring --------------------------------------------------------------------------------

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from eventsched.cli.bench import load_benchmark
 
 
@@ -64,9 +66,17 @@ if _BINARIES is not None:
         assert ours["events"] > 20  # every decision logged
         if backend != "sqlite":
             assert ours["postgres_cpu_seconds"] >= 0  # 0 when the server runs elsewhere
+        # eventsched's CPU with its log: its process's and its PostgreSQL backends'.
+        database_ms = 1000 * (ours["postgres_cpu_seconds"] or 0) / ours["bound"]
+        assert ours["log_cpu_ms_per_pod"] == pytest.approx(ours["cpu_ms_per_pod"] + database_ms)
         if len(expected) == 2:
+            theirs = result["runs"][1]
+            assert theirs["log_cpu_ms_per_pod"] == theirs["cpu_ms_per_pod"]
             assert result["ratios"]["pods_per_second"] > 0
             assert result["ratios"]["cpu_ms_per_pod"] > 0
+            assert result["ratios"]["log_cpu_ms_per_pod"] == pytest.approx(
+                ours["log_cpu_ms_per_pod"] / theirs["cpu_ms_per_pod"]
+            )
 
 
 def test_bench_kube_without_binaries_says_where_to_put_them(tmp_path: Path) -> None:

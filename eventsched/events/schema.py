@@ -32,7 +32,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.sql import Select
-from sqlalchemy.sql.elements import BindParameter
+from sqlalchemy.sql.elements import BindParameter, TextClause
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -92,16 +92,18 @@ RARE_KINDS = (
 #: The kinds the index on (node, position) holds on PostgreSQL: a node's placements,
 #: failed bindings, preemptions and observations (SQLite indexes every row's node).
 NODE_KINDS = ("bind_failed", "bound", "node_observed", "node_removed", "preempted")
-_NODE_KIND = text("kind IN (" + ", ".join(f"'{kind}'" for kind in NODE_KINDS) + ")")
 #: The kinds the index on (namespace, name) holds on PostgreSQL: the rows that name a pod
 #: first, in its life and in each attempt; its other events are found by its uid.
 POD_NAMING_KINDS = ("attempt_started", "pod_observed")
 #: The kinds the index on attempt holds on PostgreSQL: the attempt's start (whose uid finds
 #: the preemptor's other events) and its evictions (the victims' uids).
 ATTEMPT_KINDS = ("attempt_started", "evicted")
-_POD_NAMING = text("kind IN (" + ", ".join(f"'{kind}'" for kind in POD_NAMING_KINDS) + ")")
-_ATTEMPT_KIND = text("kind IN (" + ", ".join(f"'{kind}'" for kind in ATTEMPT_KINDS) + ")")
-_RARE_KIND = text("kind IN (" + ", ".join(f"'{kind}'" for kind in RARE_KINDS) + ")")
+
+
+def _kind_among(kinds: Sequence[str]) -> TextClause:
+    """A partial index's condition: `kind IN ('a', 'b')`, spelled with constants."""
+    return text("kind IN (" + ", ".join(f"'{kind}'" for kind in kinds) + ")")
+
 
 events = Table(
     "events",
@@ -119,14 +121,19 @@ events = Table(
     Column("plugin", Text, nullable=True),
     Column("data", JSONData, nullable=False),
     # PostgreSQL: partial (migration 0007); SQLite keeps the whole columns.
-    Index("ix_events_namespace_name", "namespace", "name", postgresql_where=_POD_NAMING),
+    Index(
+        "ix_events_namespace_name",
+        "namespace",
+        "name",
+        postgresql_where=_kind_among(POD_NAMING_KINDS),
+    ),
     Index("ix_events_uid", "uid"),
-    Index("ix_events_attempt", "attempt", postgresql_where=_ATTEMPT_KIND),
+    Index("ix_events_attempt", "attempt", postgresql_where=_kind_among(ATTEMPT_KINDS)),
     # PostgreSQL: partial (migration 0006); SQLite keeps the whole column.
-    Index("ix_events_kind", "kind", postgresql_where=_RARE_KIND),
+    Index("ix_events_kind", "kind", postgresql_where=_kind_among(RARE_KINDS)),
     # Time only grows along positions: a BRIN index finds a range on PostgreSQL.
     Index("ix_events_recorded_at", "recorded_at", postgresql_using="brin"),
-    Index("ix_events_node", "node", "position", postgresql_where=_NODE_KIND),
+    Index("ix_events_node", "node", "position", postgresql_where=_kind_among(NODE_KINDS)),
 )
 
 event_batches = Table(

@@ -114,23 +114,25 @@ class EventHandlers:
         return self.projections.observed.get(key) == encode(unassigned).digest
 
     def _relist_pod(self, pod: Pod, key: str, record: dict, relisting: Relist) -> None:
-        """A pod a restarted process lists: gathered as the log last recorded it, or logged.
+        """A pod a restarted process lists: gathered as listed when the log last recorded
+        it so, else logged.
 
         Unchanged is what the log's last observation says, or that on the node a `bound`
-        of ours gave the pod (its last observation came before the binding).
+        of ours gave the pod (its last observation came before the binding). The pod
+        gathered is the listed one: the one its record reads back as.
         """
         observed = self.projections.observed.get(key)
         node = pod.node_name
         if observed is not None and node and self.projections.bound.get(pod.uid) == node:
             unassigned = encode({k: v for k, v in record.items() if k != "nodeName"})
             if observed == unassigned.digest:
-                relisting.put_pod(Pod.from_record(unassigned.data), placed_on=node)
+                relisting.put_pod(pod, placed_on=node)
                 return
         encoded = encode(record)
         if not self._observe(
             "pod_observed", key, record, encoded=encoded, pod=pod, node=node or None
         ):
-            relisting.put_pod(Pod.from_record(encoded.data))
+            relisting.put_pod(pod)
 
     def _node_changed(self, change: ClusterChange) -> None:
         node = change.obj
@@ -142,11 +144,11 @@ class EventHandlers:
         key, record = f"node/{node.name}", node.to_record()
         relisting = self.view.relisting
         if relisting is not None:
-            # A fresh process's view is empty: each node listed is an add to it.
+            # A fresh process's view is empty: each node listed is an add to it. Unchanged,
+            # the node listed is gathered: the one its record reads back as.
             again = node.name in relisting.nodes
-            encoded = encode(record)
-            if not self._observe("node_observed", key, record, encoded=encoded, node=node.name):
-                relisting.nodes[node.name] = Node.from_record(encoded.data)
+            if not self._observe("node_observed", key, record, node=node.name):
+                relisting.nodes[node.name] = node
             self._move(NODE_UPDATE if again else NODE_ADD, "NodeUpdate" if again else "NodeAdd")
             return
         known = self.view.table.row_of(node.name) is not None

@@ -13,7 +13,8 @@ Where the gathered copy of an unlogged object comes from differs, and is the
 same object either way:
 
 - the live process puts in what it listed, having checked that its record
-  encodes to the digest the log last recorded for it;
+  encodes to the digest the log last recorded for it (a pod reads back from its
+  record as the pod it was recorded from: tests/model/test_pod_record.py);
 - replay (and anything else folding the log) starts from the view as the log
   had it before the start: the last observation of each object.
 
@@ -42,7 +43,8 @@ class Relist:
     pods: dict[str, Pod] = field(default_factory=dict)
     objects: dict[str, ClusterObject] = field(default_factory=dict)
     #: Pods (uid -> node) a `bound` of this log placed, listed on that node, whose
-    #: gathered copy is the record as last logged, without the node.
+    #: record as last logged has no node: the gathered copy is that record, on the node
+    #: or (carried from the view before the start) not yet.
     placed: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -60,7 +62,8 @@ class Relist:
         )
 
     def put_pod(self, pod: Pod, placed_on: str = "") -> None:
-        """`pod` as the log last recorded it; `placed_on`: the node our `bound` gave it."""
+        """`pod` as the log last recorded it; `placed_on`: the node our `bound` gave it
+        (`pod` may be on it already, as listed)."""
         self.pods[pod.uid] = pod
         if placed_on:
             self.placed[pod.uid] = placed_on
@@ -90,7 +93,7 @@ class Relist:
             pod = self.pods.get(uid)
             if pod is not None:
                 node = placed.get(uid)
-                pods.append(replace(pod, node_name=node) if node else pod)
+                pods.append(replace(pod, node_name=node) if node and pod.node_name != node else pod)
         return Listed(
             nodes=[self.nodes[n] for n in data.get("nodes") or () if n in self.nodes],
             pods=pods,
@@ -102,10 +105,17 @@ class Relist:
     def to_record(self) -> dict[str, Any]:
         return {
             "nodes": [node.to_record() for node in self.nodes.values()],
-            "pods": [pod.to_record() for pod in self.pods.values()],
+            "pods": [self._pod_record(pod) for pod in self.pods.values()],
             "objects": [obj.to_record() for obj in self.objects.values()],
             "placed": dict(self.placed),
         }
+
+    def _pod_record(self, pod: Pod) -> dict[str, Any]:
+        """A placed pod's record as the log holds it, without the node, however gathered."""
+        record = pod.to_record()
+        if pod.uid in self.placed:
+            record.pop("nodeName", None)
+        return record
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> Relist:

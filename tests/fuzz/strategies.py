@@ -107,6 +107,103 @@ NODE_PATHS: list[tuple[str | int, ...]] = [
 ]
 
 
+#: A pod as the API server lists it, setting every field the model reads, and others.
+RICH_POD: dict[str, Any] = {
+    "metadata": {
+        "name": "rich",
+        "namespace": "team",
+        "uid": "u-1",
+        "resourceVersion": "7",
+        "labels": {"app": "web"},
+        "annotations": {"eventsched.io/importance": "7"},
+        "ownerReferences": [{"kind": "ReplicaSet", "name": "web", "uid": "rs", "controller": True}],
+        "creationTimestamp": "2026-11-25T10:00:00Z",
+        "deletionTimestamp": "2026-11-25T11:00:00Z",
+        "managedFields": [{"manager": "kubectl", "fieldsV1": {"f:spec": {}}}],
+    },
+    "spec": {
+        "schedulerName": "eventsched",
+        "nodeName": "a",
+        "priority": 100,
+        "preemptionPolicy": "Never",
+        "nodeSelector": {"disk": "ssd"},
+        "tolerations": [{"key": "k", "operator": "Equal", "value": "v", "effect": "NoSchedule"}],
+        "affinity": {
+            "nodeAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 5, "preference": {"matchExpressions": []}}
+                ]
+            },
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"topologyKey": "zone", "labelSelector": {"matchLabels": {"app": "web"}}}
+                ]
+            },
+        },
+        "schedulingGates": [{"name": "wait"}],
+        "topologySpreadConstraints": [
+            {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
+        ],
+        "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}],
+        "overhead": {"cpu": "10m"},
+        "initContainers": [
+            {"name": "init", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}},
+            {"name": "side", "restartPolicy": "Always", "resources": {"requests": {"cpu": "50m"}}},
+        ],
+        "containers": [
+            {
+                "name": "c",
+                "image": "nginx:1",
+                "command": ["nginx"],
+                "env": [{"name": "MODE", "value": "web"}],
+                "ports": [{"containerPort": 80, "hostPort": 8080, "protocol": "TCP"}],
+                "resources": {
+                    "requests": {"cpu": "250m", "memory": "64Mi", "example.com/gpu": "1"},
+                    "limits": {"cpu": "250m", "memory": "64Mi", "example.com/gpu": "1"},
+                },
+            }
+        ],
+    },
+    "status": {
+        "phase": "Running",
+        "nominatedNodeName": "b",
+        "startTime": "2026-11-25T10:00:05Z",
+        "conditions": [
+            {"type": "PodScheduled", "status": "True", "lastProbeTime": None},
+            {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"},
+        ],
+        "containerStatuses": [{"name": "c", "ready": True, "restartCount": 0}],
+        "qosClass": "Guaranteed",
+    },
+}
+
+
+#: A node as the API server lists it, setting every field the model reads, and others.
+RICH_NODE: dict[str, Any] = {
+    "metadata": {
+        "name": "rich",
+        "uid": "n-1",
+        "resourceVersion": "42",
+        "labels": {"kubernetes.io/hostname": "rich", "zone": "a"},
+        "annotations": {"node.alpha.kubernetes.io/ttl": "0"},
+        "managedFields": [{"manager": "kubelet", "fieldsV1": {"f:status": {}}}],
+    },
+    "spec": {
+        "podCIDR": "10.0.0.0/24",
+        "unschedulable": True,
+        "taints": [{"key": "gpu", "value": "yes", "effect": "NoSchedule"}],
+    },
+    "status": {
+        "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+        "allocatable": {"cpu": "7500m", "memory": "30Gi", "pods": "110"},
+        "images": [{"names": ["nginx:1", "nginx@sha256:00"], "sizeBytes": 1000}],
+        "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}],
+        "addresses": [{"type": "InternalIP", "address": "10.0.0.1"}],
+        "nodeInfo": {"kubeletVersion": "v1.28.0"},
+    },
+}
+
+
 def valid_pod(name: str) -> dict[str, Any]:
     return {
         "apiVersion": "v1",

@@ -150,13 +150,17 @@ class Scheduler(SchedulingCycle):
     def start(self, stop: threading.Event | None = None) -> bool:
         """Rebuild state from the log, record the configuration, sync with the cluster.
 
+        The cluster's lists are asked for first: the API server prepares them, and
+        its answers are read and decoded, while the log is read. What they deliver
+        waits in the inbox until `scheduler_started` is durable.
+
         False when `stop` was set before the cluster's initial lists arrived.
         """
+        self.cluster.start(self.inbox.put)
         self.journal.rebuild()
         self.store.ensure_partitions()
         record_start(self.journal, self.options.instance, self.frameworks, self.digests)
         self._flush_until_durable()
-        self.cluster.start(self.inbox.put)
         began, said = time.monotonic(), 0
         while not self.cluster.wait_synced(0.05):
             if stop is not None and stop.is_set():

@@ -22,10 +22,11 @@ from kubernetes import client
 
 from eventsched.cluster.kube.connection import ClientConnection, rate_limiter
 from eventsched.cluster.kube.convert import to_node, to_object, to_pod
-from eventsched.cluster.kube.informer import DELETED, Informer, ListWatchError
+from eventsched.cluster.kube.informer import DELETED, Decoders, Informer, ListWatchError
 from eventsched.cluster.kube.preemption import Evictions
 from eventsched.cluster.kube.recorder import Recorder, pod_reference
 from eventsched.cluster.kube.rest import RequestObserver, Rest, TransportError, resource_path
+from eventsched.cluster.kube.slim import event_decoder, list_decoder
 from eventsched.cluster.kube.volumes import VolumeRequests
 from eventsched.model import Node, Pod
 from eventsched.model.changes import BindOutcome, ChangeType, ClusterChange
@@ -71,6 +72,11 @@ CRD_FILES = {
 NON_TERMINAL = "status.phase!=Succeeded,status.phase!=Failed"
 
 
+def slim_decoders(kind: str) -> Decoders:
+    """Pods and nodes are read with only the fields the scheduler reads (`slim.py`)."""
+    return Decoders(list=list_decoder(kind), event=event_decoder(kind))
+
+
 class KubeCluster:
     """Implements `eventsched.scheduler.ports.Cluster`: plain JSON, configured by the official client."""
 
@@ -94,7 +100,12 @@ class KubeCluster:
         self._on_change: OnChange | None = None
         self._stopped = threading.Event()
         self.nodes = Informer(
-            self._rest, resource_path("nodes"), self._node, self._watch_error("nodes"), name="nodes"
+            self._rest,
+            resource_path("nodes"),
+            self._node,
+            self._watch_error("nodes"),
+            name="nodes",
+            decoders=slim_decoders("Node"),
         )
         self.pods = Informer(
             self._rest,
@@ -103,6 +114,7 @@ class KubeCluster:
             self._watch_error("pods"),
             query={"fieldSelector": NON_TERMINAL},
             name="pods",
+            decoders=slim_decoders("Pod"),
         )
         self.objects = [
             Informer(

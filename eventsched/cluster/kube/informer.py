@@ -19,11 +19,13 @@ import contextlib
 import random
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
+import orjson
 import structlog
 
-from eventsched.cluster.kube.rest import Rest, TransportError
+from eventsched.cluster.kube.rest import Decode, Rest, TransportError
 
 log = structlog.get_logger(__name__)
 
@@ -34,6 +36,14 @@ Handler = Callable[[str, dict[str, Any]], None]
 
 #: Seconds between attempts after a list fails, doubling up to the maximum.
 BACKOFF_INITIAL, BACKOFF_MAX = 0.8, 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class Decoders:
+    """How an informer reads a list answer and a watch line."""
+
+    list: Decode = orjson.loads
+    event: Decode = orjson.loads
 
 
 class ListWatchError(Exception):
@@ -56,10 +66,12 @@ class Informer:
         query: Mapping[str, str] | None = None,
         name: str = "informer",
         optional: bool = False,
+        decoders: Decoders | None = None,
     ) -> None:
         """`optional`: a custom resource the API server may not serve (its CRD not
         installed): a 404 on the list counts as synced with nothing, and the list is
-        retried (the CRD may be installed later)."""
+        retried (the CRD may be installed later). `decoders`: how list answers and watch
+        lines are read (all of each object, unless told)."""
         self._rest = rest
         self._path = path
         self._handler = handler
@@ -67,6 +79,7 @@ class Informer:
         self._query = dict(query or {})
         self._name = name
         self._optional = optional
+        self._decoders = decoders or Decoders()
         #: Set while an optional resource is not served (404 on its list).
         self.absent = threading.Event()
         self.synced = threading.Event()
@@ -125,7 +138,7 @@ class Informer:
         query = dict(self._query)
         if resource_version:
             query["resourceVersion"] = resource_version
-        answer = self._rest.request("GET", self._path, query=query)
+        answer = self._rest.request("GET", self._path, query=query, decode=self._decoders.list)
         if self._optional and answer.status == 404:
             self.absent.set()
             self.synced.set()
@@ -152,7 +165,10 @@ class Informer:
             "timeoutSeconds": str(random.randint(300, 600)),
         }
         try:
-            for event in self._rest.stream(self._path, query, on_open=self._opened):
+            events = self._rest.stream(
+                self._path, query, on_open=self._opened, decode=self._decoders.event
+            )
+            for event in events:
                 if self._stopped.is_set():
                     break
                 kind = event.get("type")

@@ -52,6 +52,9 @@ AUTH_REFRESH = 60.0
 #: None for a watch (client-go times requests, not watches).
 RequestObserver = Callable[[str, str, str, float | None], None]
 
+#: bytes -> decoded JSON (orjson.loads, or `slim.py`'s decoders for pods and nodes).
+Decode = Callable[[bytes], Any]
+
 
 class TransportError(Exception):
     """No answer from the API server (connection refused, reset, timed out)."""
@@ -145,8 +148,11 @@ class Rest:
         query: Mapping[str, str] | None = None,
         content_type: str = JSON,
         timeout: urllib3.Timeout = REQUEST_TIMEOUT,
+        decode: Decode = orjson.loads,
     ) -> Answer:
-        """One request; the answer is read whole and the connection goes back to the pool."""
+        """One request; the answer is read whole and the connection goes back to the pool.
+
+        `decode` reads a successful answer's body (an error's is decoded whole)."""
         payload = None if body is None else orjson.dumps(body)
         started = time.perf_counter()
         try:
@@ -166,16 +172,23 @@ class Rest:
         if response.status == 401:
             self._expire_credentials()  # a rotated token: ask the configuration again next time
         data = response.data
+        if not 200 <= response.status < 300:
+            decode = orjson.loads
         try:
-            decoded = orjson.loads(data) if data else None
+            decoded = decode(data) if data else None
         except orjson.JSONDecodeError:
             decoded = {"message": data[:200].decode("utf-8", "replace").strip()}
         return Answer(response.status, decoded)
 
     def stream(
-        self, path: str, query: Mapping[str, str], on_open: Any = None
+        self,
+        path: str,
+        query: Mapping[str, str],
+        on_open: Any = None,
+        decode: Decode = orjson.loads,
     ) -> Iterator[dict[str, Any]]:
-        """A watch: one decoded JSON object per line until the server ends the stream.
+        """A watch: one JSON object per line, read by `decode`, until the server ends the
+        stream.
 
         `on_open(response)` is called with the open response so another thread
         can shut it down (stopping an informer).
@@ -212,7 +225,7 @@ class Rest:
                 *lines, pending = pending.split(b"\n")
                 for line in lines:
                     if line.strip():
-                        yield orjson.loads(line)
+                        yield decode(line)
             complete = True
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise TransportError(_reason(exc)) from exc

@@ -18,7 +18,7 @@ type) is decoded whole instead: a surprise costs time, never a field.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import msgspec
 import orjson
@@ -111,14 +111,12 @@ class _ListMeta(_Struct):
     resourceVersion: Any = _ABSENT
 
 
-class _PodList(_Struct):
-    metadata: _ListMeta | msgspec.UnsetType = _ABSENT
-    items: list[_Pod] | msgspec.UnsetType | None = _ABSENT
+_Item = TypeVar("_Item", _Pod, _Node)
 
 
-class _NodeList(_Struct):
+class _List(_Struct, Generic[_Item]):
     metadata: _ListMeta | msgspec.UnsetType = _ABSENT
-    items: list[_Node] | msgspec.UnsetType | None = _ABSENT
+    items: list[_Item] | msgspec.UnsetType | None = _ABSENT
 
 
 class _Event(_Struct):
@@ -127,7 +125,7 @@ class _Event(_Struct):
 
 
 _ITEM = {"Pod": _Pod, "Node": _Node}
-_LIST = {"Pod": _PodList, "Node": _NodeList}
+_LIST = {"Pod": _List[_Pod], "Node": _List[_Node]}
 #: Watch events whose object is not one of the kind's (a Status, a bookmark's stub).
 _WHOLE_EVENTS = frozenset({"ERROR", "BOOKMARK"})
 

@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
             # schedules them); a bind-only extender is then asked about pods it has seen.
             (profile.scheduler_name,),
             ClientConnection(kubeconfig=cc.kubeconfig, qps=cc.qps, burst=cc.burst),
-            pool_size=SchedulerOptions().binder_workers + 12,
+            request_threads=SchedulerOptions().binder_workers,
             custom_kinds=full_registry().custom_kinds(profile.plugin_names()),
             observer=metrics.api_request,
         )

@@ -204,8 +204,7 @@ class Runner:
             self.api,
             self.config.scheduler_names,
             ClientConnection(kubeconfig=cc.kubeconfig, qps=cc.qps, burst=cc.burst),
-            # a connection for each binder, status and event writer, and the two watches
-            pool_size=self.options.binder_workers + 12,
+            request_threads=self.options.binder_workers,
             custom_kinds=self.registry.custom_kinds(
                 name for profile in self.config.profiles for name in profile.plugin_names()
             ),

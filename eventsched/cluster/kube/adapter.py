@@ -24,6 +24,7 @@ from eventsched.cluster.kube.connection import ClientConnection, rate_limiter
 from eventsched.cluster.kube.convert import to_node, to_object, to_pod
 from eventsched.cluster.kube.informer import DELETED, Decoders, Informer, ListWatchError
 from eventsched.cluster.kube.preemption import Evictions
+from eventsched.cluster.kube.recorder import WORKERS as RECORDER_WORKERS
 from eventsched.cluster.kube.recorder import Recorder, pod_reference
 from eventsched.cluster.kube.rest import RequestObserver, Rest, TransportError, resource_path
 from eventsched.cluster.kube.slim import event_decoder, list_decoder
@@ -85,14 +86,18 @@ class KubeCluster:
         api: client.ApiClient,
         scheduler_names: Collection[str],
         connection: ClientConnection | None = None,
-        pool_size: int = 32,
+        request_threads: int = 16,
         custom_kinds: Collection[str] = (),
         observer: RequestObserver | None = None,
     ) -> None:
-        """`pool_size`: keep-alive connections, at least the binder and recorder pools' threads;
-        `custom_kinds`: the custom resources (CUSTOM_RESOURCES) to watch as well;
-        `observer`: told of every request (the rest_client metrics)."""
+        """`request_threads`: the caller's threads that send requests through this cluster
+        at once (the binders); `custom_kinds`: the custom resources (CUSTOM_RESOURCES) to
+        watch as well; `observer`: told of every request (the rest_client metrics)."""
         connection = connection or ClientConnection()
+        # A keep-alive connection for each: a connection returned to a full pool is
+        # dropped, and the next request pays a new TLS handshake.
+        watches = 2 + len(OBJECT_RESOURCES) + len(custom_kinds)
+        pool_size = request_threads + watches + 2 * RECORDER_WORKERS + 1  # + the loop's own
         self._rest = Rest(api.configuration, pool_size)
         self._rest.observer = observer
         self._schedulers = frozenset(scheduler_names)
@@ -171,6 +176,11 @@ class KubeCluster:
     def _informers(self) -> list[Informer]:
         """Objects before nodes before pods, as the scheduler would like to see them."""
         return [*self.objects, *self.custom.values(), self.nodes, self.pods]
+
+    @property
+    def connections(self) -> int:
+        """Keep-alive connections kept to the API server."""
+        return self._rest.pool_size
 
     def absent_kinds(self) -> list[str]:
         """The custom resources the API server does not serve (CRD not installed)."""

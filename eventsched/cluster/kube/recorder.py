@@ -31,6 +31,9 @@ from eventsched.model import Pod
 
 log = structlog.get_logger(__name__)
 
+#: Threads writing Events, and as many writing status patches (each with a connection).
+WORKERS = 4
+
 
 def rfc3339(now: datetime) -> str:
     return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -135,7 +138,7 @@ class Recorder:
         limiter: TokenBucket,
         event_limiter: TokenBucket,
         current_condition: Callable[[Pod], Mapping[str, Any] | None],
-        workers: int = 4,
+        workers: int = WORKERS,
         hostname: str | None = None,
     ) -> None:
         self._rest = rest

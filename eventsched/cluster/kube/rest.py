@@ -85,6 +85,8 @@ class Rest:
     def __init__(self, configuration: client.Configuration, pool_size: int = 32) -> None:
         configuration = copy.copy(configuration)
         configuration.connection_pool_maxsize = pool_size
+        #: Keep-alive connections kept (one returned to a full pool is closed).
+        self.pool_size = pool_size
         self._configuration = configuration
         self._host = configuration.host.rstrip("/")
         manager = rest.RESTClientObject(configuration).pool_manager

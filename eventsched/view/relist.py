@@ -14,7 +14,7 @@ same object either way:
 
 - the live process puts in what it listed, having checked that its record
   encodes to the digest the log last recorded for it (a pod reads back from its
-  record as the pod it was recorded from: tests/model/test_pod_record.py);
+  record as the pod it was recorded from: tests/fuzz/test_record_round_trip.py);
 - replay (and anything else folding the log) starts from the view as the log
   had it before the start: the last observation of each object.
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from hypothesis import strategies as st
@@ -231,8 +232,9 @@ def valid_node(name: str) -> dict[str, Any]:
 def mutated(
     draw: st.DrawFn, base: dict[str, Any], paths: list[tuple[str | int, ...]]
 ) -> dict[str, Any]:
-    """`base` with a few of `paths` replaced by anything, or removed."""
-    obj: dict[str, Any] = base
+    """A copy of `base` with a few of `paths` replaced by anything, or removed (each
+    example starts from `base` as given, not from the examples before it)."""
+    obj: dict[str, Any] = copy.deepcopy(base)
     for _ in range(draw(st.integers(min_value=1, max_value=3))):
         path = draw(st.sampled_from(paths))
         _set(obj, path, draw(st.just(DELETE) | values))

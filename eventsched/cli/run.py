@@ -1,4 +1,9 @@
-"""`eventsched run`: the long-running scheduler against a Kubernetes API server."""
+"""`eventsched run`: the long-running scheduler against a Kubernetes API server.
+
+The first lists of nodes and pods are asked for before the scheduler is
+imported (`cluster/kube/prefetch.py`): this module imports only what that
+needs at the top, and the rest inside `run`.
+"""
 
 from __future__ import annotations
 
@@ -7,17 +12,17 @@ import os
 import signal
 import sys
 import types
+from dataclasses import dataclass
+from typing import Any
 
 import structlog
+import yaml
+from kubernetes import client
 
 from eventsched.cli.arguments import seconds
 from eventsched.cli.commands import summary
-from eventsched.cli.database import open_store
-from eventsched.cli.runner import Runner
-from eventsched.cli.serve import Endpoints
-from eventsched.cluster.kube import ClientConnection, api_client
-from eventsched.config.file import SchedulerConfig, load_config
-from eventsched.plugins import full_registry
+from eventsched.cluster.kube.connection import ClientConnection, KubeConfigError, api_client
+from eventsched.cluster.kube.prefetch import Prefetch, first_lists
 
 log = structlog.get_logger(__name__)
 
@@ -58,7 +63,52 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+@dataclass(frozen=True, slots=True)
+class EarlyLists:
+    """The API client configured from the kubeconfig named before the configuration was
+    read, and the first lists it asked for."""
+
+    kubeconfig: str
+    api: client.ApiClient
+    prefetch: Prefetch
+
+
+def ask_for_first_lists(args: argparse.Namespace) -> EarlyLists | None:
+    """Ask for the nodes and pods with the kubeconfig `--kubeconfig` or the configuration
+    file names (else $KUBECONFIG or the in-cluster account, as `api_client` has it); None
+    when that does not configure a client (the run says why when it configures its own)."""
+    kubeconfig = args.kubeconfig or _kubeconfig_in(args.config)
+    try:
+        api = api_client(ClientConnection(kubeconfig=kubeconfig))
+    except KubeConfigError:
+        return None
+    return EarlyLists(kubeconfig, api, first_lists(api.configuration))
+
+
+def _kubeconfig_in(path: str | None) -> str:
+    """`clientConnection.kubeconfig` of the configuration file, read without checking
+    the rest of it ("" when there is none or the file does not say; `load_config` checks
+    the file afterwards, and a client configured from another kubeconfig drops the lists)."""
+    if not path:
+        return ""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc: Any = yaml.safe_load(f)
+        value = doc["clientConnection"]["kubeconfig"]
+    except (OSError, yaml.YAMLError, KeyError, TypeError):
+        return ""
+    return value if isinstance(value, str) else ""
+
+
 def run(args: argparse.Namespace) -> int:
+    early = ask_for_first_lists(args)
+    # Imported while the API server prepares the lists.
+    from eventsched.cli.database import open_store
+    from eventsched.cli.runner import Runner
+    from eventsched.cli.serve import Endpoints
+    from eventsched.config.file import SchedulerConfig, load_config
+    from eventsched.plugins import full_registry
+
     config = load_config(args.config, full_registry()) if args.config else SchedulerConfig()
     for warning in config.warnings:
         structlog.get_logger("eventsched").warning("configuration", problem=warning)
@@ -72,11 +122,23 @@ def run(args: argparse.Namespace) -> int:
             ),
         )
     cc = config.client_connection
-    api = api_client(
-        ClientConnection(kubeconfig=args.kubeconfig or cc.kubeconfig, qps=cc.qps, burst=cc.burst)
-    )
+    kubeconfig = args.kubeconfig or cc.kubeconfig
+    prefetch = None
+    if early is not None and early.kubeconfig == kubeconfig:
+        api, prefetch = early.api, early.prefetch
+    else:
+        if early is not None:
+            early.prefetch.discard()
+        api = api_client(ClientConnection(kubeconfig=kubeconfig, qps=cc.qps, burst=cc.burst))
     store = open_store(args.db, require_schema=False)
-    runner = Runner(store, config, api, full_registry(), verify_chain_every=args.verify_chain_every)
+    runner = Runner(
+        store,
+        config,
+        api,
+        full_registry(),
+        verify_chain_every=args.verify_chain_every,
+        prefetch=prefetch,
+    )
     endpoints = Endpoints(
         args.http_address, runner.metrics.registry, runner.readiness, runner.liveness
     )

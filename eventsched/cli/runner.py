@@ -13,24 +13,33 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import structlog
 from kubernetes import client
 from sqlalchemy.exc import SQLAlchemyError
 
 from eventsched.audit.chainwatch import ChainCheck, ChainWatch
+from eventsched.cli.gctuning import collection_paused
 from eventsched.cli.serve import Check
-from eventsched.cluster.kube import ClientConnection, KubeCluster, LeaderElector, LeaseSettings
+from eventsched.cluster.kube import ClientConnection, KubeCluster
+from eventsched.cluster.kube.prefetch import Prefetch
 from eventsched.config.file import SchedulerConfig
 from eventsched.events import EventStore, EventStoreError, SchemaOutdatedError, check_schema
 from eventsched.framework import Registry
 from eventsched.scheduler import Scheduler, SchedulerOptions
 from eventsched.scheduler.metrics import SchedulerMetrics
 
+if TYPE_CHECKING:
+    from eventsched.cluster.kube.election import LeaderElector
+
 log = structlog.get_logger(__name__)
 
 #: Exit status after losing the lease: a restart makes this process a candidate again.
 EXIT_LEASE_LOST = 1
+#: Seconds a candidate may take to lead and still use the first lists asked for at its
+#: start (a restarted leader takes the lease it released at once).
+PREFETCH_LEAD_WAIT = 5.0
 #: Seconds a readiness ping of the event log is reused: probes from several sources cost one query.
 LOG_PING_EVERY = 2.0
 
@@ -54,9 +63,11 @@ class Runner:
         identity: str | None = None,
         options: SchedulerOptions | None = None,
         verify_chain_every: float = 60.0,
+        prefetch: Prefetch | None = None,
     ) -> None:
         """`verify_chain_every`: seconds between checks of the batches appended since the
-        last one (audit/chainwatch.py); 0 turns the watch off."""
+        last one (audit/chainwatch.py); 0 turns the watch off. `prefetch`: the first lists
+        of nodes and pods, asked for already (taken when this process leads at once)."""
         self.store = store
         self.config = config
         self.api = api
@@ -74,6 +85,7 @@ class Runner:
         )
         self.stop = threading.Event()
         self.state = RunnerState()
+        self.prefetch = prefetch
         self.scheduler: Scheduler | None = None
         self.elector: LeaderElector | None = None
         self._ping_lock = threading.Lock()
@@ -173,6 +185,9 @@ class Runner:
         return False
 
     def _lead(self) -> bool:
+        # Imported here: kubernetes.leaderelection is not needed when election is off.
+        from eventsched.cluster.kube.election import LeaderElector, LeaseSettings
+
         le = self.config.leader_election
         settings = LeaseSettings(
             leader_elect=True,
@@ -191,7 +206,19 @@ class Runner:
         )
         self.state.role = "standby"
         self.elector.start()
+        if self.prefetch is not None and not self._leads_within(PREFETCH_LEAD_WAIT):
+            # A standby: what was listed at its start is dropped; it lists when it leads.
+            self.prefetch.discard()
+            self.prefetch = None
         return self.elector.wait_leading(self.stop)
+
+    def _leads_within(self, seconds: float) -> bool:
+        assert self.elector is not None
+        deadline = time.monotonic() + seconds
+        while not self.stop.is_set() and time.monotonic() < deadline:
+            if self.elector.leading.wait(0.2):
+                return True
+        return False
 
     def _lease_lost(self) -> None:
         self.state.lease_lost = True
@@ -209,7 +236,9 @@ class Runner:
                 name for profile in self.config.profiles for name in profile.plugin_names()
             ),
             observer=self.metrics.api_request,
+            prefetch=self.prefetch,
         )
+        self.prefetch = None
         scheduler = Scheduler(
             self.store,
             cluster,
@@ -220,7 +249,8 @@ class Runner:
         )
         self.scheduler = scheduler
         try:
-            started = scheduler.start(stop=self.stop)
+            with collection_paused():
+                started = scheduler.start(stop=self.stop)
             self.state.synced = self.state.rebuilt = started
             if started:
                 log.info(

@@ -5,7 +5,14 @@ import only `eventsched.model` and third-party libraries (the import-linter
 contracts in pyproject.toml), so everything above it can depend on it.
 """
 
-from eventsched.events.canonical import Encoded, canonical_json, digest, encode, normalize
+from eventsched.events.canonical import (
+    Encoded,
+    canonical_json,
+    digest,
+    digest_if_plain,
+    encode,
+    normalize,
+)
 from eventsched.events.chain import ChainPoint, ChainReport
 from eventsched.events.engine import create_engine, display_url
 from eventsched.events.errors import (
@@ -79,6 +86,7 @@ __all__ = [
     "create_engine",
     "current_revision",
     "digest",
+    "digest_if_plain",
     "display_url",
     "downgrade",
     "encode",

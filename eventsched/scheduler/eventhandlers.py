@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from eventsched.events import Projections, encode
+from eventsched.events import Projections, digest_if_plain, encode
 from eventsched.events.canonical import Encoded
 from eventsched.framework import (
     ASSIGNED_POD_ADD,
@@ -91,6 +91,12 @@ class EventHandlers:
         the text the store writes and the digest the projections keep all
         come from that one encoding.
         """
+        if known:
+            last = self.projections.observed.get(key)
+            if last is not None and last == (
+                encoded.digest if encoded is not None else digest_if_plain(record)
+            ):
+                return False
         encoded = encoded or encode(record)
         if known and self.projections.observed.get(key) == encoded.digest:
             return False
@@ -110,8 +116,7 @@ class EventHandlers:
             return False
         if pod.uid not in self.projections.bound and not self.cache.is_assumed(pod.uid):
             return False
-        unassigned = {k: v for k, v in record.items() if k != "nodeName"}
-        return self.projections.observed.get(key) == encode(unassigned).digest
+        return _logged_unassigned(self.projections.observed.get(key), record)
 
     def _relist_pod(self, pod: Pod, key: str, record: dict, relisting: Relist) -> None:
         """A pod a restarted process lists: gathered as listed when the log last recorded
@@ -121,17 +126,15 @@ class EventHandlers:
         of ours gave the pod (its last observation came before the binding). The pod
         gathered is the listed one: the one its record reads back as.
         """
-        observed = self.projections.observed.get(key)
         node = pod.node_name
-        if observed is not None and node and self.projections.bound.get(pod.uid) == node:
-            unassigned = encode({k: v for k, v in record.items() if k != "nodeName"})
-            if observed == unassigned.digest:
-                relisting.put_pod(pod, placed_on=node)
-                return
-        encoded = encode(record)
-        if not self._observe(
-            "pod_observed", key, record, encoded=encoded, pod=pod, node=node or None
+        if (
+            node
+            and self.projections.bound.get(pod.uid) == node
+            and _logged_unassigned(self.projections.observed.get(key), record)
         ):
+            relisting.put_pod(pod, placed_on=node)
+            return
+        if not self._observe("pod_observed", key, record, pod=pod, node=node or None):
             relisting.put_pod(pod)
 
     def _node_changed(self, change: ClusterChange) -> None:
@@ -321,3 +324,12 @@ class EventHandlers:
             return Status()
         # What a PreEnqueue plugin records (e.g. a malformed annotation) belongs to this pod.
         return fw.run_pre_enqueue(pod, AttemptSink(self.journal.pending, pod, fw.name, None))
+
+
+def _logged_unassigned(digest: str | None, record: dict) -> bool:
+    """Whether `digest` (the log's last for the pod) is that of its record without its node,
+    as the log has it when our Binding placed the pod."""
+    if digest is None:
+        return False
+    unassigned = {k: v for k, v in record.items() if k != "nodeName"}
+    return digest_if_plain(unassigned) == digest or encode(unassigned).digest == digest

@@ -63,3 +63,25 @@ def test_a_malformed_environment_value_is_refused_in_one_line(environment: str) 
     assert done.stderr.startswith(
         f"eventsched: error: EVENTSCHED_GC_THRESHOLD={environment!r}: must be a whole number"
     )
+
+
+def test_collection_is_paused_while_a_start_builds_its_view_and_restored_after() -> None:
+    import gc
+
+    from eventsched.cli.gctuning import collection_paused
+
+    assert gc.isenabled()
+    try:
+        with collection_paused():
+            assert not gc.isenabled()
+            raise RuntimeError("a start that fails")
+    except RuntimeError:
+        pass
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collection_paused():
+            pass
+        assert not gc.isenabled()  # left as the caller had it
+    finally:
+        gc.enable()

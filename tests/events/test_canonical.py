@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eventsched.events import canonical_json, normalize
+from eventsched.events import canonical_json, digest_if_plain, encode, normalize
 
 
 def test_integral_floats_become_the_integers_jsonb_gives_back() -> None:
@@ -104,3 +104,64 @@ def test_canonical_json_where_faster_encoders_differ_from_json_dumps(value: obje
     assert canonical_json(value) == json.dumps(
         normalize(value), sort_keys=True, separators=(",", ":"), allow_nan=False
     )
+
+
+# -- digest_if_plain: the log's digest without normalizing, or nothing -----------
+
+
+_without_floats = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.text(alphabet=st.characters(max_codepoint=0x7F))
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=8), children, max_size=5)
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=2000, deadline=None, derandomize=True)
+@given(_without_floats)
+def test_a_plain_digest_is_the_encoded_digest_or_none(value: object) -> None:
+    """Where it answers, it answers what `encode` would (floats: the cases below)."""
+    plain = digest_if_plain(value)
+    assert plain is None or plain == encode(value).digest
+
+
+@pytest.mark.parametrize(
+    "value, encoded_as",
+    [
+        ({"cpu": 2.0}, {"cpu": 2}),  # normalize makes it 2; orjson spells it 2.0
+        ({"big": 10.0**20}, {"big": 10**20}),
+        ((1, 2), [1, 2]),  # a tuple is a list either way
+    ],
+)
+def test_a_value_normalize_would_change_never_matches_another_digest(
+    value: object, encoded_as: object
+) -> None:
+    plain = digest_if_plain(value)
+    if isinstance(value, tuple):
+        assert plain == encode(encoded_as).digest
+    else:
+        assert plain != encode(encoded_as).digest
+        assert encode(value).digest == encode(encoded_as).digest
+
+
+def test_values_spelled_otherwise_or_refused_give_none() -> None:
+    from dataclasses import dataclass
+    from datetime import datetime
+
+    @dataclass
+    class Point:
+        x: int
+
+    assert digest_if_plain({"text": "zürich"}) is None  # json.dumps escapes it
+    assert digest_if_plain({"tiny": 1e-7}) is None
+    assert digest_if_plain({1: "a"}) is None
+    assert digest_if_plain({"p": Point(1)}) is None
+    assert digest_if_plain({"t": datetime(2026, 1, 1)}) is None
+    assert digest_if_plain({"n": 2**70}) is None
+    record = {"uid": "u", "requests": {"cpu": 100}, "labels": {"app": "x"}, "images": ["a"]}
+    assert digest_if_plain(record) == encode(record).digest

@@ -24,6 +24,7 @@ from eventsched.cluster.kube.connection import ClientConnection, rate_limiter
 from eventsched.cluster.kube.convert import to_node, to_object, to_pod
 from eventsched.cluster.kube.informer import DELETED, Decoders, Informer, ListWatchError
 from eventsched.cluster.kube.preemption import Evictions
+from eventsched.cluster.kube.prefetch import POD_QUERY, Prefetch
 from eventsched.cluster.kube.recorder import WORKERS as RECORDER_WORKERS
 from eventsched.cluster.kube.recorder import Recorder, pod_reference
 from eventsched.cluster.kube.rest import RequestObserver, Rest, TransportError, resource_path
@@ -69,9 +70,6 @@ CRD_FILES = {
     "NodeResourceTopology": "deploy/crds/noderesourcetopologies.yaml",
 }
 
-#: kube-scheduler's pod informer leaves out terminal pods.
-NON_TERMINAL = "status.phase!=Succeeded,status.phase!=Failed"
-
 
 def slim_decoders(kind: str) -> Decoders:
     """Pods and nodes are read with only the fields the scheduler reads (`slim.py`)."""
@@ -89,10 +87,12 @@ class KubeCluster:
         request_threads: int = 16,
         custom_kinds: Collection[str] = (),
         observer: RequestObserver | None = None,
+        prefetch: Prefetch | None = None,
     ) -> None:
         """`request_threads`: the caller's threads that send requests through this cluster
         at once (the binders); `custom_kinds`: the custom resources (CUSTOM_RESOURCES) to
-        watch as well; `observer`: told of every request (the rest_client metrics)."""
+        watch as well; `observer`: told of every request (the rest_client metrics);
+        `prefetch`: the nodes' and pods' first lists, already asked for (`first_lists`)."""
         connection = connection or ClientConnection()
         # A keep-alive connection for each: a connection returned to a full pool is
         # dropped, and the next request pays a new TLS handshake.
@@ -104,6 +104,10 @@ class KubeCluster:
         self._limiter = rate_limiter(connection)
         self._on_change: OnChange | None = None
         self._stopped = threading.Event()
+        first_answer = None
+        if prefetch is not None:
+            prefetch.report(observer)
+            first_answer = prefetch.take
         self.nodes = Informer(
             self._rest,
             resource_path("nodes"),
@@ -111,15 +115,17 @@ class KubeCluster:
             self._watch_error("nodes"),
             name="nodes",
             decoders=slim_decoders("Node"),
+            first_answer=first_answer,
         )
         self.pods = Informer(
             self._rest,
             resource_path("pods"),
             self._pod,
             self._watch_error("pods"),
-            query={"fieldSelector": NON_TERMINAL},
+            query=POD_QUERY,
             name="pods",
             decoders=slim_decoders("Pod"),
+            first_answer=first_answer,
         )
         self.objects = [
             Informer(

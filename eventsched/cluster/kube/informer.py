@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 import structlog
 
-from eventsched.cluster.kube.rest import Decode, Rest, TransportError
+from eventsched.cluster.kube.rest import Answer, Decode, Rest, TransportError
 
 log = structlog.get_logger(__name__)
 
@@ -33,6 +33,12 @@ ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
 
 #: handler(event_type, object) for ADDED, MODIFIED and DELETED.
 Handler = Callable[[str, dict[str, Any]], None]
+
+#: What the first list asks for: the API server's watch cache (see above).
+FIRST_VERSION = "0"
+
+#: (path, query) -> the answer to that list, already asked for (prefetch.py), or None.
+FirstAnswer = Callable[[str, Mapping[str, str]], Answer | None]
 
 #: Seconds between attempts after a list fails, doubling up to the maximum.
 BACKOFF_INITIAL, BACKOFF_MAX = 0.8, 30.0
@@ -67,11 +73,13 @@ class Informer:
         name: str = "informer",
         optional: bool = False,
         decoders: Decoders | None = None,
+        first_answer: FirstAnswer | None = None,
     ) -> None:
         """`optional`: a custom resource the API server may not serve (its CRD not
         installed): a 404 on the list counts as synced with nothing, and the list is
         retried (the CRD may be installed later). `decoders`: how list answers and watch
-        lines are read (all of each object, unless told)."""
+        lines are read (all of each object, unless told). `first_answer`: where the first
+        list's answer may be waiting already (`Prefetch.take`)."""
         self._rest = rest
         self._path = path
         self._handler = handler
@@ -80,6 +88,7 @@ class Informer:
         self._name = name
         self._optional = optional
         self._decoders = decoders or Decoders()
+        self._first_answer = first_answer
         #: Set while an optional resource is not served (404 on its list).
         self.absent = threading.Event()
         self.synced = threading.Event()
@@ -114,7 +123,7 @@ class Informer:
     def _run(self) -> None:
         delay = BACKOFF_INITIAL
         version = ""  # where the next watch starts; none: list first
-        list_from = "0"
+        list_from = FIRST_VERSION
         while not self._stopped.is_set():
             try:
                 if not version:
@@ -138,7 +147,10 @@ class Informer:
         query = dict(self._query)
         if resource_version:
             query["resourceVersion"] = resource_version
-        answer = self._rest.request("GET", self._path, query=query, decode=self._decoders.list)
+        first, self._first_answer = self._first_answer, None
+        answer = first(self._path, query) if first is not None else None
+        if answer is None:
+            answer = self._rest.request("GET", self._path, query=query, decode=self._decoders.list)
         if self._optional and answer.status == 404:
             self.absent.set()
             self.synced.set()

@@ -87,18 +87,16 @@ class EventHandlers:
         last logged observation may have been removed since, in a batch not yet
         folded into the projections.
 
-        The record is normalized and dumped once: the digest compared here,
-        the text the store writes and the digest the projections keep all
-        come from that one encoding.
+        An unchanged record is recognized from its plain JSON text when that is
+        canonical already (`digest_if_plain`); otherwise it is normalized and
+        dumped once: the digest compared here, the text the store writes and the
+        digest the projections keep all come from that one encoding.
         """
-        if known:
-            last = self.projections.observed.get(key)
-            if last is not None and last == (
-                encoded.digest if encoded is not None else digest_if_plain(record)
-            ):
-                return False
+        last = self.projections.observed.get(key) if known else None
+        if last is not None and encoded is None and digest_if_plain(record) == last:
+            return False
         encoded = encoded or encode(record)
-        if known and self.projections.observed.get(key) == encoded.digest:
+        if last is not None and encoded.digest == last:
             return False
         self.journal.pending.add(kind, encoded.data, encoded=encoded, **where)  # type: ignore[arg-type]
         return True

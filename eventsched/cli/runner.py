@@ -206,19 +206,13 @@ class Runner:
         )
         self.state.role = "standby"
         self.elector.start()
-        if self.prefetch is not None and not self._leads_within(PREFETCH_LEAD_WAIT):
+        if self.prefetch is not None and not self.elector.wait_leading(
+            self.stop, PREFETCH_LEAD_WAIT
+        ):
             # A standby: what was listed at its start is dropped; it lists when it leads.
             self.prefetch.discard()
             self.prefetch = None
         return self.elector.wait_leading(self.stop)
-
-    def _leads_within(self, seconds: float) -> bool:
-        assert self.elector is not None
-        deadline = time.monotonic() + seconds
-        while not self.stop.is_set() and time.monotonic() < deadline:
-            if self.elector.leading.wait(0.2):
-                return True
-        return False
 
     def _lease_lost(self) -> None:
         self.state.lease_lost = True

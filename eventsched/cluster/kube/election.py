@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -204,9 +205,11 @@ class LeaderElector:
         if self._on_status is not None:
             self._on_status(self.settings.resource_name, leading)
 
-    def wait_leading(self, stop: threading.Event) -> bool:
-        """Block until this candidate leads (True) or `stop` is set (False)."""
-        while not stop.is_set():
+    def wait_leading(self, stop: threading.Event, timeout: float | None = None) -> bool:
+        """Block until this candidate leads (True), or `stop` is set or `timeout` seconds
+        pass (False)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not stop.is_set() and (deadline is None or time.monotonic() < deadline):
             if self.leading.wait(0.2):
                 return True
         return False

@@ -22,13 +22,13 @@ from kubernetes import client
 
 from eventsched.cluster.kube.connection import ClientConnection, rate_limiter
 from eventsched.cluster.kube.convert import to_node, to_object, to_pod
-from eventsched.cluster.kube.informer import DELETED, Decoders, Informer, ListWatchError
+from eventsched.cluster.kube.informer import DELETED, Informer, ListWatchError
 from eventsched.cluster.kube.preemption import Evictions
 from eventsched.cluster.kube.prefetch import POD_QUERY, Prefetch
 from eventsched.cluster.kube.recorder import WORKERS as RECORDER_WORKERS
 from eventsched.cluster.kube.recorder import Recorder, pod_reference
 from eventsched.cluster.kube.rest import RequestObserver, Rest, TransportError, resource_path
-from eventsched.cluster.kube.slim import event_decoder, list_decoder
+from eventsched.cluster.kube.slim import slim_decoders
 from eventsched.cluster.kube.volumes import VolumeRequests
 from eventsched.model import Node, Pod
 from eventsched.model.changes import BindOutcome, ChangeType, ClusterChange
@@ -69,11 +69,6 @@ CRD_FILES = {
     "ElasticQuota": "deploy/crds/elasticquotas.yaml",
     "NodeResourceTopology": "deploy/crds/noderesourcetopologies.yaml",
 }
-
-
-def slim_decoders(kind: str) -> Decoders:
-    """Pods and nodes are read with only the fields the scheduler reads (`slim.py`)."""
-    return Decoders(list=list_decoder(kind), event=event_decoder(kind))
 
 
 class KubeCluster:

@@ -35,7 +35,7 @@ from eventsched.cluster.kube.rest import (
     TransportError,
     resource_path,
 )
-from eventsched.cluster.kube.slim import list_decoder
+from eventsched.cluster.kube.slim import slim_decoders
 
 log = structlog.get_logger(__name__)
 
@@ -148,7 +148,7 @@ def first_lists(configuration: client.Configuration) -> Prefetch:
     return Prefetch(
         configuration,
         [
-            ListRequest(resource_path("nodes"), first, list_decoder("Node")),
-            ListRequest(resource_path("pods"), {**POD_QUERY, **first}, list_decoder("Pod")),
+            ListRequest(resource_path("nodes"), first, slim_decoders("Node").list),
+            ListRequest(resource_path("pods"), {**POD_QUERY, **first}, slim_decoders("Pod").list),
         ],
     )

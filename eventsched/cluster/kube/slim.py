@@ -23,6 +23,7 @@ from typing import Any, Generic, TypeVar
 import msgspec
 import orjson
 
+from eventsched.cluster.kube.informer import Decoders
 from eventsched.cluster.kube.rest import Decode
 
 #: An absent field stays absent (omitted by `to_builtins`); any value, null included, is kept.
@@ -168,3 +169,10 @@ def event_decoder(kind: str) -> Decode:
         return {"type": head.type, "object": obj}
 
     return decode
+
+
+def slim_decoders(kind: str) -> Decoders:
+    """How the informer of `kind` (Pod or Node) reads its lists and watch lines: with only
+    the fields the scheduler reads. The prefetched first lists (prefetch.py) are read
+    with the same `list`."""
+    return Decoders(list=list_decoder(kind), event=event_decoder(kind))

@@ -5,10 +5,12 @@ a model for every answer and, with `_preload_content=False`, hand back a
 response nobody reads, so urllib3 never returns its connection to the pool
 and every request pays a new TLS handshake (measured at about 100 ms of CPU
 a pod). The hot path (list, watch, Binding, Event, status patch) needs none
-of that: this module sends `orjson`-encoded bodies through one urllib3 pool
-built from the client's `Configuration` (so kubeconfig, in-cluster config,
-client certificates, proxies and token refresh work as they do for the
-client), reads every answer completely, and releases its connection.
+of that: this module sends `orjson`-encoded bodies over connections made by
+one urllib3 pool built from the client's `Configuration` (so kubeconfig,
+in-cluster config, client certificates, proxies and token refresh work as
+they do for the client) and reads every answer completely. Requests are
+written and read on the socket by `keepalive.py`; watches, and everything
+through a proxy, go through urllib3's `urlopen`.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from kubernetes.client import rest
 
 from eventsched.cluster.kube.connection import REQUEST_TIMEOUT as CLIENT_TIMEOUT
 from eventsched.cluster.kube.connection import warn_insecure
+from eventsched.cluster.kube.keepalive import KeepAlivePool, RawAnswer
 from eventsched.cluster.kube.ratelimit import TokenBucket
 from eventsched.model.changes import ApiError
 
@@ -93,7 +96,8 @@ class Rest:
         # Without a proxy, requests go straight to the host's connection pool: the
         # manager would parse the URL and look the pool up again for every request.
         direct = not isinstance(manager, urllib3.ProxyManager)
-        self._pool: Any = manager.connection_from_url(self._host) if direct else manager
+        host_pool = manager.connection_from_url(self._host)
+        self._pool: Any = host_pool if direct else manager
         self._prefix = (urllib3.util.parse_url(self._host).path or "") if direct else self._host
         self._auth: dict[str, str] = {}
         self._auth_until = 0.0
@@ -101,6 +105,19 @@ class Rest:
         #: Set by whoever exports the API client's metrics; None costs nothing.
         self.observer: RequestObserver | None = None
         self._netloc = str(urllib3.util.parse_url(self._host).netloc or "")
+        #: Requests but watches go straight to the socket (`keepalive.py`); through a proxy,
+        #: through urllib3.
+        self._direct: KeepAlivePool | None = (
+            KeepAlivePool(
+                host_pool,
+                self._netloc,
+                pool_size,
+                connect_timeout=CLIENT_TIMEOUT[0],
+                read_timeout=CLIENT_TIMEOUT[1],
+            )
+            if direct
+            else None
+        )
         if not configuration.verify_ssl:
             warn_insecure(self._host)
 
@@ -149,38 +166,47 @@ class Rest:
         body: Any = None,
         query: Mapping[str, str] | None = None,
         content_type: str = JSON,
-        timeout: urllib3.Timeout = REQUEST_TIMEOUT,
         decode: Decode = orjson.loads,
     ) -> Answer:
         """One request; the answer is read whole and the connection goes back to the pool.
 
         `decode` reads a successful answer's body (an error's is decoded whole)."""
         payload = None if body is None else orjson.dumps(body)
+        headers = self._headers(content_type if payload is not None else None)
+        url = self.url(path, query)
         started = time.perf_counter()
         try:
-            response = self._pool.urlopen(
-                method,
-                self.url(path, query),
-                body=payload,
-                headers=self._headers(content_type if payload is not None else None),
-                timeout=timeout,
-                retries=_RETRIES,
-                preload_content=True,
-            )
+            if self._direct is not None:
+                raw = self._direct.request(method, url, headers, payload)
+            else:
+                raw = self._through_urllib3(method, url, headers, payload)
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             self._observe(method, "<error>", time.perf_counter() - started)
             raise TransportError(_reason(exc)) from exc
-        self._observe(method, str(response.status), time.perf_counter() - started)
-        if response.status == 401:
+        self._observe(method, str(raw.status), time.perf_counter() - started)
+        if raw.status == 401:
             self._expire_credentials()  # a rotated token: ask the configuration again next time
-        data = response.data
-        if not 200 <= response.status < 300:
+        if not 200 <= raw.status < 300:
             decode = orjson.loads
         try:
-            decoded = decode(data) if data else None
+            decoded = decode(raw.data) if raw.data else None
         except orjson.JSONDecodeError:
-            decoded = {"message": data[:200].decode("utf-8", "replace").strip()}
-        return Answer(response.status, decoded)
+            decoded = {"message": raw.data[:200].decode("utf-8", "replace").strip()}
+        return Answer(raw.status, decoded)
+
+    def _through_urllib3(
+        self, method: str, url: str, headers: dict[str, str], payload: bytes | None
+    ) -> RawAnswer:
+        response = self._pool.urlopen(
+            method,
+            url,
+            body=payload,
+            headers=headers,
+            timeout=REQUEST_TIMEOUT,
+            retries=_RETRIES,
+            preload_content=True,
+        )
+        return RawAnswer(response.status, response.data)
 
     def stream(
         self,

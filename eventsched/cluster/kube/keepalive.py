@@ -1,0 +1,243 @@
+"""HTTP/1.1 requests over kept-alive connections, read without urllib3's and http.client's layers.
+
+Every Binding and every Event is a small request to the API server. Through
+urllib3 (`urlopen`, its retry and timeout objects, `http.client`'s response and
+the `email` package's header parser) one cost about 400 µs of CPU here; written
+and read directly on the socket, about 100 µs (`docs/performance.md`).
+
+Connections are still made by urllib3's connection pool, so TLS is set up
+exactly as the client's `Configuration` asks (certificate authority, client
+certificates, `verify_ssl`, `tls_server_name`, socket options). This module only
+writes the request and reads the answer: a status line, headers, then a body of
+`Content-Length` bytes, chunked, or up to the end of the connection. Watches and
+requests through a proxy stay on urllib3 (`rest.py`).
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import urllib3
+from urllib3.util.wait import wait_for_read
+
+#: A status line or header longer than this is not an API server's answer.
+MAX_LINE = 65536
+#: Headers read before the answer is refused (http.client's limit).
+MAX_HEADERS = 100
+#: Attempts at making a connection (urllib3's `Retry(connect=2)`: the request never left).
+CONNECT_ATTEMPTS = 3
+
+
+class ProtocolError(OSError):
+    """The connection closed, or what came back is not an HTTP/1.1 answer."""
+
+
+@dataclass(frozen=True, slots=True)
+class RawAnswer:
+    """The status and the whole body of an answer."""
+
+    status: int
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class _Head:
+    status: int
+    length: int | None  # Content-Length, None when chunked or read to the end
+    chunked: bool
+    keep_alive: bool
+
+
+class _Connection:
+    """One connected socket (made by urllib3) and the buffered reader over it."""
+
+    __slots__ = ("_conn", "_reader", "sock")
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+        self.sock = conn.sock
+        self._reader: io.BufferedReader = self.sock.makefile("rb")
+
+    def dropped(self) -> bool:
+        """Closed by the server while idle (or something unasked-for arrived)."""
+        return bool(wait_for_read(self.sock, timeout=0.0))
+
+    def exchange(self, request: bytes, method: str) -> tuple[RawAnswer, bool]:
+        """Send the request; the answer, and whether the connection may be used again."""
+        self.sock.sendall(request)
+        head = _read_head(self._reader)
+        while 100 <= head.status < 200:  # interim answers (100 Continue) precede the real one
+            head = _read_head(self._reader)
+        if method == "HEAD" or head.status in (204, 304):
+            return RawAnswer(head.status, b""), head.keep_alive
+        if head.chunked:
+            return RawAnswer(head.status, _read_chunked(self._reader)), head.keep_alive
+        if head.length is None:
+            return RawAnswer(head.status, self._reader.read()), False
+        data = self._reader.read(head.length)
+        if len(data) < head.length:
+            raise ProtocolError(f"answer cut off after {len(data)} of {head.length} bytes")
+        return RawAnswer(head.status, data), head.keep_alive
+
+    def close(self) -> None:
+        self._reader.close()
+        self._conn.close()
+
+
+def _line(reader: io.BufferedReader) -> bytes:
+    line = reader.readline(MAX_LINE + 1)
+    if not line:
+        raise ProtocolError("the API server closed the connection")
+    if len(line) > MAX_LINE:
+        raise ProtocolError("an answer line longer than 64 KiB")
+    return line
+
+
+def _read_head(reader: io.BufferedReader) -> _Head:
+    status_line = _line(reader)
+    version, _, rest = status_line.partition(b" ")
+    code = rest[:3]
+    if not version.startswith(b"HTTP/1.") or not code.isdigit():
+        raise ProtocolError(f"not an HTTP/1.1 answer: {status_line[:80]!r}")
+    length: int | None = None
+    chunked = False
+    keep_alive = version == b"HTTP/1.1"
+    for _ in range(MAX_HEADERS):
+        line = _line(reader)
+        if line in (b"\r\n", b"\n"):
+            return _Head(int(code), None if chunked else length, chunked, keep_alive)
+        name, _, value = line.partition(b":")
+        name = name.strip().lower()
+        if name == b"content-length":
+            length = _content_length(value)
+        elif name == b"transfer-encoding":
+            chunked = b"chunked" in value.lower()
+        elif name == b"connection":
+            keep_alive = b"close" not in value.lower() and (
+                keep_alive or b"keep-alive" in value.lower()
+            )
+    raise ProtocolError(f"more than {MAX_HEADERS} headers in an answer")
+
+
+def _content_length(value: bytes) -> int:
+    try:
+        length = int(value.strip())
+    except ValueError:
+        length = -1
+    if length < 0:
+        raise ProtocolError(f"bad Content-Length {value.strip()[:40]!r}")
+    return length
+
+
+def _read_chunked(reader: io.BufferedReader) -> bytes:
+    parts: list[bytes] = []
+    while True:
+        size_line = _line(reader).split(b";", 1)[0].strip()
+        try:
+            size = int(size_line, 16)
+        except ValueError:
+            raise ProtocolError(f"bad chunk size {size_line[:40]!r}") from None
+        if size == 0:
+            while _line(reader) not in (b"\r\n", b"\n"):  # trailers
+                pass
+            return b"".join(parts)
+        chunk = reader.read(size)
+        if len(chunk) < size:
+            raise ProtocolError("answer cut off inside a chunk")
+        parts.append(chunk)
+        _line(reader)  # the CRLF after the chunk
+
+
+class KeepAlivePool:
+    """Up to `maxsize` idle connections to one server, each used by one request at a time.
+
+    A request takes an idle connection (one the server closed meanwhile is
+    dropped) or makes a new one; after a complete answer the connection goes
+    back, unless the server said it closes it. A request that failed after it
+    was sent is not sent again: a Binding may have been applied.
+    """
+
+    def __init__(
+        self,
+        pool: urllib3.HTTPConnectionPool,
+        netloc: str,
+        maxsize: int,
+        connect_timeout: float,
+        read_timeout: float,
+    ) -> None:
+        self._pool: Any = pool  # `_new_conn` makes a connection as urlopen would
+        self._host_line = f"Host: {netloc}\r\n"
+        self._maxsize = maxsize
+        self._connect_timeout = connect_timeout
+        self._read_timeout = read_timeout
+        self._idle: list[_Connection] = []
+        self._lock = threading.Lock()
+
+    def request(
+        self, method: str, target: str, headers: Mapping[str, str], body: bytes | None
+    ) -> RawAnswer:
+        """One request and its whole answer. Raises OSError or urllib3's HTTPError when
+        there is no answer."""
+        lines = [f"{method} {target} HTTP/1.1\r\n", self._host_line]
+        lines.extend(f"{name}: {value}\r\n" for name, value in headers.items())
+        if body is not None or method in ("POST", "PUT", "PATCH"):
+            lines.append(f"Content-Length: {len(body or b'')}\r\n")
+        request = "".join(lines).encode("latin-1") + b"\r\n" + (body or b"")
+        connection = self._take()
+        try:
+            answer, keep = connection.exchange(request, method)
+        except BaseException:
+            connection.close()
+            raise
+        if keep:
+            self._give_back(connection)
+        else:
+            connection.close()
+        return answer
+
+    def _take(self) -> _Connection:
+        while True:
+            with self._lock:
+                connection = self._idle.pop() if self._idle else None
+            if connection is None:
+                return self._connect()
+            if not connection.dropped():
+                return connection
+            connection.close()
+
+    def _give_back(self, connection: _Connection) -> None:
+        with self._lock:
+            if len(self._idle) < self._maxsize:
+                self._idle.append(connection)
+                return
+        connection.close()
+
+    def _connect(self) -> _Connection:
+        for attempt in range(CONNECT_ATTEMPTS):
+            conn = self._pool._new_conn()
+            conn.timeout = self._connect_timeout
+            try:
+                conn.connect()
+            except (urllib3.exceptions.NewConnectionError, urllib3.exceptions.ConnectTimeoutError):
+                conn.close()
+                if attempt == CONNECT_ATTEMPTS - 1:
+                    raise
+                continue
+            except BaseException:
+                conn.close()
+                raise
+            connection = _Connection(conn)
+            connection.sock.settimeout(self._read_timeout)
+            return connection
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        """Close the idle connections (those in use close when their request ends)."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for connection in idle:
+            connection.close()

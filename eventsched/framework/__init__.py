@@ -56,7 +56,7 @@ from eventsched.framework.runtime import Framework, ProfileError, Rejection, Sco
 from eventsched.framework.runtime.nominated import nominated_to_count, requested_with_nominated
 from eventsched.framework.scoredrecord import ScoreCell, in_columns, score_cells, scored_data
 from eventsched.framework.sink import Decision, DecisionSink, ListSink
-from eventsched.framework.status import SUCCESS, Code, Status
+from eventsched.framework.status import SKIP, SUCCESS, Code, Status
 from eventsched.framework.types import (
     ASSIGNED_POD_ADD,
     ASSIGNED_POD_DELETE,
@@ -100,6 +100,7 @@ __all__ = [
     "PVC_UPDATE",
     "PV_ADD",
     "PV_UPDATE",
+    "SKIP",
     "STORAGE_CLASS_ADD",
     "STORAGE_CLASS_UPDATE",
     "SUCCESS",

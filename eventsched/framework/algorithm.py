@@ -400,7 +400,7 @@ def record_scores(
 def _select_host(scores: ScoreTable, seed: int) -> tuple[int, list[int]]:
     """Highest total wins; ties are broken by the attempt's recorded seed (upstream: reservoir sampling)."""
     best = scores.totals.max()
-    tied = [int(r) for r in scores.rows[scores.totals == best]]
+    tied: list[int] = scores.rows[scores.totals == best].tolist()
     if len(tied) == 1:
         return tied[0], tied
     pick = int(np.random.default_rng(seed).integers(len(tied)))

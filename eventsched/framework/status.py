@@ -88,7 +88,9 @@ class Status:
     def with_plugin(self, plugin: str) -> Status:
         if self.plugin == plugin:
             return self
-        return Status(self.code, self.reasons, plugin, self.error, self.detail)
+        if self.reasons or self.error is not None or self.detail:
+            return Status(self.code, self.reasons, plugin, self.error, self.detail)
+        return _bare(self.code, plugin)
 
     def to_record(self) -> dict[str, object]:
         record: dict[str, object] = {"code": self.code.label, "reasons": list(self.reasons)}
@@ -100,6 +102,18 @@ class Status:
 
 
 SUCCESS = Status()
+#: Skip, as a PreFilter or PreScore plugin answers when it has nothing to do.
+SKIP = Status(Code.SKIP)
+
+#: A code alone, named for a plugin: most answers are one of these (made once each).
+_BARE: dict[tuple[Code, str], Status] = {}
+
+
+def _bare(code: Code, plugin: str) -> Status:
+    status = _BARE.get((code, plugin))
+    if status is None:
+        status = _BARE[(code, plugin)] = Status(code, (), plugin)
+    return status
 
 
 def ok(status: Status | None) -> bool:

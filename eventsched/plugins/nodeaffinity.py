@@ -17,9 +17,9 @@ from eventsched.framework import (
     MAX_NODE_SCORE,
     NODE_ADD,
     NODE_UPDATE,
+    SKIP,
     BatchFilterResult,
     ClusterEvent,
-    Code,
     CycleState,
     Handle,
     PluginArgsError,
@@ -117,4 +117,4 @@ class NodeAffinity:
 
 
 def _skip() -> Status:
-    return Status(Code.SKIP)
+    return SKIP

@@ -31,9 +31,9 @@ from eventsched.framework import (
     MAX_NODE_SCORE,
     NODE_ADD,
     NODE_UPDATE,
+    SKIP,
     BatchFilterResult,
     ClusterEvent,
-    Code,
     CycleState,
     Handle,
     PluginArgsError,
@@ -215,7 +215,7 @@ class NodeLabel:
         if required.refusal is not None:
             return None, required.refusal
         if not required.requirements:
-            return None, Status(Code.SKIP)
+            return None, SKIP
         state.write(_FILTER_KEY, required)
         return None, None
 
@@ -251,7 +251,7 @@ class NodeLabel:
         self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
     ) -> Status | None:
         if self.score_label is None:
-            return Status(Code.SKIP)  # the runtime then leaves this plugin out of Score
+            return SKIP  # the runtime then leaves this plugin out of Score
         return None
 
     def _read_numbers(self, table: NodeTable) -> _Numbers:

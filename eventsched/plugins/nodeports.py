@@ -28,9 +28,9 @@ from eventsched.framework import (
     ASSIGNED_POD_DELETE,
     NODE_ADD,
     NODE_UPDATE,
+    SKIP,
     BatchFilterResult,
     ClusterEvent,
-    Code,
     CycleState,
     Handle,
     PreFilterResult,
@@ -106,7 +106,7 @@ class NodePorts:
         self, state: CycleState, pod: Pod, table: NodeTable
     ) -> tuple[PreFilterResult | None, Status | None]:
         if not pod.host_ports:
-            return None, Status(Code.SKIP)
+            return None, SKIP
         state.write(PRE_FILTER_STATE_KEY, WantedPorts(pod.host_ports))
         return None, None
 

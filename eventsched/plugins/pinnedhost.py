@@ -22,7 +22,7 @@ import numpy as np
 from eventsched.framework import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
-    Code,
+    SKIP,
     CycleState,
     Handle,
     PluginArgsError,
@@ -89,7 +89,7 @@ class PinnedHost:
         preferred = pod.annotations.get(PREFERRED_NODE_ANNOTATION, "").strip()
         state.write(_STATE_KEY, preferred)
         if not preferred and not self.hosts and not self.selectors:
-            return Status(Code.SKIP)
+            return SKIP
         return None
 
     def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes) -> IntArray:

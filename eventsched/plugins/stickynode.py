@@ -42,6 +42,7 @@ from eventsched.framework import (
     MAX_NODE_SCORE,
     NODE_ADD,
     NODE_DELETE,
+    SKIP,
     BatchFilterResult,
     ClusterEvent,
     Code,
@@ -186,11 +187,11 @@ class StickyNode:
     ) -> tuple[PreFilterResult | None, Status | None]:
         decision = self._decide(state, pod, table)
         if self.policy != "strict":
-            return None, Status(Code.SKIP)
+            return None, SKIP
         if decision.missing is not None:
             return None, Status.unresolvable(ERR_NODE_GONE.format(node=decision.missing))
         if decision.node is None:
-            return None, Status(Code.SKIP)
+            return None, SKIP
         return PreFilterResult(frozenset((decision.node,))), None
 
     def filter_batch(
@@ -231,7 +232,7 @@ class StickyNode:
     ) -> Status | None:
         decision = self._decide(state, pod, table)
         if self.policy != "preferred" or decision.node is None:
-            return Status(Code.SKIP)
+            return SKIP
         return None
 
     def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes) -> IntArray:

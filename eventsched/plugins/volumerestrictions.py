@@ -30,9 +30,9 @@ from eventsched.framework import (
     NODE_ADD,
     PVC_ADD,
     PVC_UPDATE,
+    SKIP,
     BatchFilterResult,
     ClusterEvent,
-    Code,
     CycleState,
     Handle,
     PreFilterResult,
@@ -129,7 +129,7 @@ class VolumeRestrictions:
                 read_write_once_pod.add(claim.name)
         used = _claims_in_use(table, pod.namespace, read_write_once_pod)
         if not disks and used == 0:
-            return None, Status(Code.SKIP)
+            return None, SKIP
         state.write(_STATE_KEY, _State(disks, used))
         return None, None
 

@@ -32,10 +32,10 @@ from eventsched.framework import (
     PV_UPDATE,
     PVC_ADD,
     PVC_UPDATE,
+    SKIP,
     STORAGE_CLASS_ADD,
     BatchFilterResult,
     ClusterEvent,
-    Code,
     CycleState,
     Handle,
     PreFilterResult,
@@ -100,7 +100,7 @@ class VolumeZone:
         except _Unresolvable as exc:
             return None, Status.unresolvable(str(exc))
         if not topologies:
-            return None, Status(Code.SKIP)
+            return None, SKIP
         state.write(_STATE_KEY, topologies)
         return None, None
 

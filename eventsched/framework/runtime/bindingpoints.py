@@ -13,7 +13,7 @@ from eventsched.framework.runtime.guarded import PluginFailed
 from eventsched.framework.runtime.instrumented import InstrumentedCalls
 from eventsched.framework.runtime.plugins import PluginSet
 from eventsched.framework.runtime.timing import ExtensionPointObserver, timed
-from eventsched.framework.status import Code, Status
+from eventsched.framework.status import SUCCESS, Code, Status
 from eventsched.framework.waiting import WaitingPod
 from eventsched.model import Pod
 
@@ -37,7 +37,7 @@ class BindingPoints(InstrumentedCalls):
                 if status.is_rejected:
                     return status
                 return running_error("Reserve", plugin.name, status)
-        return Status()
+        return SUCCESS
 
     @timed("Unreserve")
     def run_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
@@ -59,7 +59,7 @@ class BindingPoints(InstrumentedCalls):
                 )
             except PluginFailed as failed:
                 return failed.status, waits
-            status = (status or Status()).with_plugin(name)
+            status = (status or SUCCESS).with_plugin(name)
             if status.is_success:
                 continue
             if status.is_rejected:
@@ -75,12 +75,12 @@ class BindingPoints(InstrumentedCalls):
             return Status(
                 Code.WAIT, ("one or more plugins asked to wait and no plugin rejected pod",)
             ), waits
-        return Status(), waits
+        return SUCCESS, waits
 
     def wait_on_permit(self, pod: Pod) -> Status:
         waiting = self.handle.waiting_pods.get(pod.uid)
         if waiting is None:
-            return Status()
+            return SUCCESS
         started = time.perf_counter()
         try:
             status = waiting.wait()
@@ -102,7 +102,7 @@ class BindingPoints(InstrumentedCalls):
                 return status
             if not status.is_success:
                 return running_error("PreBind", plugin.name, status)
-        return Status()
+        return SUCCESS
 
     @timed("Bind")
     def run_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:

@@ -35,7 +35,7 @@ from eventsched.framework.runtime.plugins import PluginSet, ScoreEntry
 from eventsched.framework.runtime.results import Rejection, ScoreTable
 from eventsched.framework.runtime.timing import ExtensionPointObserver, timed
 from eventsched.framework.sink import DecisionSink
-from eventsched.framework.status import Code, Status
+from eventsched.framework.status import SUCCESS, Code, Status
 from eventsched.framework.types import (
     WILDCARD_EVENT,
     ClusterEvent,
@@ -151,7 +151,7 @@ class Framework(BindingPoints):
                 status = self._run(None, "PreEnqueue", plugin.name, plugin.pre_enqueue, pod)
                 if not status.is_success:
                     return status
-            return Status()
+            return SUCCESS
         finally:
             self.handle.enqueue_sink = None
 
@@ -172,7 +172,7 @@ class Framework(BindingPoints):
                 )
             except PluginFailed as failed:
                 return None, failed.status, set()
-            status = (status or Status()).with_plugin(name)
+            status = (status or SUCCESS).with_plugin(name)
             if status.is_skip:
                 state.skip_filter.add(name)
                 continue
@@ -191,7 +191,7 @@ class Framework(BindingPoints):
                         else f"node(s) didn't satisfy plugin(s) {_go_list(narrowing)} simultaneously"
                     )
                     return None, Status.unresolvable(message, plugin=name), set(narrowing)
-        return merged, Status(), set(narrowing)
+        return merged, SUCCESS, set(narrowing)
 
     @timed("Filter")
     def run_filter(
@@ -225,7 +225,7 @@ class Framework(BindingPoints):
                     return remaining[:0], rejections, statuses[int(k)]
             rejections.append(Rejection(name, remaining[failing], slots, statuses))
             remaining = remaining[~failing]
-        return remaining, rejections, Status()
+        return remaining, rejections, SUCCESS
 
     def judged_by_requested_only(self, state: CycleState) -> bool:
         """Whether every Filter that runs for this attempt's pod is a RequestedOnlyFilter."""
@@ -262,7 +262,7 @@ class Framework(BindingPoints):
                 )
             except PluginFailed as failed:
                 return None, failed.status
-            status = (status or Status()).with_plugin(name)
+            status = (status or SUCCESS).with_plugin(name)
             if status.is_success:
                 return result, status
             if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
@@ -288,7 +288,7 @@ class Framework(BindingPoints):
             self._evaluated(name, "PreScore", 1)
             if not status.is_success:
                 return running_error("PreScore", name, status)
-        return Status()
+        return SUCCESS
 
     @timed("Score")
     def run_score(
@@ -324,7 +324,7 @@ class Framework(BindingPoints):
         )
         if entries:
             scores.totals = scores.weighted().sum(axis=0)
-        return scores, Status()
+        return scores, SUCCESS
 
 
 def _scored(

@@ -19,7 +19,7 @@ from typing import Protocol, TypeVar
 from eventsched.framework.cycle_state import CycleState
 from eventsched.framework.runtime.guarded import PluginFailed, guarded
 from eventsched.framework.runtime.timing import status_in
-from eventsched.framework.status import Status
+from eventsched.framework.status import SUCCESS, Status
 
 #: `pluginMetricsSamplePercent`.
 SAMPLE_PERCENT = 10
@@ -94,7 +94,7 @@ class InstrumentedCalls:
             status = self._call(state, point, plugin, run, *args)
         except PluginFailed as failed:
             return failed.status
-        return (status if isinstance(status, Status) else Status()).with_plugin(plugin)
+        return (status if isinstance(status, Status) else SUCCESS).with_plugin(plugin)
 
     def _evaluated(self, plugin: str, point: str, count: int) -> None:
         if self.plugin_metrics is not None:

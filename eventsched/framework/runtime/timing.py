@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
-from eventsched.framework.status import Status
+from eventsched.framework.status import SUCCESS, Status
 
 #: (extension point, status code label, profile, seconds): what the scheduler's
 #: `scheduler_framework_extension_point_duration_seconds` histogram records.
@@ -23,7 +23,7 @@ def status_in(result: object) -> Status:
         for item in result:
             if isinstance(item, Status):
                 return item
-    return Status()
+    return SUCCESS
 
 
 def timed(point: str) -> Callable[[_F], _F]:

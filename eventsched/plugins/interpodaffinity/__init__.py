@@ -28,9 +28,9 @@ from eventsched.framework import (
     ASSIGNED_POD_UPDATE,
     NODE_ADD,
     NODE_UPDATE,
+    SKIP,
     BatchFilterResult,
     ClusterEvent,
-    Code,
     CycleState,
     Handle,
     PluginArgsError,
@@ -81,7 +81,7 @@ class InterPodAffinity:
         except TermError as exc:
             return None, Status.unresolvable(f"parsing pod: {exc}")
         if not (terms.required_affinity or terms.required_anti_affinity or existing):
-            return None, Status(Code.SKIP)
+            return None, SKIP
         objects = table.objects
         filter_state = pre_filter_state(
             pod,
@@ -92,7 +92,7 @@ class InterPodAffinity:
             _namespace_labels(pod, table),
         )
         if not (terms.required_affinity or terms.required_anti_affinity or filter_state.existing):
-            return None, Status(Code.SKIP)
+            return None, SKIP
         state.write(_FILTER_KEY, filter_state)
         return None, None
 
@@ -117,17 +117,17 @@ class InterPodAffinity:
         self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
     ) -> Status | None:
         if len(rows) == 0:
-            return Status(Code.SKIP)
+            return SKIP
         existing = self._index.get(table)
         try:
             terms = self._index.incoming.terms(pod)
         except TermError as exc:
             return Status.as_error(f"failed to parse pod: {exc}")
         if self.ignore_preferred_terms_of_existing_pods and not terms.has_preferred:
-            return Status(Code.SKIP)
+            return SKIP
         preferred = _merged_preferred(terms, table)
         if not preferred and not existing.preferred and not self._scores_required(existing):
-            return Status(Code.SKIP)
+            return SKIP
         score_state = pre_score_state(
             pod,
             table,
@@ -137,7 +137,7 @@ class InterPodAffinity:
             self.hard_pod_affinity_weight,
         )
         if score_state is None:
-            return Status(Code.SKIP)
+            return SKIP
         state.write(_SCORE_KEY, score_state)
         return None
 

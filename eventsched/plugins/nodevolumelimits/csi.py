@@ -37,9 +37,9 @@ import numpy as np
 from eventsched.framework import (
     ASSIGNED_POD_DELETE,
     CSI_NODE_ADD,
+    SKIP,
     BatchFilterResult,
     ClusterEvent,
-    Code,
     CycleState,
     Handle,
     PreFilterResult,
@@ -90,7 +90,7 @@ class NodeVolumeLimits:
         for volume in pod.volumes:
             if claim_of(pod, volume) is not None or _in_tree_kind(volume) is not None:
                 return None, None
-        return None, Status(Code.SKIP)
+        return None, SKIP
 
     def filter_batch(
         self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes

@@ -58,9 +58,9 @@ import numpy as np
 from eventsched.framework import (
     ASSIGNED_POD_DELETE,
     NODE_ADD,
+    SKIP,
     BatchFilterResult,
     ClusterEvent,
-    Code,
     CycleState,
     Handle,
     PreFilterResult,
@@ -196,7 +196,7 @@ class InTreeVolumeLimits:
                 return None, None
             if claim_of(pod, volume) is not None:
                 return None, None
-        return None, Status(Code.SKIP)
+        return None, SKIP
 
     def filter_batch(
         self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes

@@ -28,9 +28,9 @@ from eventsched.framework import (
     NODE_ADD,
     NODE_DELETE,
     NODE_UPDATE,
+    SKIP,
     BatchFilterResult,
     ClusterEvent,
-    Code,
     CycleState,
     Handle,
     PreFilterResult,
@@ -98,7 +98,7 @@ class PodTopologySpread:
         if status is not None:
             return None, status
         if not constraints:
-            return None, Status(Code.SKIP)
+            return None, SKIP
         state.write(PRE_FILTER_STATE_KEY, pre_filter_state(pod, constraints, table))
         return None, None
 
@@ -123,12 +123,12 @@ class PodTopologySpread:
         self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
     ) -> Status | None:
         if len(rows) == 0 or len(table) == 0:
-            return Status(Code.SKIP)
+            return SKIP
         constraints, status = self._constraints(pod, table, SCHEDULE_ANYWAY)
         if status is not None:
             return status
         if not constraints:
-            return Status(Code.SKIP)
+            return SKIP
         # Nodes need every key unless the constraints are the system defaults,
         # so that nodes without a zone label still get hostname spreading.
         require_all = bool(pod.topology_spread) or not self.args.system_defaulted

@@ -61,11 +61,11 @@ from eventsched.framework import (
     PV_UPDATE,
     PVC_ADD,
     PVC_UPDATE,
+    SKIP,
     STORAGE_CLASS_ADD,
     STORAGE_CLASS_UPDATE,
     BatchFilterResult,
     ClusterEvent,
-    Code,
     CycleState,
     Handle,
     PluginArgsError,
@@ -178,7 +178,7 @@ class VolumeBinding:
             return None, Status.unresolvable(str(exc))
         if claims is None:
             state.write(_STATE_KEY, _State(None))
-            return None, Status(Code.SKIP)
+            return None, SKIP
         if claims.immediate:
             return None, Status.unresolvable(ERR_UNBOUND_IMMEDIATE)
         state.write(_STATE_KEY, _State(claims))
@@ -199,7 +199,7 @@ class VolumeBinding:
         self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
     ) -> Status | None:
         """No scorer without the VolumeCapacityPriority gate (off in v1.28)."""
-        return Status(Code.SKIP)
+        return SKIP
 
     def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes) -> IntArray:
         return np.zeros(len(rows), dtype=np.int64)

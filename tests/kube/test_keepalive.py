@@ -242,3 +242,44 @@ def test_a_refused_connection_is_tried_again_then_reported() -> None:
     configuration.host = f"http://127.0.0.1:{port}"
     with pytest.raises(TransportError, match=r"[Cc]onnection refused"):
         Rest(configuration).request("GET", "/api/v1/nodes")
+
+
+def test_a_stream_yields_lines_as_they_complete_across_chunks(
+    serve: Callable[[Script], ScriptedServer],
+) -> None:
+    body = b'{"a":1}\n{"b"', b':2}\n{"c":3}\n'
+    chunks = b"".join(b"%x\r\n%s\r\n" % (len(c), c) for c in body)
+    server = serve(
+        lambda conn, n: (
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks + b"0\r\n\r\n"
+        )
+    )
+    stream = pool_for(server).open("/api/v1/pods?watch=true", {})
+    try:
+        assert stream.status == 200
+        assert list(stream.lines()) == [b'{"a":1}', b'{"b":2}', b'{"c":3}']
+    finally:
+        stream.close()
+
+
+def test_shutting_a_stream_down_ends_a_read_waiting_on_another_thread(
+    serve: Callable[[Script], ScriptedServer],
+) -> None:
+    # The head arrives, then nothing: a watch with no events.
+    server = serve(lambda conn, n: b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+    stream = pool_for(server).open("/api/v1/pods?watch=true", {})
+    ended: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            list(stream.lines())
+        except OSError as exc:
+            ended.append(exc)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    stream.shutdown()
+    reader.join(10)
+    stream.close()
+    assert not reader.is_alive()
+    assert ended and "closed the connection" in str(ended[0])

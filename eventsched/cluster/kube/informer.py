@@ -201,6 +201,10 @@ class Informer:
     def _opened(self, response: Any) -> None:
         with self._response_lock:
             self._response = response
+        if response is not None and self._stopped.is_set():
+            # stop() came between opening the watch and this: it found no response to end.
+            with contextlib.suppress(Exception):
+                response.shutdown()
 
     def _deliver(self, kind: str, obj: dict[str, Any]) -> None:
         # Kept per object for relists and conditions; its field-manager bookkeeping is not needed.

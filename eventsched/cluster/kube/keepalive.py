@@ -15,9 +15,11 @@ requests through a proxy stay on urllib3 (`rest.py`).
 
 from __future__ import annotations
 
+import contextlib
 import io
+import socket
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,20 +70,52 @@ class _Connection:
 
     def exchange(self, request: bytes, method: str) -> tuple[RawAnswer, bool]:
         """Send the request; the answer, and whether the connection may be used again."""
+        head = self.start(request)
+        if method == "HEAD" or head.status in (204, 304):
+            return RawAnswer(head.status, b""), head.keep_alive
+        if head.chunked:
+            return RawAnswer(head.status, b"".join(self.chunks())), head.keep_alive
+        if head.length is None:
+            return RawAnswer(head.status, self._reader.read()), False
+        return RawAnswer(head.status, self.exactly(head.length)), head.keep_alive
+
+    def start(self, request: bytes) -> _Head:
+        """Send the request and read the answer's head (after any interim answers)."""
         self.sock.sendall(request)
         head = _read_head(self._reader)
         while 100 <= head.status < 200:  # interim answers (100 Continue) precede the real one
             head = _read_head(self._reader)
-        if method == "HEAD" or head.status in (204, 304):
-            return RawAnswer(head.status, b""), head.keep_alive
-        if head.chunked:
-            return RawAnswer(head.status, _read_chunked(self._reader)), head.keep_alive
-        if head.length is None:
-            return RawAnswer(head.status, self._reader.read()), False
-        data = self._reader.read(head.length)
-        if len(data) < head.length:
-            raise ProtocolError(f"answer cut off after {len(data)} of {head.length} bytes")
-        return RawAnswer(head.status, data), head.keep_alive
+        return head
+
+    def exactly(self, length: int) -> bytes:
+        data = self._reader.read(length)
+        if len(data) < length:
+            raise ProtocolError(f"answer cut off after {len(data)} of {length} bytes")
+        return data
+
+    def chunks(self) -> Iterator[bytes]:
+        """A chunked body's chunks as they arrive, then its trailers read past."""
+        reader = self._reader
+        while True:
+            size_line = _line(reader).split(b";", 1)[0].strip()
+            try:
+                size = int(size_line, 16)
+            except ValueError:
+                raise ProtocolError(f"bad chunk size {size_line[:40]!r}") from None
+            if size == 0:
+                while _line(reader) not in (b"\r\n", b"\n"):  # trailers
+                    pass
+                return
+            chunk = reader.read(size)
+            if len(chunk) < size:
+                raise ProtocolError("answer cut off inside a chunk")
+            yield chunk
+            _line(reader)  # the CRLF after the chunk
+
+    def to_the_end(self) -> Iterator[bytes]:
+        """A body without a length: what arrives until the server closes."""
+        while data := self._reader.read1(65536):
+            yield data
 
     def close(self) -> None:
         self._reader.close()
@@ -133,23 +167,43 @@ def _content_length(value: bytes) -> int:
     return length
 
 
-def _read_chunked(reader: io.BufferedReader) -> bytes:
-    parts: list[bytes] = []
-    while True:
-        size_line = _line(reader).split(b";", 1)[0].strip()
-        try:
-            size = int(size_line, 16)
-        except ValueError:
-            raise ProtocolError(f"bad chunk size {size_line[:40]!r}") from None
-        if size == 0:
-            while _line(reader) not in (b"\r\n", b"\n"):  # trailers
-                pass
-            return b"".join(parts)
-        chunk = reader.read(size)
-        if len(chunk) < size:
-            raise ProtocolError("answer cut off inside a chunk")
-        parts.append(chunk)
-        _line(reader)  # the CRLF after the chunk
+class Stream:
+    """An answer read as it arrives: its status, then its body whole or line by line."""
+
+    def __init__(self, connection: _Connection, head: _Head) -> None:
+        self._connection = connection
+        self._head = head
+        self.status = head.status
+
+    def _pieces(self) -> Iterator[bytes]:
+        head = self._head
+        if head.chunked:
+            return self._connection.chunks()
+        if head.length is None:
+            return self._connection.to_the_end()
+        return iter((self._connection.exactly(head.length),))
+
+    def read(self) -> bytes:
+        return b"".join(self._pieces())
+
+    def lines(self) -> Iterator[bytes]:
+        """The body's lines (without their newline) as each is complete."""
+        pending = b""
+        for piece in self._pieces():
+            pending += piece
+            if b"\n" in piece:
+                *complete, pending = pending.split(b"\n")
+                yield from complete
+        if pending:
+            yield pending
+
+    def shutdown(self) -> None:
+        """Wake a reader waiting on another thread: its read ends at once."""
+        with contextlib.suppress(OSError):
+            self._connection.sock.shutdown(socket.SHUT_RDWR)
+
+    def close(self) -> None:
+        self._connection.close()
 
 
 class KeepAlivePool:
@@ -182,11 +236,7 @@ class KeepAlivePool:
     ) -> RawAnswer:
         """One request and its whole answer. Raises OSError or urllib3's HTTPError when
         there is no answer."""
-        lines = [f"{method} {target} HTTP/1.1\r\n", self._host_line]
-        lines.extend(f"{name}: {value}\r\n" for name, value in headers.items())
-        if body is not None or method in ("POST", "PUT", "PATCH"):
-            lines.append(f"Content-Length: {len(body or b'')}\r\n")
-        request = "".join(lines).encode("latin-1") + b"\r\n" + (body or b"")
+        request = self._request(method, target, headers, body)
         connection = self._take()
         try:
             answer, keep = connection.exchange(request, method)
@@ -198,6 +248,27 @@ class KeepAlivePool:
         else:
             connection.close()
         return answer
+
+    def open(self, target: str, headers: Mapping[str, str]) -> Stream:
+        """A GET whose answer is read as it arrives (a watch), on a connection of its own
+        that is closed with it, and that waits for the server as long as it takes."""
+        connection = self._connect()
+        try:
+            connection.sock.settimeout(None)
+            head = connection.start(self._request("GET", target, headers, None))
+        except BaseException:
+            connection.close()
+            raise
+        return Stream(connection, head)
+
+    def _request(
+        self, method: str, target: str, headers: Mapping[str, str], body: bytes | None
+    ) -> bytes:
+        lines = [f"{method} {target} HTTP/1.1\r\n", self._host_line]
+        lines.extend(f"{name}: {value}\r\n" for name, value in headers.items())
+        if body is not None or method in ("POST", "PUT", "PATCH"):
+            lines.append(f"Content-Length: {len(body or b'')}\r\n")
+        return "".join(lines).encode("latin-1") + b"\r\n" + (body or b"")
 
     def _take(self) -> _Connection:
         while True:

@@ -31,7 +31,7 @@ from kubernetes.client import rest
 
 from eventsched.cluster.kube.connection import REQUEST_TIMEOUT as CLIENT_TIMEOUT
 from eventsched.cluster.kube.connection import warn_insecure
-from eventsched.cluster.kube.keepalive import KeepAlivePool, RawAnswer
+from eventsched.cluster.kube.keepalive import KeepAlivePool, RawAnswer, Stream
 from eventsched.cluster.kube.ratelimit import TokenBucket
 from eventsched.model.changes import ApiError
 
@@ -218,49 +218,82 @@ class Rest:
         """A watch: one JSON object per line, read by `decode`, until the server ends the
         stream.
 
-        `on_open(response)` is called with the open response so another thread
-        can shut it down (stopping an informer).
+        `on_open(stream)` is called with the open stream so another thread can end it
+        (`stream.shutdown()`, stopping an informer).
         """
+        url = self.url(path, query)
         try:
-            response = self._pool.urlopen(
-                "GET",
-                self.url(path, query),
-                headers=self._headers(),
-                timeout=urllib3.Timeout(connect=5.0, read=None),
-                retries=_RETRIES,
-                preload_content=False,
-            )
+            if self._direct is not None:
+                stream: Stream | _Urllib3Stream = self._direct.open(url, self._headers())
+            else:
+                stream = _Urllib3Stream.open(self._pool, url, self._headers())
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             self._observe("GET", "<error>", None)
             raise TransportError(_reason(exc)) from exc
-        self._observe("GET", str(response.status), None)
-        complete = False
+        self._observe("GET", str(stream.status), None)
         try:
             if on_open is not None:
-                on_open(response)
-            if response.status != 200:
-                data = response.read()
+                on_open(stream)
+            if stream.status != 200:
+                data = stream.read()
                 try:
                     body = orjson.loads(data)
                 except orjson.JSONDecodeError:
                     body = {"message": data[:200].decode("utf-8", "replace")}
-                complete = True
-                yield {"type": "ERROR", "object": {"code": response.status, **body}}
+                yield {"type": "ERROR", "object": {"code": stream.status, **body}}
                 return
-            pending = b""
-            for chunk in response.stream(65536, decode_content=True):
-                pending += chunk
-                *lines, pending = pending.split(b"\n")
-                for line in lines:
-                    if line.strip():
-                        yield decode(line)
-            complete = True
+            for line in stream.lines():
+                if line.strip():
+                    yield decode(line)
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise TransportError(_reason(exc)) from exc
         finally:
-            if not complete:  # stopped or cut off mid-stream: the connection cannot be reused
-                response.close()
-            response.release_conn()
+            stream.close()
+
+
+class _Urllib3Stream:
+    """A watch through urllib3 (through a proxy), read as `keepalive.Stream` is."""
+
+    def __init__(self, response: Any) -> None:
+        self._response = response
+        self.status: int = response.status
+        self._complete = False
+
+    @classmethod
+    def open(cls, pool: Any, url: str, headers: dict[str, str]) -> _Urllib3Stream:
+        return cls(
+            pool.urlopen(
+                "GET",
+                url,
+                headers=headers,
+                timeout=urllib3.Timeout(connect=CLIENT_TIMEOUT[0], read=None),
+                retries=_RETRIES,
+                preload_content=False,
+            )
+        )
+
+    def read(self) -> bytes:
+        data: bytes = self._response.read()
+        self._complete = True
+        return data
+
+    def lines(self) -> Iterator[bytes]:
+        pending = b""
+        for chunk in self._response.stream(65536, decode_content=True):
+            pending += chunk
+            *complete, pending = pending.split(b"\n")
+            yield from complete
+        if pending:
+            yield pending
+        self._complete = True
+
+    def shutdown(self) -> None:
+        self._response.shutdown()
+
+    def close(self) -> None:
+        if not self._complete:  # stopped or cut off mid-stream: the connection cannot be reused
+            self._response.close()
+        self._response.release_conn()
 
 
 def limited_request(

@@ -9,8 +9,9 @@ Connections are still made by urllib3's connection pool, so TLS is set up
 exactly as the client's `Configuration` asks (certificate authority, client
 certificates, `verify_ssl`, `tls_server_name`, socket options). This module only
 writes the request and reads the answer: a status line, headers, then a body of
-`Content-Length` bytes, chunked, or up to the end of the connection. Watches and
-requests through a proxy stay on urllib3 (`rest.py`).
+`Content-Length` bytes, chunked, or up to the end of the connection. A watch is
+read the same way, line by line as its events arrive (`Stream`), on a connection
+of its own. Requests through a proxy stay on urllib3 (`rest.py`).
 """
 
 from __future__ import annotations
@@ -305,10 +306,3 @@ class KeepAlivePool:
             connection.sock.settimeout(self._read_timeout)
             return connection
         raise AssertionError("unreachable")
-
-    def close(self) -> None:
-        """Close the idle connections (those in use close when their request ends)."""
-        with self._lock:
-            idle, self._idle = self._idle, []
-        for connection in idle:
-            connection.close()

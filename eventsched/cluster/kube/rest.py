@@ -8,9 +8,9 @@ a pod). The hot path (list, watch, Binding, Event, status patch) needs none
 of that: this module sends `orjson`-encoded bodies over connections made by
 one urllib3 pool built from the client's `Configuration` (so kubeconfig,
 in-cluster config, client certificates, proxies and token refresh work as
-they do for the client) and reads every answer completely. Requests are
-written and read on the socket by `keepalive.py`; watches, and everything
-through a proxy, go through urllib3's `urlopen`.
+they do for the client) and reads every answer completely. Requests and
+watches are written and read on the socket by `keepalive.py`; through a proxy,
+they go through urllib3's `urlopen`.
 """
 
 from __future__ import annotations

@@ -68,7 +68,7 @@ class NodeAffinity:
             )
         )
         if not pod.node_selector and not has_required and self.added_required is None:
-            return None, _skip()
+            return None, SKIP
         try:
             required = parse_required(pod.node_selector, pod.affinity)
         except ValueError as exc:
@@ -100,7 +100,7 @@ class NodeAffinity:
         except ValueError as exc:
             return Status.as_error(f"invalid preferred node affinity: {exc}")
         if not preferred:
-            return _skip()
+            return SKIP
         state.write(_SCORE_KEY, preferred)
         return None
 
@@ -114,7 +114,3 @@ class NodeAffinity:
         self, state: CycleState, pod: Pod, scores: IntArray, rows: Indexes
     ) -> IntArray:
         return default_normalize_score(MAX_NODE_SCORE, False, scores)
-
-
-def _skip() -> Status:
-    return SKIP

@@ -20,7 +20,7 @@ import contextlib
 import io
 import socket
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -168,6 +168,18 @@ def _content_length(value: bytes) -> int:
     return length
 
 
+def split_lines(pieces: Iterable[bytes]) -> Iterator[bytes]:
+    """Lines (without their newline) of a body read in pieces, each as it is complete."""
+    pending = b""
+    for piece in pieces:
+        pending += piece
+        if b"\n" in piece:
+            *complete, pending = pending.split(b"\n")
+            yield from complete
+    if pending:
+        yield pending
+
+
 class Stream:
     """An answer read as it arrives: its status, then its body whole or line by line."""
 
@@ -189,14 +201,7 @@ class Stream:
 
     def lines(self) -> Iterator[bytes]:
         """The body's lines (without their newline) as each is complete."""
-        pending = b""
-        for piece in self._pieces():
-            pending += piece
-            if b"\n" in piece:
-                *complete, pending = pending.split(b"\n")
-                yield from complete
-        if pending:
-            yield pending
+        return split_lines(self._pieces())
 
     def shutdown(self) -> None:
         """Wake a reader waiting on another thread: its read ends at once."""

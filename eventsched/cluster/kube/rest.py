@@ -31,7 +31,7 @@ from kubernetes.client import rest
 
 from eventsched.cluster.kube.connection import REQUEST_TIMEOUT as CLIENT_TIMEOUT
 from eventsched.cluster.kube.connection import warn_insecure
-from eventsched.cluster.kube.keepalive import KeepAlivePool, RawAnswer, Stream
+from eventsched.cluster.kube.keepalive import KeepAlivePool, RawAnswer, Stream, split_lines
 from eventsched.cluster.kube.ratelimit import TokenBucket
 from eventsched.model.changes import ApiError
 
@@ -96,8 +96,8 @@ class Rest:
         # Without a proxy, requests go straight to the host's connection pool: the
         # manager would parse the URL and look the pool up again for every request.
         direct = not isinstance(manager, urllib3.ProxyManager)
-        host_pool = manager.connection_from_url(self._host)
-        self._pool: Any = host_pool if direct else manager
+        host_pool = manager.connection_from_url(self._host) if direct else None
+        self._pool: Any = host_pool if host_pool is not None else manager
         self._prefix = (urllib3.util.parse_url(self._host).path or "") if direct else self._host
         self._auth: dict[str, str] = {}
         self._auth_until = 0.0
@@ -105,8 +105,8 @@ class Rest:
         #: Set by whoever exports the API client's metrics; None costs nothing.
         self.observer: RequestObserver | None = None
         self._netloc = str(urllib3.util.parse_url(self._host).netloc or "")
-        #: Requests but watches go straight to the socket (`keepalive.py`); through a proxy,
-        #: through urllib3.
+        #: Requests and watches go straight to the socket (`keepalive.py`) over connections
+        #: the host's pool makes; through a proxy, through urllib3.
         self._direct: KeepAlivePool | None = (
             KeepAlivePool(
                 host_pool,
@@ -115,7 +115,7 @@ class Rest:
                 connect_timeout=CLIENT_TIMEOUT[0],
                 read_timeout=CLIENT_TIMEOUT[1],
             )
-            if direct
+            if host_pool is not None
             else None
         )
         if not configuration.verify_ssl:
@@ -278,13 +278,7 @@ class _Urllib3Stream:
         return data
 
     def lines(self) -> Iterator[bytes]:
-        pending = b""
-        for chunk in self._response.stream(65536, decode_content=True):
-            pending += chunk
-            *complete, pending = pending.split(b"\n")
-            yield from complete
-        if pending:
-            yield pending
+        yield from split_lines(self._response.stream(65536, decode_content=True))
         self._complete = True
 
     def shutdown(self) -> None:

@@ -109,8 +109,7 @@ class Informer:
         with self._response_lock:
             response = self._response
         if response is not None:
-            with contextlib.suppress(Exception):  # already closed
-                response.shutdown()
+            _end(response)
         if self._thread is not None:
             self._thread.join(timeout)
 
@@ -202,9 +201,7 @@ class Informer:
         with self._response_lock:
             self._response = response
         if response is not None and self._stopped.is_set():
-            # stop() came between opening the watch and this: it found no response to end.
-            with contextlib.suppress(Exception):
-                response.shutdown()
+            _end(response)  # stop() came between opening the watch and this: it found none
 
     def _deliver(self, kind: str, obj: dict[str, Any]) -> None:
         # Kept per object for relists and conditions; its field-manager bookkeeping is not needed.
@@ -224,3 +221,9 @@ def _key(obj: Mapping[str, Any]) -> str:
     meta = obj.get("metadata") or {}
     namespace = meta.get("namespace")
     return f"{namespace}/{meta.get('name')}" if namespace else str(meta.get("name"))
+
+
+def _end(response: Any) -> None:
+    """End an open watch from another thread (its reader's read returns at once)."""
+    with contextlib.suppress(Exception):  # already closed
+        response.shutdown()

@@ -234,7 +234,7 @@ class Appender:
         """Insert the events and their batch row after the head; returns the batch's hash."""
         sql = self._sql
         rows, jsons = _rows(prepared, first, recorded_at, sql.timestamp)
-        conn.exec_driver_sql(sql.insert_events, rows)
+        sql.write_events(conn, rows)
         hashed = batch_hash(prev_hash, jsons)
         conn.exec_driver_sql(
             sql.insert_batch,

@@ -3,10 +3,11 @@
 An append is on the scheduler's hot path and its cost is paid while the
 append lock is held, so its statements skip SQLAlchemy's compilation and
 type processing (`exec_driver_sql`): `data` goes in as the canonical JSON
-text already computed for the hash (cast to JSONB on PostgreSQL, stored
-as is on SQLite) instead of being serialized a second time. Everything
-else in the store uses SQLAlchemy Core; SQLAlchemy still wraps errors and
-manages the pooled connection here.
+text already computed for the hash (sent as JSONB on PostgreSQL, stored
+as is on SQLite) instead of being serialized a second time. On PostgreSQL
+the events go in as one binary COPY (copyrows.py), on SQLite as an
+`executemany` of INSERTs. Everything else in the store uses SQLAlchemy Core;
+SQLAlchemy still wraps errors and manages the pooled connection here.
 
 Columns and storage formats must stay exactly what `schema.py` reads back
 (a round-trip test checks it on both databases).
@@ -14,10 +15,12 @@ Columns and storage formats must stay exactly what `schema.py` reads back
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+
+from sqlalchemy import Connection
 
 _EVENT_COLUMNS = (
     "position, recorded_at, scheduler, instance, attempt, kind, uid, namespace, name, node, "
@@ -49,12 +52,35 @@ def _sqlite_read_timestamp(value: str | datetime) -> datetime:
     return datetime.fromisoformat(value).replace(tzinfo=UTC)
 
 
+Rows = Sequence[tuple[Any, ...]]
+
+_COPY_EVENTS = f"COPY events ({_EVENT_COLUMNS}) FROM STDIN (FORMAT BINARY)"
+
+
+def _copy_events(conn: Connection, rows: Rows) -> None:
+    """PostgreSQL: one binary COPY of the batch's events (copyrows.py; psycopg is imported
+    only where the log is on PostgreSQL)."""
+    from eventsched.events.copyrows import copy_rows
+
+    copy_rows(conn, _COPY_EVENTS, rows)
+
+
+def _insert_sqlite_events(conn: Connection, rows: Rows) -> None:
+    conn.exec_driver_sql(SQLITE_INSERT_EVENTS, list(rows))
+
+
+SQLITE_INSERT_EVENTS = (
+    f"INSERT INTO events ({_EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
 @dataclass(frozen=True, slots=True)
 class AppendSQL:
     #: Taken first in every append transaction; None where BEGIN already took it.
     lock: str | None
     head: str
-    insert_events: str
+    #: Writes a batch's event rows (`_EVENT_COLUMNS`' order) on the append's connection.
+    write_events: Callable[[Connection, Rows], None]
     insert_batch: str
     timestamp: Callable[[datetime], Any]
     #: The head's `recorded_at` as the driver returns it, to an aware UTC datetime.
@@ -65,8 +91,7 @@ POSTGRESQL = AppendSQL(
     # EXCLUSIVE conflicts with itself and with writes, not with plain reads.
     lock="LOCK TABLE event_batches IN EXCLUSIVE MODE",
     head=_HEAD,
-    insert_events=f"INSERT INTO events ({_EVENT_COLUMNS}) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, CAST(%s AS JSONB))",
+    write_events=_copy_events,
     insert_batch=f"INSERT INTO event_batches ({_BATCH_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s)",
     timestamp=_same,
     read_timestamp=_same,
@@ -75,8 +100,7 @@ POSTGRESQL = AppendSQL(
 SQLITE = AppendSQL(
     lock=None,  # BEGIN IMMEDIATE (engine.py) holds the database's write lock
     head=_HEAD,
-    insert_events=f"INSERT INTO events ({_EVENT_COLUMNS}) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    write_events=_insert_sqlite_events,
     insert_batch=f"INSERT INTO event_batches ({_BATCH_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
     timestamp=_sqlite_timestamp,
     read_timestamp=_sqlite_read_timestamp,

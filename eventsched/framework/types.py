@@ -68,10 +68,12 @@ class BatchFilterResult:
 
     verdict: IntArray
     statuses: list[Status] = field(default_factory=list)
+    #: Made by `passing`: every row passed, the runtime need not look at `verdict`.
+    all_passed: bool = False
 
     @classmethod
     def passing(cls, count: int) -> BatchFilterResult:
-        return cls(np.full(count, -1, dtype=np.int64))
+        return cls(np.full(count, -1, dtype=np.int64), [], True)
 
     @classmethod
     def from_mask(cls, passed: np.ndarray, status: Status) -> BatchFilterResult:

@@ -14,6 +14,7 @@ label column is built on first use and kept up to date from then on.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import count
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +28,9 @@ BoolArray = npt.NDArray[np.bool_]
 ABSENT = -1
 #: The code of a value no pod has: compares unequal to every row.
 UNSEEN = -2
+
+#: `PodTable.affinity_version` values, unique across every PodTable of the process.
+_VERSIONS = count(1)
 
 
 class _Codes:
@@ -62,6 +66,10 @@ class PodTable:
         self._deleting = np.zeros(0, dtype=np.bool_)
         self._with_affinity = np.zeros(0, dtype=np.bool_)
         self._labels: dict[str, tuple[_Codes, IntArray]] = {}
+        #: Changes whenever the pods with affinity, or the node rows they are on, may have
+        #: changed (never for a pod without affinity placed or removed): what inter-pod
+        #: affinity derives from those pods alone holds while it is the same.
+        self.affinity_version = next(_VERSIONS)
 
     def __len__(self) -> int:
         return len(self.pods)
@@ -97,10 +105,15 @@ class PodTable:
             self._row[pod.uid] = row
         else:
             self.pods[row] = pod
+            if self._with_affinity[row]:
+                self.affinity_version = next(_VERSIONS)
         self._node_rows[row] = node_row
         self._namespace_col[row] = self._namespaces.encode(pod.namespace)
         self._deleting[row] = pod.deleting
-        self._with_affinity[row] = _has_pod_affinity(pod)
+        has_affinity = _has_pod_affinity(pod)
+        self._with_affinity[row] = has_affinity
+        if has_affinity:
+            self.affinity_version = next(_VERSIONS)
         for key, (codes, column) in self._labels.items():
             column[row] = codes.encode(pod.labels.get(key))
 
@@ -108,6 +121,8 @@ class PodTable:
         row = self._row.pop(uid, None)
         if row is None:
             return
+        if self._with_affinity[row]:
+            self.affinity_version = next(_VERSIONS)
         last = len(self.pods) - 1
         if row != last:
             moved = self.pods[last]
@@ -128,6 +143,7 @@ class PodTable:
             self.remove(uid)
         rows = self.node_rows
         rows[rows > node_row] -= 1
+        self.affinity_version = next(_VERSIONS)
 
     def _grow(self, capacity: int) -> None:
         n = len(self.pods)

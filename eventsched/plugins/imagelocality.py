@@ -176,10 +176,15 @@ class ImageLocality:
 
     def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes) -> IntArray:
         index = self.image_index(table)
-        sums = np.zeros(len(table), dtype=np.int64)
+        sums: IntArray | None = None
         for image in pod.images:
             found = index.holders(normalized_image_name(image))
             if found is not None:
                 holders, scaled = found
+                if sums is None:
+                    sums = np.zeros(len(table), dtype=np.int64)
                 sums[holders] += scaled
+        if sums is None:
+            # No node has any of the images: every sum clamps to the minimum, which scores 0.
+            return np.zeros(len(rows), dtype=np.int64)
         return calculate_priority(sums[rows], len(pod.images))

@@ -56,6 +56,8 @@ class Fractions:
 
     values: list[FloatArray]
     counted: list[BoolArray]
+    #: Every resource counts on every row (no node lacks one): the usual case.
+    all_counted: bool = False
 
 
 class NodeResourcesBalancedAllocation:
@@ -84,6 +86,7 @@ class NodeResourcesBalancedAllocation:
     def fractions(self, requests: PodRequests, table: NodeTable, rows: Indexes) -> Fractions:
         values: list[FloatArray] = []
         counted: list[BoolArray] = []
+        everywhere = True
         for name, pod_request in zip(self.resources, requests.amounts, strict=True):
             col = _node_column(name, pod_request, table)
             if col is None:
@@ -91,10 +94,14 @@ class NodeResourcesBalancedAllocation:
             allocatable = table.allocatable[rows, col]
             requested = table.requested[rows, col] + pod_request
             here = allocatable != 0
-            safe = np.where(here, allocatable, 1).astype(np.float64)
+            if here.all():
+                safe = allocatable.astype(np.float64)
+            else:
+                everywhere = False
+                safe = np.where(here, allocatable, 1).astype(np.float64)
             values.append(np.minimum(requested.astype(np.float64) / safe, 1.0))
             counted.append(here)
-        return Fractions(values, counted)
+        return Fractions(values, counted, everywhere)
 
 
 def _node_column(name: str, pod_request: int, table: NodeTable) -> int | None:
@@ -115,6 +122,11 @@ def _node_column(name: str, pod_request: int, table: NodeTable) -> int | None:
 
 def balanced_score(fractions: Fractions, count: int) -> IntArray:
     """upstream `balancedResourceScorer` on every row: `int64((1 - std) * MaxNodeScore)`."""
+    if len(fractions.values) == 2 and fractions.all_counted:
+        # Two resources on every row (cpu and memory, the default): the same operations
+        # as the general path below takes for such a row, without its masks.
+        first, second = fractions.values
+        return ((1 - np.abs((first - second) / 2)) * float(MAX_NODE_SCORE)).astype(np.int64)
     n = np.zeros(count, dtype=np.int64)
     total = np.zeros(count, dtype=np.float64)
     first = np.zeros(count, dtype=np.float64)

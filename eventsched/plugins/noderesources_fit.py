@@ -118,6 +118,8 @@ class NodeResourcesFit:
             else:
                 short = allocatable[:, col] - requested[:, col] < request.requests[resource]
             mask |= short.astype(np.int64) << bit
+        if not mask.any():
+            return BatchFilterResult.passing(len(rows))
         verdict = np.full(len(rows), -1, dtype=np.int64)
         statuses: list[Status] = []
         for value in np.unique(mask[mask != 0]):

@@ -37,5 +37,7 @@ class NodeUnschedulable:
     ) -> BatchFilterResult:
         if any(t.tolerates(UNSCHEDULABLE_TAINT) for t in pod.tolerations):
             return BatchFilterResult.passing(len(rows))
-        passed = ~table.unschedulable[rows]
-        return BatchFilterResult.from_mask(passed, Status.unresolvable(ERR_REASON))
+        unschedulable = table.unschedulable[rows]
+        if not unschedulable.any():
+            return BatchFilterResult.passing(len(rows))
+        return BatchFilterResult.from_mask(~unschedulable, Status.unresolvable(ERR_REASON))

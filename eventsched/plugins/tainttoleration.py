@@ -55,7 +55,8 @@ class TaintToleration:
             if slot is None:
                 slot = judged[taints] = self._slot(taints, pod, statuses, slots)
             verdict[i] = slot
-        return BatchFilterResult(verdict, statuses)
+        # A row fails only with a status to name: none, and every row passed.
+        return BatchFilterResult(verdict, statuses, all_passed=not statuses)
 
     @staticmethod
     def _slot(

@@ -273,6 +273,22 @@ def test_batch_equals_upstream_scorer_node_by_node(rng: np.random.Generator) -> 
         assert got == want
 
 
+def test_two_resources_on_every_node_take_the_short_path_to_the_same_scores(
+    rng: np.random.Generator,
+) -> None:
+    """cpu and memory on every node (Fractions.all_counted): the usual case's own path."""
+    allocatable = rng.integers(1, 50, size=(400, 2))
+    requested = rng.integers(0, 60, size=(400, 2))
+    here = [np.ones(400, dtype=bool)] * 2
+    values = [np.minimum(requested[:, j] / allocatable[:, j], 1.0) for j in range(2)]
+    short = balanced_score(Fractions(values, here, all_counted=True), 400).tolist()
+    assert short == balanced_score(Fractions(values, here), 400).tolist()
+    assert short == [
+        go_balanced_resource_scorer(requested[i].tolist(), allocatable[i].tolist())
+        for i in range(400)
+    ]
+
+
 def test_scalar_resource_names() -> None:
     """schedutil.IsScalarResourceName."""
     for name in (

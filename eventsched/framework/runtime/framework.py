@@ -215,6 +215,8 @@ class Framework(BindingPoints):
                 result = self._call(state, "Filter", name, entry.run, state, pod, table, passed)
             except PluginFailed as failed:
                 return remaining[:0], rejections, failed.status
+            if result.all_passed:
+                continue
             failing = result.verdict >= 0
             if not failing.any():
                 continue
@@ -306,36 +308,47 @@ class Framework(BindingPoints):
                 )
             except PluginFailed as failed:
                 return None, failed.status
-            if len(normal) and (normal.min() < MIN_NODE_SCORE or normal.max() > MAX_NODE_SCORE):
-                bad = int(normal[(normal < MIN_NODE_SCORE) | (normal > MAX_NODE_SCORE)][0])
-                return None, Status.as_error(
-                    f"plugin {entry.name!r} returns an invalid score {bad}, it should in the "
-                    f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
-                    entry.name,
-                )
-            normalized[i] = normal
+            normalized[i] = raw[i] if normal is None else normal
+        if normalized.size and (
+            normalized.min() < MIN_NODE_SCORE or normalized.max() > MAX_NODE_SCORE
+        ):
+            return None, _invalid_score(entries, normalized)
+        weights = [e.weight for e in entries]
         scores = ScoreTable(
             rows,
             [e.name for e in entries],
-            [e.weight for e in entries],
+            weights,
             raw,
             normalized,
             np.zeros(len(rows), dtype=np.int64),
         )
         if entries:
-            scores.totals = scores.weighted().sum(axis=0)
+            scores.totals = np.asarray(weights, dtype=np.int64) @ normalized
         return scores, SUCCESS
+
+
+def _invalid_score(entries: Sequence[ScoreEntry], normalized: IntArray) -> Status:
+    """The Error for the first plugin (in order) with a score outside 0..100, naming its first."""
+    for entry, normal in zip(entries, normalized, strict=True):
+        bad = normal[(normal < MIN_NODE_SCORE) | (normal > MAX_NODE_SCORE)]
+        if len(bad):
+            return Status.as_error(
+                f"plugin {entry.name!r} returns an invalid score {int(bad[0])}, it should in the "
+                f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                entry.name,
+            )
+    raise AssertionError("a score out of range was found, then not found")
 
 
 def _scored(
     entry: ScoreEntry, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
-) -> tuple[IntArray, IntArray]:
-    """One Score plugin's raw scores and, after its NormalizeScore, the normalized ones."""
+) -> tuple[IntArray, IntArray | None]:
+    """One Score plugin's raw scores and, after its NormalizeScore, the normalized ones
+    (None when it has no NormalizeScore: they are the raw scores)."""
     raw = np.asarray(entry.run(state, pod, table, rows), dtype=np.int64)
-    normal = raw.copy()
-    if entry.normalize is not None:
-        normal = np.asarray(entry.normalize(state, pod, normal, rows), dtype=np.int64)
-    return raw, normal
+    if entry.normalize is None:
+        return raw, None
+    return raw, np.asarray(entry.normalize(state, pod, raw.copy(), rows), dtype=np.int64)
 
 
 def _go_list(items: list[str]) -> str:

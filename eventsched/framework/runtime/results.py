@@ -45,7 +45,4 @@ class ScoreTable:
     weights: list[int]
     raw: IntArray  # plugins x rows
     normalized: IntArray  # plugins x rows
-    totals: IntArray  # rows
-
-    def weighted(self) -> IntArray:
-        return self.normalized * np.asarray(self.weights, dtype=np.int64)[:, None]
+    totals: IntArray  # rows: the weights times the normalized scores

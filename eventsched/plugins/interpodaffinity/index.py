@@ -1,7 +1,8 @@
 """The placed pods that carry pod (anti-)affinity terms, grouped by term.
 
 kube-scheduler keeps `PodsWithAffinity` and `PodsWithRequiredAntiAffinity`
-per node. Here one `ExistingTerms` per NodeTable generation groups the
+per node. Here one `ExistingTerms`, made again only when the placed pods
+with affinity may have changed (`PodTable.affinity_version`), groups the
 placed pods' terms by value: the replicas of a workload share a term, so
 "does this existing term select the incoming pod?" is asked once per
 distinct term, and the nodes of the pods carrying it are one array.
@@ -151,12 +152,13 @@ def group(
 
 
 class IndexHolder:
-    """The index of one table, rebuilt when the table's generation moves."""
+    """The index of one table, rebuilt when its pods with affinity may have changed
+    (`PodTable.affinity_version`; a pod without affinity placed or removed does not)."""
 
     def __init__(self) -> None:
         self.incoming = IncomingCache()
         self._table: weakref.ref[NodeTable] | None = None
-        self._generation = -1
+        self._version = -1
         self._index = ExistingTerms()
         self._signatures = _Signatures()
         #: id() of each placed Pod object with affinity -> its signature. The objects are
@@ -165,14 +167,11 @@ class IndexHolder:
         self._held: list[Pod] = []
 
     def get(self, table: NodeTable) -> ExistingTerms:
-        if (
-            self._table is None
-            or self._table() is not table
-            or self._generation != table.generation
-        ):
+        version = table.placed.affinity_version
+        if self._table is None or self._table() is not table or self._version != version:
             self._index = self._rebuild(table)
             self._table = weakref.ref(table)
-            self._generation = table.generation
+            self._version = version
         return self._index
 
     def _rebuild(self, table: NodeTable) -> ExistingTerms:

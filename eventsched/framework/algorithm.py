@@ -169,15 +169,18 @@ def schedule_pod(
     assert scores is not None
     if fw.extenders:
         scores = add_extender_scores(fw, state, pod, table, scores)
-    record_scores(state, table, scores, fw.profile.score_breakdown_top_k, state.skip_score)
-    row, tied = _select_host(scores, state.seed)
+    ranking = rank(scores)
+    record_scores(
+        state, table, scores, fw.profile.score_breakdown_top_k, state.skip_score, ranking
+    )
+    row = _select_host(scores, ranking, state.seed)
     state.record(
         "selected",
         {
-            "score": int(scores.totals[list(scores.rows).index(row)]),
+            "score": ranking.best,
             # The tied nodes are the first tieCount of `scored`'s top (stable order): not
             # written twice.
-            "tieCount": len(tied),
+            "tieCount": ranking.tied,
         },
         node=table.names[row],
     )
@@ -244,7 +247,8 @@ def _find_nodes_that_fit(
     num_to_find = num_feasible_nodes_to_find(fw.profile.percentage_of_nodes_to_score, n)
     if not (fw.has_score_plugins() or has_extender_filters(fw) or has_extender_prioritizers(fw)):
         num_to_find = 1
-    order = np.roll(candidates, -order_start) if n else candidates
+    # The candidates from `order_start` on, then those before it (np.roll, in one step).
+    order = np.concatenate((candidates[order_start:], candidates[:order_start]))
 
     nominated = NominatedCount(fw, state, pod, table) if table.nominated else None
     feasible_parts: list[Indexes] = []
@@ -275,7 +279,12 @@ def _find_nodes_that_fit(
         diagnosis.rejections.extend(rejections)
         found += len(passed)
         processed += len(chunk)
-    feasible = np.concatenate(feasible_parts) if feasible_parts else np.zeros(0, dtype=np.intp)
+    if len(feasible_parts) == 1:
+        feasible = feasible_parts[0]
+    else:
+        feasible = (
+            np.concatenate(feasible_parts) if feasible_parts else np.zeros(0, dtype=np.intp)
+        )
     if first is not None and not bool((order[:processed] == first.row).any()):
         # Upstream keeps the nominated node's status from its first evaluation in the
         # diagnosis, which the pass did not reach: it counts as processed.
@@ -367,12 +376,37 @@ def grouped_rejections(table: NodeTable, rejections: list[Rejection]) -> list[di
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class Ranking:
+    """The scored nodes by total, best first; among equal totals in row order (stable)."""
+
+    #: Positions in the ScoreTable's rows, best first.
+    order: Indexes
+    best: int
+    #: How many share the best total: the first `tied` of `order`.
+    tied: int
+
+
+def rank(scores: ScoreTable) -> Ranking:
+    totals = scores.totals
+    order = np.argsort(-totals, kind="stable")
+    best = int(totals[order[0]])
+    return Ranking(order, best, int(np.count_nonzero(totals == best)))
+
+
 def record_scores(
-    sink: DecisionSink, table: NodeTable, scores: ScoreTable, top_k: int, skipped: set[str]
+    sink: DecisionSink,
+    table: NodeTable,
+    scores: ScoreTable,
+    top_k: int,
+    skipped: set[str],
+    ranking: Ranking | None = None,
 ) -> None:
-    order = np.argsort(-scores.totals, kind="stable")
+    ranking = ranking if ranking is not None else rank(scores)
+    order = ranking.order
     top = order[:top_k]
     totals = scores.totals
+    names = table.names
     sink.record(
         "scored",
         {
@@ -380,7 +414,7 @@ def record_scores(
             **scored_data(
                 scores.plugins,
                 scores.weights,
-                [table.names[int(r)] for r in scores.rows[top]],
+                [names[r] for r in scores.rows[top].tolist()],
                 totals[top].tolist(),
                 scores.raw[:, top],
                 scores.normalized[:, top],
@@ -389,22 +423,22 @@ def record_scores(
             # while Prometheus is down): why a column is missing from this attempt.
             "skipped": sorted(skipped),
             "summary": {
-                "max": int(totals.max()),
-                "min": int(totals.min()),
-                "mean": round(float(totals.mean()), 3),
+                "max": ranking.best,
+                "min": int(totals[order[-1]]),
+                # The integers' sum is exact in a float64, as numpy's mean sums them.
+                "mean": round(int(totals.sum()) / len(totals), 3),
             },
         },
     )
 
 
-def _select_host(scores: ScoreTable, seed: int) -> tuple[int, list[int]]:
-    """Highest total wins; ties are broken by the attempt's recorded seed (upstream: reservoir sampling)."""
-    best = scores.totals.max()
-    tied: list[int] = scores.rows[scores.totals == best].tolist()
-    if len(tied) == 1:
-        return tied[0], tied
-    pick = int(np.random.default_rng(seed).integers(len(tied)))
-    return tied[pick], tied
+def _select_host(scores: ScoreTable, ranking: Ranking, seed: int) -> int:
+    """Highest total wins; ties are broken by the attempt's recorded seed (upstream: reservoir
+    sampling), drawing among the tied rows in row order."""
+    if ranking.tied == 1:
+        return int(scores.rows[ranking.order[0]])
+    tied = scores.rows[ranking.order[: ranking.tied]]
+    return int(tied[int(np.random.default_rng(seed).integers(ranking.tied))])
 
 
 def is_unresolvable(status: Status) -> bool:

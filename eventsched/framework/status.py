@@ -35,6 +35,10 @@ _LABELS = {
     Code.PENDING: "Pending",
 }
 _BY_LABEL = {v: k for k, v in _LABELS.items()}
+# The members as plain module names: an IntEnum member looked up on its class costs
+# more than the comparison, and these are asked several times per plugin call.
+_SUCCESS, _SKIP, _WAIT = Code.SUCCESS, Code.SKIP, Code.WAIT
+_REJECTED = frozenset((Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING))
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,20 +70,20 @@ class Status:
 
     @property
     def is_success(self) -> bool:
-        return self.code == Code.SUCCESS
+        return self.code == _SUCCESS
 
     @property
     def is_skip(self) -> bool:
-        return self.code == Code.SKIP
+        return self.code == _SKIP
 
     @property
     def is_wait(self) -> bool:
-        return self.code == Code.WAIT
+        return self.code == _WAIT
 
     @property
     def is_rejected(self) -> bool:
         """Unschedulable, UnschedulableAndUnresolvable or Pending: the pod, not the scheduler, is at fault."""
-        return self.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING)
+        return self.code in _REJECTED
 
     @property
     def message(self) -> str:

@@ -141,6 +141,8 @@ class NodeResourcesFit:
             weights.append(resource.weight)
         if not weights:
             return np.zeros(len(rows), dtype=np.int64)
+        if self.strategy == "LeastAllocated" and all(a.all() for a in allocatable_cols):
+            return _least_allocated_everywhere(allocatable_cols, requested_cols, weights)
         allocatable = np.stack(allocatable_cols)
         requested = np.stack(requested_cols)
         w = np.asarray(weights, dtype=np.int64)[:, None]
@@ -195,6 +197,18 @@ class NodeResourcesFit:
                 ) // (point - prev_point)
             assigned |= here
         return out
+
+
+def _least_allocated_everywhere(
+    allocatable: list[IntArray], requested: list[IntArray], weights: list[int]
+) -> IntArray:
+    """LeastAllocated where every row has some of every scored resource (the usual case):
+    the general path's integer arithmetic without its masks, since every weight counts."""
+    total: IntArray | int = 0
+    for alloc, req, weight in zip(allocatable, requested, weights, strict=True):
+        per = np.where(req > alloc, 0, (alloc - req) * 100 // alloc)
+        total = total + per * weight if weight != 1 else total + per
+    return np.asarray(total // sum(weights), dtype=np.int64)
 
 
 def _strings(args: Mapping[str, Any], key: str) -> list[str]:

@@ -76,6 +76,58 @@ def test_least_allocated_uses_non_zero_defaults_and_integer_mean() -> None:
     assert raw == [97, 59]
 
 
+def _go_least_allocated(requested: list[int], allocatable: list[int], weights: list[int]) -> int:
+    """upstream leastResourceScorer over one node's (requested, allocatable) per resource."""
+    score = weight_sum = 0
+    for req, alloc, weight in zip(requested, allocatable, weights, strict=True):
+        if alloc == 0:
+            continue
+        score += (0 if req > alloc else (alloc - req) * 100 // alloc) * weight
+        weight_sum += weight
+    return score // weight_sum if weight_sum else 0
+
+
+@pytest.mark.parametrize("with_empty_nodes", [False, True])
+def test_least_allocated_equals_upstream_node_by_node(
+    rng: np.random.Generator, with_empty_nodes: bool
+) -> None:
+    """Every node with some cpu and memory takes the short path; a node without any of one
+    the general one. Both give upstream's integer scores, weights and overcommit included."""
+    nodes, placed = [], []
+    for i in range(120):
+        cpu = int(rng.integers(1, 9)) * 1000
+        memory = int(rng.integers(1, 17)) * 1024
+        if with_empty_nodes and i % 7 == 0:
+            memory = 0
+        nodes.append(make_node(f"n{i}", cpu=f"{cpu}m", memory=f"{memory}Mi"))
+        # Not zero: a placed pod without requests counts the non-zero defaults when scored.
+        requested = (int(rng.integers(1, 12)) * 1000, int(rng.integers(1, 20)) * 1024)
+        placed.append(requested)
+    table = NodeTable(nodes)
+    for i, (cpu, memory) in enumerate(placed):
+        table.add_pod(make_pod(f"x{i}", {"cpu": f"{cpu}m", "memory": f"{memory}Mi"}), f"n{i}")
+    pod = make_pod("p", {"cpu": "700m", "memory": "900Mi"})
+    args = {
+        "scoringStrategy": {
+            "type": "LeastAllocated",
+            "resources": [{"name": "cpu", "weight": 2}, {"name": "memory", "weight": 3}],
+        }
+    }
+    raw, _ = run_score("NodeResourcesFit", pod, table, args)
+    mib = 1024 * 1024
+    want = []
+    for i, node in enumerate(nodes):
+        cpu_alloc = node.allocatable.get("cpu", 0)
+        memory_alloc = node.allocatable.get("memory", 0)
+        cpu, memory = placed[i]
+        want.append(
+            _go_least_allocated(
+                [cpu + 700, (memory + 900) * mib], [cpu_alloc, memory_alloc], [2, 3]
+            )
+        )
+    assert raw == want
+
+
 def test_most_allocated_and_weights() -> None:
     table = NodeTable([make_node("a", cpu="4", memory="8Gi")])
     pod = make_pod("p", {"cpu": "1", "memory": "4Gi"})

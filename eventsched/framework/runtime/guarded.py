@@ -35,5 +35,11 @@ def guarded(
     try:
         return call(*args, **kwargs)
     except Exception as exc:
-        log.exception("plugin failed", plugin=plugin, point=point)
-        raise PluginFailed(Status.as_error(exc, plugin)) from exc
+        raise failed(point, plugin, exc) from exc
+
+
+def failed(point: str, plugin: str, exc: Exception) -> PluginFailed:
+    """Log `plugin`'s exception (with its traceback) and make the PluginFailed that names it:
+    for `raise failed(...) from exc` in an `except` block."""
+    log.exception("plugin failed", plugin=plugin, point=point)
+    return PluginFailed(Status.as_error(exc, plugin))

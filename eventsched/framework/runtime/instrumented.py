@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Protocol, TypeVar
 
 from eventsched.framework.cycle_state import CycleState
-from eventsched.framework.runtime.guarded import PluginFailed, guarded
+from eventsched.framework.runtime.guarded import PluginFailed, failed, guarded
 from eventsched.framework.runtime.timing import status_in
 from eventsched.framework.status import SUCCESS, Status
 
@@ -79,7 +79,14 @@ class InstrumentedCalls:
         run: Callable[..., _T],
         *args: object,
     ) -> _T:
-        return call(self.plugin_metrics, state, point, plugin, run, *args)
+        metrics = self.plugin_metrics
+        if metrics is None or state is None or not state.record_plugin_metrics:
+            # `guarded` written inline: most calls are not timed, and each frame counts here.
+            try:
+                return run(*args)
+            except Exception as exc:
+                raise failed(point, plugin, exc) from exc
+        return call(metrics, state, point, plugin, run, *args)
 
     def _run(
         self,

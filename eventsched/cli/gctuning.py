@@ -59,6 +59,11 @@ def set_collector_threshold(threshold: int) -> None:
     gc.set_threshold(threshold, middle, oldest)
 
 
+def resume_collection() -> None:
+    """Automatic collection on again (the command line pauses it while modules load)."""
+    gc.enable()
+
+
 @contextlib.contextmanager
 def collection_paused() -> Iterator[None]:
     """No automatic collection while the block runs, then as before.

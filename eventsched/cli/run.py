@@ -60,7 +60,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="verify the hash chain of the batches appended since the previous check this "
         "often (default 60; 0: never). eventsched replay verifies the whole log",
     )
-    p.set_defaults(func=run)
+    # The collector stays paused (see cli/main.py) until the scheduler has started.
+    p.set_defaults(func=run, collect_after_start=True)
 
 
 @dataclass(frozen=True, slots=True)

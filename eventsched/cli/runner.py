@@ -20,7 +20,7 @@ from kubernetes import client
 from sqlalchemy.exc import SQLAlchemyError
 
 from eventsched.audit.chainwatch import ChainCheck, ChainWatch
-from eventsched.cli.gctuning import collection_paused
+from eventsched.cli.gctuning import collection_paused, resume_collection
 from eventsched.cli.serve import Check
 from eventsched.cluster.kube import ClientConnection, KubeCluster
 from eventsched.cluster.kube.prefetch import Prefetch
@@ -150,6 +150,9 @@ class Runner:
                 return 0
             if self.chain_watch is not None:
                 self.chain_watch.start()
+            if self.config.leader_election.leader_elect:
+                # A standby may wait for days: collect meanwhile (paused again to start).
+                resume_collection()
             if self.config.leader_election.leader_elect and not self._lead():
                 # Stopped while standing by (0), or the election itself failed.
                 return EXIT_LEASE_LOST if self.state.lease_lost else 0
@@ -245,6 +248,7 @@ class Runner:
         try:
             with collection_paused():
                 started = scheduler.start(stop=self.stop)
+            resume_collection()  # paused since the process began (cli/main.py), or by the above
             self.state.synced = self.state.rebuilt = started
             if started:
                 log.info(

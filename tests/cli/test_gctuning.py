@@ -85,3 +85,37 @@ def test_collection_is_paused_while_a_start_builds_its_view_and_restored_after()
         assert not gc.isenabled()  # left as the caller had it
     finally:
         gc.enable()
+
+
+def test_no_collection_runs_while_the_command_loads_its_modules() -> None:
+    """`main` pauses the collector while the command's modules load (with CPython's
+    threshold, loading `config check`'s modules alone collects dozens of times), and
+    leaves it on afterwards, as it found it."""
+    program = (
+        "import gc, sys\n"
+        "collections = []\n"
+        "gc.callbacks.append(lambda phase, info: phase == 'start' and collections.append(1))\n"
+        "from eventsched.cli.main import main\n"
+        "before = len(collections)\n"
+        "code = main(sys.argv[1:])\n"
+        "print(len(collections) - before, gc.isenabled())\n"
+        "sys.exit(code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program, *CHECK],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "0 True"
+
+
+def test_run_keeps_the_collector_paused_until_its_scheduler_has_started() -> None:
+    from eventsched.cli.main import build_parser
+
+    args = build_parser("run").parse_args(["run"])
+    assert args.collect_after_start
+    args = build_parser("config").parse_args(CHECK)
+    assert not getattr(args, "collect_after_start", False)

@@ -22,8 +22,8 @@ from eventsched.framework.extenders import (
 )
 from eventsched.framework.nominatedpass import NominatedCount, nominated_node_first
 from eventsched.framework.prefilterrecord import prefilter_skips
-from eventsched.framework.runtime import Framework, Rejection, ScoreTable
-from eventsched.framework.scoredrecord import scored_data
+from eventsched.framework.runtime import Framework, Rejection
+from eventsched.framework.selection import rank, record_scores, select_host
 from eventsched.framework.sink import DecisionSink
 from eventsched.framework.status import Code, Status
 from eventsched.model import Indexes, NodeTable, Pod
@@ -170,10 +170,8 @@ def schedule_pod(
     if fw.extenders:
         scores = add_extender_scores(fw, state, pod, table, scores)
     ranking = rank(scores)
-    record_scores(
-        state, table, scores, fw.profile.score_breakdown_top_k, state.skip_score, ranking
-    )
-    row = _select_host(scores, ranking, state.seed)
+    record_scores(state, table, scores, fw.profile.score_breakdown_top_k, state.skip_score, ranking)
+    row = select_host(scores, ranking, state.seed)
     state.record(
         "selected",
         {
@@ -282,9 +280,7 @@ def _find_nodes_that_fit(
     if len(feasible_parts) == 1:
         feasible = feasible_parts[0]
     else:
-        feasible = (
-            np.concatenate(feasible_parts) if feasible_parts else np.zeros(0, dtype=np.intp)
-        )
+        feasible = np.concatenate(feasible_parts) if feasible_parts else np.zeros(0, dtype=np.intp)
     if first is not None and not bool((order[:processed] == first.row).any()):
         # Upstream keeps the nominated node's status from its first evaluation in the
         # diagnosis, which the pass did not reach: it counts as processed.
@@ -374,71 +370,6 @@ def grouped_rejections(table: NodeTable, rejections: list[Rejection]) -> list[di
                 entry["detail"] = list(status.detail)
             out.append(entry)
     return out
-
-
-@dataclass(frozen=True, slots=True)
-class Ranking:
-    """The scored nodes by total, best first; among equal totals in row order (stable)."""
-
-    #: Positions in the ScoreTable's rows, best first.
-    order: Indexes
-    best: int
-    #: How many share the best total: the first `tied` of `order`.
-    tied: int
-
-
-def rank(scores: ScoreTable) -> Ranking:
-    totals = scores.totals
-    order = np.argsort(-totals, kind="stable")
-    best = int(totals[order[0]])
-    return Ranking(order, best, int(np.count_nonzero(totals == best)))
-
-
-def record_scores(
-    sink: DecisionSink,
-    table: NodeTable,
-    scores: ScoreTable,
-    top_k: int,
-    skipped: set[str],
-    ranking: Ranking | None = None,
-) -> None:
-    ranking = ranking if ranking is not None else rank(scores)
-    order = ranking.order
-    top = order[:top_k]
-    totals = scores.totals
-    names = table.names
-    sink.record(
-        "scored",
-        {
-            "nodes": len(scores.rows),
-            **scored_data(
-                scores.plugins,
-                scores.weights,
-                [names[r] for r in scores.rows[top].tolist()],
-                totals[top].tolist(),
-                scores.raw[:, top],
-                scores.normalized[:, top],
-            ),
-            # Score plugins whose PreScore returned Skip this cycle (e.g. NetworkTraffic
-            # while Prometheus is down): why a column is missing from this attempt.
-            "skipped": sorted(skipped),
-            "summary": {
-                "max": ranking.best,
-                "min": int(totals[order[-1]]),
-                # The integers' sum is exact in a float64, as numpy's mean sums them.
-                "mean": round(int(totals.sum()) / len(totals), 3),
-            },
-        },
-    )
-
-
-def _select_host(scores: ScoreTable, ranking: Ranking, seed: int) -> int:
-    """Highest total wins; ties are broken by the attempt's recorded seed (upstream: reservoir
-    sampling), drawing among the tied rows in row order."""
-    if ranking.tied == 1:
-        return int(scores.rows[ranking.order[0]])
-    tied = scores.rows[ranking.order[: ranking.tied]]
-    return int(tied[int(np.random.default_rng(seed).integers(ranking.tied))])
 
 
 def is_unresolvable(status: Status) -> bool:

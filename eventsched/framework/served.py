@@ -16,10 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from eventsched.framework.algorithm import grouped_rejections, record_scores
+from eventsched.framework.algorithm import grouped_rejections
 from eventsched.framework.cycle_state import CycleState
 from eventsched.framework.nominatedpass import NominatedCount
 from eventsched.framework.runtime import Framework, Rejection
+from eventsched.framework.selection import record_scores
 from eventsched.framework.status import Code, Status
 from eventsched.model import NodeTable, Pod
 

@@ -1,0 +1,83 @@
+"""Selection: the scored nodes ranked, the `scored` record, and the host chosen among the best.
+
+kube-scheduler's `selectHost` keeps the highest total and breaks ties by reservoir
+sampling; here the tie is broken by the attempt's recorded seed, so replay chooses
+the same node. The ranking (a stable sort of the totals) is made once and read by
+both the record and the choice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from eventsched.framework.runtime import ScoreTable
+from eventsched.framework.scoredrecord import scored_data
+from eventsched.framework.sink import DecisionSink
+from eventsched.model import Indexes, NodeTable
+
+
+@dataclass(frozen=True, slots=True)
+class Ranking:
+    """The scored nodes by total, best first; among equal totals in row order (stable)."""
+
+    #: Positions in the ScoreTable's rows, best first.
+    order: Indexes
+    best: int
+    #: How many share the best total: the first `tied` of `order`.
+    tied: int
+
+
+def rank(scores: ScoreTable) -> Ranking:
+    totals = scores.totals
+    order = np.argsort(-totals, kind="stable")
+    best = int(totals[order[0]])
+    return Ranking(order, best, int(np.count_nonzero(totals == best)))
+
+
+def record_scores(
+    sink: DecisionSink,
+    table: NodeTable,
+    scores: ScoreTable,
+    top_k: int,
+    skipped: set[str],
+    ranking: Ranking | None = None,
+) -> None:
+    ranking = ranking if ranking is not None else rank(scores)
+    order = ranking.order
+    top = order[:top_k]
+    totals = scores.totals
+    names = table.names
+    sink.record(
+        "scored",
+        {
+            "nodes": len(scores.rows),
+            **scored_data(
+                scores.plugins,
+                scores.weights,
+                [names[r] for r in scores.rows[top].tolist()],
+                totals[top].tolist(),
+                scores.raw[:, top],
+                scores.normalized[:, top],
+            ),
+            # Score plugins whose PreScore returned Skip this cycle (e.g. NetworkTraffic
+            # while Prometheus is down): why a column is missing from this attempt.
+            "skipped": sorted(skipped),
+            "summary": {
+                "max": ranking.best,
+                "min": int(totals[order[-1]]),
+                # The integers' sum is exact in a float64, as numpy's mean sums them.
+                "mean": round(int(totals.sum()) / len(totals), 3),
+            },
+        },
+    )
+
+
+def select_host(scores: ScoreTable, ranking: Ranking, seed: int) -> int:
+    """Highest total wins; ties are broken by the attempt's recorded seed (upstream: reservoir
+    sampling), drawing among the tied rows in row order."""
+    if ranking.tied == 1:
+        return int(scores.rows[ranking.order[0]])
+    tied = scores.rows[ranking.order[: ranking.tied]]
+    return int(tied[int(np.random.default_rng(seed).integers(ranking.tied))])

@@ -18,7 +18,7 @@ Where the kills land, without hooks in the product:
   select and bind.
 - mid-batch append: a test-only trigger makes each insert into `events`
   sleep; the process is frozen (SIGSTOP) while pg_stat_activity shows its
-  session inside `INSERT INTO events` with a Binding answered but not yet
+  session inside its `COPY events` with a Binding answered but not yet
   logged, then killed, so PostgreSQL aborts that transaction.
 - anywhere: three kills at random times over a run with a QPS-limited client
   (EVENTSCHED_CRASH_SEED=N replays a run's choice of times).
@@ -234,7 +234,7 @@ def test_kill_while_the_api_holds_bindings_applied_and_not(emulator_crashes: Cra
 
 
 def test_kill_in_the_middle_of_a_batch_append(crashes: Crashes) -> None:
-    """Killed inside `INSERT INTO events`: PostgreSQL aborts the batch; nothing of it survives.
+    """Killed inside the batch's `COPY events`: PostgreSQL aborts it; nothing of it survives.
 
     Bindings answered before the kill whose `bound` was in (or after) the
     lost batch are bound in the API without a `bound` event: the restart
@@ -313,7 +313,7 @@ def test_kill_in_the_middle_of_a_batch_append(crashes: Crashes) -> None:
 def freeze_inside_append(
     engine: sa.Engine, process: SchedulerProcess, also: Callable[[], object]
 ) -> tuple[int, str]:
-    """Stop `process` (SIGSTOP) inside `INSERT INTO events` while `also()` holds: (pid, xid).
+    """Stop `process` (SIGSTOP) inside its `COPY events` while `also()` holds: (pid, xid).
 
     Frozen, the process cannot send its COMMIT, so the transaction the kill
     cuts is certainly open; if the append got past the insert before the
@@ -322,7 +322,7 @@ def freeze_inside_append(
     inside = (
         "SELECT pid, backend_xid::text AS xid FROM pg_stat_activity "
         "WHERE datname = current_database() AND application_name = :app "
-        "AND backend_xid IS NOT NULL AND query LIKE 'INSERT INTO events%'"
+        "AND backend_xid IS NOT NULL AND query LIKE 'COPY events%'"
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

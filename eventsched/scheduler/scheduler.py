@@ -290,6 +290,7 @@ class Scheduler(SchedulingCycle):
         self.stats.events += len(stored)
         if self.metrics is not None:
             self.metrics.set_pending(self.queue.counts())
+            self.metrics.publish()
         if stored and self.on_durable is not None:
             self.on_durable(stored[-1].position)
         self.start_binding_cycles()

@@ -59,8 +59,18 @@ def set_collector_threshold(threshold: int) -> None:
     gc.set_threshold(threshold, middle, oldest)
 
 
-def resume_collection() -> None:
-    """Automatic collection on again (the command line pauses it while modules load)."""
+def resume_collection(freeze: bool = False) -> None:
+    """Automatic collection on again (the command line pauses it while modules load).
+
+    `freeze`: what exists now lives as long as the process (the modules, the
+    configuration, the view a start built), so it is moved out of the collector's
+    reach first (`gc.freeze`). Otherwise the first collection after a start walks all
+    of it: about 0.12 s at 5,000 nodes and 10,000 pods, just before the first decision,
+    and every full collection after that again. Frozen objects are still freed when
+    nothing refers to them; only cycles among them would stay.
+    """
+    if freeze:
+        gc.freeze()
     gc.enable()
 
 

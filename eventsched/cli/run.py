@@ -139,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
         full_registry(),
         verify_chain_every=args.verify_chain_every,
         prefetch=prefetch,
+        owns_process=True,
     )
     endpoints = Endpoints(
         args.http_address, runner.metrics.registry, runner.readiness, runner.liveness

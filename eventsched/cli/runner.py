@@ -64,10 +64,13 @@ class Runner:
         options: SchedulerOptions | None = None,
         verify_chain_every: float = 60.0,
         prefetch: Prefetch | None = None,
+        owns_process: bool = False,
     ) -> None:
         """`verify_chain_every`: seconds between checks of the batches appended since the
         last one (audit/chainwatch.py); 0 turns the watch off. `prefetch`: the first lists
-        of nodes and pods, asked for already (taken when this process leads at once)."""
+        of nodes and pods, asked for already (taken when this process leads at once).
+        `owns_process`: the process is this runner's (the `run` command): what its start
+        built is frozen out of the garbage collector's walks (`resume_collection`)."""
         self.store = store
         self.config = config
         self.api = api
@@ -86,6 +89,7 @@ class Runner:
         self.stop = threading.Event()
         self.state = RunnerState()
         self.prefetch = prefetch
+        self.owns_process = owns_process
         self.scheduler: Scheduler | None = None
         self.elector: LeaderElector | None = None
         self._ping_lock = threading.Lock()
@@ -248,7 +252,8 @@ class Runner:
         try:
             with collection_paused():
                 started = scheduler.start(stop=self.stop)
-            resume_collection()  # paused since the process began (cli/main.py), or by the above
+            # Paused since the process began (cli/main.py), or by the above.
+            resume_collection(freeze=started and self.owns_process)
             self.state.synced = self.state.rebuilt = started
             if started:
                 log.info(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -89,16 +90,25 @@ def canonical_json(value: Any) -> str:
 #: Digits as `0`, so that a number's shape can be looked for with `in`.
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 
+#: A number orjson spells otherwise than `json.dumps`: a negative exponent (json pads it:
+#: `1e-07`) or a float under 1e-4 (json `1e-05`, orjson `0.00001`), where a number can
+#: begin in compact JSON (after `:`, `,` or `[`, or the text's start).
+_NUMBER_SPELLED_OTHERWISE = re.compile(rb"[:,\[]-?(?:[0-9]+(?:\.[0-9]+)?e-|0\.0000)")
+_STARTS_SO = re.compile(rb"-?(?:[0-9]+(?:\.[0-9]+)?e-|0\.0000)")
+
 
 def _spelled_as_json_does(raw: bytes) -> bool:
     """Whether orjson's `raw` is what `json.dumps` gives (the canonical spelling, which
     logs already hashed use). They differ on characters outside ASCII and DEL (json
-    escapes them), negative exponents (json pads them: `1e-07`) and floats under 1e-4
-    (json `1e-05`, orjson `0.00001`); text that merely looks so takes the slow path."""
+    escapes them) and on the numbers above. The shape of such a number is looked for
+    first (fast); where a string merely has it (a UID's `119e-4bdf`), the numbers are
+    looked at; a string holding `:1e-5` takes the slow path, which gives the same text."""
     if not raw.isascii() or b"\x7f" in raw:
         return False
     shape = raw.translate(_DIGITS_AS_ZERO)
-    return b"0e-" not in shape and b"0.0000" not in shape
+    if b"0e-" not in shape and b"0.0000" not in shape:
+        return True
+    return _NUMBER_SPELLED_OTHERWISE.search(raw) is None and _STARTS_SO.match(raw) is None
 
 
 def dumps_normalized(value: Any) -> str:

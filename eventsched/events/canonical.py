@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -90,25 +89,43 @@ def canonical_json(value: Any) -> str:
 #: Digits as `0`, so that a number's shape can be looked for with `in`.
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 
-#: A number orjson spells otherwise than `json.dumps`: a negative exponent (json pads it:
-#: `1e-07`) or a float under 1e-4 (json `1e-05`, orjson `0.00001`), where a number can
-#: begin in compact JSON (after `:`, `,` or `[`, or the text's start).
-_NUMBER_SPELLED_OTHERWISE = re.compile(rb"[:,\[]-?(?:[0-9]+(?:\.[0-9]+)?e-|0\.0000)")
-_STARTS_SO = re.compile(rb"-?(?:[0-9]+(?:\.[0-9]+)?e-|0\.0000)")
+#: The shapes (digits as `0`) of the numbers orjson spells otherwise than `json.dumps`: a
+#: negative exponent (json pads it: `1e-07`) and a float under 1e-4 (json `1e-05`,
+#: orjson `0.00001`).
+_SHAPES_SPELLED_OTHERWISE = (b"0e-", b"0.0000")
+#: What precedes a number in compact JSON (or the text's start).
+_BEFORE_A_NUMBER = b":,["
+_NUMBER_CHARACTERS = b"0123456789."
 
 
 def _spelled_as_json_does(raw: bytes) -> bool:
     """Whether orjson's `raw` is what `json.dumps` gives (the canonical spelling, which
     logs already hashed use). They differ on characters outside ASCII and DEL (json
-    escapes them) and on the numbers above. The shape of such a number is looked for
-    first (fast); where a string merely has it (a UID's `119e-4bdf`), the numbers are
-    looked at; a string holding `:1e-5` takes the slow path, which gives the same text."""
+    escapes them) and on the numbers above. Their shape is looked for first; where it
+    is found, whether it is a number's or only a string's (a UID's `119e-4bdf`) is told
+    by what precedes it (a string holding `:1e-5` takes the slow path, which gives the
+    same text)."""
     if not raw.isascii() or b"\x7f" in raw:
         return False
     shape = raw.translate(_DIGITS_AS_ZERO)
-    if b"0e-" not in shape and b"0.0000" not in shape:
-        return True
-    return _NUMBER_SPELLED_OTHERWISE.search(raw) is None and _STARTS_SO.match(raw) is None
+    return not any(
+        _in_number_position(raw, shape, pattern) for pattern in _SHAPES_SPELLED_OTHERWISE
+    )
+
+
+def _in_number_position(raw: bytes, shape: bytes, pattern: bytes) -> bool:
+    """Whether `pattern` occurs in `shape` inside a number of `raw`."""
+    at = shape.find(pattern)
+    while at != -1:
+        start = at
+        while start > 0 and raw[start - 1] in _NUMBER_CHARACTERS:
+            start -= 1
+        if start > 0 and raw[start - 1] == ord("-"):
+            start -= 1
+        if start == 0 or raw[start - 1] in _BEFORE_A_NUMBER:
+            return True
+        at = shape.find(pattern, at + 1)
+    return False
 
 
 def dumps_normalized(value: Any) -> str:

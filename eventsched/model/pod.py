@@ -11,28 +11,57 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from eventsched.model.containers import BEST_EFFORT, ContainerRequests, pod_qos
+from eventsched.model.containers import BEST_EFFORT, ContainerRequests
 from eventsched.model.errors import ManifestError
-from eventsched.model.podspec import HostPort, host_ports, images, maps, scheduling_volumes
-from eventsched.model.quantity import QuantityError
-from eventsched.model.resources import (
-    Resources,
-    non_zero_requests,
-    parse_resource_list,
-    pod_requests,
+from eventsched.model.podspec import HostPort
+from eventsched.model.podspecfields import (
+    DEFAULT_SCHEDULER_NAME,
+    HOST_PORTS,
+    POD_AFFINITY,
+    POD_ANTI_AFFINITY,
+    PREEMPT_LOWER_PRIORITY,
+    PREEMPT_NEVER,
+    TOPOLOGY_SPREAD,
+    spec_fields,
 )
+from eventsched.model.resources import Resources
 from eventsched.model.taints import Toleration
 
-DEFAULT_SCHEDULER_NAME = "default-scheduler"
+__all__ = [
+    "DEFAULT_SCHEDULER_NAME",
+    "HOST_PORTS",
+    "POD_AFFINITY",
+    "POD_ANTI_AFFINITY",
+    "PREEMPT_LOWER_PRIORITY",
+    "PREEMPT_NEVER",
+    "TERMINAL_PHASES",
+    "TOPOLOGY_SPREAD",
+    "OwnerRef",
+    "Pod",
+]
+
 #: Phases after which a pod never runs again: kube-scheduler lists pods without them.
 TERMINAL_PHASES = ("Succeeded", "Failed")
 
-POD_AFFINITY = "spec.affinity.podAffinity"
-POD_ANTI_AFFINITY = "spec.affinity.podAntiAffinity"
-TOPOLOGY_SPREAD = "spec.topologySpreadConstraints"
-HOST_PORTS = "spec.containers[].ports[].hostPort"
-PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
-PREEMPT_NEVER = "Never"
+#: Record keys of the fields `to_record` leaves out when empty (the rest are written
+#: out below): strings and flags as they are, maps and sequences as dicts and lists.
+_SCALARS = (
+    ("nodeName", "node_name"),
+    ("created", "created"),
+    ("terminal", "terminal"),
+    ("deleting", "deleting"),
+    ("nominatedNodeName", "nominated_node_name"),
+    ("startTime", "start_time"),
+    ("preemptionPolicy", "preemption_policy"),
+    ("disruptionTarget", "disruption_target"),
+)
+_MAPS = (
+    ("labels", "labels"),
+    ("annotations", "annotations"),
+    ("nodeSelector", "node_selector"),
+    ("affinity", "affinity"),
+)
+_SEQUENCES = (("schedulingGates", "scheduling_gates"), ("images", "images"), ("uses", "uses"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,37 +154,7 @@ class Pod:
         where = f"Pod {namespace}/{name}"
         spec = obj.get("spec") or {}
         status = obj.get("status") or {}
-        containers = spec.get("containers")
-        if not isinstance(containers, list) or not containers:
-            raise ManifestError(where, "spec.containers", "must list at least one container")
-        regular = [
-            _container_requests(c, f"spec.containers[{i}]", where) for i, c in enumerate(containers)
-        ]
-        init_specs = spec.get("initContainers") or []
-        init = [
-            (
-                _container_requests(c, f"spec.initContainers[{i}]", where),
-                c.get("restartPolicy") == "Always",
-            )
-            for i, c in enumerate(init_specs)
-        ]
-        qos = pod_qos(
-            [
-                (r, _container_limits(c, f"spec.containers[{i}]", where))
-                for i, (c, r) in enumerate(zip(containers, regular, strict=True))
-            ]
-            + [
-                (r, _container_limits(c, f"spec.initContainers[{i}]", where))
-                for i, (c, (r, _)) in enumerate(zip(init_specs, init, strict=True))
-            ]
-        )
-        try:
-            overhead = parse_resource_list(spec.get("overhead"))
-        except QuantityError as exc:
-            raise ManifestError(where, "spec.overhead", str(exc)) from exc
-        priority = spec.get("priority", 0) or 0
-        if not isinstance(priority, int):
-            raise ManifestError(where, "spec.priority", f"must be an integer (got {priority!r})")
+        fields = spec_fields(spec, where)
         owner = None
         for ref in meta.get("ownerReferences") or []:
             if ref.get("controller"):
@@ -166,43 +165,33 @@ class Pod:
             uid=str(meta.get("uid") or ""),
             namespace=namespace,
             name=name,
-            scheduler_name=str(spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME),
+            scheduler_name=fields.scheduler_name,
             node_name=str(spec.get("nodeName") or ""),
-            priority=priority,
-            requests=pod_requests(regular, init, overhead),
-            non_zero=non_zero_requests(regular, init, overhead),
+            priority=fields.priority,
+            requests=fields.requests,
+            non_zero=fields.non_zero,
             labels={str(k): str(v) for k, v in (meta.get("labels") or {}).items()},
             annotations={str(k): str(v) for k, v in (meta.get("annotations") or {}).items()},
-            tolerations=tuple(Toleration.from_dict(t) for t in spec.get("tolerations") or []),
-            node_selector={str(k): str(v) for k, v in (spec.get("nodeSelector") or {}).items()},
-            affinity=dict(spec.get("affinity") or {}),
-            scheduling_gates=tuple(
-                str(g.get("name", "")) for g in spec.get("schedulingGates") or []
-            ),
+            tolerations=fields.tolerations,
+            node_selector=fields.node_selector,
+            affinity=fields.affinity,
+            scheduling_gates=fields.scheduling_gates,
             owner=owner,
             created=str(meta.get("creationTimestamp") or ""),
             terminal=status.get("phase") in TERMINAL_PHASES,
             deleting=bool(meta.get("deletionTimestamp")),
             nominated_node_name=str(status.get("nominatedNodeName") or ""),
-            host_ports=host_ports(containers, where, "spec.containers"),
-            images=images(containers),
-            topology_spread=maps(
-                spec.get("topologySpreadConstraints"), where, "spec.topologySpreadConstraints"
-            ),
-            volumes=scheduling_volumes(spec.get("volumes"), where),
-            uses=_fields_used(spec),
+            host_ports=fields.host_ports,
+            images=fields.images,
+            topology_spread=fields.topology_spread,
+            volumes=fields.volumes,
+            uses=fields.uses,
             start_time=str(status.get("startTime") or ""),
-            preemption_policy=_preemption_policy(spec, where),
+            preemption_policy=fields.preemption_policy,
             disruption_target=_disruption_target(status),
-            containers=tuple(
-                ContainerRequests(str(c.get("name") or ""), r)
-                for c, r in zip(containers, regular, strict=True)
-            ),
-            init_containers=tuple(
-                ContainerRequests(str(c.get("name") or ""), r)
-                for c, (r, _) in zip(init_specs, init, strict=True)
-            ),
-            qos=qos,
+            containers=fields.containers,
+            init_containers=fields.init_containers,
+            qos=fields.qos,
         )
 
     def to_record(self) -> dict[str, Any]:
@@ -221,30 +210,27 @@ class Pod:
             "requests": dict(self.requests),
             "nonZero": list(self.non_zero),
         }
-        optional: dict[str, Any] = {
-            "nodeName": self.node_name,
-            "labels": dict(self.labels),
-            "annotations": dict(self.annotations),
-            "tolerations": [t.to_dict() for t in self.tolerations],
-            "nodeSelector": dict(self.node_selector),
-            "affinity": dict(self.affinity),
-            "schedulingGates": list(self.scheduling_gates),
-            "created": self.created,
-            "terminal": self.terminal,
-            "deleting": self.deleting,
-            "nominatedNodeName": self.nominated_node_name,
-            "hostPorts": [p.to_dict() for p in self.host_ports],
-            "images": list(self.images),
-            "topologySpread": [dict(c) for c in self.topology_spread],
-            "volumes": [dict(v) for v in self.volumes],
-            "uses": list(self.uses),
-            "startTime": self.start_time,
-            "preemptionPolicy": self.preemption_policy,
-            "disruptionTarget": self.disruption_target,
-        }
-        for key, value in optional.items():
+        # Each converted only when set: most are empty, and this runs for every pod listed.
+        for key, attribute in _SCALARS:
+            value = getattr(self, attribute)
             if value:
                 record[key] = value
+        for key, attribute in _MAPS:
+            value = getattr(self, attribute)
+            if value:
+                record[key] = dict(value)
+        for key, attribute in _SEQUENCES:
+            value = getattr(self, attribute)
+            if value:
+                record[key] = list(value)
+        if self.tolerations:
+            record["tolerations"] = [t.to_dict() for t in self.tolerations]
+        if self.host_ports:
+            record["hostPorts"] = [p.to_dict() for p in self.host_ports]
+        if self.topology_spread:
+            record["topologySpread"] = [dict(c) for c in self.topology_spread]
+        if self.volumes:
+            record["volumes"] = [dict(v) for v in self.volumes]
         if self.containers:
             record["containers"] = [c.to_dict() for c in self.containers]
         if self.init_containers:
@@ -300,70 +286,9 @@ class Pod:
         )
 
 
-def _preemption_policy(spec: Mapping[str, Any], where: str) -> str:
-    """`spec.preemptionPolicy`, with the default (PreemptLowerPriority, or unset) as ""."""
-    policy = spec.get("preemptionPolicy") or PREEMPT_LOWER_PRIORITY
-    if policy not in (PREEMPT_LOWER_PRIORITY, PREEMPT_NEVER):
-        raise ManifestError(
-            where,
-            "spec.preemptionPolicy",
-            f"must be {PREEMPT_LOWER_PRIORITY} or {PREEMPT_NEVER} (got {policy!r})",
-        )
-    return "" if policy == PREEMPT_LOWER_PRIORITY else str(policy)
-
-
 def _disruption_target(status: Mapping[str, Any]) -> str:
     """The reason of the first DisruptionTarget condition when it is True, else ""."""
     for condition in status.get("conditions") or []:
         if isinstance(condition, Mapping) and condition.get("type") == "DisruptionTarget":
             return str(condition.get("reason") or "") if condition.get("status") == "True" else ""
     return ""
-
-
-def _fields_used(spec: Mapping[str, Any]) -> tuple[str, ...]:
-    """Which of the fields in `uses` the pod's spec sets."""
-    affinity = spec.get("affinity") or {}
-    used = []
-    if isinstance(affinity, Mapping):
-        used += [
-            f
-            for f, key in ((POD_AFFINITY, "podAffinity"), (POD_ANTI_AFFINITY, "podAntiAffinity"))
-            if affinity.get(key)
-        ]
-    if spec.get("topologySpreadConstraints"):
-        used.append(TOPOLOGY_SPREAD)
-    containers = [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]
-    if any(
-        isinstance(port, Mapping) and port.get("hostPort")
-        for c in containers
-        if isinstance(c, Mapping)
-        for port in c.get("ports") or []
-    ):
-        used.append(HOST_PORTS)
-    return tuple(used)
-
-
-def _container_requests(container: Mapping[str, Any], path: str, where: str) -> Resources:
-    resources = container.get("resources") or {}
-    requests = resources.get("requests") or {}
-    limits = resources.get("limits") or {}
-    for field_name, value in (("requests", requests), ("limits", limits)):
-        if not isinstance(value, Mapping):
-            raise ManifestError(
-                where, f"{path}.resources.{field_name}", "must be a map of resource to quantity"
-            )
-    # The API server defaults each request that is missing to its limit, resource by resource.
-    requests = {**limits, **requests}
-    try:
-        return parse_resource_list(requests)
-    except QuantityError as exc:
-        raise ManifestError(where, f"{path}.resources.requests", str(exc)) from exc
-
-
-def _container_limits(container: Mapping[str, Any], path: str, where: str) -> Resources:
-    """A container's `resources.limits` (already checked to be a map by `_container_requests`)."""
-    limits = (container.get("resources") or {}).get("limits") or {}
-    try:
-        return parse_resource_list(limits)
-    except QuantityError as exc:
-        raise ManifestError(where, f"{path}.resources.limits", str(exc)) from exc

@@ -34,9 +34,10 @@ _TEXT_COLUMNS = ("scheduler", "instance", "attempt", "uid", "namespace", "name",
 _NULLABLE = frozenset(_TEXT_COLUMNS) - {"scheduler", "instance"}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Prepared:
-    """A record checked and serialized before the lock: what is left is formatting."""
+    """A record checked and serialized before the lock: what is left is formatting.
+    Read-only, but not frozen: one is made for each event appended (see EventRecord)."""
 
     record: EventRecord
     data: Any

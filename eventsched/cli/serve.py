@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import urlsplit
 
 import structlog
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+
+from eventsched._httpserver import QuietHTTPServer
 
 log = structlog.get_logger(__name__)
 
@@ -56,8 +58,7 @@ class Endpoints:
         self.registry = registry
         self.readiness = readiness
         self.liveness = liveness
-        self.server = ThreadingHTTPServer((host, port), Handler)
-        self.server.daemon_threads = True
+        self.server = QuietHTTPServer((host, port), Handler)
         self._thread = threading.Thread(
             target=self.server.serve_forever, name="http-endpoints", daemon=True
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import urlsplit
 
 import orjson
@@ -24,6 +24,7 @@ from prometheus_client import (
     generate_latest,
 )
 
+from eventsched._httpserver import QuietHTTPServer
 from eventsched.extender.loop import Call, ExtenderScheduler
 from eventsched.extender.protocol import (
     VERBS,
@@ -88,8 +89,7 @@ class ExtenderServer:
             def log_message(self, format: str, *args: object) -> None:
                 pass  # one line per call would drown the log; /metrics counts them
 
-        self.httpd = ThreadingHTTPServer((host, port), Handler)
-        self.httpd.daemon_threads = True
+        self.httpd = QuietHTTPServer((host, port), Handler)
         self._thread = threading.Thread(
             target=self.httpd.serve_forever, name="extender-http", daemon=True
         )

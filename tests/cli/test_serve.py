@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import socket
+import struct
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 
 import pytest
 from prometheus_client import CollectorRegistry, Counter
+from prometheus_client.core import GaugeMetricFamily
+from structlog.testing import capture_logs
 
 from eventsched.cli.serve import Check, Endpoints, parse_address
 
@@ -69,3 +74,38 @@ def test_addresses(address: str, expected: tuple[str, int]) -> None:
 def test_bad_addresses_name_the_flag(address: str) -> None:
     with pytest.raises(ValueError, match="--http-address"):
         parse_address(address)
+
+
+class _Large:
+    """A /metrics answer far larger than the socket buffers, so writing it waits on the client."""
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        family = GaugeMetricFamily("big", "h", labels=["pad"])
+        for i in range(400):
+            family.add_metric([f"{i}-" + "x" * 50_000], 1.0)
+        yield family
+
+
+def test_a_scrape_that_hangs_up_is_one_debug_line_not_a_traceback(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    registry = CollectorRegistry()
+    registry.register(_Large())
+    endpoints = Endpoints("127.0.0.1:0", registry, lambda: [])
+    endpoints.start()
+    try:
+        with capture_logs() as logs:
+            client = socket.create_connection(("127.0.0.1", endpoints.port), timeout=5)
+            client.sendall(b"GET /metrics HTTP/1.1\r\nHost: test\r\n\r\n")
+            assert client.recv(64).startswith(b"HTTP/1.0 200")  # the answer has begun
+            # Hang up with a reset, as a scraper that timed out does.
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            client.close()
+            deadline = time.monotonic() + 10
+            while not any(e["event"].startswith("client went away") for e in logs):
+                assert time.monotonic() < deadline, logs
+                time.sleep(0.01)
+        assert get(endpoints, "/healthz")[::2] == (200, "ok\n")  # still serving
+    finally:
+        endpoints.stop()
+    assert "Traceback" not in capsys.readouterr().err

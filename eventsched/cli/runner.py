@@ -19,13 +19,13 @@ import structlog
 from kubernetes import client
 from sqlalchemy.exc import SQLAlchemyError
 
-from eventsched.audit.chainwatch import ChainCheck, ChainWatch
 from eventsched.cli.gctuning import collection_paused, resume_collection
 from eventsched.cli.serve import Check
 from eventsched.cluster.kube import ClientConnection, KubeCluster
 from eventsched.cluster.kube.prefetch import Prefetch
 from eventsched.config.file import SchedulerConfig
 from eventsched.events import EventStore, EventStoreError, SchemaOutdatedError, check_schema
+from eventsched.events.chainwatch import ChainCheck, ChainWatch
 from eventsched.framework import Registry
 from eventsched.scheduler import Scheduler, SchedulerOptions
 from eventsched.scheduler.metrics import SchedulerMetrics
@@ -67,7 +67,7 @@ class Runner:
         owns_process: bool = False,
     ) -> None:
         """`verify_chain_every`: seconds between checks of the batches appended since the
-        last one (audit/chainwatch.py); 0 turns the watch off. `prefetch`: the first lists
+        last one (events/chainwatch.py); 0 turns the watch off. `prefetch`: the first lists
         of nodes and pods, asked for already (taken when this process leads at once).
         `owns_process`: the process is this runner's (the `run` command): what its start
         built is frozen out of the garbage collector's walks (`resume_collection`)."""

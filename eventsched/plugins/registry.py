@@ -2,25 +2,20 @@
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Mapping
 from typing import Any
 
-from eventsched.framework import Registry
-from eventsched.plugins.capacityscheduling import CapacityScheduling
-from eventsched.plugins.coscheduling import Coscheduling
+from eventsched.framework import Handle, Registry
 from eventsched.plugins.defaultbinder import DefaultBinder
 from eventsched.plugins.defaultpreemption import DefaultPreemption
 from eventsched.plugins.imagelocality import ImageLocality
-from eventsched.plugins.importancesort import ImportanceSort
 from eventsched.plugins.interpodaffinity import InterPodAffinity
-from eventsched.plugins.networktraffic import NetworkTraffic
 from eventsched.plugins.nodeaffinity import NodeAffinity
-from eventsched.plugins.nodelabel import NodeLabel
 from eventsched.plugins.nodename import NodeName
 from eventsched.plugins.nodeports import NodePorts
-from eventsched.plugins.noderesources_allocatable import NodeResourcesAllocatable
 from eventsched.plugins.noderesources_balanced import NodeResourcesBalancedAllocation
 from eventsched.plugins.noderesources_fit import NodeResourcesFit
-from eventsched.plugins.noderesourcetopology import NodeResourceTopologyMatch
 from eventsched.plugins.nodeunschedulable import NodeUnschedulable
 from eventsched.plugins.nodevolumelimits import (
     AzureDiskLimits,
@@ -29,12 +24,9 @@ from eventsched.plugins.nodevolumelimits import (
     GCEPDLimits,
     NodeVolumeLimits,
 )
-from eventsched.plugins.pinnedhost import PinnedHost
 from eventsched.plugins.podtopologyspread import PodTopologySpread
 from eventsched.plugins.prioritysort import PrioritySort
-from eventsched.plugins.randomscore import RandomScore
 from eventsched.plugins.schedulinggates import SchedulingGates
-from eventsched.plugins.stickynode import StickyNode
 from eventsched.plugins.tainttoleration import TaintToleration
 from eventsched.plugins.volumebinding import VolumeBinding
 from eventsched.plugins.volumerestrictions import VolumeRestrictions
@@ -65,19 +57,40 @@ IN_TREE = (
     DefaultBinder,
 )
 
-#: eventsched's own plugins (docs/plugins); enabled only where a profile names them.
-OWN: tuple[Any, ...] = (
-    ImportanceSort,
-    RandomScore,
-    NetworkTraffic,
-    NodeLabel,
-    PinnedHost,
-    StickyNode,
-    Coscheduling,
-    CapacityScheduling,
-    NodeResourcesAllocatable,
-    NodeResourceTopologyMatch,
-)
+#: eventsched's own plugins (docs/plugins), enabled only where a profile names them: plugin
+#: name to the module under eventsched.plugins that defines it, imported when a profile
+#: first builds the plugin (a process whose profiles name none of them does not load them).
+OWN: dict[str, str] = {
+    "ImportanceSort": "importancesort",
+    "RandomScore": "randomscore",
+    "NetworkTraffic": "networktraffic",
+    "NodeLabel": "nodelabel",
+    "PinnedHost": "pinnedhost",
+    "StickyNode": "stickynode",
+    "Coscheduling": "coscheduling",
+    "CapacityScheduling": "capacityscheduling",
+    "NodeResourcesAllocatable": "noderesources_allocatable",
+    "NodeResourceTopologyMatch": "noderesourcetopology",
+}
+
+
+class Deferred:
+    """A plugin factory that imports its plugin's module on first use: called, it builds
+    the plugin as the class would; `custom_kinds` is the class's."""
+
+    def __init__(self, name: str, module: str) -> None:
+        self.name = name
+        self.module = f"eventsched.plugins.{module}"
+
+    def plugin_class(self) -> Any:
+        return getattr(importlib.import_module(self.module), self.name)
+
+    def __call__(self, args: Mapping[str, Any], handle: Handle) -> Any:
+        return self.plugin_class()(args, handle)
+
+    @property
+    def custom_kinds(self) -> tuple[str, ...]:
+        return tuple(getattr(self.plugin_class(), "custom_kinds", ()))
 
 
 def in_tree_registry() -> Registry:
@@ -86,4 +99,6 @@ def in_tree_registry() -> Registry:
 
 def full_registry() -> Registry:
     """Every plugin a configuration may name: what `run`, `simulate` and `config check` use."""
-    return in_tree_registry().merge(Registry({plugin.name: plugin for plugin in OWN}))
+    return in_tree_registry().merge(
+        Registry({name: Deferred(name, module) for name, module in OWN.items()})
+    )

@@ -327,7 +327,7 @@ class SchedulerMetrics:
             self.child(self.rest_client_request_duration, method, host).observe(seconds)
 
     def chain_checked(self, result: str, position: int) -> None:
-        """One check of the hash chain (audit/chainwatch.py): its result and where it got."""
+        """One check of the hash chain (events/chainwatch.py): its result and where it got."""
         self.log_chain_checks.labels(result).inc()
         if result == "broken":
             self.log_chain_broken.set(1)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from eventsched.audit.chainwatch import MAX_EVENTS, ChainThread
 from eventsched.events import ChainPoint, EventStore, read_base
+from eventsched.events.chainwatch import MAX_EVENTS, ChainThread
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import pytest
 import sqlalchemy as sa
 
-from eventsched.audit.chainwatch import ChainCheck, ChainWatch
 from eventsched.events import ChainPoint, EventRecord, EventStore
+from eventsched.events.chainwatch import ChainCheck, ChainWatch
 from eventsched.scheduler.metrics import SchedulerMetrics
 from tests.events.test_event_chain import drop_triggers
 

@@ -28,7 +28,13 @@ from typing import Any
 import kubernetes.client
 
 from benchmarks import kube
-from benchmarks.controlplane import ControlPlane, KubeBinaries, free_port, spawn_logged
+from benchmarks.controlplane import (
+    ControlPlane,
+    KubeBinaries,
+    free_port,
+    process_cpu_seconds,
+    spawn_logged,
+)
 
 
 @dataclass(slots=True)
@@ -43,6 +49,8 @@ class RestartResult:
     restart_to_first_bind_seconds: float
     #: With --restarts K: each restart's figure, the first being the one above.
     restarts: list[float] = field(default_factory=list)
+    #: Each restart's CPU seconds (user + system, from /proc) up to that first bind.
+    restart_cpu_seconds: list[float] = field(default_factory=list)
     #: eventsched: events its second start appended up to its first decision to bind (the
     #: first `permitted`), by kind.
     relogged: dict[str, int] = field(default_factory=dict)
@@ -56,6 +64,7 @@ class Restarted:
     its first decision to bind, by kind, and the log's events in all."""
 
     seconds: float
+    cpu_seconds: float
     relogged: dict[str, int] = field(default_factory=dict)
     log_events: int | None = None
 
@@ -83,6 +92,20 @@ def _wait_bound(watch: kube.BindWatch, proc: subprocess.Popen[bytes], timeout: f
             raise RuntimeError(f"timed out with {len(watch.bound)} of {watch.expected} bound")
     if watch.error is not None:
         raise RuntimeError(f"watch failed: {watch.error!r}")
+
+
+def _cpu_at_first_bind(
+    watch: kube.BindWatch, proc: subprocess.Popen[bytes], prefix: str, deadline: float
+) -> float:
+    """The scheduler's CPU seconds when the watch first sees a pod named `prefix...` bound
+    (read within about 5 ms of it)."""
+    while not any(name.startswith(prefix) for name in list(watch.bound)):
+        if proc.poll() is not None:
+            raise RuntimeError(f"the scheduler exited with status {proc.returncode}")
+        if time.monotonic() > deadline or watch.done.is_set():
+            raise RuntimeError("no late pod was bound")
+        time.sleep(0.005)
+    return process_cpu_seconds(proc.pid) or 0.0
 
 
 def _events_by_kind(url: str, after: int, before: int | None) -> tuple[dict[str, int], int]:
@@ -164,6 +187,7 @@ def measure(
                 result.error = restart
                 return result
             result.restarts.append(restart.seconds)
+            result.restart_cpu_seconds.append(restart.cpu_seconds)
             if round_ == 0:
                 result.restart_to_first_bind_seconds = restart.seconds
                 result.relogged, result.log_events = restart.relogged, restart.log_events
@@ -202,13 +226,14 @@ def _restart(
     proc = _start(scheduler, cp, config, events_url, log)
     stack.callback(kube._stop, proc)
     again.start(pods + (round_ + 1) * late)
+    prefix = f"late-{round_}-"
     try:
+        cpu = _cpu_at_first_bind(again, proc, prefix, restarted + timeout)
         _wait_bound(again, proc, timeout)
     except RuntimeError as exc:
         return str(exc)
-    prefix = f"late-{round_}-"
     first_late = min(t for n, t in again.bound.items() if n.startswith(prefix))
-    restart = Restarted(first_late - restarted)
+    restart = Restarted(first_late - restarted, cpu)
     if events_url is not None:
         # The decision is durable before its Binding is sent (its `bound` may not be
         # appended yet): what the restart appended up to the first `permitted`.
@@ -260,7 +285,8 @@ def main() -> None:
         print(
             f"{scheduler}: restart to first bind "
             f"{', '.join(f'{t:.2f}' for t in r.restarts) or '-'} s "
-            f"({r.nodes} nodes, {r.pods} pods placed before; first run {r.first_run_seconds:.1f} s); "
+            f"(CPU {', '.join(f'{c:.2f}' for c in r.restart_cpu_seconds) or '-'} s; "
+            f"{r.nodes} nodes, {r.pods} pods placed before; first run {r.first_run_seconds:.1f} s); "
             f"appended up to its first decision: {relogged}"
             + (f"; error: {r.error}" if r.error else ""),
             flush=True,

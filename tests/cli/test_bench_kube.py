@@ -104,6 +104,8 @@ if _BINARIES is not None:
         assert result.error is None, result.error
         assert result.first_run_seconds > 0 and result.restart_to_first_bind_seconds > 0
         assert len(result.restarts) == 2 and all(t > 0 for t in result.restarts)
+        assert len(result.restart_cpu_seconds) == 2
+        assert all(c > 0 for c in result.restart_cpu_seconds)
         assert "node_observed" not in result.relogged
         assert result.relogged["pod_observed"] == 1  # the late one
         assert result.relogged["maintenance"] == 2  # scheduler_started, listed

@@ -108,9 +108,10 @@ def _spelled_as_json_does(raw: bytes) -> bool:
     if not raw.isascii() or b"\x7f" in raw:
         return False
     shape = raw.translate(_DIGITS_AS_ZERO)
-    return not any(
-        _in_number_position(raw, shape, pattern) for pattern in _SHAPES_SPELLED_OTHERWISE
-    )
+    for pattern in _SHAPES_SPELLED_OTHERWISE:
+        if pattern in shape and _in_number_position(raw, shape, pattern):
+            return False
+    return True
 
 
 def _in_number_position(raw: bytes, shape: bytes, pattern: bytes) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 import struct
 import time
@@ -10,6 +11,7 @@ import urllib.request
 from collections.abc import Iterator
 
 import pytest
+import structlog
 from prometheus_client import CollectorRegistry, Counter
 from prometheus_client.core import GaugeMetricFamily
 from structlog.testing import capture_logs
@@ -86,8 +88,17 @@ class _Large:
         yield family
 
 
+@pytest.fixture
+def debug_lines() -> Iterator[None]:
+    """Debug lines reach capture_logs whatever level an earlier `eventsched` call set."""
+    config = structlog.get_config()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG))
+    yield
+    structlog.configure(**config)
+
+
 def test_a_scrape_that_hangs_up_is_one_debug_line_not_a_traceback(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], debug_lines: None
 ) -> None:
     registry = CollectorRegistry()
     registry.register(_Large())

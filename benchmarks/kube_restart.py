@@ -99,11 +99,18 @@ def _cpu_at_first_bind(
 ) -> float:
     """The scheduler's CPU seconds when the watch first sees a pod named `prefix...` bound
     (read within about 5 ms of it)."""
-    while not any(name.startswith(prefix) for name in list(watch.bound)):
+
+    def late_bound() -> bool:
+        return any(name.startswith(prefix) for name in list(watch.bound))
+
+    while not late_bound():
         if proc.poll() is not None:
             raise RuntimeError(f"the scheduler exited with status {proc.returncode}")
-        if time.monotonic() > deadline or watch.done.is_set():
-            raise RuntimeError("no late pod was bound")
+        # The watch may end (all bound, or failed) between the check above and this one.
+        if watch.done.is_set() and not late_bound():
+            raise RuntimeError(f"the watch ended with no late pod bound: {watch.error!r}")
+        if time.monotonic() > deadline:
+            raise RuntimeError("timed out with no late pod bound")
         time.sleep(0.005)
     return process_cpu_seconds(proc.pid) or 0.0
 

@@ -1,9 +1,9 @@
 """Selection: the scored nodes ranked, the `scored` record, and the host chosen among the best.
 
 kube-scheduler's `selectHost` keeps the highest total and breaks ties by reservoir
-sampling; here the tie is broken by the attempt's recorded seed, so replay chooses
-the same node. The ranking (a stable sort of the totals) is made once and read by
-both the record and the choice.
+sampling; here the tie is broken by the attempt's recorded seed (`tiebreak.draw`: what
+numpy's default generator draws from it), so replay chooses the same node. The ranking
+(a stable sort of the totals) is made once and read by both the record and the choice.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import numpy as np
 from eventsched.framework.runtime import ScoreTable
 from eventsched.framework.scoredrecord import scored_data
 from eventsched.framework.sink import DecisionSink
+from eventsched.framework.tiebreak import draw
 from eventsched.model import Indexes, NodeTable
 
 
@@ -80,4 +81,4 @@ def select_host(scores: ScoreTable, ranking: Ranking, seed: int) -> int:
     if ranking.tied == 1:
         return int(scores.rows[ranking.order[0]])
     tied = scores.rows[ranking.order[: ranking.tied]]
-    return int(tied[int(np.random.default_rng(seed).integers(ranking.tied))])
+    return int(tied[draw(seed, ranking.tied)])

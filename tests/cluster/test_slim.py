@@ -1,9 +1,9 @@
 """Pods and nodes decoded slim (cluster/kube/slim.py) read exactly as decoded whole.
 
-The structs name the fields kept; a field the model reads but the structs
+The shapes name the fields kept; a field the model reads but the shapes
 leave out would be silently missing on a real cluster. So the model's
 readers are run over a manifest that records every key they touch, and each
-key must be one the structs keep.
+key must be one the shapes keep.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import typing
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-import msgspec
 import orjson
 from hypothesis import given
 
@@ -76,7 +75,8 @@ def paths_read(reader: Callable[[Any], Any], manifest: Mapping[str, Any]) -> set
 
 
 def kept(struct: Any, path: Path) -> bool:
-    """Whether decoding into `struct` keeps what is at `path`."""
+    """Whether decoding into `struct` (a TypedDict, a list or union of them, Any) keeps
+    what is at `path`."""
     if not path or struct is Any:
         return True
     origin = typing.get_origin(struct)
@@ -84,9 +84,8 @@ def kept(struct: Any, path: Path) -> bool:
         return any(kept(t, path) for t in typing.get_args(struct) if t is not type(None))
     if origin is list:
         return path[0] == ITEM and kept(typing.get_args(struct)[0], path[1:])
-    if isinstance(struct, type) and issubclass(struct, msgspec.Struct):
-        hints = typing.get_type_hints(struct)
-        fields = {f.encode_name: hints[f.name] for f in msgspec.structs.fields(struct)}
+    if typing.is_typeddict(struct):
+        fields = typing.get_type_hints(struct)
         return path[0] in fields and kept(fields[path[0]], path[1:])
     return False
 
@@ -147,7 +146,7 @@ def test_any_node_reads_the_same_slim_or_whole(manifest: dict[str, Any]) -> None
     same_either_way("Node", Node.from_manifest, manifest)
 
 
-def test_a_shape_the_structs_refuse_is_decoded_whole() -> None:
+def test_a_shape_slim_refuses_is_decoded_whole() -> None:
     odd = {**valid_pod("odd"), "spec": {"containers": "not a list"}}
     listed = orjson.dumps({"metadata": {"resourceVersion": "3"}, "items": [odd]})
     assert slim.list_decoder("Pod")(listed) == orjson.loads(listed)

@@ -4,21 +4,21 @@ Most of a listed pod or node is what no scheduling decision reads: its
 managedFields (a third of a pod's JSON), a node's conditions, addresses and
 nodeInfo, a container's command, environment and probes. Decoding all of it
 into dicts was the largest single cost of a restart (a 17 MB list of 10,000
-pods). msgspec decodes into the structs below and skips every other field
-without building it; `to_builtins` then gives back plain dicts holding
-exactly the fields listed, with their values as the API sent them (an absent
-field stays absent, a null stays None), which is what `Pod.from_manifest` and
-`Node.from_manifest` read.
+pods). msgspec decodes into the shapes below (TypedDicts) and skips every
+other field without building it: plain dicts holding exactly the fields
+listed, with their values as the API sent them (an absent field stays absent,
+a null stays None), which is what `Pod.from_manifest` and `Node.from_manifest`
+read.
 
-The structs name each field the model reads (tests/cluster/test_slim.py
+The shapes name each field the model reads (tests/cluster/test_slim.py
 records every key the model's readers touch and checks it is kept here).
-An answer whose shape the structs do not accept (a field of an unexpected
-type) is decoded whole instead: a surprise costs time, never a field.
+An answer whose shape they do not accept (a field of an unexpected type) is
+decoded whole instead: a surprise costs time, never a field.
 """
 
 from __future__ import annotations
 
-from typing import Any, Generic, TypeVar
+from typing import Any, TypedDict
 
 import msgspec
 import orjson
@@ -26,107 +26,110 @@ import orjson
 from eventsched.cluster.kube.informer import Decoders
 from eventsched.cluster.kube.rest import Decode
 
-#: An absent field stays absent (omitted by `to_builtins`); any value, null included, is kept.
-_ABSENT: Any = msgspec.UNSET
+# Each shape is a TypedDict with every key optional: msgspec builds the plain dicts
+# directly, skipping every key not named, and a key the answer does not have stays
+# absent. (Decoding into msgspec Structs and converting them with `to_builtins`
+# gave the same dicts in 2.3-2.8x the time: 600-790 ms against 270 ms for a list of
+# 10,000 pods.)
 
 
-class _Struct(msgspec.Struct, omit_defaults=True):
-    """Fields not named are skipped by the decoder."""
+class _ObjectMeta(TypedDict, total=False):
+    name: Any
+    namespace: Any
+    uid: Any
+    resourceVersion: Any
+    labels: Any
+    annotations: Any
+    ownerReferences: Any
+    creationTimestamp: Any
+    deletionTimestamp: Any
 
 
-class _ObjectMeta(_Struct):
-    name: Any = _ABSENT
-    namespace: Any = _ABSENT
-    uid: Any = _ABSENT
-    resourceVersion: Any = _ABSENT
-    labels: Any = _ABSENT
-    annotations: Any = _ABSENT
-    ownerReferences: Any = _ABSENT
-    creationTimestamp: Any = _ABSENT
-    deletionTimestamp: Any = _ABSENT
+class _Container(TypedDict, total=False):
+    name: Any
+    image: Any
+    resources: Any
+    ports: Any
+    restartPolicy: Any
 
 
-class _Container(_Struct):
-    name: Any = _ABSENT
-    image: Any = _ABSENT
-    resources: Any = _ABSENT
-    ports: Any = _ABSENT
-    restartPolicy: Any = _ABSENT
+class _PodSpec(TypedDict, total=False):
+    containers: list[_Container] | None
+    initContainers: list[_Container] | None
+    overhead: Any
+    priority: Any
+    schedulerName: Any
+    nodeName: Any
+    nodeSelector: Any
+    tolerations: Any
+    affinity: Any
+    schedulingGates: Any
+    topologySpreadConstraints: Any
+    volumes: Any
+    preemptionPolicy: Any
 
 
-class _PodSpec(_Struct):
-    containers: list[_Container] | msgspec.UnsetType | None = _ABSENT
-    initContainers: list[_Container] | msgspec.UnsetType | None = _ABSENT
-    overhead: Any = _ABSENT
-    priority: Any = _ABSENT
-    schedulerName: Any = _ABSENT
-    nodeName: Any = _ABSENT
-    nodeSelector: Any = _ABSENT
-    tolerations: Any = _ABSENT
-    affinity: Any = _ABSENT
-    schedulingGates: Any = _ABSENT
-    topologySpreadConstraints: Any = _ABSENT
-    volumes: Any = _ABSENT
-    preemptionPolicy: Any = _ABSENT
-
-
-class _PodStatus(_Struct):
-    phase: Any = _ABSENT
-    nominatedNodeName: Any = _ABSENT
-    startTime: Any = _ABSENT
+class _PodStatus(TypedDict, total=False):
+    phase: Any
+    nominatedNodeName: Any
+    startTime: Any
     #: PodScheduled (the recorder's condition updates) and DisruptionTarget.
-    conditions: Any = _ABSENT
+    conditions: Any
 
 
-class _Pod(_Struct):
-    metadata: _ObjectMeta | msgspec.UnsetType | None = _ABSENT
-    spec: _PodSpec | msgspec.UnsetType | None = _ABSENT
-    status: _PodStatus | msgspec.UnsetType | None = _ABSENT
+class _Pod(TypedDict, total=False):
+    metadata: _ObjectMeta | None
+    spec: _PodSpec | None
+    status: _PodStatus | None
 
 
-class _NodeMeta(_Struct):
-    name: Any = _ABSENT
-    uid: Any = _ABSENT
-    resourceVersion: Any = _ABSENT
-    labels: Any = _ABSENT
+class _NodeMeta(TypedDict, total=False):
+    name: Any
+    uid: Any
+    resourceVersion: Any
+    labels: Any
 
 
-class _NodeSpec(_Struct):
-    taints: Any = _ABSENT
-    unschedulable: Any = _ABSENT
+class _NodeSpec(TypedDict, total=False):
+    taints: Any
+    unschedulable: Any
 
 
-class _NodeStatus(_Struct):
-    allocatable: Any = _ABSENT
-    capacity: Any = _ABSENT
-    images: Any = _ABSENT
+class _NodeStatus(TypedDict, total=False):
+    allocatable: Any
+    capacity: Any
+    images: Any
 
 
-class _Node(_Struct):
-    metadata: _NodeMeta | msgspec.UnsetType | None = _ABSENT
-    spec: _NodeSpec | msgspec.UnsetType | None = _ABSENT
-    status: _NodeStatus | msgspec.UnsetType | None = _ABSENT
+class _Node(TypedDict, total=False):
+    metadata: _NodeMeta | None
+    spec: _NodeSpec | None
+    status: _NodeStatus | None
 
 
-class _ListMeta(_Struct):
-    resourceVersion: Any = _ABSENT
+class _ListMeta(TypedDict, total=False):
+    resourceVersion: Any
 
 
-_Item = TypeVar("_Item", _Pod, _Node)
+class _PodList(TypedDict, total=False):
+    metadata: _ListMeta
+    items: list[_Pod] | None
 
 
-class _List(_Struct, Generic[_Item]):
-    metadata: _ListMeta | msgspec.UnsetType = _ABSENT
-    items: list[_Item] | msgspec.UnsetType | None = _ABSENT
+class _NodeList(TypedDict, total=False):
+    metadata: _ListMeta
+    items: list[_Node] | None
 
 
-class _Event(_Struct):
-    type: Any = _ABSENT
-    object: msgspec.Raw | msgspec.UnsetType = _ABSENT
+class _Event(msgspec.Struct):
+    """A watch event's type, and its object left undecoded until the type is known."""
+
+    type: Any = msgspec.UNSET
+    object: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
 
 
-_ITEM = {"Pod": _Pod, "Node": _Node}
-_LIST = {"Pod": _List[_Pod], "Node": _List[_Node]}
+_ITEM: dict[str, Any] = {"Pod": _Pod, "Node": _Node}
+_LIST: dict[str, Any] = {"Pod": _PodList, "Node": _NodeList}
 #: Watch events whose object is not one of the kind's (a Status, a bookmark's stub).
 _WHOLE_EVENTS = frozenset({"ERROR", "BOOKMARK"})
 
@@ -134,7 +137,7 @@ _WHOLE_EVENTS = frozenset({"ERROR", "BOOKMARK"})
 def _with_fallback(decoder: msgspec.json.Decoder[Any]) -> Decode:
     def decode(data: bytes) -> Any:
         try:
-            return msgspec.to_builtins(decoder.decode(data))
+            return decoder.decode(data)
         except (msgspec.ValidationError, msgspec.DecodeError):
             return orjson.loads(data)  # an unexpected shape: all of it, as sent
 

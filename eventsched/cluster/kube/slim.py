@@ -18,7 +18,7 @@ decoded whole instead: a surprise costs time, never a field.
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, Generic, TypedDict, TypeVar
 
 import msgspec
 import orjson
@@ -111,14 +111,12 @@ class _ListMeta(TypedDict, total=False):
     resourceVersion: Any
 
 
-class _PodList(TypedDict, total=False):
-    metadata: _ListMeta
-    items: list[_Pod] | None
+_Item = TypeVar("_Item", _Pod, _Node)
 
 
-class _NodeList(TypedDict, total=False):
+class _List(TypedDict, Generic[_Item], total=False):
     metadata: _ListMeta
-    items: list[_Node] | None
+    items: list[_Item] | None
 
 
 class _Event(msgspec.Struct):
@@ -129,7 +127,7 @@ class _Event(msgspec.Struct):
 
 
 _ITEM: dict[str, Any] = {"Pod": _Pod, "Node": _Node}
-_LIST: dict[str, Any] = {"Pod": _PodList, "Node": _NodeList}
+_LIST: dict[str, Any] = {"Pod": _List[_Pod], "Node": _List[_Node]}
 #: Watch events whose object is not one of the kind's (a Status, a bookmark's stub).
 _WHOLE_EVENTS = frozenset({"ERROR", "BOOKMARK"})
 

@@ -20,7 +20,7 @@ without all its `evicted`: the next process settles it (`settle_open_preemptions
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import structlog
@@ -115,9 +115,20 @@ def _evict_one(cluster: Cluster, handle: Handle, preemptor: Pod, victim: Pod) ->
     return {"outcome": "deleted", "code": 200}
 
 
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """A preemption a starting process finished: its victims are evicted, and its
+    preemptor, still pending, must wait for their deletion to be seen."""
+
+    preemptor: Pod
+    #: The attempt that decided the preemption (its `preempted` and `unschedulable`).
+    attempt: str
+    node: str
+
+
 def settle_open_preemptions(
     cluster: Cluster, journal: Journal, handle: Handle, metrics: SchedulerMetrics | None
-) -> None:
+) -> list[Finished]:
     """Finish what a previous process decided and did not live to do, from what the
     cluster shows now (the view after the initial lists):
 
@@ -125,7 +136,12 @@ def settle_open_preemptions(
     - the preemptor still pending: the other victims are evicted now (`reconciled`);
     - the preemptor gone or placed: the rest is `abandoned` (nothing evicted), and a
       preemptor still nominated loses its nomination.
+
+    Returns the preemptions whose victims were all evicted now. Their deletion
+    reaches the view only through the watch: the caller must not let the
+    preemptor be tried before then, or it would find the victims still there.
     """
+    finished: list[Finished] = []
     pods = journal.view.pods
     for attempt, open_ in list(journal.projections.open_preemptions.items()):
         node = open_.node or ""
@@ -142,7 +158,7 @@ def settle_open_preemptions(
             continue
         if preemptor is not None and not preemptor.node_name and not preemptor.deleting:
             log.info("finishing a preemption a previous process decided", preemptor=stub.key)
-            evict_victims(
+            if evict_victims(
                 cluster,
                 journal,
                 handle,
@@ -153,7 +169,8 @@ def settle_open_preemptions(
                 node,
                 present,
                 reconciled=True,
-            )
+            ):
+                finished.append(Finished(preemptor, attempt, node))
             continue
         for victim in present:
             _settled(journal, stub, open_.scheduler, attempt, node, victim.uid, "abandoned", victim)
@@ -162,6 +179,7 @@ def settle_open_preemptions(
                 cluster.clear_nomination(preemptor)
             except ApiError as exc:
                 log.warning("cannot clear a nomination", pod=stub.key, error=str(exc))
+    return finished
 
 
 def _settled(

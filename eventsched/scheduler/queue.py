@@ -237,6 +237,24 @@ class SchedulingQueue:
         self._incoming("unschedulable", "ScheduleAttemptFailure")
         return Move(info, "active", "unschedulable", "ScheduleAttemptFailure")
 
+    def park(self, uid: str, plugins: Iterable[str]) -> Move | None:
+        """A pod waiting in activeQ or backoffQ goes to the unschedulable pool, rejected by
+        `plugins`, as a failed attempt leaves it (a starting process that finishes an
+        earlier process's preemption: the preemptor waits for its victims' deletion
+        again). None if the pod is not waiting there, or no plugin is named."""
+        entry = self._where.get(uid)
+        rejected = set(plugins)
+        if entry is None or entry[1] not in ("active", "backoff") or not rejected:
+            return None
+        info, source = entry
+        info.unschedulable_plugins = rejected
+        if self.observer is not None:
+            self.observer.unschedulable(rejected, info.pod.scheduler_name, 1)
+        self._enter(info, "unschedulable")
+        self._unschedulable[uid] = info
+        self._incoming("unschedulable", "ScheduleAttemptFailure")
+        return Move(info, source, "unschedulable", "ScheduleAttemptFailure")
+
     def requeue_after_binding_failure(self, info: QueuedPodInfo) -> Move:
         info.errored = True
         return self.add_unschedulable(info, ())

@@ -31,7 +31,7 @@ from eventsched.scheduler.journal import Journal
 from eventsched.scheduler.metrics import SchedulerMetrics
 from eventsched.scheduler.options import SchedulerOptions, Stats
 from eventsched.scheduler.ports import Cluster, ClusterChange
-from eventsched.scheduler.preemption import settle_open_preemptions
+from eventsched.scheduler.preemption import Finished, settle_open_preemptions
 from eventsched.scheduler.queue import SchedulingQueue
 from eventsched.scheduler.reconcile import reconcile_reservations, record_listed, record_start
 from eventsched.scheduler.schedule_one import SchedulingCycle
@@ -174,10 +174,33 @@ class Scheduler(SchedulingCycle):
         self._drain_inbox()
         record_listed(self.journal)
         reconcile_reservations(self.journal)
-        settle_open_preemptions(self.cluster, self.journal, self.handle, self.metrics)
+        for finished in settle_open_preemptions(
+            self.cluster, self.journal, self.handle, self.metrics
+        ):
+            self._await_victims(finished)
         self._flush_until_durable()
         self._ready = True
         return True
+
+    def _await_victims(self, finished: Finished) -> None:
+        """The preemptor of a preemption finished at start waits where its attempt's failure
+        put it: in the unschedulable pool until an event its rejecting plugins registered
+        for (its victims' deletion, once the watch shows it), and nominated to the node.
+        Tried at once instead, it would find its victims still in the view and preempt
+        them again. The failure's report, which the previous process may not have lived
+        to write, is written (PodScheduled=False, status.nominatedNodeName)."""
+        failure = next(
+            (e for e in self.store.read_attempt(finished.attempt) if e.kind == "unschedulable"),
+            None,
+        )
+        if failure is None:
+            return
+        pod = finished.preemptor
+        move = self.queue.park(pod.uid, failure.data.get("plugins") or ())
+        if move is not None:
+            self._record_moves([move])
+        message = str(failure.data.get("message", ""))
+        self.journal.after(lambda: self.cluster.set_unschedulable(pod, message, finished.node))
 
     def stop(self) -> None:
         """Stop taking pods; let binding cycles finish and log them; snapshot."""

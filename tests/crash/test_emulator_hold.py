@@ -6,7 +6,7 @@ import threading
 from collections.abc import Iterator
 
 import pytest
-from kubernetes import client
+from kubernetes import client, watch
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
@@ -111,3 +111,27 @@ def test_stop_drops_what_is_still_held(apiserver: ApiServer, core: client.CoreV1
     thread.join(10)
     assert not thread.is_alive()
     assert node_of(apiserver, "p") == ""
+
+
+def watched(core: client.CoreV1Api, since: str, seconds: int) -> list[tuple[str, str]]:
+    """(type, name) of the pod watch events from `since`, until the server ends the watch."""
+    stream = watch.Watch().stream(
+        core.list_namespaced_pod, "default", resource_version=since, timeout_seconds=seconds
+    )
+    return [(e["type"], e["object"].metadata.name) for e in stream]
+
+
+def test_delayed_watches_show_nothing_written_since_until_delivered(
+    apiserver: ApiServer, core: client.CoreV1Api
+) -> None:
+    apiserver.create(pod("before"))
+    since = core.list_namespaced_pod("default").metadata.resource_version
+    apiserver.create(pod("early"))
+    apiserver.delay_watches()
+    core.create_namespaced_pod("default", pod("late"))
+    core.delete_namespaced_pod("early", "default")
+    names = [p.metadata.name for p in core.list_namespaced_pod("default").items]
+    assert sorted(names) == ["before", "late"]  # requests are served meanwhile
+    assert watched(core, since, 1) == [("ADDED", "early")]  # the watch ends at its timeout
+    apiserver.deliver_watches()
+    assert watched(core, since, 1) == [("ADDED", "early"), ("ADDED", "late"), ("DELETED", "early")]

@@ -6,6 +6,10 @@ already be committed; the process is killed there and the held request dropped,
 so the victim is never marked nor deleted. The next process must find the open
 decision in the log and evict the victim (an `evicted` with `reconciled`), after
 which the preemptor is bound to the node the decision nominated.
+
+The restart's watch is held back meanwhile, as a loaded API server's can lag: the
+view still shows the victim after its deletion was answered, and the preemptor
+must wait for the watch to show the deletion rather than preempt the victim again.
 """
 
 from __future__ import annotations
@@ -89,13 +93,28 @@ def test_kill_between_the_decision_and_the_eviction(
     assert apiserver.get("pods", "victim", "default") is not None  # never marked nor deleted
     assert committed(log_engine, "SELECT 1 FROM events WHERE kind = 'evicted'") == []
 
+    apiserver.delay_watches()
     second = start(2)
     wait_for("the victim to be deleted", lambda: apiserver.get("pods", "victim") is None, 20)
+    wait_for(
+        "the preemptor to wait for its victim's deletion",
+        lambda: committed(
+            log_engine, "SELECT 1 FROM events WHERE kind = 'requeued' AND name = 'critical'"
+        ),
+        20,
+    )
+    apiserver.deliver_watches()
     wait_for("the preemptor to be bound", lambda: node_of(apiserver, "critical") == "node-a", 20)
     assert second.terminate() == 0, second.output()
 
     with EventStore.connect(crash_db) as store:
+        (decision,) = store.read(kinds=["preempted"])  # decided once, never again
+        parked, *moved = store.read(kinds=["requeued"])  # then on the victim's deletion
         (evicted,) = store.read(kinds=["evicted"])
+    assert decision.attempt == attempt
+    assert parked.position > evicted.position
+    assert (parked.data["to"], parked.data["event"]) == ("unschedulable", "ScheduleAttemptFailure")
+    assert moved[0].data["event"] == "AssignedPodDelete"
     assert (evicted.name, evicted.attempt, evicted.node) == ("victim", attempt, "node-a")
     assert evicted.data["outcome"] == "deleted" and evicted.data["reconciled"] is True
     assert evicted.data["preemptor"]["name"] == "critical"
@@ -111,5 +130,11 @@ def test_kill_between_the_decision_and_the_eviction(
         for c in conditions
     )
     assert held.status == 0
+    nominations = [
+        r.body["status"].get("nominatedNodeName")  # type: ignore[index]
+        for r in apiserver.requests
+        if r.method == "PATCH" and r.path.endswith("critical/status")
+    ]
+    assert "node-a" in nominations  # the report the first process did not live to write
     for process in processes:
         assert "Traceback" not in process.output(), process.output()

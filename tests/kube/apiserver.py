@@ -694,6 +694,8 @@ class ApiServer:
         self._compacted = 0  #: watches from a resourceVersion below this get 410 Expired
         self._expirations = 0  #: bumped by expire_watches(); open streams compare it
         self._endings = 0  #: bumped by end_watches()
+        #: While watches are delayed: the last resourceVersion streams may deliver.
+        self._watch_horizon: int | None = None
         self._store: dict[str, dict[tuple[str, str], dict]] = {key: {} for key in RESOURCES}
         self._history: list[_Event] = []
         self._faults: list[_Fault] = []
@@ -864,6 +866,30 @@ class ApiServer:
         with self._changed:
             self._endings += 1
             self._changed.notify_all()
+
+    def delay_watches(self) -> None:
+        """Hold back watch events from now on: streams deliver nothing written after this
+        until `deliver_watches()`, as a loaded API server's watch can lag behind its
+        answers. Requests are served as usual, so a client's own writes are applied,
+        and answered, before its watch shows them."""
+        with self._changed:
+            self._watch_horizon = self._rv
+
+    def deliver_watches(self) -> None:
+        """Stop delaying: streams deliver what was held back, in order."""
+        with self._changed:
+            self._watch_horizon = None
+            self._changed.notify_all()
+
+    def _visible(self) -> int:
+        """The last resourceVersion watch streams may deliver now (the lock held)."""
+        return self._rv if self._watch_horizon is None else self._watch_horizon
+
+    def _history_between(self, after: int, until: int) -> list[_Event]:
+        """History entries with `after < rv <= until` (the lock held)."""
+        begin = bisect.bisect_right(self._history, after, key=lambda e: e.rv)
+        end = bisect.bisect_right(self._history, until, key=lambda e: e.rv)
+        return self._history[begin:end]
 
     def wait_for(self, predicate: Callable[[], T], timeout: float = 5.0) -> T:
         """Wait until `predicate()` is truthy and return its value; TimeoutError otherwise.
@@ -1396,9 +1422,13 @@ class ApiServer:
             elif start < self._compacted:
                 first, position = [expired(start)], -1
             else:
-                index = bisect.bisect_right(self._history, start, key=lambda e: e.rv)
-                first = [c for e in self._history[index:] if (c := convert(e)) is not None]
-                position = max(start, self._rv)
+                visible = self._visible()
+                first = [
+                    c
+                    for e in self._history_between(start, visible)
+                    if (c := convert(e)) is not None
+                ]
+                position = max(start, visible)
         if first:
             yield first
         if position < 0:
@@ -1411,10 +1441,14 @@ class ApiServer:
                 if expirations != self._expirations or position < self._compacted:
                     yield [expired(position)]
                     return
-                if self._rv > position:
-                    index = bisect.bisect_right(self._history, position, key=lambda e: e.rv)
-                    batch = [c for e in self._history[index:] if (c := convert(e)) is not None]
-                    position = self._rv
+                visible = self._visible()
+                if visible > position:
+                    batch = [
+                        c
+                        for e in self._history_between(position, visible)
+                        if (c := convert(e)) is not None
+                    ]
+                    position = visible
                 elif deadline is not None and time.monotonic() >= deadline:
                     return
                 else:

@@ -218,3 +218,36 @@ def test_counts_follow_each_pod_through_every_queue() -> None:
     popped = [q.pop(), q.pop()]
     assert all(info is not None for info in popped) and q.pop() is None
     counts()
+
+
+def test_park_sends_a_waiting_pod_to_unschedulable_until_its_plugins_event() -> None:
+    """A starting process that finishes a preemption parks the preemptor, restored to
+    activeQ or backoffQ, as its attempt's failure left it."""
+    clock = Clock()
+    q = make(clock)
+    q.add(pod("active"))
+    q.restore(pod("backing-off"), attempts=1, backoff_until=clock.now + 5)
+    moves = [q.park(uid, ["NodeResourcesFit"]) for uid in ("active", "backing-off")]
+    assert [(m.source, m.to, m.event) for m in moves if m is not None] == [
+        ("active", "unschedulable", "ScheduleAttemptFailure"),
+        ("backoff", "unschedulable", "ScheduleAttemptFailure"),
+    ]
+    assert q.counts()["unschedulable"] == 2
+    clock.now += 10
+    assert q.flush() == [] and q.pop() is None  # neither the stale heap entries
+    delete = ClusterEvent("AssignedPod", "Delete")
+    events = {"NodeResourcesFit": [NODE_ADD, delete]}
+    assert q.move_on_event(ASSIGNED_POD_ADD, events, "AssignedPodAdd") == []
+    moved = q.move_on_event(delete, events, "AssignedPodDelete")
+    assert sorted(m.info.pod.name for m in moved) == ["active", "backing-off"]
+
+
+def test_park_leaves_pods_in_flight_unknown_or_without_plugins_where_they_are() -> None:
+    q = make(Clock())
+    q.add(pod("a"))
+    q.add(pod("b"))
+    assert q.pop() is not None  # "a" is in flight
+    assert q.park("a", ["NodeResourcesFit"]) is None
+    assert q.park("nobody", ["NodeResourcesFit"]) is None
+    assert q.park("b", []) is None
+    assert q.counts()["active"] == 1

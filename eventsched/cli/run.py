@@ -17,11 +17,10 @@ from typing import Any
 
 import structlog
 import yaml
-from kubernetes import client
 
 from eventsched.cli.arguments import seconds
 from eventsched.cli.commands import summary
-from eventsched.cluster.kube.connection import ClientConnection, KubeConfigError, api_client
+from eventsched.cluster.kube.connection import Api, ClientConnection, KubeConfigError, api_client
 from eventsched.cluster.kube.prefetch import Prefetch, first_lists
 
 log = structlog.get_logger(__name__)
@@ -70,7 +69,7 @@ class EarlyLists:
     read, and the first lists it asked for."""
 
     kubeconfig: str
-    api: client.ApiClient
+    api: Api
     prefetch: Prefetch
 
 

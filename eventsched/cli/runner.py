@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import structlog
-from kubernetes import client
 from sqlalchemy.exc import SQLAlchemyError
 
 from eventsched.cli.gctuning import collection_paused, resume_collection
 from eventsched.cli.serve import Check
 from eventsched.cluster.kube import ClientConnection, KubeCluster
+from eventsched.cluster.kube.connection import Api, official_client
 from eventsched.cluster.kube.prefetch import Prefetch
 from eventsched.config.file import SchedulerConfig
 from eventsched.events import EventStore, EventStoreError, SchemaOutdatedError, check_schema
@@ -31,6 +31,8 @@ from eventsched.scheduler import Scheduler, SchedulerOptions
 from eventsched.scheduler.metrics import SchedulerMetrics
 
 if TYPE_CHECKING:
+    from kubernetes import client
+
     from eventsched.cluster.kube.election import LeaderElector
 
 log = structlog.get_logger(__name__)
@@ -58,7 +60,7 @@ class Runner:
         self,
         store: EventStore,
         config: SchedulerConfig,
-        api: client.ApiClient,
+        api: Api | client.ApiClient,
         registry: Registry,
         identity: str | None = None,
         options: SchedulerOptions | None = None,
@@ -205,7 +207,7 @@ class Runner:
             resource_namespace=le.resource_namespace,
         )
         self.elector = LeaderElector(
-            self.api,
+            official_client(self.api),
             settings,
             self.identity,
             on_lost=self._lease_lost,

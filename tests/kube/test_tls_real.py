@@ -6,8 +6,15 @@ certificate authority, and one that does not verify is no answer. Real kube-apis
 
 from __future__ import annotations
 
-import pytest
+import base64
+import json
+from pathlib import Path
 
+import pytest
+from kubernetes import client
+
+from eventsched.cluster.kube.connection import ClientConnection, api_client
+from eventsched.cluster.kube.kubeconfig import PlainConfiguration, plain_kubeconfig
 from eventsched.cluster.kube.rest import Rest, TransportError
 from tests.kube.realserver import RealApiServer
 
@@ -29,3 +36,39 @@ def test_verify_ssl_off_connects_without_checking(real_apiserver: RealApiServer)
     configuration.verify_ssl = False
     answer = Rest(configuration).request("GET", "/api/v1/namespaces/default")
     assert answer.status == 200 and answer.body["metadata"]["name"] == "default"
+
+
+def test_requests_on_a_plain_kubeconfig_verify_the_real_api_server(
+    real_apiserver: RealApiServer, tmp_path: Path
+) -> None:
+    path = real_apiserver.kubeconfig(tmp_path / "kubeconfig")
+    api = api_client(ClientConnection(kubeconfig=str(path)))
+    assert isinstance(api.configuration, PlainConfiguration)
+    assert Rest(api.configuration).request("GET", "/api/v1/namespaces/default").status == 200
+    leases = client.CoordinationV1Api(api.official()).list_namespaced_lease("default")
+    assert leases.items is not None  # the official client, for leader election, from the same file
+
+    doc = json.loads(path.read_text())
+    pem = real_apiserver.ca_file.read_bytes()
+    del doc["clusters"][0]["cluster"]["certificate-authority"]
+    doc["clusters"][0]["cluster"]["certificate-authority-data"] = base64.standard_b64encode(
+        pem
+    ).decode()
+    path.write_text(json.dumps(doc))
+    inline = plain_kubeconfig(str(path))
+    assert (
+        inline is not None
+        and Rest(inline).request("GET", "/api/v1/namespaces/default").status == 200
+    )
+
+    other = real_apiserver.control_plane.client_ca_file.read_bytes()  # not the server's CA
+    doc["clusters"][0]["cluster"]["certificate-authority-data"] = base64.standard_b64encode(
+        other
+    ).decode()
+    path.write_text(json.dumps(doc))
+    wrong = plain_kubeconfig(str(path))
+    assert wrong is not None
+    with pytest.raises(
+        TransportError, match=r"CERTIFICATE_VERIFY_FAILED|certificate verify failed"
+    ):
+        Rest(wrong).request("GET", "/api/v1/namespaces/default")

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Collection, Mapping
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import structlog
-from kubernetes import client
 
-from eventsched.cluster.kube.connection import ClientConnection, rate_limiter
+from eventsched.cluster.kube.connection import Api, ClientConnection, rate_limiter
 from eventsched.cluster.kube.convert import to_node, to_object, to_pod
 from eventsched.cluster.kube.informer import DELETED, Informer, ListWatchError
 from eventsched.cluster.kube.preemption import Evictions
@@ -34,6 +33,9 @@ from eventsched.model import Node, Pod
 from eventsched.model.changes import BindOutcome, ChangeType, ClusterChange
 from eventsched.model.objects import ClusterObject
 from eventsched.model.volumes import PersistentVolume, PersistentVolumeClaim
+
+if TYPE_CHECKING:
+    from kubernetes import client
 
 log = structlog.get_logger(__name__)
 
@@ -76,7 +78,7 @@ class KubeCluster:
 
     def __init__(
         self,
-        api: client.ApiClient,
+        api: Api | client.ApiClient,
         scheduler_names: Collection[str],
         connection: ClientConnection | None = None,
         request_threads: int = 16,

@@ -5,14 +5,22 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import structlog
 import urllib3
 import yaml
-from kubernetes import client, config
-from kubernetes.config.config_exception import ConfigException
 
+from eventsched.cluster.kube.kubeconfig import (
+    ApiConfiguration,
+    PlainConfiguration,
+    plain_in_cluster,
+    plain_kubeconfig,
+)
 from eventsched.cluster.kube.ratelimit import TokenBucket
+
+if TYPE_CHECKING:
+    from kubernetes import client
 
 log = structlog.get_logger(__name__)
 
@@ -33,16 +41,55 @@ class ClientConnection:
     context: str = ""
 
 
-def api_client(connection: ClientConnection) -> client.ApiClient:
-    """An ApiClient from `kubeconfig` when given (or $KUBECONFIG), else the in-cluster config."""
-    configuration = client.Configuration()
+class Api:
+    """How to reach the API server: the `configuration` rest.py makes its connections
+    from, read without the official client when the source is plain (kubeconfig.py),
+    and the official client itself, built when leader election asks for it."""
+
+    def __init__(self, configuration: ApiConfiguration, path: str, context: str) -> None:
+        self.configuration = configuration
+        self._path = path
+        self._context = context
+        self._official: client.ApiClient | None = None
+
+    def official(self) -> client.ApiClient:
+        """The official client, configured from the same source (its Lease calls)."""
+        if self._official is None:
+            self._official = _official_client(self._path, self._context)
+        return self._official
+
+
+def official_client(api: Api | client.ApiClient) -> client.ApiClient:
+    """`api` as the official client (tests hand one in directly)."""
+    return api.official() if isinstance(api, Api) else api
+
+
+def api_client(connection: ClientConnection) -> Api:
+    """From `kubeconfig` when given (or $KUBECONFIG), else the in-cluster config."""
     path = connection.kubeconfig or os.environ.get("KUBECONFIG", "")
+    plain = plain_kubeconfig(path, connection.context) if path else plain_in_cluster()
+    configuration: ApiConfiguration
+    if plain is not None:
+        configuration = plain
+    else:
+        configuration = _official_client(path, connection.context).configuration
+    # Bindings, Events and status patches run concurrently in a pool.
+    configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize, 32)
+    if not configuration.verify_ssl:
+        warn_insecure(configuration.host)
+    return Api(configuration, path, connection.context)
+
+
+def _official_client(path: str, context: str) -> client.ApiClient:
+    """The official loader's client; its errors become one KubeConfigError."""
+    from kubernetes import client, config
+    from kubernetes.config.config_exception import ConfigException
+
+    configuration = client.Configuration()
     try:
         if path:
             config.load_kube_config(
-                config_file=path,
-                context=connection.context or None,
-                client_configuration=configuration,
+                config_file=path, context=context or None, client_configuration=configuration
             )
         else:
             config.load_incluster_config(client_configuration=configuration)
@@ -53,11 +100,30 @@ def api_client(connection: ClientConnection) -> client.ApiClient:
             f"cannot configure the Kubernetes client from {source}: {problem}; "
             "pass --kubeconfig FILE (or set clientConnection.kubeconfig) when running outside a cluster"
         ) from exc
-    # Bindings, Events and status patches run concurrently in a pool.
-    configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize, 32)
-    if not configuration.verify_ssl:
-        warn_insecure(configuration.host)
     return client.ApiClient(configuration)
+
+
+def pool_manager(configuration: ApiConfiguration, pool_size: int) -> Any:
+    """The urllib3 pools to the API server. For a plain configuration, made as the
+    official client's `RESTClientObject` makes them for the same fields; any other
+    (proxies, socket options) is the official client's and made by it."""
+    if not isinstance(configuration, PlainConfiguration):
+        from kubernetes.client import rest
+
+        return rest.RESTClientObject(configuration).pool_manager
+    import ssl
+
+    args: dict[str, Any] = {
+        "cert_reqs": ssl.CERT_REQUIRED if configuration.verify_ssl else ssl.CERT_NONE,
+        "ca_certs": configuration.ssl_ca_cert,
+        "ca_cert_data": configuration.ca_cert_data,
+        "cert_file": configuration.cert_file,
+        "key_file": configuration.key_file,
+        "maxsize": pool_size,
+    }
+    if configuration.tls_server_name:
+        args["server_hostname"] = configuration.tls_server_name
+    return urllib3.PoolManager(**args)
 
 
 def warn_insecure(host: str) -> None:

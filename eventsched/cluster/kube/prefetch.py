@@ -24,9 +24,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import structlog
-from kubernetes import client
 
 from eventsched.cluster.kube.informer import FIRST_VERSION
+from eventsched.cluster.kube.kubeconfig import ApiConfiguration
 from eventsched.cluster.kube.rest import (
     Answer,
     Decode,
@@ -79,7 +79,7 @@ class _Observation:
 class Prefetch:
     """First lists under way, each on a thread of its own, until an informer takes it."""
 
-    def __init__(self, configuration: client.Configuration, requests: Sequence[ListRequest]):
+    def __init__(self, configuration: ApiConfiguration, requests: Sequence[ListRequest]):
         self._rest = Rest(configuration, pool_size=max(1, len(requests)))
         self._observations: list[_Observation] = []
         self._rest.observer = self._observed
@@ -142,7 +142,7 @@ class Prefetch:
             self._pending.clear()
 
 
-def first_lists(configuration: client.Configuration) -> Prefetch:
+def first_lists(configuration: ApiConfiguration) -> Prefetch:
     """Nodes and pods, asked for as `KubeCluster`'s informers ask for them first."""
     first = {"resourceVersion": FIRST_VERSION}
     return Prefetch(

@@ -6,9 +6,10 @@ response nobody reads, so urllib3 never returns its connection to the pool
 and every request pays a new TLS handshake (measured at about 100 ms of CPU
 a pod). The hot path (list, watch, Binding, Event, status patch) needs none
 of that: this module sends `orjson`-encoded bodies over connections made by
-one urllib3 pool built from the client's `Configuration` (so kubeconfig,
-in-cluster config, client certificates, proxies and token refresh work as
-they do for the client) and reads every answer completely. Requests and
+one urllib3 pool built as the official client builds it for the same
+configuration (so kubeconfig, in-cluster config, client certificates, proxies
+and token refresh work as they do for the client; `kubeconfig.py` reads the
+plain ones without it) and reads every answer completely. Requests and
 watches are written and read on the socket by `keepalive.py`; through a proxy,
 they go through urllib3's `urlopen`.
 """
@@ -26,12 +27,11 @@ from urllib.parse import quote, urlencode
 import orjson
 import structlog
 import urllib3
-from kubernetes import client
-from kubernetes.client import rest
 
 from eventsched.cluster.kube.connection import REQUEST_TIMEOUT as CLIENT_TIMEOUT
-from eventsched.cluster.kube.connection import warn_insecure
+from eventsched.cluster.kube.connection import pool_manager, warn_insecure
 from eventsched.cluster.kube.keepalive import KeepAlivePool, RawAnswer, Stream, split_lines
+from eventsched.cluster.kube.kubeconfig import ApiConfiguration
 from eventsched.cluster.kube.ratelimit import TokenBucket
 from eventsched.model.changes import ApiError
 
@@ -85,14 +85,14 @@ class Answer:
 class Rest:
     """Requests to one API server, through a pool of `pool_size` keep-alive connections."""
 
-    def __init__(self, configuration: client.Configuration, pool_size: int = 32) -> None:
+    def __init__(self, configuration: ApiConfiguration, pool_size: int = 32) -> None:
         configuration = copy.copy(configuration)
         configuration.connection_pool_maxsize = pool_size
         #: Keep-alive connections kept (one returned to a full pool is closed).
         self.pool_size = pool_size
         self._configuration = configuration
         self._host = configuration.host.rstrip("/")
-        manager = rest.RESTClientObject(configuration).pool_manager
+        manager = pool_manager(configuration, pool_size)
         # Without a proxy, requests go straight to the host's connection pool: the
         # manager would parse the URL and look the pool up again for every request.
         direct = not isinstance(manager, urllib3.ProxyManager)

@@ -74,7 +74,7 @@ CRD_FILES = {
 
 
 class KubeCluster:
-    """Implements `eventsched.scheduler.ports.Cluster`: plain JSON, configured by the official client."""
+    """Implements `eventsched.scheduler.ports.Cluster`: plain JSON, configured as the official client is."""
 
     def __init__(
         self,

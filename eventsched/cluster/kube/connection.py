@@ -46,11 +46,17 @@ class Api:
     from, read without the official client when the source is plain (kubeconfig.py),
     and the official client itself, built when leader election asks for it."""
 
-    def __init__(self, configuration: ApiConfiguration, path: str, context: str) -> None:
+    def __init__(
+        self,
+        configuration: ApiConfiguration,
+        path: str,
+        context: str,
+        official: client.ApiClient | None = None,
+    ) -> None:
         self.configuration = configuration
         self._path = path
         self._context = context
-        self._official: client.ApiClient | None = None
+        self._official = official
 
     def official(self) -> client.ApiClient:
         """The official client, configured from the same source (its Lease calls)."""
@@ -68,16 +74,18 @@ def api_client(connection: ClientConnection) -> Api:
     """From `kubeconfig` when given (or $KUBECONFIG), else the in-cluster config."""
     path = connection.kubeconfig or os.environ.get("KUBECONFIG", "")
     plain = plain_kubeconfig(path, connection.context) if path else plain_in_cluster()
+    official = None
     configuration: ApiConfiguration
     if plain is not None:
         configuration = plain
     else:
-        configuration = _official_client(path, connection.context).configuration
+        official = _official_client(path, connection.context)
+        configuration = official.configuration
     # Bindings, Events and status patches run concurrently in a pool.
     configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize, 32)
     if not configuration.verify_ssl:
         warn_insecure(configuration.host)
-    return Api(configuration, path, connection.context)
+    return Api(configuration, path, connection.context, official)
 
 
 def _official_client(path: str, context: str) -> client.ApiClient:

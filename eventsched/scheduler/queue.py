@@ -221,9 +221,7 @@ class SchedulingQueue:
         move request arrived while it was being scheduled (it may fit now)."""
         uid = info.pod.uid
         self._in_flight.discard(uid)
-        info.unschedulable_plugins = set(plugins)
-        if self.observer is not None and info.unschedulable_plugins:
-            self.observer.unschedulable(info.unschedulable_plugins, info.pod.scheduler_name, 1)
+        self._rejected_by(info, set(plugins))
         info.timestamp = self._clock()
         moved = uid in self._move_requested_during
         self._move_requested_during.discard(uid)
@@ -232,10 +230,7 @@ class SchedulingQueue:
             self._push_backoff(info, until)
             self._incoming("backoff", "ScheduleAttemptFailure")
             return Move(info, "active", "backoff", "ScheduleAttemptFailure", until)
-        self._enter(info, "unschedulable")
-        self._unschedulable[uid] = info
-        self._incoming("unschedulable", "ScheduleAttemptFailure")
-        return Move(info, "active", "unschedulable", "ScheduleAttemptFailure")
+        return self._push_unschedulable(info, "active")
 
     def park(self, uid: str, plugins: Iterable[str]) -> Move | None:
         """A pod waiting in activeQ or backoffQ goes to the unschedulable pool, rejected by
@@ -247,11 +242,18 @@ class SchedulingQueue:
         if entry is None or entry[1] not in ("active", "backoff") or not rejected:
             return None
         info, source = entry
-        info.unschedulable_plugins = rejected
-        if self.observer is not None:
-            self.observer.unschedulable(rejected, info.pod.scheduler_name, 1)
+        self._rejected_by(info, rejected)
+        return self._push_unschedulable(info, source)
+
+    def _rejected_by(self, info: QueuedPodInfo, plugins: set[str]) -> None:
+        """The plugins that made the pod unschedulable, counted until it is popped again."""
+        info.unschedulable_plugins = plugins
+        if self.observer is not None and plugins:
+            self.observer.unschedulable(plugins, info.pod.scheduler_name, 1)
+
+    def _push_unschedulable(self, info: QueuedPodInfo, source: QueueName) -> Move:
         self._enter(info, "unschedulable")
-        self._unschedulable[uid] = info
+        self._unschedulable[info.pod.uid] = info
         self._incoming("unschedulable", "ScheduleAttemptFailure")
         return Move(info, source, "unschedulable", "ScheduleAttemptFailure")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import ssl
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -119,8 +120,6 @@ def pool_manager(configuration: ApiConfiguration, pool_size: int) -> Any:
         from kubernetes.client import rest
 
         return rest.RESTClientObject(configuration).pool_manager
-    import ssl
-
     args: dict[str, Any] = {
         "cert_reqs": ssl.CERT_REQUIRED if configuration.verify_ssl else ssl.CERT_NONE,
         "ca_certs": configuration.ssl_ca_cert,

@@ -99,7 +99,8 @@ class PlainConfiguration:
                 with open(self.token_file, encoding="utf-8") as f:
                     read = f.read().strip()
             except OSError as exc:
-                log.warning("cannot read the service account token again", error=str(exc))
+                if self.token is not None:  # at the first read, the official loader says why
+                    log.warning("cannot read the service account token again", error=str(exc))
                 return self.token
             if read:
                 self.token = read

@@ -160,6 +160,11 @@ class Journal:
                 log.exception("action after append failed")
         return True
 
+    def pending_age(self) -> float:
+        """Seconds since the oldest pending record joined the batch (0 when none is)."""
+        first = self._first_added
+        return 0.0 if first is None else time.perf_counter() - first
+
     def after(self, action: Callable[[], None]) -> None:
         """Run `action` once what is pending now is durable (tell the cluster only then)."""
         self._actions.append(action)

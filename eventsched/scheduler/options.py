@@ -22,6 +22,8 @@ class SchedulerOptions:
     log_retry: float = 0.5
     #: Group commit: attempts decided per append at most, and how long the first may wait.
     #: Bindings start only once their group is durable, so this bounds the added latency.
+    #: While nothing is scheduled, what is recorded after the fact (`bound`, observations)
+    #: also waits up to `group_commit_wait` for more to join it (`Scheduler._flush_deferred`).
     group_commit_attempts: int = 64
     group_commit_wait: float = 0.05
 

@@ -266,13 +266,14 @@ class Scheduler(SchedulingCycle):
         """How long the idle loop may still wait before appending what is pending; None:
         append now.
 
-        A binding waits for its decision's append, so while a decision is pending
-        the append is not put off. What else comes in while nothing is scheduled is
-        the record of what happened (`bound` after each Binding, observations) and
-        what is told after it (PostBind, Events, status): it joins one group commit,
-        as it does while pods are scheduled, for at most `group_commit_wait` from its
-        first record. At a client QPS of 50 this made one append per Binding (each a
-        transaction of its own) one per group.
+        A binding waits for its decision's append, so while a decision waits to be
+        bound (`decided`) the append is not put off. Anything else pending (what
+        happened, such as `bound` after each Binding and observations, and attempts
+        that ended without a node) and what is done once it is durable (PostBind,
+        Events, status writes, evictions) joins one group commit, as it does while
+        pods are scheduled, for at most `group_commit_wait` from its first record. At
+        a client QPS of 50 this made one append per Binding (each a transaction of
+        its own) one per group.
         """
         if self.decided or self.journal.down or not self.journal.pending:
             return None

@@ -23,6 +23,10 @@ def kill_leader(run: Run, result: Result) -> None:
     run.wait(f"{standby.name} leads", standby.leading, 60)
     lease = first_at(changes(standby.samples, MASTER), 1.0, killed)
     run.wait_bound(run.pods, _timeout(run.pods))
+    # The watch sees a Binding before the new leader's `bound` for it is appended (it
+    # joins the next group commit): wait for every pod's, or its last binds would be
+    # counted as the old leader's.
+    run.wait("every bind in the log", lambda: logged_bound(run.url) >= run.pods, 30)
     binds = run.binds()
     own, closed = new_leaders_own_binds(run.url, standby.instance)
     figures = failover(killed, binds, own)
@@ -52,6 +56,12 @@ def kill_leader(run: Run, result: Result) -> None:
             ),
         }
     )
+
+
+def logged_bound(url: str) -> int:
+    """Pods with a `bound` event in the log."""
+    with EventStore.connect(url) as store:
+        return len({e.name for e in store.read(kinds=["bound"])})
 
 
 def new_leaders_own_binds(url: str, instance: str) -> tuple[set[str], Counter[str]]:

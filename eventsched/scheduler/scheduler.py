@@ -275,7 +275,7 @@ class Scheduler(SchedulingCycle):
         a client QPS of 50 this made one append per Binding (each a transaction of
         its own) one per group.
         """
-        if self.decided or self.journal.down or not self.journal.pending:
+        if self.decided or not self.journal.pending:
             return None
         left = self.options.group_commit_wait - self.journal.pending_age()
         return left if left > 0 else None

@@ -179,7 +179,8 @@ class SchedulerProcess:
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 cwd=ROOT,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                # PYTHONFAULTHANDLER: SIGABRT prints every thread's stack (see `terminate`).
+                env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"},
             )
         return self
 
@@ -209,7 +210,17 @@ class SchedulerProcess:
         """SIGTERM, the orderly stop: in-flight bindings finish and the log is flushed."""
         assert self.proc is not None
         self.proc.send_signal(signal.SIGTERM)
-        return self.proc.wait(30)
+        try:
+            return self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            # Still running 30 s after SIGTERM: abort it so that the faulthandler prints
+            # where each thread waits, and fail with that.
+            self.proc.send_signal(signal.SIGABRT)
+            self.proc.wait(20)
+            raise AssertionError(
+                f"the scheduler did not stop within 30 s of SIGTERM; its threads when "
+                f"aborted are at the end of its output:\n{self.output()}"
+            ) from None
 
     def ensure_dead(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

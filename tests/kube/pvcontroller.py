@@ -36,6 +36,11 @@ class PVController:
         self._thread = threading.Thread(target=self._run, name="pv-controller", daemon=True)
 
     def __enter__(self) -> PVController:
+        # One pass first, before the thread: the volumes already there are Available when
+        # the block starts, as a controller manager running all along would have left them.
+        # Else its first write (the phase) could land between a test's read of a volume and
+        # its update (409 Conflict), a race no cluster with a running controller has.
+        self.sync()
         self._thread.start()
         return self
 

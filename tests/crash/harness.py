@@ -17,7 +17,6 @@ proves), the EventStore API and `eventsched.events.rebuild`.
 
 from __future__ import annotations
 
-import os
 import signal
 import socket
 import subprocess
@@ -35,6 +34,7 @@ from eventsched.events import EventStore, rebuild
 from tests.kube.apiserver import ApiServer
 from tests.kube.realserver import KubeServer
 from tests.loginvariants import ONCE_PER_ATTEMPT
+from tests.processes import CHILD_ENV, terminate
 from tests.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -179,8 +179,7 @@ class SchedulerProcess:
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 cwd=ROOT,
-                # PYTHONFAULTHANDLER: SIGABRT prints every thread's stack (see `terminate`).
-                env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"},
+                env=CHILD_ENV,
             )
         return self
 
@@ -209,18 +208,7 @@ class SchedulerProcess:
     def terminate(self) -> int:
         """SIGTERM, the orderly stop: in-flight bindings finish and the log is flushed."""
         assert self.proc is not None
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(30)
-        except subprocess.TimeoutExpired:
-            # Still running 30 s after SIGTERM: abort it so that the faulthandler prints
-            # where each thread waits, and fail with that.
-            self.proc.send_signal(signal.SIGABRT)
-            self.proc.wait(20)
-            raise AssertionError(
-                f"the scheduler did not stop within 30 s of SIGTERM; its threads when "
-                f"aborted are at the end of its output:\n{self.output()}"
-            ) from None
+        return terminate(self.proc, self.output)
 
     def ensure_dead(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

@@ -8,7 +8,6 @@ need the emulator's failure injection.
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import socket
@@ -32,6 +31,7 @@ from eventsched.plugins import in_tree_registry
 from tests.kube.apiserver import ApiServer
 from tests.kube.realserver import EmulatedApiServer, KubeServer
 from tests.kube.test_kube_scheduler import bindings, node, node_of, pod
+from tests.processes import CHILD_ENV, terminate
 
 FAST_LEASE = LeaderElectionConfig(
     lease_duration=3, renew_deadline=2, retry_period=1, resource_namespace="eventsched"
@@ -250,7 +250,7 @@ def _popen(
         stdout=out if out is not None else subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        env=CHILD_ENV,
     )
 
 
@@ -294,8 +294,7 @@ def test_run_binds_pods_serves_probes_and_a_crash_mid_run_binds_nothing_twice(
         assert 'scheduler_scheduler_cache_size{type="nodes"} 2.0' in metrics
         assert 'eventsched_log_chain_checks_total{result="ok"}' in metrics  # the watch began
         assert get(port, "/readyz?verbose")[1].splitlines()[-1] == "readyz check passed"
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(20) == 0
+        assert terminate(proc, lambda: log.read_text(errors="replace")) == 0
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import signal
 import threading
-import types
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -14,6 +13,7 @@ import structlog
 from eventsched.cli.commands import summary
 from eventsched.cli.database import open_store
 from eventsched.cli.serve import AddressError, Check, parse_address
+from eventsched.cli.signals import StopSignals
 from eventsched.cluster.kube import ClientConnection, KubeCluster, api_client
 from eventsched.config.file import ConfigError, SchedulerConfig, load_config
 from eventsched.events import EventStore, EventStoreError, SchemaOutdatedError, check_schema
@@ -75,6 +75,20 @@ class _State:
 
 
 def run(args: argparse.Namespace) -> int:
+    state = _State()
+    stop = threading.Event()
+
+    def stopping(signum: signal.Signals) -> None:
+        log.info("stopping: in-flight bindings finish and the log is flushed")
+        state.stopping = True
+        stop.set()
+
+    # Entered before the first thread starts: see cli/signals.py.
+    with StopSignals(stopping):
+        return _serve(args, state, stop)
+
+
+def _serve(args: argparse.Namespace, state: _State, stop: threading.Event) -> int:
     try:
         host, port = parse_address(args.listen)
     except AddressError as exc:
@@ -87,8 +101,6 @@ def run(args: argparse.Namespace) -> int:
     )
     store = open_store(args.db, require_schema=False)
     metrics = SchedulerMetrics()
-    state = _State()
-    stop = threading.Event()
 
     def readiness() -> Sequence[Check]:
         scheduler = state.scheduler
@@ -105,14 +117,6 @@ def run(args: argparse.Namespace) -> int:
 
     server = ExtenderServer(host, port, lambda: state.scheduler, metrics.registry, readiness)
     server.start()
-
-    def terminate(signum: int, frame: types.FrameType | None) -> None:
-        log.info("stopping: in-flight bindings finish and the log is flushed")
-        state.stopping = True
-        stop.set()
-
-    signal.signal(signal.SIGTERM, terminate)
-    signal.signal(signal.SIGINT, terminate)
     try:
         if not _wait_for_schema(store, stop):
             return 0

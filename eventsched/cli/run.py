@@ -11,7 +11,7 @@ import argparse
 import os
 import signal
 import sys
-import types
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +20,7 @@ import yaml
 
 from eventsched.cli.arguments import seconds
 from eventsched.cli.commands import summary
+from eventsched.cli.signals import StopSignals
 from eventsched.cluster.kube.connection import Api, ClientConnection, KubeConfigError, api_client
 from eventsched.cluster.kube.prefetch import Prefetch, first_lists
 
@@ -101,6 +102,21 @@ def _kubeconfig_in(path: str | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    stop = threading.Event()
+
+    def stopping(signum: signal.Signals) -> None:
+        log.info(
+            "stopping: no new attempts; in-flight bindings finish and the log is flushed",
+            signal=signum.name,
+        )
+        stop.set()
+
+    # Entered before the first thread starts (the lists asked for next): see cli/signals.py.
+    with StopSignals(stopping):
+        return _run(args, stop)
+
+
+def _run(args: argparse.Namespace, stop: threading.Event) -> int:
     early = ask_for_first_lists(args)
     # Imported while the API server prepares the lists.
     from eventsched.cli.database import open_store
@@ -139,21 +155,12 @@ def run(args: argparse.Namespace) -> int:
         verify_chain_every=args.verify_chain_every,
         prefetch=prefetch,
         owns_process=True,
+        stop=stop,
     )
     endpoints = Endpoints(
         args.http_address, runner.metrics.registry, runner.readiness, runner.liveness
     )
     endpoints.start()
-
-    def terminate(signum: int, frame: types.FrameType | None) -> None:
-        log.info(
-            "stopping: no new attempts; in-flight bindings finish and the log is flushed",
-            signal=signal.Signals(signum).name,
-        )
-        runner.stop.set()
-
-    signal.signal(signal.SIGTERM, terminate)
-    signal.signal(signal.SIGINT, terminate)
     try:
         code = runner.run()
     finally:

@@ -67,12 +67,14 @@ class Runner:
         verify_chain_every: float = 60.0,
         prefetch: Prefetch | None = None,
         owns_process: bool = False,
+        stop: threading.Event | None = None,
     ) -> None:
         """`verify_chain_every`: seconds between checks of the batches appended since the
         last one (events/chainwatch.py); 0 turns the watch off. `prefetch`: the first lists
         of nodes and pods, asked for already (taken when this process leads at once).
         `owns_process`: the process is this runner's (the `run` command): what its start
-        built is frozen out of the garbage collector's walks (`resume_collection`)."""
+        built is frozen out of the garbage collector's walks (`resume_collection`). `stop`: set
+        to stop (the command's signal thread sets it); a new one if not given."""
         self.store = store
         self.config = config
         self.api = api
@@ -88,7 +90,7 @@ class Runner:
             if verify_chain_every > 0
             else None
         )
-        self.stop = threading.Event()
+        self.stop = stop or threading.Event()
         self.state = RunnerState()
         self.prefetch = prefetch
         self.owns_process = owns_process

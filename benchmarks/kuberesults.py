@@ -40,13 +40,21 @@ class RunResult:
     watch_restarts: int = 0
     #: set when not every pod was bound in time, or the scheduler exited
     error: str | None = None
+    #: the scheduler's CPU when the watch first saw a pod bound (read within about 5 ms of
+    #: it): its start (interpreter or binary, lists, state) and its first decision
+    first_bind_cpu_seconds: float | None = None
     #: the scheduler's CPU per pod with its PostgreSQL backends' (the same as
     #: cpu_ms_per_pod for a scheduler without a log on PostgreSQL)
     log_cpu_ms_per_pod: float = 0.0
+    #: the scheduler's own CPU per pod after its first bind: the steady state, its start left out
+    after_first_bind_cpu_ms_per_pod: float | None = None
 
     def __post_init__(self) -> None:
         database = 1000 * (self.postgres_cpu_seconds or 0.0) / max(self.bound, 1)
         self.log_cpu_ms_per_pod = self.cpu_ms_per_pod + database
+        if self.first_bind_cpu_seconds is not None and self.bound > 1:
+            after = self.scheduler_cpu_seconds - self.first_bind_cpu_seconds
+            self.after_first_bind_cpu_ms_per_pod = 1000 * after / (self.bound - 1)
 
     def line(self) -> str:
         extra = ""
@@ -58,13 +66,22 @@ class RunResult:
             f"{self.scheduler} (round {self.round}): {self.bound}/{self.pods} pods bound on "
             f"{self.nodes} nodes, {self.pods_per_second:.1f} pods/s (first to last bind "
             f"{self.seconds:.2f} s; from start {self.from_start_seconds:.2f} s); CPU: "
-            f"scheduler {self.scheduler_cpu_seconds:.1f} s ({self.cpu_ms_per_pod:.2f} ms/pod), "
+            f"scheduler {self.scheduler_cpu_seconds:.1f} s ({self.cpu_ms_per_pod:.2f} ms/pod"
+            f"{self._start()}), "
             f"kube-apiserver {self.apiserver_cpu_seconds:.1f} s, etcd {self.etcd_cpu_seconds:.1f} s"
             f"{extra}"
         )
         if self.watch_restarts:
             line += f" (the watch was restarted {self.watch_restarts} time(s))"
         return line + (f" -- {self.error}" if self.error else "")
+
+    def _start(self) -> str:
+        if self.first_bind_cpu_seconds is None or self.after_first_bind_cpu_ms_per_pod is None:
+            return ""
+        return (
+            f"; {self.first_bind_cpu_seconds:.2f} s to the first bind, "
+            f"{self.after_first_bind_cpu_ms_per_pod:.2f} ms/pod after it"
+        )
 
 
 @dataclass(slots=True)
@@ -79,7 +96,9 @@ class KubeBenchResult:
 
     def _mean(self, scheduler: str, attribute: str) -> float | None:
         values = [getattr(r, attribute) for r in self.runs if r.scheduler == scheduler]
-        return statistics.mean(values) if values else None
+        if not values or any(v is None for v in values):
+            return None
+        return statistics.mean(values)
 
     @property
     def ok(self) -> bool:
@@ -88,7 +107,13 @@ class KubeBenchResult:
     def ratios(self) -> dict[str, float | None]:
         """eventsched / kube-scheduler, of the means over the rounds."""
         out: dict[str, float | None] = {}
-        for key in ("pods_per_second", "cpu_ms_per_pod", "log_cpu_ms_per_pod"):
+        for key in (
+            "pods_per_second",
+            "cpu_ms_per_pod",
+            "log_cpu_ms_per_pod",
+            "first_bind_cpu_seconds",
+            "after_first_bind_cpu_ms_per_pod",
+        ):
             ours, theirs = self._mean(EVENTSCHED, key), self._mean(KUBE_SCHEDULER, key)
             out[key] = ours / theirs if ours is not None and theirs else None
         return out
@@ -112,6 +137,20 @@ class KubeBenchResult:
             f"eventsched/kube-scheduler pods/s {ratios['pods_per_second']:.2f}x "
             f"({ours_pps:.1f} vs {theirs_pps:.1f}); CPU per pod{with_log} "
             f"{ratios['log_cpu_ms_per_pod']:.2f}x ({ours_cpu:.2f} vs {theirs_cpu:.2f} ms)"
+            f"{self._start_summary()}"
+        )
+
+    def _start_summary(self) -> str:
+        """The schedulers' CPU to their first bind and their own CPU per pod after it."""
+        ours_start = self._mean(EVENTSCHED, "first_bind_cpu_seconds")
+        theirs_start = self._mean(KUBE_SCHEDULER, "first_bind_cpu_seconds")
+        ours_after = self._mean(EVENTSCHED, "after_first_bind_cpu_ms_per_pod")
+        theirs_after = self._mean(KUBE_SCHEDULER, "after_first_bind_cpu_ms_per_pod")
+        if None in (ours_start, theirs_start, ours_after, theirs_after):
+            return ""
+        return (
+            f"; CPU to the first bind {ours_start:.2f} vs {theirs_start:.2f} s, the process's "
+            f"own per pod after it {ours_after:.2f} vs {theirs_after:.2f} ms"
         )
 
     def to_dict(self) -> dict[str, Any]:

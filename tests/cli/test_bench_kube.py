@@ -59,6 +59,11 @@ if _BINARIES is not None:
             assert run["from_start_seconds"] >= run["seconds"] > 0
             assert run["scheduler_cpu_seconds"] > 0
             assert run["cpu_ms_per_pod"] > 0
+            # Its start, read when the first pod was seen bound, and the rest per pod after it.
+            assert 0 < run["first_bind_cpu_seconds"] <= run["scheduler_cpu_seconds"]
+            assert run["after_first_bind_cpu_ms_per_pod"] == pytest.approx(
+                1000 * (run["scheduler_cpu_seconds"] - run["first_bind_cpu_seconds"]) / 19
+            )
             assert run["apiserver_cpu_seconds"] > 0
             assert run["etcd_cpu_seconds"] >= 0
         ours = result["runs"][0]
@@ -76,6 +81,9 @@ if _BINARIES is not None:
             assert result["ratios"]["cpu_ms_per_pod"] > 0
             assert result["ratios"]["log_cpu_ms_per_pod"] == pytest.approx(
                 ours["log_cpu_ms_per_pod"] / theirs["cpu_ms_per_pod"]
+            )
+            assert result["ratios"]["first_bind_cpu_seconds"] == pytest.approx(
+                ours["first_bind_cpu_seconds"] / theirs["first_bind_cpu_seconds"]
             )
 
 
@@ -111,3 +119,31 @@ if _BINARIES is not None:
         assert result.relogged["maintenance"] == 2  # scheduler_started, listed
         assert result.relogged["attempt_started"] == 1
         assert result.log_events is not None and result.log_events > sum(result.relogged.values())
+
+
+def test_the_summary_splits_each_schedulers_start_from_its_cpu_per_pod_after_it() -> None:
+    results = load_benchmark("kuberesults")
+
+    def run(scheduler: str, cpu: float, first_bind_cpu: float | None) -> object:
+        return results.RunResult(
+            scheduler=scheduler, round=1, nodes=500, pods=3001, bound=3001, seconds=4.0,
+            pods_per_second=750.0, from_start_seconds=5.0, scheduler_cpu_seconds=cpu,
+            cpu_ms_per_pod=1000 * cpu / 3001, apiserver_cpu_seconds=3.0, etcd_cpu_seconds=1.0,
+            first_bind_cpu_seconds=first_bind_cpu,
+        )  # fmt: skip
+
+    ours, theirs = run("eventsched", 4.0, 0.8), run("kube-scheduler", 4.3, 0.4)
+    assert ours.after_first_bind_cpu_ms_per_pod == pytest.approx(3.2 / 3000 * 1000)
+    assert "0.80 s to the first bind, 1.07 ms/pod after it" in ours.line()
+    both = results.KubeBenchResult(500, 3001, 5000, 5000, 1, "SQLite", [ours, theirs])
+    assert both.summary().endswith(
+        "; CPU to the first bind 0.80 vs 0.40 s, the process's own per pod after it 1.07 vs 1.30 ms"
+    )
+    assert both.ratios()["first_bind_cpu_seconds"] == pytest.approx(2.0)
+    # A run whose first bind was not seen (it failed first) has no split, and the summary
+    # leaves it out rather than averaging what is not there.
+    unseen = results.KubeBenchResult(
+        500, 3001, 5000, 5000, 1, "SQLite", [ours, run("kube-scheduler", 4.3, None)]
+    )
+    assert "first bind" not in unseen.summary()
+    assert unseen.ratios()["first_bind_cpu_seconds"] is None

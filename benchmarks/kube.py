@@ -463,16 +463,35 @@ def measure(
     raise AssertionError("unreachable")
 
 
+def wait_for_bound(
+    watch: BindWatch,
+    proc: subprocess.Popen[bytes],
+    deadline: float,
+    seen: Callable[[list[str]], bool] = bool,
+    what: str = "no pod bound",
+) -> str | None:
+    """Poll every 5 ms until `seen` holds for the names the watch has seen bound; what went
+    wrong instead (the scheduler exited, the watch ended, the deadline passed), if it did."""
+    while not seen(list(watch.bound)):
+        if proc.poll() is not None:
+            return f"the scheduler exited with status {proc.returncode}"
+        # The watch may end (all bound, or failed) between the check above and this one.
+        if watch.done.is_set() and not seen(list(watch.bound)):
+            return f"the watch ended with {what}: {watch.error!r}"
+        if time.monotonic() > deadline:
+            return f"timed out with {what}"
+        time.sleep(0.005)
+    return None
+
+
 def _cpu_at_first_bind(
     watch: BindWatch, proc: subprocess.Popen[bytes], deadline: float
 ) -> float | None:
-    """The scheduler's CPU seconds when the watch first sees a pod bound (polled every 5 ms);
-    None when the scheduler exits, the watch ends or the deadline passes first (the loop
-    that follows says which)."""
-    while not watch.bound:
-        if proc.poll() is not None or watch.done.is_set() or time.monotonic() > deadline:
-            return None
-        time.sleep(0.005)
+    """The scheduler's CPU seconds when the watch first sees a pod bound; None when the
+    scheduler exits, the watch ends or the deadline passes first (the loop that follows
+    says which)."""
+    if wait_for_bound(watch, proc, deadline) is not None:
+        return None
     return _controlplane().process_cpu_seconds(proc.pid)
 
 

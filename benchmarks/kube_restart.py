@@ -100,18 +100,12 @@ def _cpu_at_first_bind(
     """The scheduler's CPU seconds when the watch first sees a pod named `prefix...` bound
     (read within about 5 ms of it)."""
 
-    def late_bound() -> bool:
-        return any(name.startswith(prefix) for name in list(watch.bound))
+    def late_bound(names: list[str]) -> bool:
+        return any(name.startswith(prefix) for name in names)
 
-    while not late_bound():
-        if proc.poll() is not None:
-            raise RuntimeError(f"the scheduler exited with status {proc.returncode}")
-        # The watch may end (all bound, or failed) between the check above and this one.
-        if watch.done.is_set() and not late_bound():
-            raise RuntimeError(f"the watch ended with no late pod bound: {watch.error!r}")
-        if time.monotonic() > deadline:
-            raise RuntimeError("timed out with no late pod bound")
-        time.sleep(0.005)
+    failed = kube.wait_for_bound(watch, proc, deadline, late_bound, "no late pod bound")
+    if failed is not None:
+        raise RuntimeError(failed)
     return process_cpu_seconds(proc.pid) or 0.0
 
 

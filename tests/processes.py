@@ -1,7 +1,7 @@
 """`eventsched run` as a child process: the environment it gets, and its orderly stop.
 
 A scheduler that does not stop after SIGTERM is aborted with SIGABRT; with
-PYTHONFAULTHANDLER set (`CHILD_ENV`), Python then prints every thread's stack
+PYTHONFAULTHANDLER set (`child_env`), Python then prints every thread's stack
 to the child's output, so the failure shows where each thread waited.
 """
 
@@ -12,8 +12,11 @@ import signal
 import subprocess
 from collections.abc import Callable
 
-#: The child's environment: unbuffered output, and stacks on SIGABRT.
-CHILD_ENV = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"}
+
+def child_env() -> dict[str, str]:
+    """The child's environment: this process's as it is now, unbuffered output, and stacks
+    on SIGABRT."""
+    return {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"}
 
 
 def terminate(proc: subprocess.Popen[str], output: Callable[[], str], timeout: float = 30.0) -> int:

@@ -34,7 +34,7 @@ from eventsched.events import EventStore, rebuild
 from tests.kube.apiserver import ApiServer
 from tests.kube.realserver import KubeServer
 from tests.loginvariants import ONCE_PER_ATTEMPT
-from tests.processes import CHILD_ENV, terminate
+from tests.processes import child_env, terminate
 from tests.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -179,7 +179,7 @@ class SchedulerProcess:
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 cwd=ROOT,
-                env=CHILD_ENV,
+                env=child_env(),
             )
         return self
 

@@ -31,7 +31,7 @@ from eventsched.plugins import in_tree_registry
 from tests.kube.apiserver import ApiServer
 from tests.kube.realserver import EmulatedApiServer, KubeServer
 from tests.kube.test_kube_scheduler import bindings, node, node_of, pod
-from tests.processes import CHILD_ENV, terminate
+from tests.processes import child_env, terminate
 
 FAST_LEASE = LeaderElectionConfig(
     lease_duration=3, renew_deadline=2, retry_period=1, resource_namespace="eventsched"
@@ -250,7 +250,7 @@ def _popen(
         stdout=out if out is not None else subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        env=CHILD_ENV,
+        env=child_env(),
     )
 
 

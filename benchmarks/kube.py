@@ -203,6 +203,11 @@ class BindWatch:
 
     def close(self) -> None:
         self._closed = True
+        # A reader blocked in the socket holds the response's buffer lock, so close() alone
+        # would wait for the next event (up to the watch's hour when the scheduler stopped
+        # binding): shutting the socket's read side first returns that read.
+        with contextlib.suppress(Exception):
+            self._response.shutdown()
         with contextlib.suppress(Exception):
             self._response.release_conn()
             self._response.close()

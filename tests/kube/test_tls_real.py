@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import ssl
 from pathlib import Path
 
 import pytest
@@ -72,3 +73,38 @@ def test_requests_on_a_plain_kubeconfig_verify_the_real_api_server(
         TransportError, match=r"CERTIFICATE_VERIFY_FAILED|certificate verify failed"
     ):
         Rest(wrong).request("GET", "/api/v1/namespaces/default")
+
+
+def test_every_connection_shares_one_context_with_the_authority_loaded_once(
+    real_apiserver: RealApiServer, tmp_path: Path
+) -> None:
+    api = api_client(ClientConnection(kubeconfig=str(real_apiserver.kubeconfig(tmp_path / "kc"))))
+    rest = Rest(api.configuration)
+    pool = rest._direct  # the connections requests and watches are made on
+    assert pool is not None
+    target = "/api/v1/namespaces/default/pods?watch=true"
+    watches = [pool.open(target, rest._headers()) for _ in range(3)]  # a connection each
+    try:
+        contexts = {id(w._connection.sock.context) for w in watches}
+        assert len(contexts) == 1
+        context = watches[0]._connection.sock.context
+        assert context.cert_store_stats()["x509_ca"] == 1  # not loaded again per connection
+        assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    finally:
+        for watch in watches:
+            watch.close()
+    assert rest.request("GET", "/api/v1/namespaces/default").status == 200
+
+
+def test_an_authority_file_that_does_not_load_fails_the_first_request_as_before(
+    real_apiserver: RealApiServer, tmp_path: Path
+) -> None:
+    path = real_apiserver.kubeconfig(tmp_path / "kubeconfig")
+    (tmp_path / "ca.crt").write_text("not a certificate\n")
+    doc = json.loads(path.read_text())
+    doc["clusters"][0]["cluster"]["certificate-authority"] = str(tmp_path / "ca.crt")
+    path.write_text(json.dumps(doc))
+    configuration = plain_kubeconfig(str(path))
+    assert configuration is not None
+    with pytest.raises(TransportError, match=r"(?i)ssl|certificate|PEM"):
+        Rest(configuration).request("GET", "/api/v1/namespaces/default")

@@ -257,8 +257,11 @@ class KeepAlivePool:
 
     def open(self, target: str, headers: Mapping[str, str]) -> Stream:
         """A GET whose answer is read as it arrives (a watch), on a connection of its own
-        that is closed with it, and that waits for the server as long as it takes."""
-        connection = self._connect()
+        that is closed with it, and that waits for the server as long as it takes.
+
+        The connection is an idle one when there is one (an informer's watch then goes
+        on the connection its list came back on), else a new one."""
+        connection = self._take()
         try:
             connection.sock.settimeout(None)
             head = connection.start(self._request("GET", target, headers, None))

@@ -283,3 +283,37 @@ def test_shutting_a_stream_down_ends_a_read_waiting_on_another_thread(
     stream.close()
     assert not reader.is_alive()
     assert ended and "closed the connection" in str(ended[0])
+
+
+def test_a_watch_goes_on_the_idle_connection_a_list_came_back_on(
+    serve: Callable[[Script], ScriptedServer],
+) -> None:
+    watch_head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+    server = serve(lambda conn, n: ok() if n == 0 else watch_head)
+    pool = pool_for(server)
+    assert pool.request("GET", "/api/v1/pods", {}, None).status == 201  # the list
+    stream = pool.open("/api/v1/pods?watch=true", {})  # its watch, on the same connection
+    try:
+        assert (stream.status, list(stream.lines())) == (200, [])
+    finally:
+        stream.close()
+    assert server.connections == 1 and len(server.requests) == 2
+    # Closed with the stream, not given back: the next request makes a new connection.
+    assert pool.request("GET", "/api/v1/pods", {}, None).status == 201
+    assert server.connections == 2
+
+
+def test_a_watch_does_not_take_an_idle_connection_the_server_closed(
+    serve: Callable[[Script], ScriptedServer],
+) -> None:
+    watch_head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+    server = serve(lambda conn, n: ok() + THEN_CLOSE if conn == 0 else watch_head)
+    pool = pool_for(server)
+    pool.request("GET", "/api/v1/pods", {}, None)
+    assert server.closed.wait(10)
+    stream = pool.open("/api/v1/pods?watch=true", {})
+    try:
+        assert stream.status == 200
+    finally:
+        stream.close()
+    assert server.connections == 2

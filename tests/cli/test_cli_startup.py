@@ -80,3 +80,28 @@ def _minimal(name: str) -> list[str]:
         "db": ["upgrade"],
         "sticky": ["list"],
     }.get(name, [])
+
+
+def _blas_threads(env: dict[str, str]) -> tuple[str, int]:
+    """OPENBLAS_NUM_THREADS and the process's threads once the command line and numpy are
+    imported (numpy's OpenBLAS starts its threads at import)."""
+    code = (
+        "import os\n"
+        "import eventsched.cli.main, numpy\n"
+        "print(os.environ.get('OPENBLAS_NUM_THREADS'), len(os.listdir('/proc/self/task')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    value, threads = done.stdout.split()
+    return value, int(threads)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts threads in /proc")
+def test_numpy_starts_no_openblas_threads_unless_the_user_asks_for_them() -> None:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    assert _blas_threads(env) == ("1", 1)  # the main thread only: nothing spins at start
+    # The user's setting is kept and honoured (OpenBLAS uses at most one thread a core).
+    assert _blas_threads({**env, "OPENBLAS_NUM_THREADS": "2"}) == ("2", min(2, os.cpu_count() or 1))

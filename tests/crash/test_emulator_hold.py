@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import socket
+import struct
 import threading
 from collections.abc import Iterator
+from urllib.parse import urlsplit
 
 import pytest
 from kubernetes import client, watch
@@ -99,6 +103,41 @@ def test_apply_first_applies_before_holding_and_a_drop_keeps_it_applied(
     thread, outcome = bind_in_background(core, "q")
     thread.join(5)
     assert outcome == [201]
+
+
+def send_and_reset(url: str, method: str, path: str, body: dict) -> None:
+    """Send one request on a raw socket, then close it with a reset (a client killed mid-request)."""
+    parts = urlsplit(url)
+    data = json.dumps(body).encode()
+    head = (
+        f"{method} {path} HTTP/1.1\r\nHost: {parts.netloc}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+    )
+    with socket.create_connection((parts.hostname, parts.port), timeout=5) as sock:
+        sock.sendall(head.encode() + data)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+
+def test_an_answer_to_a_client_that_reset_is_recorded_once_and_is_no_emulator_error(
+    apiserver: ApiServer,
+) -> None:
+    """The crash tests kill the scheduler with Bindings in flight: the server's write then fails."""
+    apiserver.create(node("node-a"))
+    apiserver.create(pod("p"))
+    hold = apiserver.hold_next("POST", r"/pods/p/binding$", apply_first=True)
+    binding = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "p", "namespace": "default"},
+        "target": {"kind": "Node", "name": "node-a"},
+    }
+    send_and_reset(apiserver.url, "POST", "/api/v1/namespaces/default/pods/p/binding", binding)
+    (held,) = hold.wait()
+    hold.release()  # the answer goes to a connection the client reset
+    apiserver.wait_for(lambda: held in apiserver.requests)
+    assert [r.status for r in apiserver.requests if r.path.endswith("/pods/p/binding")] == [201]
+    assert node_of(apiserver, "p") == "node-a"
+    assert not apiserver.internal_errors  # the fixture checks this too, at teardown
 
 
 def test_stop_drops_what_is_still_held(apiserver: ApiServer, core: client.CoreV1Api) -> None:

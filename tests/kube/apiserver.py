@@ -1626,24 +1626,30 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if served is None:
             served = serve()
-        try:
-            self._answer(record, *served)
-        except OSError:  # the client went away while its request was held
-            self.close_connection = True
+        self._answer(record, *served)
 
     def _answer(
         self, record: RequestRecord, status: int, body: dict, headers: dict | None = None
     ) -> None:
+        """Record the request as answered, then send the answer.
+
+        A client that went away before the answer reached it (killed mid-request) is not the
+        emulator's failure: the request was served and is recorded once, with the status it
+        got, and the connection is closed.
+        """
         record.status = status
         self.server.emulator._record(record)
         data = json.dumps(body, separators=(",", ":")).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError:
+            self.close_connection = True
 
     def _client_gone(self) -> bool:
         """True when the client closed the connection (readable with nothing to read)."""

@@ -1,8 +1,11 @@
 """A restart at scale on a real control plane: seconds from a scheduler's start to its first
 bind, when the cluster already holds N nodes and M pods the scheduler placed before.
 
-    EVENTSCHED_KUBE_BIN=DIR python -m benchmarks.kube_restart --nodes 5000 --pods 10000 \\
+    EVENTSCHED_KUBE_BIN=DIR eventsched bench --kube --restarts 3 [--nodes 5000 --pods 10000] \\
         [--late 10] [--db postgresql+psycopg://...] [--json]
+
+(or `python -m benchmarks.kube_restart` from a checkout, with the same options and
+`--schedulers`).
 
 For each scheduler (eventsched, then kube-scheduler when its binary is there), on a fresh
 control plane: N ready nodes and M pending pods; the scheduler starts and binds all M
@@ -21,20 +24,22 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import kubernetes.client
 
-from benchmarks import kube
-from benchmarks.controlplane import (
-    ControlPlane,
-    KubeBinaries,
-    free_port,
-    process_cpu_seconds,
-    spawn_logged,
-)
+from eventsched.cli.bench import load_benchmark
+
+if TYPE_CHECKING:
+    from benchmarks import kube
+    from benchmarks.controlplane import ControlPlane, KubeBinaries
+else:
+    # Loaded by path, as `eventsched bench` loads this module: a wheel ships these files as
+    # eventsched/_benchmarks, where there is no `benchmarks` package to import them from.
+    kube = load_benchmark("kube")
 
 
 @dataclass(slots=True)
@@ -57,6 +62,21 @@ class RestartResult:
     log_events: int | None = None
     error: str | None = None
 
+    def line(self) -> str:
+        relogged = ", ".join(f"{k} {n}" for k, n in sorted(self.relogged.items())) or "-"
+        return (
+            f"{self.scheduler}: restart to first bind "
+            f"{', '.join(f'{t:.2f}' for t in self.restarts) or '-'} s "
+            f"(CPU {', '.join(f'{c:.2f}' for c in self.restart_cpu_seconds) or '-'} s; "
+            f"{self.nodes} nodes, {self.pods} pods placed before; "
+            f"first run {self.first_run_seconds:.1f} s); "
+            f"appended up to its first decision: {relogged}"
+            + (f"; error: {self.error}" if self.error else "")
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
 
 @dataclass(slots=True)
 class Restarted:
@@ -74,18 +94,26 @@ def _start(
 ) -> subprocess.Popen[bytes]:
     if scheduler == kube.EVENTSCHED:
         assert events_url is not None
+        http = f"127.0.0.1:{kube._controlplane().free_port()}"
         argv = [
             sys.executable, "-m", "eventsched.cli.main", "--db", events_url,
             "run", "--config", str(config), "--kubeconfig", str(cp.kubeconfig()),
-            "--leader-elect", "false", "--http-address", f"127.0.0.1:{free_port()}",
+            "--leader-elect", "false", "--http-address", http,
         ]  # fmt: skip
-        return spawn_logged(argv, log)
+        return kube._controlplane().spawn_logged(argv, log)
     return cp.start_kube_scheduler(config)
 
 
-def _wait_bound(watch: kube.BindWatch, proc: subprocess.Popen[bytes], timeout: float) -> None:
+def _wait_bound(
+    watch: kube.BindWatch,
+    proc: subprocess.Popen[bytes],
+    timeout: float,
+    on_progress: Callable[[int], None] | None = None,
+) -> None:
     deadline = time.monotonic() + timeout
     while not watch.done.wait(0.05):
+        if on_progress is not None:
+            on_progress(len(watch.bound))
         if proc.poll() is not None:
             raise RuntimeError(f"the scheduler exited with status {proc.returncode}")
         if time.monotonic() > deadline:
@@ -106,7 +134,7 @@ def _cpu_at_first_bind(
     failed = kube.wait_for_bound(watch, proc, deadline, late_bound, "no late pod bound")
     if failed is not None:
         raise RuntimeError(failed)
-    return process_cpu_seconds(proc.pid) or 0.0
+    return kube._controlplane().process_cpu_seconds(proc.pid) or 0.0
 
 
 def _events_by_kind(url: str, after: int, before: int | None) -> tuple[dict[str, int], int]:
@@ -156,15 +184,21 @@ def measure(
     db_url: str | None = None,
     timeout: float = 900.0,
     restarts: int = 1,
+    on_progress: Callable[[int], None] | None = None,
+    qps: float = 5000,
+    burst: int = 5000,
 ) -> RestartResult:
+    """Place `pods` pods with `scheduler`, then restart it `restarts` times (each with `late`
+    new pods); on_progress is given the pods bound so far while the first run places them.
+    A run that fails is reported in the result's `error`."""
     result = RestartResult(scheduler, nodes, pods, late, 0.0, 0.0)
     name = kube.SCHEDULER_NAMES[scheduler]
     with contextlib.ExitStack() as stack:
-        cp: ControlPlane = stack.enter_context(ControlPlane(binaries))
+        cp: ControlPlane = stack.enter_context(kube._controlplane().ControlPlane(binaries))
         cp.make_ready_nodes(kube._nodes(nodes))
         kube._create_pods(cp, pods, name)
         config = kube._scheduler_config(
-            cp.workdir / f"{scheduler}.yaml", name, 5000, 5000, cp.kubeconfig()
+            cp.workdir / f"{scheduler}.yaml", name, qps, burst, cp.kubeconfig()
         )
         events_url = None
         if scheduler == kube.EVENTSCHED:
@@ -177,7 +211,11 @@ def measure(
         proc = _start(scheduler, cp, config, events_url, cp.workdir / f"{scheduler}-1.log")
         stack.callback(kube._stop, proc)
         watch.start(pods)
-        _wait_bound(watch, proc, timeout)
+        try:
+            _wait_bound(watch, proc, timeout, on_progress)
+        except RuntimeError as exc:
+            result.error = f"placing the first {pods} pods: {exc}"
+            return result
         result.first_run_seconds = max(watch.bound.values()) - started
         kube._stop(proc)
         for round_ in range(restarts):
@@ -279,19 +317,7 @@ def main() -> None:
             args.db,
             restarts=args.restarts,
         )
-        if args.json:
-            print(json.dumps(asdict(r)), flush=True)
-            continue
-        relogged = ", ".join(f"{k} {n}" for k, n in sorted(r.relogged.items())) or "-"
-        print(
-            f"{scheduler}: restart to first bind "
-            f"{', '.join(f'{t:.2f}' for t in r.restarts) or '-'} s "
-            f"(CPU {', '.join(f'{c:.2f}' for c in r.restart_cpu_seconds) or '-'} s; "
-            f"{r.nodes} nodes, {r.pods} pods placed before; first run {r.first_run_seconds:.1f} s); "
-            f"appended up to its first decision: {relogged}"
-            + (f"; error: {r.error}" if r.error else ""),
-            flush=True,
-        )
+        print(json.dumps(r.to_dict()) if args.json else r.line(), flush=True)
 
 
 if __name__ == "__main__":

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import importlib.util
 import json
 import signal
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -28,8 +30,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "directory is used: a benchmark never writes into the log EVENTSCHED_DATABASE_URL "
         "names, which is append-only.",
     )
-    p.add_argument("--nodes", type=count(0), help="default 1000 (500 with --kube)")
-    p.add_argument("--pods", type=count(0), help="default 5000 (3000 with --kube)")
+    p.add_argument(
+        "--nodes", type=count(0), help="default 1000 (500 with --kube, 5000 with --restarts)"
+    )
+    p.add_argument(
+        "--pods", type=count(0), help="default 5000 (3000 with --kube, 10000 with --restarts)"
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
         "--replay",
@@ -107,7 +113,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--timeout",
         type=float,
         metavar="SECONDS",
-        help="give up a run after this long (default max(120, pods/5))",
+        help="give up a run after this long (default max(120, pods/5); 900 with --restarts)",
+    )
+    kube.add_argument(
+        "--restarts",
+        type=count(1),
+        metavar="K",
+        help="instead: a restart at scale. Each scheduler places --pods pods on --nodes nodes "
+        "(not measured), is stopped, and is started again K times on the same cluster and "
+        "log, each time with --late new pending pods; prints the seconds (and CPU) from each "
+        "start to its first bind of a late pod, and what eventsched appended to its log up "
+        "to its first decision (benchmarks/kube_restart.py)",
+    )
+    kube.add_argument(
+        "--late", type=count(1), default=10, help="pods created before each restart (default 10)"
     )
     p.set_defaults(func=run)
 
@@ -128,6 +147,8 @@ def load_benchmark(name: str = "scheduling") -> ModuleType:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.restarts is not None and not args.kube:
+        return _error("--restarts restarts a scheduler on a real control plane: add --kube")
     if args.workload is not None:
         return run_workload(args)
     if args.kube:
@@ -265,6 +286,8 @@ def run_restart(args: argparse.Namespace, url: str) -> int:
 
 
 def run_kube(args: argparse.Namespace) -> int:
+    if args.restarts is not None and args.rounds != 1:
+        return _error("--restarts K restarts each scheduler K times: not with --rounds")
     benchmark = load_benchmark("kube")
     binaries = benchmark.find_binaries(args.kube_bin)
     if binaries is None:
@@ -275,6 +298,8 @@ def run_kube(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.restarts is not None:
+        return run_kube_restarts(args, binaries)
     url = resolve_url(args.db) if args.db else None
     nodes = 500 if args.nodes is None else args.nodes
     pods = 3000 if args.pods is None else args.pods
@@ -292,27 +317,65 @@ def run_kube(args: argparse.Namespace) -> int:
         bars[:] = [bar]
         return lambda bound: bar.update(bound - bar.n)
 
-    # SIGTERM unwinds like Ctrl-C, so every process started is stopped on the way out.
-    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
-        result = benchmark.run(
-            binaries,
-            nodes,
-            pods,
-            qps=args.qps,
-            burst=args.burst,
-            db_url=url,
-            rounds=args.rounds,
-            timeout=args.timeout,
-            on_run=on_run,
-            progress=progress,
-        )
+        with _sigterm_unwinds():
+            result = benchmark.run(
+                binaries,
+                nodes,
+                pods,
+                qps=args.qps,
+                burst=args.burst,
+                db_url=url,
+                rounds=args.rounds,
+                timeout=args.timeout,
+                on_run=on_run,
+                progress=progress,
+            )
     finally:
         for bar in bars:
             bar.close()
-        signal.signal(signal.SIGTERM, previous)
     print(json.dumps(result.to_dict()) if args.json else result.summary())
     return 0 if result.ok else 1
+
+
+def run_kube_restarts(args: argparse.Namespace, binaries: Any) -> int:
+    """`bench --kube --restarts K`: benchmarks/kube_restart.py for each scheduler in turn."""
+    benchmark = load_benchmark("kube_restart")
+    nodes = 5000 if args.nodes is None else args.nodes
+    pods = 10000 if args.pods is None else args.pods
+    schedulers = ["eventsched"] + (["kube-scheduler"] if binaries.scheduler is not None else [])
+    results: list[Any] = []
+    with _sigterm_unwinds():
+        for scheduler in schedulers:
+            with progress_bar(pods, f"{scheduler}: placing") as bar:
+                result = benchmark.measure(
+                    binaries, scheduler, nodes, pods,
+                    late=args.late,
+                    db_url=resolve_url(args.db) if args.db else None,
+                    timeout=900.0 if args.timeout is None else args.timeout,
+                    restarts=args.restarts,
+                    on_progress=lambda bound: bar.update(bound - bar.n),
+                    qps=args.qps,
+                    burst=args.burst,
+                )  # fmt: skip
+            results.append(result)
+            if not args.json:
+                print(result.line(), flush=True)
+    if args.json:
+        runs = [r.to_dict() for r in results]
+        print(json.dumps({"nodes": nodes, "pods": pods, "late": args.late, "runs": runs}))
+    return 1 if any(r.error for r in results) else 0
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """SIGTERM unwinds like Ctrl-C, so every process a benchmark started is stopped on the
+    way out."""
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _exit_on_sigterm(signum: int, frame: Any) -> None:

@@ -120,6 +120,53 @@ if _BINARIES is not None:
         assert result.relogged["attempt_started"] == 1
         assert result.log_events is not None and result.log_events > sum(result.relogged.values())
 
+    def test_bench_kube_restarts_times_each_schedulers_restart_from_the_command_line(
+        tmp_path: Path,
+    ) -> None:
+        """The restart at scale (benchmarks/kube_restart.py) from an install: `bench --kube
+        --restarts K`, as a user runs it, from a directory that is no checkout."""
+        env = {k: v for k, v in os.environ.items() if k != "EVENTSCHED_DATABASE_URL"}
+        done = subprocess.run(
+            [sys.executable, "-m", "eventsched.cli.main", "bench", "--kube", "--restarts", "2",
+             "--nodes", "3", "--pods", "4", "--late", "1", "--json"],
+            capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        result = json.loads(done.stdout)
+        assert (result["nodes"], result["pods"], result["late"]) == (3, 4, 1)
+        expected = ["eventsched"]
+        if getattr(_BINARIES, "scheduler", None) is not None:
+            expected.append("kube-scheduler")
+        assert [run["scheduler"] for run in result["runs"]] == expected
+        for run in result["runs"]:
+            assert run["error"] is None
+            assert len(run["restarts"]) == len(run["restart_cpu_seconds"]) == 2
+            assert all(t > 0 for t in run["restarts"] + run["restart_cpu_seconds"])
+            assert run["restart_to_first_bind_seconds"] == run["restarts"][0]
+        ours = result["runs"][0]
+        assert ours["relogged"]["pod_observed"] == 1  # only the late pod is observed again
+        assert "node_observed" not in ours["relogged"]
+
+
+def test_bench_restarts_refuses_what_it_cannot_do_in_one_line() -> None:
+    for args, says in (
+        (["--restarts", "2", "--rounds", "2"], "not with --rounds"),
+        (["--restarts", "0"], "--restarts"),
+    ):
+        done = _bench(*args)
+        assert done.returncode == 2, done.stderr
+        lines = done.stderr.strip().splitlines()
+        assert says in lines[-1], lines
+        assert "Traceback" not in done.stderr
+    without_kube = subprocess.run(
+        [sys.executable, "-m", "eventsched.cli.main", "bench", "--restarts", "1"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert without_kube.returncode == 2
+    assert without_kube.stderr.strip() == (
+        "eventsched: error: --restarts restarts a scheduler on a real control plane: add --kube"
+    )
+
 
 def test_the_summary_splits_each_schedulers_start_from_its_cpu_per_pod_after_it() -> None:
     results = load_benchmark("kuberesults")

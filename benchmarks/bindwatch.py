@@ -74,18 +74,26 @@ class BindWatch:
     def _read(self) -> None:
         try:
             while len(self.bound) < self.expected and not self._closed:
-                self._follow(self._response)
+                self._follow_stream()
                 if len(self.bound) >= self.expected or self._closed:
                     break
                 self.restarts += 1
                 with contextlib.suppress(Exception):
                     self._response.release_conn()
-                self._response = self._watch()
+                self._response = self._watch_again()
         except BaseException as e:  # the connection closed under us at close(), or a bug
             if not self._closed:
                 self._error = e
         finally:
             self.done.set()
+
+    def _follow_stream(self) -> None:
+        """Follow the current watch until it ends or every pod expected is bound."""
+        self._follow(self._response)
+
+    def _watch_again(self) -> Any:
+        """List and watch again after the watch ended early."""
+        return self._watch()
 
     def _follow(self, response: Any) -> None:
         buffer = b""

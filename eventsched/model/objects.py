@@ -175,7 +175,12 @@ class ClusterObjects:
 
     def __init__(self) -> None:
         self.namespaces: dict[str, Namespace] = {}
+        #: (kind, namespace, name) -> workload. Change it through `upsert` and `remove`,
+        #: which keep `_services` in step.
         self.workloads: dict[tuple[str, str, str], Workload] = {}
+        #: namespace -> the Services of `workloads` in it, in the same order: what
+        #: `default_selector` reads for every pod (upstream lists the namespace's Services).
+        self._services: dict[str, dict[tuple[str, str, str], Workload]] = {}
         self.storage = StorageObjects()
         self.budgets: dict[tuple[str, str], PodDisruptionBudget] = {}
         #: namespace -> name -> quota.
@@ -220,7 +225,10 @@ class ClusterObjects:
         if isinstance(obj, Namespace):
             self.namespaces[obj.name] = obj
         elif isinstance(obj, Workload):
-            self.workloads[(obj.kind, obj.namespace, obj.name)] = obj
+            key = (obj.kind, obj.namespace, obj.name)
+            self.workloads[key] = obj
+            if obj.kind == SERVICE:
+                self._services.setdefault(obj.namespace, {})[key] = obj
         elif isinstance(obj, PodDisruptionBudget):
             self.budgets[(obj.namespace, obj.name)] = obj
         elif isinstance(obj, ElasticQuota):
@@ -234,7 +242,11 @@ class ClusterObjects:
         if isinstance(obj, Namespace):
             self.namespaces.pop(obj.name, None)
         elif isinstance(obj, Workload):
-            self.workloads.pop((obj.kind, obj.namespace, obj.name), None)
+            key = (obj.kind, obj.namespace, obj.name)
+            self.workloads.pop(key, None)
+            services = self._services.get(obj.namespace)
+            if services is not None and services.pop(key, None) is not None and not services:
+                del self._services[obj.namespace]
         elif isinstance(obj, PodDisruptionBudget):
             self.budgets.pop((obj.namespace, obj.name), None)
         elif isinstance(obj, ElasticQuota):
@@ -250,6 +262,7 @@ class ClusterObjects:
     def clear(self) -> None:
         self.namespaces.clear()
         self.workloads.clear()
+        self._services.clear()
         self.storage.clear()
         self.budgets.clear()
         self.quotas.clear()
@@ -286,14 +299,9 @@ class ClusterObjects:
         spread constraint applies.
         """
         merged: dict[str, str] = {}
-        for workload in self.workloads.values():
-            if (
-                workload.kind == SERVICE
-                and workload.namespace == pod.namespace
-                and workload.selector is not None
-                and workload.selector.matches(pod.labels)
-            ):
-                merged.update(_as_map(workload.selector))
+        for service in self._services.get(pod.namespace, {}).values():
+            if service.selector is not None and service.selector.matches(pod.labels):
+                merged.update(_as_map(service.selector))
         owner = pod.owner
         if owner is not None and owner.kind in (REPLICA_SET, STATEFUL_SET, REPLICATION_CONTROLLER):
             controller = self.workloads.get((owner.kind, pod.namespace, owner.name))

@@ -1046,7 +1046,7 @@ def test_score(case: ScoreCase) -> None:
     table = cluster([*case.nodes, *case.failed], case.pods)
     for manifest in case.objects:
         workload = workload_from_manifest(manifest)
-        table.objects.workloads[(workload.kind, workload.namespace, workload.name)] = workload
+        table.objects.upsert(workload)
     got = scores(case.incoming, table, [n.name for n in case.nodes])
     assert got == case.want
 
@@ -1091,7 +1091,7 @@ def test_normalize_with_ignored_nodes() -> None:
 def add_objects(table: NodeTable, *manifests: dict[str, Any]) -> None:
     for manifest in manifests:
         workload = workload_from_manifest(manifest)
-        table.objects.workloads[(workload.kind, workload.namespace, workload.name)] = workload
+        table.objects.upsert(workload)
 
 
 def replica_set(name: str, selector: dict[str, Any]) -> dict[str, Any]:

@@ -48,7 +48,20 @@ def pod(i: int, pod_labels: dict[str, str], namespace: str) -> Pod:
 
 
 @settings(max_examples=200, deadline=None)
-@given(ops, selector, st.sampled_from([None, frozenset({"default"}), frozenset({"x"})]))
+@given(
+    ops,
+    selector,
+    st.sampled_from(
+        [
+            None,
+            frozenset({"default"}),
+            frozenset({"x"}),
+            frozenset({"default", "other"}),
+            frozenset({"other", "x"}),
+            frozenset(),
+        ]
+    ),
+)
 def test_counts_per_node_equal_a_loop_over_the_pods_on_each_node(
     changes: list[tuple[str, int, int, dict[str, str], str]],
     raw_selector: dict[str, object],

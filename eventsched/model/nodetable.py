@@ -22,6 +22,7 @@ from eventsched.model.objects import ClusterObjects
 from eventsched.model.pod import Pod
 from eventsched.model.podtable import PodTable
 from eventsched.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from eventsched.model.taints import Taint
 
 BASE_RESOURCES = (CPU, MEMORY, PODS, EPHEMERAL_STORAGE)
 
@@ -52,6 +53,11 @@ class NodeTable:
         self._non_zero = np.zeros((0, 2), dtype=np.int64)
         self._unschedulable = np.zeros(0, dtype=np.bool_)
         self._tainted = np.zeros(0, dtype=np.bool_)
+        #: Per row, the code of its node's taints in `_taint_sets` (-1: none): nodes share a
+        #: few taint sets, and a taint check judges each once (TaintToleration).
+        self._taint_set = np.zeros(0, dtype=np.int64)
+        self._taint_sets: list[tuple[Taint, ...]] = []
+        self._taint_set_codes: dict[tuple[Taint, ...], int] = {}
         #: Bumped on every change, so plugins may cache what they derive from the table.
         self.generation = 0
         #: Bumped only when nodes change (not pods), for caches of node labels.
@@ -97,6 +103,24 @@ class NodeTable:
     def tainted(self) -> BoolArray:
         """Rows whose node has any taint: the only rows taint checks must visit."""
         return self._tainted[: self._n]
+
+    @property
+    def taint_sets(self) -> IntArray:
+        """Per row, the code of its node's taints (`taints_of`), -1 for a node without any."""
+        return self._taint_set[: self._n]
+
+    def taints_of(self, code: int) -> tuple[Taint, ...]:
+        """The taints a `taint_sets` code stands for."""
+        return self._taint_sets[code]
+
+    def _taint_set_code(self, taints: tuple[Taint, ...]) -> int:
+        if not taints:
+            return -1
+        code = self._taint_set_codes.get(taints)
+        if code is None:
+            code = self._taint_set_codes[taints] = len(self._taint_sets)
+            self._taint_sets.append(taints)
+        return code
 
     def column(self, resource: str) -> int | None:
         return self._column.get(resource)
@@ -146,6 +170,7 @@ class NodeTable:
             alloc[self._column[resource]] = amount
         self._unschedulable[row] = node.unschedulable
         self._tainted[row] = bool(node.taints)
+        self._taint_set[row] = self._taint_set_code(node.taints)
         self._nodes_changed()
         return row
 
@@ -224,7 +249,14 @@ class NodeTable:
                 self._namespace_usage.add(pod, -1)
         self.images.remove_node(self.nodes[row])
         n = self._n
-        for arr in (self._alloc, self._req, self._non_zero, self._unschedulable, self._tainted):
+        for arr in (
+            self._alloc,
+            self._req,
+            self._non_zero,
+            self._unschedulable,
+            self._tainted,
+            self._taint_set,
+        ):
             arr[row : n - 1] = arr[row + 1 : n]
         del self.names[row]
         del self.nodes[row]
@@ -265,6 +297,7 @@ class NodeTable:
         self._non_zero = grown(self._non_zero)
         self._unschedulable = grown(self._unschedulable)
         self._tainted = grown(self._tainted)
+        self._taint_set = grown(self._taint_set)
         self._capacity = capacity
 
     # -- pods ---------------------------------------------------------------------

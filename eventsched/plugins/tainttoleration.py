@@ -25,6 +25,7 @@ from eventsched.framework import (
 )
 from eventsched.model import Indexes, IntArray, NodeTable, Pod, Taint, Toleration
 from eventsched.model.taints import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, find_untolerated
+from eventsched.model.taintsets import group_by_taint_set
 
 _SCORE_KEY = "PreScoreTaintToleration"
 
@@ -46,19 +47,10 @@ class TaintToleration:
         verdict = np.full(len(rows), -1, dtype=np.int64)
         statuses: list[Status] = []
         slots: dict[str, int] = {}
-        # Nodes share a few taint sets: each is judged once for this pod, in the order the
-        # rows first show it (which orders the statuses as a loop over the rows would).
-        codes = table.taint_sets[rows]
-        tainted = np.flatnonzero(codes >= 0)
-        if len(tainted):
-            distinct, first, which = np.unique(
-                codes[tainted], return_index=True, return_inverse=True
-            )
-            slot_of = np.empty(len(distinct), dtype=np.int64)
-            for k in np.argsort(first).tolist():
-                taints = table.taints_of(int(distinct[k]))
-                slot_of[k] = self._slot(taints, pod, statuses, slots)
-            verdict[tainted] = slot_of[which]
+        # Each taint set judged once, in the order the rows first show it (which orders the
+        # statuses as a loop over the rows would).
+        groups = group_by_taint_set(table, rows)
+        groups.spread([self._slot(t, pod, statuses, slots) for t in groups.sets], verdict)
         # A row fails only with a status to name: none, and every row passed.
         return BatchFilterResult(verdict, statuses, all_passed=not statuses)
 
@@ -87,25 +79,18 @@ class TaintToleration:
     def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes) -> IntArray:
         tolerations: tuple[Toleration, ...] = state.get(_SCORE_KEY, ())
         scores = np.zeros(len(rows), dtype=np.int64)
-        codes = table.taint_sets[rows]
-        tainted = np.flatnonzero(codes >= 0)
-        if len(tainted) == 0:
-            return scores
-        distinct, which = np.unique(codes[tainted], return_inverse=True)
-        # Each distinct taint set counted once: its PreferNoSchedule taints not tolerated.
-        count_of = np.array(
-            [
-                sum(
-                    1
-                    for taint in table.taints_of(code)
-                    if taint.effect == PREFER_NO_SCHEDULE
-                    and not any(t.tolerates(taint) for t in tolerations)
-                )
-                for code in distinct.tolist()
-            ],
-            dtype=np.int64,
-        )
-        scores[tainted] = count_of[which]
+        groups = group_by_taint_set(table, rows)
+        # Per taint set: its PreferNoSchedule taints the pod does not tolerate.
+        counts = [
+            sum(
+                1
+                for taint in taints
+                if taint.effect == PREFER_NO_SCHEDULE
+                and not any(t.tolerates(taint) for t in tolerations)
+            )
+            for taints in groups.sets
+        ]
+        groups.spread(counts, scores)
         return scores
 
     def normalize_score(

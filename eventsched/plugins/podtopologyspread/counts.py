@@ -20,10 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from eventsched.model import BoolArray, IntArray, NodeTable, Pod, Taint
+from eventsched.model import BoolArray, IntArray, NodeTable, Pod
 from eventsched.model.nodeaffinity import RequiredAffinity, parse_required
 from eventsched.model.selectors import LabelSelector
 from eventsched.model.taints import NO_EXECUTE, NO_SCHEDULE, find_untolerated
+from eventsched.model.taintsets import group_by_taint_set
 from eventsched.plugins.podtopologyspread.constraints import Constraint
 
 
@@ -101,17 +102,15 @@ class NodeMasks:
         """Nodes without a NoSchedule/NoExecute taint the pod does not tolerate."""
         if self._tolerated is None:
             out = np.ones(len(self.table), dtype=bool)
-            judged: dict[tuple[Taint, ...], bool] = {}
-            nodes = self.table.nodes
-            for row in np.flatnonzero(self.table.tainted).tolist():
-                taints = nodes[row].taints
-                ok = judged.get(taints)
-                if ok is None:
-                    untolerated = find_untolerated(
-                        taints, self.pod.tolerations, (NO_SCHEDULE, NO_EXECUTE)
-                    )
-                    ok = judged[taints] = untolerated is None
-                out[row] = ok
+            groups = group_by_taint_set(self.table)
+            tolerations = self.pod.tolerations
+            groups.spread(
+                [
+                    find_untolerated(taints, tolerations, (NO_SCHEDULE, NO_EXECUTE)) is None
+                    for taints in groups.sets
+                ],
+                out,
+            )
             self._tolerated = out
         return self._tolerated
 

@@ -52,7 +52,6 @@ class NodeTable:
         self._req = np.zeros((0, len(self.resource_names)), dtype=np.int64)
         self._non_zero = np.zeros((0, 2), dtype=np.int64)
         self._unschedulable = np.zeros(0, dtype=np.bool_)
-        self._tainted = np.zeros(0, dtype=np.bool_)
         #: Per row, the code of its node's taints in `_taint_sets` (-1: none): nodes share a
         #: few taint sets, and a taint check judges each once (TaintToleration).
         self._taint_set = np.zeros(0, dtype=np.int64)
@@ -100,13 +99,9 @@ class NodeTable:
         return self._unschedulable[: self._n]
 
     @property
-    def tainted(self) -> BoolArray:
-        """Rows whose node has any taint: the only rows taint checks must visit."""
-        return self._tainted[: self._n]
-
-    @property
     def taint_sets(self) -> IntArray:
-        """Per row, the code of its node's taints (`taints_of`), -1 for a node without any."""
+        """Per row, the code of its node's taints (`taints_of`), -1 for a node without any:
+        the rows at 0 or more are the only ones taint checks must visit."""
         return self._taint_set[: self._n]
 
     def taints_of(self, code: int) -> tuple[Taint, ...]:
@@ -169,7 +164,6 @@ class NodeTable:
         for resource, amount in node.allocatable.items():
             alloc[self._column[resource]] = amount
         self._unschedulable[row] = node.unschedulable
-        self._tainted[row] = bool(node.taints)
         self._taint_set[row] = self._taint_set_code(node.taints)
         self._nodes_changed()
         return row
@@ -249,14 +243,7 @@ class NodeTable:
                 self._namespace_usage.add(pod, -1)
         self.images.remove_node(self.nodes[row])
         n = self._n
-        for arr in (
-            self._alloc,
-            self._req,
-            self._non_zero,
-            self._unschedulable,
-            self._tainted,
-            self._taint_set,
-        ):
+        for arr in (self._alloc, self._req, self._non_zero, self._unschedulable, self._taint_set):
             arr[row : n - 1] = arr[row + 1 : n]
         del self.names[row]
         del self.nodes[row]
@@ -296,7 +283,6 @@ class NodeTable:
         self._req = grown(self._req)
         self._non_zero = grown(self._non_zero)
         self._unschedulable = grown(self._unschedulable)
-        self._tainted = grown(self._tainted)
         self._taint_set = grown(self._taint_set)
         self._capacity = capacity
 

@@ -71,10 +71,8 @@ else:
     _results = _sibling("kuberesults")
     EVENTSCHED, KUBE_SCHEDULER = _results.EVENTSCHED, _results.KUBE_SCHEDULER
     KubeBenchResult, RunResult = _results.KubeBenchResult, _results.RunResult
-    BindWatch, wait_for_bound = (
-        _sibling("bindwatch").BindWatch,
-        _sibling("bindwatch").wait_for_bound,
-    )
+    _watching = _sibling("bindwatch")
+    BindWatch, wait_for_bound = _watching.BindWatch, _watching.wait_for_bound
 #: schedulerName of each scheduler's pods
 SCHEDULER_NAMES = {EVENTSCHED: "eventsched", KUBE_SCHEDULER: "default-scheduler"}
 

@@ -343,7 +343,9 @@ def run_kube_restarts(args: argparse.Namespace, binaries: Any) -> int:
     benchmark = load_benchmark("kube_restart")
     nodes = 5000 if args.nodes is None else args.nodes
     pods = 10000 if args.pods is None else args.pods
-    schedulers = ["eventsched"] + (["kube-scheduler"] if binaries.scheduler is not None else [])
+    url = resolve_url(args.db) if args.db else None
+    kube = benchmark.kube
+    schedulers = [kube.EVENTSCHED] + ([kube.KUBE_SCHEDULER] if binaries.scheduler else [])
     results: list[Any] = []
     with _sigterm_unwinds():
         for scheduler in schedulers:
@@ -351,7 +353,7 @@ def run_kube_restarts(args: argparse.Namespace, binaries: Any) -> int:
                 result = benchmark.measure(
                     binaries, scheduler, nodes, pods,
                     late=args.late,
-                    db_url=resolve_url(args.db) if args.db else None,
+                    db_url=url,
                     timeout=900.0 if args.timeout is None else args.timeout,
                     restarts=args.restarts,
                     on_progress=lambda bound: bar.update(bound - bar.n),

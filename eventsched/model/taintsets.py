@@ -10,12 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
-from eventsched.model.nodetable import NodeTable
+from eventsched.model.nodetable import Indexes, NodeTable
 from eventsched.model.taints import Taint
-
-Indexes = npt.NDArray[np.intp]
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,10 +12,11 @@ Requests are the API server's: a request left out defaults to its limit.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from eventsched.model.resources import CPU, MEMORY, Resources
+from eventsched.model.valueclass import value_class
 
 GUARANTEED = "Guaranteed"
 BURSTABLE = "Burstable"
@@ -23,7 +24,7 @@ BEST_EFFORT = "BestEffort"
 _QOS_RESOURCES = (CPU, MEMORY)
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class ContainerRequests:
     """One container's name and requests (CPU millicores, other resources base units)."""
 

@@ -8,7 +8,7 @@ enough to replay the decision from.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, fields, replace
 from typing import Any
 
 from eventsched.model.containers import BEST_EFFORT, ContainerRequests
@@ -26,6 +26,7 @@ from eventsched.model.podspecfields import (
 )
 from eventsched.model.resources import Resources
 from eventsched.model.taints import Toleration
+from eventsched.model.valueclass import field_values, value_class
 
 __all__ = [
     "DEFAULT_SCHEDULER_NAME",
@@ -64,14 +65,14 @@ _MAPS = (
 _SEQUENCES = (("schedulingGates", "scheduling_gates"), ("images", "images"), ("uses", "uses"))
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class OwnerRef:
     kind: str
     name: str
     uid: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class Pod:
     uid: str
     namespace: str
@@ -135,7 +136,11 @@ class Pod:
         return self.terminal
 
     def with_node(self, node_name: str) -> Pod:
-        return replace(self, node_name=node_name)
+        """This pod on `node_name` (what the cache assumes for every pod placed: built
+        from the field values at once, as `dataclasses.replace` takes 10x as long)."""
+        values = list(_pod_fields(self))
+        values[_NODE_NAME] = node_name
+        return Pod(*values)
 
     def keeping_annotations(self, keys: frozenset[str]) -> Pod:
         """This pod with only the annotations under `keys` (itself when it has no other)."""
@@ -284,6 +289,10 @@ class Pod:
             ),
             qos=str(record.get("qos", BEST_EFFORT)),
         )
+
+
+_pod_fields = field_values(Pod)
+_NODE_NAME = [f.name for f in fields(Pod)].index("node_name")
 
 
 def _disruption_target(status: Mapping[str, Any]) -> str:

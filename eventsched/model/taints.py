@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from eventsched.model.valueclass import value_class
+
 NO_SCHEDULE = "NoSchedule"
 PREFER_NO_SCHEDULE = "PreferNoSchedule"
 NO_EXECUTE = "NoExecute"
@@ -26,7 +28,7 @@ class Taint:
         return {"key": self.key, "value": self.value, "effect": self.effect}
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class Toleration:
     key: str = ""
     operator: str = "Equal"

@@ -17,11 +17,12 @@ import hashlib
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 import orjson
+
+from eventsched.model.valueclass import value_class
 
 _SCALARS = (str, int, bool, type(None))
 
@@ -149,7 +150,7 @@ def _json_dumps(value: Any) -> str:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class Encoded:
     """A value normalized and spelled once: what is stored, hashed and digested.
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import IntEnum
+
+from eventsched.model.valueclass import value_class
 
 
 class Code(IntEnum):
@@ -41,7 +43,7 @@ _SUCCESS, _SKIP, _WAIT = Code.SUCCESS, Code.SKIP, Code.WAIT
 _REJECTED = frozenset((Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING))
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class Status:
     """The result of one plugin at one extension point. `None` stands for Success in returns."""
 

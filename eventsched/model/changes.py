@@ -12,11 +12,12 @@ from typing import Literal
 from eventsched.model.node import Node
 from eventsched.model.objects import ClusterObject
 from eventsched.model.pod import Pod
+from eventsched.model.valueclass import value_class
 
 ChangeType = Literal["ADDED", "MODIFIED", "DELETED"]
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class ClusterChange:
     """One object as the cluster now has it (for DELETED: as it was last seen)."""
 

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from eventsched.model.errors import ManifestError
 from eventsched.model.quantity import QuantityError
 from eventsched.model.resources import Resources, parse_resource_list
 from eventsched.model.taints import EFFECTS, Taint
+from eventsched.model.valueclass import value_class
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class NodeImage:
     """One `status.images` entry: the names it goes by and its size (ImageLocality)."""
 
@@ -27,7 +28,7 @@ class NodeImage:
         return cls(tuple(str(n) for n in raw.get("names") or ()), int(raw.get("sizeBytes") or 0))
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class Node:
     name: str
     allocatable: Resources = field(default_factory=dict)

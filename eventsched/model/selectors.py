@@ -12,10 +12,10 @@ match objects without the key.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from eventsched.model.errors import ManifestError
+from eventsched.model.valueclass import value_class
 
 IN = "In"
 NOT_IN = "NotIn"
@@ -24,7 +24,7 @@ DOES_NOT_EXIST = "DoesNotExist"
 OPERATORS = (IN, NOT_IN, EXISTS, DOES_NOT_EXIST)
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class LabelRequirement:
     key: str
     operator: str
@@ -41,7 +41,7 @@ class LabelRequirement:
         return value is None or value not in self.values
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class LabelSelector:
     """A parsed selector; `nothing` is the selector that matches no object (a nil selector)."""
 

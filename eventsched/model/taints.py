@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from eventsched.model.valueclass import value_class
@@ -14,7 +13,7 @@ NO_EXECUTE = "NoExecute"
 EFFECTS = (NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE)
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class Taint:
     key: str
     value: str = ""

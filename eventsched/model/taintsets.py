@@ -7,15 +7,14 @@ over the rows with numpy instead of a Python step per tainted node.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from eventsched.model.nodetable import Indexes, NodeTable
 from eventsched.model.taints import Taint
+from eventsched.model.valueclass import value_class
 
 
-@dataclass(frozen=True, slots=True)
+@value_class
 class TaintGroups:
     """The tainted rows among some rows, by taint set."""
 

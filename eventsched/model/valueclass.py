@@ -1,4 +1,6 @@
-"""`value_class`: an immutable dataclass for the objects made for every pod scheduled.
+"""`value_class`: an immutable dataclass for the objects made for every pod scheduled
+(Pod and its parts, Node and its taints, Status, ClusterChange, label selectors, an
+encoded log record).
 
 A frozen dataclass sets each field in `__init__` through `object.__setattr__`, a call
 per field; a plain one stores it directly. For `Pod` (31 fields), made three or four

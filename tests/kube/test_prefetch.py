@@ -10,6 +10,7 @@ import sys
 import threading
 
 from kubernetes import client
+from structlog.testing import capture_logs
 
 from eventsched.cluster.kube import KubeCluster
 from eventsched.cluster.kube.prefetch import POD_QUERY, first_lists
@@ -86,8 +87,15 @@ def test_a_cluster_started_from_prefetched_lists_misses_nothing_created_since(
     stop = threading.Event()
     loop = threading.Thread(target=scheduler.run, kwargs={"stop": stop}, daemon=True)
     try:
-        assert scheduler.start(stop=stop)
+        with capture_logs() as logs:
+            assert scheduler.start(stop=stop)
         loop.start()
+        # Each list says at debug level what it held and how long it waited and took.
+        listed = {e["resource"]: e for e in logs if e["event"] == "listed"}
+        assert listed["pods"]["prefetched"] and listed["nodes"]["prefetched"]
+        assert listed["pods"]["items"] == 1 and listed["nodes"]["items"] == 1  # not `late`
+        assert not listed["services"]["prefetched"]
+        assert listed["pods"]["log_level"] == "debug"
         apiserver.wait_for(lambda: _node_of(apiserver, "late") == "n1")
         # Both are bound; their Bindings run concurrently, so not necessarily in order.
         apiserver.wait_for(lambda: _node_of(apiserver, "early") == "n1")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import random
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -147,9 +148,12 @@ class Informer:
         if resource_version:
             query["resourceVersion"] = resource_version
         first, self._first_answer = self._first_answer, None
+        asked = time.monotonic()
         answer = first(self._path, query) if first is not None else None
+        prefetched = answer is not None
         if answer is None:
             answer = self._rest.request("GET", self._path, query=query, decode=self._decoders.list)
+        answered = time.monotonic()
         if self._optional and answer.status == 404:
             self.absent.set()
             self.synced.set()
@@ -165,6 +169,14 @@ class Informer:
         for key in [k for k in self._known if k not in seen]:
             self._deliver(DELETED, self._known[key])
         self.synced.set()
+        log.debug(
+            "listed",
+            resource=self._name,
+            items=len(seen),
+            prefetched=prefetched,
+            answer_seconds=round(answered - asked, 3),
+            deliver_seconds=round(time.monotonic() - answered, 3),
+        )
         return str((body.get("metadata") or {}).get("resourceVersion") or "")
 
     def _watch(self, version: str) -> str:

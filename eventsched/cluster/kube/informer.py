@@ -168,7 +168,7 @@ class Informer:
             self._deliver(MODIFIED if key in self._known else ADDED, item)
         for key in [k for k in self._known if k not in seen]:
             self._deliver(DELETED, self._known[key])
-        self.synced.set()
+        # Said before `synced`, so a start that waited for the lists has seen it said.
         log.debug(
             "listed",
             resource=self._name,
@@ -177,6 +177,7 @@ class Informer:
             answer_seconds=round(answered - asked, 3),
             deliver_seconds=round(time.monotonic() - answered, 3),
         )
+        self.synced.set()
         return str((body.get("metadata") or {}).get("resourceVersion") or "")
 
     def _watch(self, version: str) -> str:

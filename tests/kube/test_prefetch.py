@@ -5,10 +5,14 @@ On `kube_server`: the emulator and, with EVENTSCHED_KUBE_BIN, a real kube-apiser
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 
+import structlog
 from kubernetes import client
 from structlog.testing import capture_logs
 
@@ -87,7 +91,7 @@ def test_a_cluster_started_from_prefetched_lists_misses_nothing_created_since(
     stop = threading.Event()
     loop = threading.Thread(target=scheduler.run, kwargs={"stop": stop}, daemon=True)
     try:
-        with capture_logs() as logs:
+        with debug_logs_captured() as logs:
             assert scheduler.start(stop=stop)
         loop.start()
         # Each list says at debug level what it held and how long it waited and took.
@@ -108,6 +112,19 @@ def test_a_cluster_started_from_prefetched_lists_misses_nothing_created_since(
             loop.join(10)
         scheduler.stop()
         api.close()
+
+
+@contextlib.contextmanager
+def debug_logs_captured() -> Iterator[list[dict]]:
+    """What is logged meanwhile, debug included (a command run earlier in this process may
+    have configured a filter at warning level)."""
+    saved = structlog.get_config()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG))
+    try:
+        with capture_logs() as logs:
+            yield logs
+    finally:
+        structlog.configure(**saved)
 
 
 def _lists(apiserver: ApiServer) -> list[str]:

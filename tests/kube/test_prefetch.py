@@ -10,7 +10,8 @@ import logging
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
+from typing import Any
 
 import structlog
 from kubernetes import client
@@ -115,7 +116,7 @@ def test_a_cluster_started_from_prefetched_lists_misses_nothing_created_since(
 
 
 @contextlib.contextmanager
-def debug_logs_captured() -> Iterator[list[dict]]:
+def debug_logs_captured() -> Iterator[list[MutableMapping[str, Any]]]:
     """What is logged meanwhile, debug included (a command run earlier in this process may
     have configured a filter at warning level)."""
     saved = structlog.get_config()

@@ -27,7 +27,7 @@ placed it before.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from eventsched.events import LISTED
@@ -93,7 +93,7 @@ class Relist:
             pod = self.pods.get(uid)
             if pod is not None:
                 node = placed.get(uid)
-                pods.append(replace(pod, node_name=node) if node and pod.node_name != node else pod)
+                pods.append(pod.with_node(node) if node and pod.node_name != node else pod)
         return Listed(
             nodes=[self.nodes[n] for n in data.get("nodes") or () if n in self.nodes],
             pods=pods,

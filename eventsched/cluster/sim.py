@@ -3,16 +3,13 @@
 It answers like the API server where the scheduler can tell the difference
 (status codes and messages of a Binding, a binding to an unknown node being
 accepted) and delivers changes like an informer: in order, one at a time,
-never from inside the cluster's lock. The scheduler's observer takes its own
-locks in the callback; calling it while holding ours would let a binder
-thread and the scheduling thread deadlock each other.
+never from inside the cluster's lock (simstate.py's `ChangeFeed`).
 """
 
 from __future__ import annotations
 
-import threading
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from uuid import uuid4
@@ -20,15 +17,15 @@ from uuid import uuid4
 import structlog
 
 from eventsched.cluster.naming import rfc3339
+from eventsched.cluster.simstate import OnChange, SimState
 from eventsched.cluster.simstatus import SimulatedPodStatus, started
 from eventsched.cluster.simvolumes import SimulatedVolumes, with_claim_uid
-from eventsched.cluster.types import BindOutcome, ChangeType, ClusterChange, LoadedCluster, SimEvent
+from eventsched.cluster.types import BindOutcome, ChangeType, LoadedCluster, SimEvent
 from eventsched.model import Node, Pod
 from eventsched.model.objects import ClusterObject
+from eventsched.model.volumes import PersistentVolume, PersistentVolumeClaim
 
 log = structlog.get_logger(__name__)
-
-OnChange = Callable[[ClusterChange], None]
 
 #: Reasons the API server gives for the codes a test is likely to inject.
 _DEFAULT_REASONS = {
@@ -41,26 +38,22 @@ _DEFAULT_REASONS = {
 
 
 @dataclass(frozen=True, slots=True)
-class _Synced:
-    """Queued after the initial list: delivering it means the cache has everything."""
-
-
-@dataclass(frozen=True, slots=True)
 class _Failure:
     code: int
     reason: str
 
 
-class SimulatedCluster(SimulatedPodStatus, SimulatedVolumes):
+class SimulatedCluster:
     """Nodes and pods in memory behind the scheduler's `Cluster` protocol; thread-safe.
 
     `events` (core Events the scheduler wrote), `conditions` (PodScheduled per
     pod key) and `bindings` ((pod key, node) in bind order) are there for tests
     and the CLI summary; copy them with `snapshot_records()` while binders run.
-    Events and the status the scheduler writes to pods (the PodScheduled condition,
-    nominatedNodeName, preemption) are `SimulatedPodStatus`' (simstatus.py);
-    VolumeBinding's volume requests, and the PV controller answering them,
-    `SimulatedVolumes`' (simvolumes.py).
+    The state is a `SimState` (simstate.py) the cluster shares with its two parts,
+    which it delegates to: Events and the status the scheduler writes to pods (the
+    PodScheduled condition, nominatedNodeName, preemption) are `SimulatedPodStatus`'
+    (simstatus.py); VolumeBinding's volume requests, and the PV controller answering
+    them, `SimulatedVolumes`' (simvolumes.py).
     """
 
     def __init__(
@@ -77,30 +70,21 @@ class SimulatedCluster(SimulatedPodStatus, SimulatedVolumes):
         a bound pod is observed exactly as our Binding left it (no second `pod_observed`);
         on (`eventsched simulate`), each pod we bind is observed again with its startTime."""
         self.start_pods = start_pods
-        self._lock = threading.Lock()
-        self._nodes: dict[str, Node] = {}
-        self._pods: dict[str, Pod] = {}
-        #: Namespaces, workloads and storage objects by key (see model/objects.py).
-        self._objects: dict[str, ClusterObject] = {obj.key: with_claim_uid(obj) for obj in objects}
+        self._state = state = SimState.empty()
+        self._feed = state.feed
+        state.objects.update((obj.key, with_claim_uid(obj)) for obj in objects)
         for node in nodes:
-            if node.name in self._nodes:
+            if node.name in state.nodes:
                 raise ValueError(f"node {node.name!r} is given twice")
-            self._nodes[node.name] = node
+            state.nodes[node.name] = node
         for pod in pods:
-            if pod.key in self._pods:
+            if pod.key in state.pods:
                 raise ValueError(f"pod {pod.key!r} is given twice")
-            self._pods[pod.key] = self._started(_with_uid(pod))
-        self.reporting_controller = reporting_controller
-        self.events: list[SimEvent] = []
-        self.conditions: dict[str, dict[str, str]] = {}
-        self.bindings: list[tuple[str, str]] = []
+            state.pods[pod.key] = self._started(_with_uid(pod))
         self.bind_calls = 0
         self._failures: deque[_Failure] = deque()
-        self._on_change: OnChange | None = None
-        self._pending: deque[ClusterChange | _Synced] = deque()
-        # Held by the one thread delivering; never waited for (see _deliver).
-        self._delivering = threading.Lock()
-        self._synced = threading.Event()
+        self._status = SimulatedPodStatus(state, reporting_controller)
+        self._volumes = SimulatedVolumes(state)
 
     @classmethod
     def from_loaded(
@@ -119,45 +103,91 @@ class SimulatedCluster(SimulatedPodStatus, SimulatedVolumes):
             start_pods=start_pods,
         )
 
+    @property
+    def events(self) -> list[SimEvent]:
+        return self._state.events
+
+    @property
+    def conditions(self) -> dict[str, dict[str, str]]:
+        return self._state.conditions
+
+    @property
+    def bindings(self) -> list[tuple[str, str]]:
+        return self._state.bindings
+
     # -- the Cluster protocol ------------------------------------------------------------
 
     def start(self, on_change: OnChange) -> None:
         """Deliver every node, then every pod, as ADDED (in this thread), then each change."""
-        with self._lock:
-            if self._on_change is not None:
-                raise RuntimeError("SimulatedCluster.start() called twice without stop()")
-            self._on_change = on_change
-            self._synced.clear()
-            self._pending.clear()
-            self._pending.extend(ClusterChange("ADDED", obj) for obj in self._objects.values())
-            self._pending.extend(ClusterChange("ADDED", node) for node in self._nodes.values())
-            self._pending.extend(ClusterChange("ADDED", pod) for pod in self._pods.values())
-            self._pending.append(_Synced())
-        log.debug("simulated cluster started", nodes=len(self._nodes), pods=len(self._pods))
-        self._deliver()
+        state = self._state
+        with state.lock:
+            listed = (*state.objects.values(), *state.nodes.values(), *state.pods.values())
+            self._feed.open_locked(on_change, listed)
+        log.debug("simulated cluster started", nodes=len(state.nodes), pods=len(state.pods))
+        self._feed.deliver()
 
     def wait_synced(self, timeout: float | None = None) -> bool:
         """True once the initial list has been delivered (at once, after `start`)."""
-        with self._lock:
-            started = self._on_change is not None
-        return started and self._synced.wait(timeout)
+        return self._feed.wait_synced(timeout)
 
     def bind(self, pod: Pod, node_name: str) -> BindOutcome:
         """Assign the pod as the pods/binding subresource would, with its status codes."""
-        with self._lock:
+        with self._state.lock:
             self.bind_calls += 1
             outcome = self._bind_locked(pod, node_name)
         if not outcome.ok:
             log.debug("simulated bind refused", pod=pod.key, node=node_name, code=outcome.code)
-        self._deliver()
+        self._feed.deliver()
         return outcome
 
     def stop(self, abandon: bool = False) -> None:
         """Deliver nothing more; a change already being delivered finishes (nothing is
         queued to abandon)."""
-        with self._lock:
-            self._on_change = None
-            self._pending.clear()
+        self._feed.close()
+
+    def emit_event(
+        self,
+        pod: Pod,
+        event_type: str,
+        reason: str,
+        action: str,
+        message: str,
+        related: Pod | None = None,
+    ) -> None:
+        """Keep the Event (simstatus.py)."""
+        self._status.emit_event(pod, event_type, reason, action, message, related)
+
+    def set_unschedulable(
+        self,
+        pod: Pod,
+        message: str,
+        nominated_node: str | None = None,
+        reason: str = "Unschedulable",
+    ) -> None:
+        """PodScheduled=False and the nominated node, as one status update (simstatus.py)."""
+        self._status.set_unschedulable(pod, message, nominated_node, reason)
+
+    def clear_nomination(self, pod: Pod) -> None:
+        """Empty status.nominatedNodeName (simstatus.py)."""
+        self._status.clear_nomination(pod)
+
+    def preempt(self, victim: Pod, preemptor: Pod) -> None:
+        """Mark the victim DisruptionTarget and delete it (simstatus.py)."""
+        self._status.preempt(victim, preemptor)
+
+    def bind_volume(self, volume: str, claim: PersistentVolumeClaim) -> None:
+        """Update the volume pre-bound to the claim (simvolumes.py)."""
+        self._volumes.bind_volume(volume, claim)
+
+    def read_volume(self, name: str) -> PersistentVolume:
+        return self._volumes.read_volume(name)
+
+    def read_claim(self, namespace: str, name: str) -> PersistentVolumeClaim:
+        return self._volumes.read_claim(namespace, name)
+
+    def set_pv_controller(self, running: bool) -> None:
+        """Stop or start the PV controller (simvolumes.py)."""
+        self._volumes.set_pv_controller(running)
 
     # -- failures for tests ------------------------------------------------------------
 
@@ -168,102 +198,102 @@ class SimulatedCluster(SimulatedPodStatus, SimulatedVolumes):
         as the binder must treat them.
         """
         failure = _Failure(code, reason or _DEFAULT_REASONS.get(code, f"simulated HTTP {code}"))
-        with self._lock:
+        with self._state.lock:
             self._failures.extend([failure] * count)
 
     @property
     def pending_failures(self) -> int:
-        with self._lock:
+        with self._state.lock:
             return len(self._failures)
 
     # -- reading -----------------------------------------------------------------------
 
     def get_pod(self, key: str) -> Pod | None:
         """The pod `namespace/name` as the cluster has it now."""
-        with self._lock:
-            return self._pods.get(key)
+        with self._state.lock:
+            return self._state.pods.get(key)
 
     def get_node(self, name: str) -> Node | None:
-        with self._lock:
-            return self._nodes.get(name)
+        with self._state.lock:
+            return self._state.nodes.get(name)
 
     def list_nodes(self) -> list[Node]:
-        with self._lock:
-            return list(self._nodes.values())
+        with self._state.lock:
+            return list(self._state.nodes.values())
 
     def list_pods(self) -> list[Pod]:
-        with self._lock:
-            return list(self._pods.values())
+        with self._state.lock:
+            return list(self._state.pods.values())
 
     def snapshot_records(
         self,
     ) -> tuple[list[SimEvent], dict[str, dict[str, str]], list[tuple[str, str]]]:
         """Copies of `events`, `conditions` and `bindings`, consistent with each other."""
-        with self._lock:
-            conditions = {key: dict(value) for key, value in self.conditions.items()}
-            return list(self.events), conditions, list(self.bindings)
+        with self._state.lock:
+            conditions = {key: dict(value) for key, value in self._state.conditions.items()}
+            return list(self._state.events), conditions, list(self._state.bindings)
 
     # -- changing the cluster (tests and scenarios) -------------------------------------
 
     def put_object(self, obj: ClusterObject) -> None:
         """Create or update an object of model/objects.py's KINDS (a Namespace, a workload,
         a PersistentVolumeClaim, ...)."""
-        with self._lock:
-            previous = self._objects.get(obj.key)
+        with self._state.lock:
+            previous = self._state.objects.get(obj.key)
             change: ChangeType = "MODIFIED" if previous is not None else "ADDED"
             obj = with_claim_uid(obj, previous)
-            self._objects[obj.key] = obj
-            self._enqueue(change, obj)
-        self._deliver()
+            self._state.objects[obj.key] = obj
+            self._feed.enqueue(change, obj)
+        self._feed.deliver()
 
     def delete_object(self, key: str) -> None:
-        with self._lock:
-            obj = self._objects.pop(key)
-            self._enqueue("DELETED", obj)
-        self._deliver()
+        with self._state.lock:
+            obj = self._state.objects.pop(key)
+            self._feed.enqueue("DELETED", obj)
+        self._feed.deliver()
 
     def add_node(self, node: Node) -> None:
-        with self._lock:
-            if node.name in self._nodes:
+        with self._state.lock:
+            if node.name in self._state.nodes:
                 raise ValueError(f"node {node.name!r} already exists; use update_node")
-            self._nodes[node.name] = node
-            self._enqueue("ADDED", node)
-        self._deliver()
+            self._state.nodes[node.name] = node
+            self._feed.enqueue("ADDED", node)
+        self._feed.deliver()
 
     def update_node(self, node: Node) -> None:
-        with self._lock:
-            if node.name not in self._nodes:
+        with self._state.lock:
+            if node.name not in self._state.nodes:
                 raise KeyError(f"node {node.name!r} does not exist; use add_node")
-            self._nodes[node.name] = node
-            self._enqueue("MODIFIED", node)
-        self._deliver()
+            self._state.nodes[node.name] = node
+            self._feed.enqueue("MODIFIED", node)
+        self._feed.deliver()
 
     def remove_node(self, name: str) -> Node:
         """Delete the node. Its pods stay, as they do until the pod GC controller runs."""
-        with self._lock:
-            node = self._nodes.pop(name, None)
+        with self._state.lock:
+            node = self._state.nodes.pop(name, None)
             if node is None:
                 raise KeyError(f"node {name!r} does not exist")
-            self._enqueue("DELETED", node)
-        self._deliver()
+            self._feed.enqueue("DELETED", node)
+        self._feed.deliver()
         return node
 
     def add_pod(self, pod: Pod) -> Pod:
         """Create the pod; returns it with the uid the "API server" gave it if it had none."""
         pod = self._started(_with_uid(pod))
-        with self._lock:
-            if pod.key in self._pods:
+        with self._state.lock:
+            if pod.key in self._state.pods:
                 raise ValueError(f"pod {pod.key!r} already exists; use update_pod")
-            self._pods[pod.key] = pod
-            self._enqueue("ADDED", pod)
-        self._deliver()
+            self._state.pods[pod.key] = pod
+            self._feed.enqueue("ADDED", pod)
+        self._feed.deliver()
         return pod
 
     def update_pod(self, pod: Pod) -> None:
         """Replace the pod, as a user's update: status the scheduler and the kubelet wrote
         (nominatedNodeName, startTime) stays unless `pod` gives it."""
-        with self._lock:
-            current = self._pods.get(pod.key)
+        with self._state.lock:
+            current = self._state.pods.get(pod.key)
             if current is None:
                 raise KeyError(f"pod {pod.key!r} does not exist; use add_pod")
             pod = replace(
@@ -272,20 +302,20 @@ class SimulatedCluster(SimulatedPodStatus, SimulatedVolumes):
                 start_time=pod.start_time or current.start_time,
             )
             pod = self._started(pod)
-            self._pods[pod.key] = pod
-            self._enqueue("MODIFIED", pod)
-        self._deliver()
+            self._state.pods[pod.key] = pod
+            self._feed.enqueue("MODIFIED", pod)
+        self._feed.deliver()
 
     def delete_pod(self, pod: Pod | str) -> Pod:
         """Delete a pod given as a Pod or as `namespace/name`; returns it as it was."""
         key = pod if isinstance(pod, str) else pod.key
-        with self._lock:
-            removed = self._pods.pop(key, None)
+        with self._state.lock:
+            removed = self._state.pods.pop(key, None)
             if removed is None:
                 raise KeyError(f"pod {key!r} does not exist")
-            self.conditions.pop(key, None)
-            self._enqueue("DELETED", removed)
-        self._deliver()
+            self._state.conditions.pop(key, None)
+            self._feed.enqueue("DELETED", removed)
+        self._feed.deliver()
         return removed
 
     # -- internals ---------------------------------------------------------------------
@@ -296,7 +326,7 @@ class SimulatedCluster(SimulatedPodStatus, SimulatedVolumes):
             return BindOutcome(
                 ok=False, code=failure.code, reason=failure.reason, final=failure.code in (404, 409)
             )
-        current = self._pods.get(pod.key)
+        current = self._state.pods.get(pod.key)
         if current is None:
             return BindOutcome(
                 ok=False, code=404, reason=f'pods "{pod.name}" not found', final=True
@@ -322,65 +352,25 @@ class SimulatedCluster(SimulatedPodStatus, SimulatedVolumes):
                 ),
                 final=True,
             )
-        if node_name not in self._nodes:
+        if node_name not in self._state.nodes:
             # The API server does not check the node; the pod would then wait for a kubelet
             # that never comes. Accept it as the API does, but say so.
             log.warning("pod bound to a node that does not exist", pod=pod.key, node=node_name)
         bound = self._started(current.with_node(node_name))
-        self._pods[pod.key] = bound
-        self.bindings.append((pod.key, node_name))
-        self.conditions[pod.key] = {
+        self._state.pods[pod.key] = bound
+        self._state.bindings.append((pod.key, node_name))
+        self._state.conditions[pod.key] = {
             "type": "PodScheduled",
             "status": "True",
             "reason": "",
             "message": "",
             "lastTransitionTime": rfc3339(datetime.now(UTC)),
         }
-        self._enqueue("MODIFIED", bound)
+        self._feed.enqueue("MODIFIED", bound)
         return BindOutcome(ok=True, code=201)
 
     def _started(self, pod: Pod) -> Pod:
         return started(pod) if self.start_pods else pod
-
-    def _enqueue(self, change_type: ChangeType, obj: Node | Pod | ClusterObject) -> None:
-        """Queue a change for delivery; the caller holds the lock, so order is the state's."""
-        if self._on_change is not None:
-            self._pending.append(ClusterChange(change_type, obj))
-
-    def _deliver(self) -> None:
-        """Run the callback for queued changes, in order, outside the state lock.
-
-        One thread delivers at a time. A thread that finds another delivering
-        returns at once and leaves its changes to it, instead of waiting: so a
-        callback that itself changes the cluster cannot deadlock, and the
-        callback is never run concurrently with itself. The deliverer checks
-        the queue again after letting go, so no change is left behind.
-        """
-        while True:
-            if not self._delivering.acquire(blocking=False):
-                return
-            try:
-                while (item := self._next_pending()) is not None:
-                    change, on_change = item
-                    if isinstance(change, _Synced):
-                        self._synced.set()
-                        continue
-                    try:
-                        on_change(change)
-                    except Exception:
-                        # As an informer does: a failing handler must not stop the stream.
-                        log.exception("cluster change handler failed", change=change.type)
-            finally:
-                self._delivering.release()
-            with self._lock:
-                if not self._pending or self._on_change is None:
-                    return
-
-    def _next_pending(self) -> tuple[ClusterChange | _Synced, OnChange] | None:
-        with self._lock:
-            if not self._pending or self._on_change is None:
-                return None
-            return self._pending.popleft(), self._on_change
 
 
 def _with_uid(pod: Pod) -> Pod:

@@ -12,17 +12,15 @@ MODIFIED is delivered only when one of them changes; conditions are kept in
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 
 import structlog
 
 from eventsched.cluster.naming import rfc3339
+from eventsched.cluster.simstate import SimState
 from eventsched.cluster.types import SimEvent
 from eventsched.model import Pod
-from eventsched.model.changes import ChangeType
 from eventsched.model.preemption import PREEMPTION_BY_SCHEDULER
 
 log = structlog.get_logger(__name__)
@@ -39,15 +37,14 @@ def started(pod: Pod) -> Pod:
 
 class SimulatedPodStatus:
     """`SimulatedCluster`'s Events and pod status writes (the scheduler's `Cluster`
-    protocol); the state and the delivery are the cluster's."""
+    protocol), over the cluster's state; the cluster delegates to it."""
 
-    _lock: threading.Lock
-    _pods: dict[str, Pod]
-    _enqueue: Callable[[ChangeType, Pod], None]
-    _deliver: Callable[[], None]
-    events: list[SimEvent]
-    conditions: dict[str, dict[str, str]]
-    reporting_controller: str
+    __slots__ = ("_state", "reporting_controller")
+
+    def __init__(self, state: SimState, reporting_controller: str) -> None:
+        self._state = state
+        #: The Events' reportingController.
+        self.reporting_controller = reporting_controller
 
     def emit_event(
         self,
@@ -70,8 +67,8 @@ class SimulatedPodStatus:
             related_key=related.key if related is not None else "",
             related_uid=related.uid if related is not None else "",
         )
-        with self._lock:
-            self.events.append(event)
+        with self._state.lock:
+            self._state.events.append(event)
 
     def set_unschedulable(
         self,
@@ -87,12 +84,12 @@ class SimulatedPodStatus:
         MODIFIED is delivered only when it changes; the condition is kept in
         `conditions`.
         """
-        with self._lock:
-            current = self._pods.get(pod.key)
+        with self._state.lock:
+            current = self._state.pods.get(pod.key)
             if current is None:
                 log.debug("unschedulable condition for a pod that is gone", pod=pod.key)
                 return
-            self.conditions[pod.key] = {
+            self._state.conditions[pod.key] = {
                 "type": "PodScheduled",
                 "status": "False",
                 "reason": reason,
@@ -101,33 +98,33 @@ class SimulatedPodStatus:
             }
             if nominated_node is not None and nominated_node != pod.nominated_node_name:
                 self._nominate_locked(current, nominated_node)
-        self._deliver()
+        self._state.feed.deliver()
 
     def clear_nomination(self, pod: Pod) -> None:
         """Empty status.nominatedNodeName (`ClearNominatedNodeName`); a pod gone is no error."""
         if not pod.nominated_node_name:
             return
-        with self._lock:
-            current = self._pods.get(pod.key)
+        with self._state.lock:
+            current = self._state.pods.get(pod.key)
             if current is not None:
                 self._nominate_locked(current, "")
-        self._deliver()
+        self._state.feed.deliver()
 
     def preempt(self, victim: Pod, preemptor: Pod) -> None:
         """The victim marked DisruptionTarget (PreemptionByScheduler), then deleted at once:
         the simulated kubelet terminates it without a grace period. A victim gone is no error."""
-        with self._lock:
-            current = self._pods.pop(victim.key, None)
+        with self._state.lock:
+            current = self._state.pods.pop(victim.key, None)
             if current is not None:
                 marked = replace(current, disruption_target=PREEMPTION_BY_SCHEDULER)
-                self._enqueue("MODIFIED", marked)
-                self.conditions.pop(victim.key, None)
-                self._enqueue("DELETED", marked)
-        self._deliver()
+                self._state.feed.enqueue("MODIFIED", marked)
+                self._state.conditions.pop(victim.key, None)
+                self._state.feed.enqueue("DELETED", marked)
+        self._state.feed.deliver()
 
     def _nominate_locked(self, current: Pod, nominated_node: str) -> None:
         """status.nominatedNodeName as a status patch would leave it; MODIFIED if it changed."""
         if current.nominated_node_name != nominated_node:
             updated = replace(current, nominated_node_name=nominated_node)
-            self._pods[current.key] = updated
-            self._enqueue("MODIFIED", updated)
+            self._state.pods[current.key] = updated
+            self._state.feed.enqueue("MODIFIED", updated)

@@ -15,12 +15,11 @@ time out, for a controller that never comes.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
 from dataclasses import replace
 from uuid import uuid4
 
-from eventsched.model.changes import ApiError, ChangeType
+from eventsched.cluster.simstate import SimState
+from eventsched.model.changes import ApiError
 from eventsched.model.objects import ClusterObject
 from eventsched.model.pvbinding import BOUND, bind_volume_to_claim, claim_ref
 from eventsched.model.volumes import PV, PVC, PersistentVolume, PersistentVolumeClaim
@@ -46,52 +45,52 @@ def with_claim_uid(obj: ClusterObject, previous: ClusterObject | None = None) ->
 
 class SimulatedVolumes:
     """`SimulatedCluster`'s volume requests (the scheduler's `Cluster` protocol) and PV
-    controller; the state and the delivery are the cluster's."""
+    controller, over the cluster's state; the cluster delegates to it."""
 
-    _lock: threading.Lock
-    _objects: dict[str, ClusterObject]
-    _enqueue: Callable[[ChangeType, ClusterObject], None]
-    _deliver: Callable[[], None]
-    #: Whether the PV controller binds claims to the volumes pre-bound to them.
-    pv_controller: bool = True
+    __slots__ = ("_state", "pv_controller")
+
+    def __init__(self, state: SimState) -> None:
+        self._state = state
+        #: Whether the PV controller binds claims to the volumes pre-bound to them.
+        self.pv_controller = True
 
     def bind_volume(self, volume: str, claim: PersistentVolumeClaim) -> None:
         """Update the volume pre-bound to the claim; 409 when another claim holds it."""
-        with self._lock:
+        with self._state.lock:
             current = self._volume_locked(volume)
             if current.claim_ref is not None and not current.bound_to(claim):
                 raise conflict("persistentvolumes", volume)
             updated = bind_volume_to_claim(current, claim)
             if updated is not None:
-                self._objects[updated.key] = updated
-                self._enqueue("MODIFIED", updated)
+                self._state.objects[updated.key] = updated
+                self._state.feed.enqueue("MODIFIED", updated)
             if self.pv_controller:
                 self._sync_volume_locked(updated or current)
-        self._deliver()
+        self._state.feed.deliver()
 
     def read_volume(self, name: str) -> PersistentVolume:
-        with self._lock:
+        with self._state.lock:
             return self._volume_locked(name)
 
     def read_claim(self, namespace: str, name: str) -> PersistentVolumeClaim:
-        with self._lock:
-            found = self._objects.get(f"{PVC}/{namespace}/{name}")
+        with self._state.lock:
+            found = self._state.objects.get(f"{PVC}/{namespace}/{name}")
         if not isinstance(found, PersistentVolumeClaim):
             raise ApiError(404, f'persistentvolumeclaims "{name}" not found')
         return found
 
     def set_pv_controller(self, running: bool) -> None:
         """Stop or start the PV controller; started, it binds what waits for it."""
-        with self._lock:
+        with self._state.lock:
             self.pv_controller = running
             if running:
-                for obj in list(self._objects.values()):
+                for obj in list(self._state.objects.values()):
                     if isinstance(obj, PersistentVolume) and obj.claim_ref is not None:
                         self._sync_volume_locked(obj)
-        self._deliver()
+        self._state.feed.deliver()
 
     def _volume_locked(self, name: str) -> PersistentVolume:
-        found = self._objects.get(f"{PV}/{name}")
+        found = self._state.objects.get(f"{PV}/{name}")
         if not isinstance(found, PersistentVolume):
             raise ApiError(404, f'persistentvolumes "{name}" not found')
         return found
@@ -101,7 +100,7 @@ class SimulatedVolumes:
         ref = volume.claim_ref
         if ref is None:
             return
-        claim = self._objects.get(f"{PVC}/{ref.namespace}/{ref.name}")
+        claim = self._state.objects.get(f"{PVC}/{ref.namespace}/{ref.name}")
         if not isinstance(claim, PersistentVolumeClaim) or claim.deleting:
             return
         if (ref.uid and ref.uid != claim.uid) or claim.volume_name not in ("", volume.name):
@@ -111,5 +110,5 @@ class SimulatedVolumes:
         bound_volume = replace(volume, claim_ref=claim_ref(claim), phase=BOUND)
         bound_claim = replace(claim, volume_name=volume.name, bind_completed=True, phase=BOUND)
         for obj in (bound_volume, bound_claim):
-            self._objects[obj.key] = obj
-            self._enqueue("MODIFIED", obj)
+            self._state.objects[obj.key] = obj
+            self._state.feed.enqueue("MODIFIED", obj)

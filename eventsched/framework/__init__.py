@@ -52,7 +52,13 @@ from eventsched.framework.registry import (
     check_args,
     resource_specs,
 )
-from eventsched.framework.runtime import Framework, ProfileError, Rejection, ScoreTable
+from eventsched.framework.runtime import (
+    Framework,
+    FrameworkObservers,
+    ProfileError,
+    Rejection,
+    ScoreTable,
+)
 from eventsched.framework.runtime.nominated import nominated_to_count, requested_with_nominated
 from eventsched.framework.scoredrecord import ScoreCell, in_columns, score_cells, scored_data
 from eventsched.framework.sink import Decision, DecisionSink, ListSink
@@ -120,6 +126,7 @@ __all__ = [
     "FilterRunner",
     "FitError",
     "Framework",
+    "FrameworkObservers",
     "Handle",
     "ListSink",
     "NodeInfo",

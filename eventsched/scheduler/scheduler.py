@@ -24,7 +24,7 @@ import structlog
 
 from eventsched.config import profile_digest
 from eventsched.events import EventStore, StoredEvent
-from eventsched.framework import Framework, Handle, Profile, Registry
+from eventsched.framework import Framework, FrameworkObservers, Handle, Profile, Registry
 from eventsched.model import Node, Pod
 from eventsched.scheduler.binding import BindingDone
 from eventsched.scheduler.journal import Journal
@@ -77,16 +77,23 @@ class Scheduler(SchedulingCycle):
         self.handle.first_placement = self.journal.unfolded.first_node
         self.handle.emit_event = cluster.emit_event
         self.handle.volumes = cluster
-        self.frameworks = {p.scheduler_name: Framework(p, registry, self.handle) for p in profiles}
+        observers = (
+            FrameworkObservers(
+                observe=metrics.observe_extension_point,
+                observe_permit_wait=metrics.permit_waited,
+                plugin_metrics=metrics,
+            )
+            if metrics is not None
+            else None
+        )
+        self.frameworks = {
+            p.scheduler_name: Framework(p, registry, self.handle, observers) for p in profiles
+        }
         self.digests = {name: profile_digest(fw.profile) for name, fw in self.frameworks.items()}
         self.annotation_keys = frozenset().union(
             *(fw.annotations_read() for fw in self.frameworks.values())
         )
         if metrics is not None:
-            for fw in self.frameworks.values():
-                fw.observe = metrics.observe_extension_point
-                fw.observe_permit_wait = metrics.permit_waited
-                fw.plugin_metrics = metrics
             metrics.watch_cache(self.view.cache.sizes)
         self.queue = self._new_queue()
         self.plugin_events = {}

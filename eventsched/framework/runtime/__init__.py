@@ -1,14 +1,13 @@
 """The runtime of one profile (kube-scheduler's `framework/runtime`): `Framework` runs
-each extension point over a typed `PluginSet`, every plugin call guarded by `guarded`."""
+each extension point over a typed `PluginSet`, every plugin call guarded by `guarded` and
+counted by its `PluginCaller`; the binding cycle's points are its `BindingPoints`; what it
+reports to (`FrameworkObservers`) is given when it is built."""
 
 from eventsched.framework.runtime.bindingpoints import MAX_PERMIT_TIMEOUT
-from eventsched.framework.runtime.framework import (
-    HONOURED_BY,
-    ExtensionPointObserver,
-    Framework,
-    IgnoredField,
-)
+from eventsched.framework.runtime.framework import ExtensionPointObserver, Framework
 from eventsched.framework.runtime.guarded import PluginFailed, guarded
+from eventsched.framework.runtime.ignored import HONOURED_BY, IgnoredField
+from eventsched.framework.runtime.observers import FrameworkObservers
 from eventsched.framework.runtime.plugins import FilterEntry, PluginSet, ProfileError, ScoreEntry
 from eventsched.framework.runtime.results import Rejection, ScoreTable
 
@@ -18,6 +17,7 @@ __all__ = [
     "ExtensionPointObserver",
     "FilterEntry",
     "Framework",
+    "FrameworkObservers",
     "IgnoredField",
     "PluginFailed",
     "PluginSet",

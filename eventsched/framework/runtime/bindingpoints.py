@@ -1,18 +1,18 @@
-"""The Framework's Reserve, Unreserve, Permit (and WaitOnPermit), PreBind, Bind and
-PostBind points: the binding cycle's side of the runtime, apart so that framework.py
-holds the scheduling cycle's."""
+"""The binding cycle's extension points: Reserve, Unreserve, Permit (and WaitOnPermit),
+PreBind, Bind and PostBind, each a loop over its plugins. The Framework holds one
+`BindingPoints` and delegates to it (timing each point as it times its own), so that
+framework.py holds the scheduling cycle's points."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 from eventsched.framework.cycle_state import CycleState
 from eventsched.framework.handle import Handle
 from eventsched.framework.runtime.guarded import PluginFailed
-from eventsched.framework.runtime.instrumented import InstrumentedCalls
+from eventsched.framework.runtime.instrumented import PluginCaller
+from eventsched.framework.runtime.observers import PermitWaitObserver
 from eventsched.framework.runtime.plugins import PluginSet
-from eventsched.framework.runtime.timing import ExtensionPointObserver, timed
 from eventsched.framework.status import SUCCESS, Code, Status
 from eventsched.framework.waiting import WaitingPod
 from eventsched.model import Pod
@@ -21,15 +21,27 @@ from eventsched.model import Pod
 MAX_PERMIT_TIMEOUT = 15 * 60.0
 
 
-class BindingPoints(InstrumentedCalls):
-    plugins: PluginSet
-    handle: Handle
-    observe: ExtensionPointObserver | None
-    #: (status code label, seconds) of each WaitOnPermit that waited
-    #: (`scheduler_permit_wait_duration_seconds`); None costs nothing.
-    observe_permit_wait: Callable[[str, float], None] | None = None
+class BindingPoints:
+    """One profile's binding-cycle plugins run in order, each call through the profile's
+    `PluginCaller`; Permit's waits are parked in the handle's waiting map."""
 
-    @timed("Reserve")
+    __slots__ = ("_call", "_run", "handle", "observe_permit_wait", "plugins")
+
+    def __init__(
+        self,
+        plugins: PluginSet,
+        handle: Handle,
+        calls: PluginCaller,
+        observe_permit_wait: PermitWaitObserver | None = None,
+    ) -> None:
+        self.plugins = plugins
+        self.handle = handle
+        #: The caller's methods, looked up once: every plugin call goes through them.
+        self._call = calls.call
+        self._run = calls.run
+        #: (status code label, seconds) of each WaitOnPermit that waited; None costs nothing.
+        self.observe_permit_wait = observe_permit_wait
+
     def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         for plugin in self.plugins.reserve:
             status = self._run(state, "Reserve", plugin.name, plugin.reserve, state, pod, node_name)
@@ -39,13 +51,11 @@ class BindingPoints(InstrumentedCalls):
                 return running_error("Reserve", plugin.name, status)
         return SUCCESS
 
-    @timed("Unreserve")
     def run_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """Every Reserve plugin's Unreserve, in reverse order; must not fail."""
         for plugin in reversed(self.plugins.reserve):
             self._run(state, "Unreserve", plugin.name, plugin.unreserve, state, pod, node_name)
 
-    @timed("Permit")
     def run_permit(
         self, state: CycleState, pod: Pod, node_name: str
     ) -> tuple[Status, dict[str, float]]:
@@ -90,7 +100,6 @@ class BindingPoints(InstrumentedCalls):
             self.observe_permit_wait(status.code.label, time.perf_counter() - started)
         return status
 
-    @timed("PreBind")
     def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         for plugin in self.plugins.pre_bind:
             status = self._run(
@@ -104,7 +113,6 @@ class BindingPoints(InstrumentedCalls):
                 return running_error("PreBind", plugin.name, status)
         return SUCCESS
 
-    @timed("Bind")
     def run_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         """The first Bind plugin that does not Skip binds the pod."""
         for plugin in self.plugins.bind:
@@ -114,7 +122,6 @@ class BindingPoints(InstrumentedCalls):
             return status
         return Status(Code.SKIP, ("all bind plugins skipped",))
 
-    @timed("PostBind")
     def run_post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
         for plugin in self.plugins.post_bind:
             self._run(state, "PostBind", plugin.name, plugin.post_bind, state, pod, node_name)

@@ -8,7 +8,6 @@ into an Error status naming it, so one bad plugin never stops the loop.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
 
 import numpy as np
 import structlog
@@ -31,8 +30,12 @@ from eventsched.framework.registry import PluginArgsError, Registry
 from eventsched.framework.runtime import nominated
 from eventsched.framework.runtime.bindingpoints import BindingPoints, running_error
 from eventsched.framework.runtime.guarded import PluginFailed
-from eventsched.framework.runtime.plugins import PluginSet, ScoreEntry
+from eventsched.framework.runtime.ignored import IgnoredField, ignored_fields
+from eventsched.framework.runtime.instrumented import PluginCaller, PluginMetrics
+from eventsched.framework.runtime.observers import FrameworkObservers
+from eventsched.framework.runtime.plugins import PluginSet
 from eventsched.framework.runtime.results import Rejection, ScoreTable
+from eventsched.framework.runtime.scores import invalid_score, scored
 from eventsched.framework.runtime.timing import ExtensionPointObserver, timed
 from eventsched.framework.sink import DecisionSink
 from eventsched.framework.status import SUCCESS, Code, Status
@@ -43,31 +46,45 @@ from eventsched.framework.types import (
     PreFilterResult,
     QueuedPodInfo,
 )
-from eventsched.model import Indexes, IntArray, NodeTable, Pod
-from eventsched.model.pod import HOST_PORTS, POD_AFFINITY, POD_ANTI_AFFINITY, TOPOLOGY_SPREAD
+from eventsched.model import Indexes, NodeTable, Pod
 
 log = structlog.get_logger(__name__)
 
-#: The kube-scheduler plugin that honours each field a pod may set (Pod.uses).
-HONOURED_BY: dict[str, str] = {
-    POD_AFFINITY: "InterPodAffinity",
-    POD_ANTI_AFFINITY: "InterPodAffinity",
-    TOPOLOGY_SPREAD: "PodTopologySpread",
-    HOST_PORTS: "NodePorts",
-}
 
+class Framework:
+    """One profile's plugins and the extension points that run them.
 
-class IgnoredField(NamedTuple):
-    field: str
-    #: The plugin that would honour it, not in the profile.
-    plugin: str
+    Its parts are built here from what it is given: the `PluginSet`, one `PluginCaller`
+    (every plugin call, guarded, counted and sampled for `observers.plugin_metrics`) and
+    the `BindingPoints` the binding cycle's points delegate to. Every extension point is
+    timed here for `observers.observe`.
+    """
 
+    __slots__ = (
+        "_call",
+        "_evaluated",
+        "_names",
+        "_requested_only",
+        "_run",
+        "binding",
+        "calls",
+        "counting_pre_filters",
+        "extenders",
+        "handle",
+        "instances",
+        "observe",
+        "plugins",
+        "profile",
+        "queue_sort",
+    )
 
-class Framework(BindingPoints):
-    #: Set by the scheduler to export extension-point latencies; None costs nothing.
-    observe: ExtensionPointObserver | None = None
-
-    def __init__(self, profile: Profile, registry: Registry, handle: Handle) -> None:
+    def __init__(
+        self,
+        profile: Profile,
+        registry: Registry,
+        handle: Handle,
+        observers: FrameworkObservers | None = None,
+    ) -> None:
         self.profile = profile
         self.handle = handle
         self.instances: dict[str, object] = {}
@@ -80,6 +97,17 @@ class Framework(BindingPoints):
             except (TypeError, ValueError) as exc:
                 raise PluginArgsError("", f"plugin {name}: {exc}") from exc
         self.plugins = PluginSet.build(profile, self.instances)
+        observers = observers or FrameworkObservers()
+        #: Each extension point's latency (read by `timed`); None costs nothing.
+        self.observe: ExtensionPointObserver | None = observers.observe
+        self.calls = PluginCaller(observers.plugin_metrics, profile.scheduler_name)
+        #: The caller's methods, looked up once: every plugin call goes through them.
+        self._call = self.calls.call
+        self._run = self.calls.run
+        self._evaluated = self.calls.evaluated
+        self.binding = BindingPoints(
+            self.plugins, handle, self.calls, observers.observe_permit_wait
+        )
         for plugin in self.instances.values():
             if isinstance(plugin, UsesFilters):
                 plugin.use_filters(self)
@@ -96,6 +124,16 @@ class Framework(BindingPoints):
         #: The configuration's extenders, called by the scheduling and binding cycles.
         self.extenders = tuple(HTTPExtender(config) for config in profile.extenders)
         self._names = {point: [r.name for r in refs] for point, refs in profile.plugins.items()}
+
+    @property
+    def plugin_metrics(self) -> PluginMetrics | None:
+        """Per-plugin evaluations and sampled durations (`observers.plugin_metrics`);
+        settable, for a test that counts one framework's plugin calls."""
+        return self.calls.metrics
+
+    @plugin_metrics.setter
+    def plugin_metrics(self, metrics: PluginMetrics | None) -> None:
+        self.calls.metrics = metrics
 
     @property
     def name(self) -> str:
@@ -126,11 +164,7 @@ class Framework(BindingPoints):
 
     def ignored_fields(self, pod: Pod) -> list[IgnoredField]:
         """The fields `pod` sets that no plugin of this profile honours (placed as if absent)."""
-        return [
-            IgnoredField(field, HONOURED_BY[field])
-            for field in pod.uses
-            if field in HONOURED_BY and HONOURED_BY[field] not in self.instances
-        ]
+        return ignored_fields(pod, self.instances)
 
     def annotations_read(self) -> frozenset[str]:
         """The pod annotation keys this profile's plugins read (all others go unlogged)."""
@@ -304,7 +338,7 @@ class Framework(BindingPoints):
             self._evaluated(entry.name, "Score", len(rows))
             try:
                 raw[i], normal = self._call(
-                    state, "Score", entry.name, _scored, entry, state, pod, table, rows
+                    state, "Score", entry.name, scored, entry, state, pod, table, rows
                 )
             except PluginFailed as failed:
                 return None, failed.status
@@ -312,7 +346,7 @@ class Framework(BindingPoints):
         if normalized.size and (
             normalized.min() < MIN_NODE_SCORE or normalized.max() > MAX_NODE_SCORE
         ):
-            return None, _invalid_score(entries, normalized)
+            return None, invalid_score(entries, normalized)
         weights = [e.weight for e in entries]
         scores = ScoreTable(
             rows,
@@ -326,29 +360,39 @@ class Framework(BindingPoints):
             scores.totals = np.asarray(weights, dtype=np.int64) @ normalized
         return scores, SUCCESS
 
+    # -- the binding cycle (bindingpoints.py) -------------------------------------------
 
-def _invalid_score(entries: Sequence[ScoreEntry], normalized: IntArray) -> Status:
-    """The Error for the first plugin (in order) with a score outside 0..100, naming its first."""
-    for entry, normal in zip(entries, normalized, strict=True):
-        bad = normal[(normal < MIN_NODE_SCORE) | (normal > MAX_NODE_SCORE)]
-        if len(bad):
-            return Status.as_error(
-                f"plugin {entry.name!r} returns an invalid score {int(bad[0])}, it should in the "
-                f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
-                entry.name,
-            )
-    raise AssertionError("a score out of range was found, then not found")
+    @timed("Reserve")
+    def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        return self.binding.run_reserve(state, pod, node_name)
 
+    @timed("Unreserve")
+    def run_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Every Reserve plugin's Unreserve, in reverse order; must not fail."""
+        self.binding.run_unreserve(state, pod, node_name)
 
-def _scored(
-    entry: ScoreEntry, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
-) -> tuple[IntArray, IntArray | None]:
-    """One Score plugin's raw scores and, after its NormalizeScore, the normalized ones
-    (None when it has no NormalizeScore: they are the raw scores)."""
-    raw = np.asarray(entry.run(state, pod, table, rows), dtype=np.int64)
-    if entry.normalize is None:
-        return raw, None
-    return raw, np.asarray(entry.normalize(state, pod, raw.copy(), rows), dtype=np.int64)
+    @timed("Permit")
+    def run_permit(
+        self, state: CycleState, pod: Pod, node_name: str
+    ) -> tuple[Status, dict[str, float]]:
+        """Permit in order. Wait from any plugin parks the pod in the waiting map."""
+        return self.binding.run_permit(state, pod, node_name)
+
+    def wait_on_permit(self, pod: Pod) -> Status:
+        return self.binding.wait_on_permit(pod)
+
+    @timed("PreBind")
+    def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        return self.binding.run_pre_bind(state, pod, node_name)
+
+    @timed("Bind")
+    def run_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """The first Bind plugin that does not Skip binds the pod."""
+        return self.binding.run_bind(state, pod, node_name)
+
+    @timed("PostBind")
+    def run_post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        self.binding.run_post_bind(state, pod, node_name)
 
 
 def _go_list(items: list[str]) -> str:

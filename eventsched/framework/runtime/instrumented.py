@@ -35,18 +35,70 @@ class PluginMetrics(Protocol):
     def plugin_executed(self, plugin: str, point: str, status: str, seconds: float) -> None: ...
 
 
-def call(
-    metrics: PluginMetrics | None,
-    state: CycleState | None,
+class PluginCaller:
+    """One profile's plugin calls, guarded, counted and (in sampled cycles) timed: what
+    each extension point of its Framework calls a plugin through.
+
+    One caller is shared by the Framework and its binding points, so `metrics` is one
+    place for both.
+    """
+
+    __slots__ = ("metrics", "profile")
+
+    def __init__(self, metrics: PluginMetrics | None, profile: str) -> None:
+        #: Per-plugin evaluations and sampled durations; None: none (tests, replay, bench).
+        self.metrics = metrics
+        #: The profile's scheduler name, as the evaluation count is labelled.
+        self.profile = profile
+
+    def call(
+        self,
+        state: CycleState | None,
+        point: str,
+        plugin: str,
+        run: Callable[..., _T],
+        *args: object,
+    ) -> _T:
+        """`guarded(point, plugin, run, *args)`, timed when the cycle is sampled (`state`
+        None: outside any cycle, as PreEnqueue is, never)."""
+        metrics = self.metrics
+        if metrics is None or state is None or not state.record_plugin_metrics:
+            # `guarded` written inline: most calls are not timed, and each frame counts here.
+            try:
+                return run(*args)
+            except Exception as exc:
+                raise failed(point, plugin, exc) from exc
+        return _timed_call(metrics, point, plugin, run, *args)
+
+    def run(
+        self,
+        state: CycleState | None,
+        point: str,
+        plugin: str,
+        run: Callable[..., Status | None],
+        *args: object,
+    ) -> Status:
+        """A plugin's answer as a Status naming it (None is Success); a raise is an Error."""
+        try:
+            status = self.call(state, point, plugin, run, *args)
+        except PluginFailed as failed:
+            return failed.status
+        return (status if isinstance(status, Status) else SUCCESS).with_plugin(plugin)
+
+    def evaluated(self, plugin: str, point: str, count: int) -> None:
+        """Count `count` evaluations of `plugin` at `point` (nodes judged, or one call)."""
+        if self.metrics is not None:
+            self.metrics.plugin_evaluated(plugin, point, self.profile, count)
+
+
+def _timed_call(
+    metrics: PluginMetrics,
     point: str,
     plugin: str,
     run: Callable[..., _T],
     *args: object,
 ) -> _T:
-    """`guarded(point, plugin, run, *args)`, timed when the cycle is sampled (`state`
-    None: outside any cycle, as PreEnqueue is, never)."""
-    if metrics is None or state is None or not state.record_plugin_metrics:
-        return guarded(point, plugin, run, *args)
+    """`guarded(point, plugin, run, *args)`, its duration and status given to `metrics`."""
     started = time.perf_counter()
     try:
         result = guarded(point, plugin, run, *args)
@@ -59,50 +111,3 @@ def call(
         plugin, point, status_in(result).code.label, time.perf_counter() - started
     )
     return result
-
-
-class InstrumentedCalls:
-    """The Framework's plugin calls, counted and (in sampled cycles) timed."""
-
-    #: Per-plugin evaluations and sampled durations; None: none (tests, replay, bench).
-    plugin_metrics: PluginMetrics | None = None
-
-    @property
-    def name(self) -> str:
-        raise NotImplementedError
-
-    def _call(
-        self,
-        state: CycleState | None,
-        point: str,
-        plugin: str,
-        run: Callable[..., _T],
-        *args: object,
-    ) -> _T:
-        metrics = self.plugin_metrics
-        if metrics is None or state is None or not state.record_plugin_metrics:
-            # `guarded` written inline: most calls are not timed, and each frame counts here.
-            try:
-                return run(*args)
-            except Exception as exc:
-                raise failed(point, plugin, exc) from exc
-        return call(metrics, state, point, plugin, run, *args)
-
-    def _run(
-        self,
-        state: CycleState | None,
-        point: str,
-        plugin: str,
-        run: Callable[..., Status | None],
-        *args: object,
-    ) -> Status:
-        """A plugin's answer as a Status naming it (None is Success); a raise is an Error."""
-        try:
-            status = self._call(state, point, plugin, run, *args)
-        except PluginFailed as failed:
-            return failed.status
-        return (status if isinstance(status, Status) else SUCCESS).with_plugin(plugin)
-
-    def _evaluated(self, plugin: str, point: str, count: int) -> None:
-        if self.plugin_metrics is not None:
-            self.plugin_metrics.plugin_evaluated(plugin, point, self.name, count)

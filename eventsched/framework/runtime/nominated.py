@@ -18,17 +18,28 @@ some pods taken off the node first (`removed`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from eventsched.framework.cycle_state import CycleState
+from eventsched.framework.interface import PodCountingPreFilter
 from eventsched.framework.runtime.guarded import PluginFailed, guarded
+from eventsched.framework.runtime.results import Rejection
 from eventsched.framework.status import SUCCESS, Status
-from eventsched.model import IntArray, NodeTable, Pod
+from eventsched.model import Indexes, IntArray, NodeTable, Pod
 
-if TYPE_CHECKING:
-    from eventsched.framework.runtime.framework import Framework
+
+class Filters(Protocol):
+    """What a pass with nominated pods runs of its profile (the Framework): the PreFilters
+    that count placed pods, to count them again, and the Filters over rows."""
+
+    @property
+    def counting_pre_filters(self) -> Sequence[PodCountingPreFilter]: ...
+
+    def run_filter(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
+    ) -> tuple[Indexes, list[Rejection], Status]: ...
 
 
 def nominated_to_count(table: NodeTable, pod: Pod, node_name: str) -> list[Pod]:
@@ -66,7 +77,7 @@ def nominated_rows(table: NodeTable, pod: Pod) -> list[int]:
 
 
 def run_filter_with_nominated_pods(
-    fw: Framework,
+    fw: Filters,
     state: CycleState,
     pod: Pod,
     table: NodeTable,
@@ -86,7 +97,7 @@ def run_filter_with_nominated_pods(
 
 
 def _filter_changed(
-    fw: Framework,
+    fw: Filters,
     state: CycleState,
     pod: Pod,
     table: NodeTable,
@@ -104,7 +115,7 @@ def _filter_changed(
 
 
 def recount(
-    fw: Framework, state: CycleState, pod: Pod, table: NodeTable
+    fw: Filters, state: CycleState, pod: Pod, table: NodeTable
 ) -> tuple[CycleState, Status]:
     """A copy of `state` whose pod-counting PreFilter states are those of `table` now
     (the same `state` when no such plugin ran PreFilter for this pod)."""
@@ -127,7 +138,7 @@ def recount(
     return copy, SUCCESS
 
 
-def filter_one(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, row: int) -> Status:
+def filter_one(fw: Filters, state: CycleState, pod: Pod, table: NodeTable, row: int) -> Status:
     """Every Filter plugin on one row: the first failing plugin's status, or Success."""
     _, rejections, status = fw.run_filter(state, pod, table, np.array([row], dtype=np.intp))
     if not status.is_success:

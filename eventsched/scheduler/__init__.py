@@ -13,13 +13,14 @@ from eventsched.model.cache import Cache
 from eventsched.scheduler.options import SchedulerOptions, Stats
 from eventsched.scheduler.ports import BindOutcome, Cluster, ClusterChange
 from eventsched.scheduler.queue import SchedulingQueue
-from eventsched.scheduler.scheduler import Scheduler
+from eventsched.scheduler.scheduler import LoopTask, Scheduler
 
 __all__ = [
     "BindOutcome",
     "Cache",
     "Cluster",
     "ClusterChange",
+    "LoopTask",
     "Scheduler",
     "SchedulerOptions",
     "SchedulingQueue",

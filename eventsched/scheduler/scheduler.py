@@ -1,13 +1,15 @@
 """The scheduler and its loop: kube-scheduler's `scheduler.go`.
 
-The parts, as kube-scheduler lays them out: `eventhandlers` (cluster changes
-become events, the view follows them, the queue moves), `schedule_one` (the
-scheduling and binding cycles), `journal` (the pending batch, group commit,
-in-doubt appends, snapshots), `reconcile` (what a starting process logs).
-Every state change goes through the log first. The loop thread owns the view
-and the queue; cluster watchers and binder threads only put messages in the
-inbox. Each drain of the inbox and each group of attempts becomes one append,
-and nothing reaches the cluster before its batch is durable.
+`Scheduler` wires the parts, as kube-scheduler's `New` does, each given what it uses:
+`Profiles` (a framework per schedulerName), the `Journal` (the log writer) and the
+`ClusterView` it folds into, the `SchedulingQueue` and `QueueMoves`, `EventHandlers`
+(cluster changes become events, the view follows them, the queue moves),
+`SchedulingCycle` (schedule_one.py), `BindingCycles`, `Failures` and `Attempts`. Then
+it runs the loop. Every state change goes through the log first. The loop thread owns
+the view and the queue; cluster watchers, binder threads and an extender's HTTP
+threads only put messages in the inbox. Each drain of the inbox and each group of
+attempts becomes one append, and nothing reaches the cluster before its batch is
+durable.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from eventsched.scheduler.metrics import SchedulerMetrics
 from eventsched.scheduler.moves import QueueMoves
 from eventsched.scheduler.options import SchedulerOptions, Stats
 from eventsched.scheduler.ports import Cluster, ClusterChange
-from eventsched.scheduler.preemption import Finished, settle_open_preemptions
+from eventsched.scheduler.preemption import await_victims, settle_open_preemptions
 from eventsched.scheduler.profiles import Profiles
 from eventsched.scheduler.queue import SchedulingQueue
 from eventsched.scheduler.reconcile import reconcile_reservations, record_listed, record_start
@@ -261,30 +263,10 @@ class Scheduler:
         for finished in settle_open_preemptions(
             self.cluster, self.journal, self.handle, self.metrics
         ):
-            self._await_victims(finished)
+            await_victims(finished, self.journal, self.queue, self.moves, self.cluster)
         self._flush_until_durable()
         self._ready = True
         return True
-
-    def _await_victims(self, finished: Finished) -> None:
-        """The preemptor of a preemption finished at start waits where its attempt's failure
-        put it: in the unschedulable pool until an event its rejecting plugins registered
-        for (its victims' deletion, once the watch shows it), and nominated to the node.
-        Tried at once instead, it would find its victims still in the view and preempt
-        them again. The failure's report, which the previous process may not have lived
-        to write, is written (PodScheduled=False, status.nominatedNodeName)."""
-        failure = next(
-            (e for e in self.store.read_attempt(finished.attempt) if e.kind == "unschedulable"),
-            None,
-        )
-        if failure is None:
-            return
-        pod = finished.preemptor
-        move = self.queue.park(pod.uid, failure.data.get("plugins") or ())
-        if move is not None:
-            self.moves.record([move])
-        message = str(failure.data.get("message", ""))
-        self.journal.after(lambda: self.cluster.set_unschedulable(pod, message, finished.node))
 
     def stop(self) -> None:
         """Stop taking pods; let binding cycles finish and log them; snapshot."""

@@ -17,7 +17,7 @@ from eventsched.cli.signals import StopSignals
 from eventsched.cluster.kube import ClientConnection, KubeCluster, api_client
 from eventsched.config.file import ConfigError, SchedulerConfig, load_config
 from eventsched.events import EventStore, EventStoreError, SchemaOutdatedError, check_schema
-from eventsched.extender.loop import ExtenderScheduler
+from eventsched.extender.scheduler import ExtenderScheduler
 from eventsched.extender.server import ExtenderServer
 from eventsched.framework import Profile
 from eventsched.plugins import full_registry

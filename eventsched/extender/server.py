@@ -25,7 +25,7 @@ from prometheus_client import (
 )
 
 from eventsched._httpserver import QuietHTTPServer
-from eventsched.extender.loop import Call, ExtenderScheduler
+from eventsched.extender.calls import Call
 from eventsched.extender.protocol import (
     VERBS,
     ProtocolError,
@@ -33,6 +33,7 @@ from eventsched.extender.protocol import (
     parse_args,
     parse_binding,
 )
+from eventsched.extender.scheduler import ExtenderScheduler
 
 log = structlog.get_logger(__name__)
 

@@ -10,8 +10,6 @@ scheduling queue.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from eventsched.events import Projections, digest_if_plain, encode
 from eventsched.events.canonical import Encoded
 from eventsched.framework import (
@@ -22,45 +20,59 @@ from eventsched.framework import (
     NODE_DELETE,
     NODE_UPDATE,
     ClusterEvent,
-    Framework,
     Handle,
-    Status,
 )
 from eventsched.model import Node, Pod
 from eventsched.model.cache import Cache
 from eventsched.model.objects import object_from_record
-from eventsched.scheduler.batch import AttemptSink
+from eventsched.scheduler.attempts import Attempts
+from eventsched.scheduler.failure import Failures
 from eventsched.scheduler.journal import Journal
+from eventsched.scheduler.moves import QueueMoves
 from eventsched.scheduler.ports import Cluster, ClusterChange
-from eventsched.scheduler.queue import Move, SchedulingQueue
+from eventsched.scheduler.profiles import Profiles
+from eventsched.scheduler.queue import SchedulingQueue
 from eventsched.view import ClusterView
 from eventsched.view.relist import Relist
 
 
 class EventHandlers:
-    """The scheduler's handlers of cluster changes (its state is set up by `Scheduler`)."""
+    """Turns the cluster's changes into observations, queue entries and queue moves."""
 
-    journal: Journal
-    view: ClusterView
-    queue: SchedulingQueue
-    cluster: Cluster
-    handle: Handle
-    frameworks: dict[str, Framework]
-    #: The only pod annotations kept (and logged): those a configured plugin reads.
-    annotation_keys: frozenset[str]
-    #: Plugins' events to register (QueueingHint's map): which changes move which pods.
-    plugin_events: dict[str, list[ClusterEvent]]
-    #: Pods whose latest attempt failed, with the message their FailedScheduling carries.
-    last_failure: dict[str, tuple[Pod, str]]
-    #: Pods that set a field no plugin of their profile honours, with the warning given.
-    ignored: dict[str, tuple[Pod, str]]
-    #: When each pod's current attempt began, for scheduler_scheduling_attempt_duration_seconds.
-    attempt_began: dict[str, float]
-    #: Pods seen on the node their in-flight Binding names, not logged (see
-    #: _implied_by_our_binding) unless that Binding fails.
-    held_observations: dict[str, dict]
-    #: Pods deleted while their binding cycle ran: a failed Binding must not requeue them.
-    deleted_in_flight: set[str]
+    def __init__(
+        self,
+        journal: Journal,
+        view: ClusterView,
+        queue: SchedulingQueue,
+        moves: QueueMoves,
+        profiles: Profiles,
+        cluster: Cluster,
+        handle: Handle,
+        attempts: Attempts,
+        failures: Failures,
+        *,
+        queue_pending: bool = True,
+    ) -> None:
+        self.journal = journal
+        self.view = view
+        self.queue = queue
+        self.moves = moves
+        self.profiles = profiles
+        self.cluster = cluster
+        #: Its waiting pods: a pod deleted while waiting at Permit is rejected.
+        self.handle = handle
+        self.attempts = attempts
+        self.failures = failures
+        #: False where another scheduler schedules our profiles' pods (the extender): a
+        #: pending pod is observed, never queued.
+        self.queue_pending = queue_pending
+        #: Pods that set a field no plugin of their profile honours, with the warning given.
+        self.ignored: dict[str, tuple[Pod, str]] = {}
+        #: Pods seen on the node their in-flight Binding names, not logged (see
+        #: _implied_by_our_binding) unless that Binding fails.
+        self._held_observations: dict[str, dict] = {}
+        #: Pods deleted while their binding cycle ran: a failed Binding must not requeue them.
+        self._deleted_in_flight: set[str] = set()
 
     @property
     def projections(self) -> Projections:
@@ -71,7 +83,17 @@ class EventHandlers:
         """Nodes and placed pods as this process's view holds them."""
         return self.view.cache
 
-    def _observe(
+    def on_change(self, change: ClusterChange) -> None:
+        """A node, pod or other object added, updated or deleted."""
+        obj = change.obj
+        if isinstance(obj, Node):
+            self.node_changed(change)
+        elif isinstance(obj, Pod):
+            self.pod_changed(change)
+        else:
+            self.object_changed(change)
+
+    def observe(
         self,
         kind: str,
         key: str,
@@ -100,6 +122,33 @@ class EventHandlers:
             return False
         self.journal.pending.add(kind, encoded.data, encoded=encoded, **where)  # type: ignore[arg-type]
         return True
+
+    def observe_pending(self, pod: Pod) -> Pod:
+        """A pending pod another scheduler decides: observed (with the annotations our
+        plugins read), never queued. The pod as the view holds it now."""
+        pod = pod.keeping_annotations(self.profiles.annotation_keys)
+        self.observe(
+            "pod_observed",
+            f"pod/{pod.uid}",
+            pod.to_record(),
+            known=pod.uid in self.view.pods,
+            pod=pod,
+        )
+        return self.view.pods.get(pod.uid, pod)
+
+    def binding_answered(self, pod: Pod, ok: bool) -> None:
+        """The pod's Binding was answered: an observation held for it is logged if it failed
+        (replay needs it then: a rival bound the pod to the same node)."""
+        held = self._held_observations.pop(pod.uid, None)
+        if held is not None and not ok:
+            self.observe("pod_observed", f"pod/{pod.uid}", held, pod=pod, node=held["nodeName"])
+
+    def deleted_while_binding(self, uid: str) -> bool:
+        """Whether the pod was deleted while its binding cycle ran (asked once)."""
+        if uid in self._deleted_in_flight:
+            self._deleted_in_flight.discard(uid)
+            return True
+        return False
 
     def _implied_by_our_binding(self, pod: Pod, key: str, record: dict) -> bool:
         """The pod as last logged, now on the node our own Binding gave it.
@@ -132,15 +181,15 @@ class EventHandlers:
         ):
             relisting.put_pod(pod, placed_on=node)
             return
-        if not self._observe("pod_observed", key, record, pod=pod, node=node or None):
+        if not self.observe("pod_observed", key, record, pod=pod, node=node or None):
             relisting.put_pod(pod)
 
-    def _node_changed(self, change: ClusterChange) -> None:
+    def node_changed(self, change: ClusterChange) -> None:
         node = change.obj
         assert isinstance(node, Node)
         if change.type == "DELETED":
             self.journal.pending.add("node_removed", {"uid": node.uid}, node=node.name)
-            self._move(NODE_DELETE, "NodeDelete")
+            self.moves.on_event(NODE_DELETE, "NodeDelete")
             return
         key, record = f"node/{node.name}", node.to_record()
         relisting = self.view.relisting
@@ -148,21 +197,25 @@ class EventHandlers:
             # A fresh process's view is empty: each node listed is an add to it. Unchanged,
             # the node listed is gathered: the one its record reads back as.
             again = node.name in relisting.nodes
-            if not self._observe("node_observed", key, record, node=node.name):
+            if not self.observe("node_observed", key, record, node=node.name):
                 relisting.nodes[node.name] = node
-            self._move(NODE_UPDATE if again else NODE_ADD, "NodeUpdate" if again else "NodeAdd")
+            self.moves.on_event(
+                NODE_UPDATE if again else NODE_ADD, "NodeUpdate" if again else "NodeAdd"
+            )
             return
         known = self.view.table.row_of(node.name) is not None
-        changed = self._observe("node_observed", key, record, known=known, node=node.name)
+        changed = self.observe("node_observed", key, record, known=known, node=node.name)
         if changed:
-            self._move(NODE_UPDATE if known else NODE_ADD, "NodeUpdate" if known else "NodeAdd")
+            self.moves.on_event(
+                NODE_UPDATE if known else NODE_ADD, "NodeUpdate" if known else "NodeAdd"
+            )
         elif not self.view.table.image_summary_current(node.name):
             # kube-scheduler's UpdateNode gives the node its image summary afresh at every
             # update, even one that changes nothing eventsched keeps (a status heartbeat):
             # logged again when that changes the summary (image holders came or went).
-            self._observe("node_observed", key, record, known=False, node=node.name)
+            self.observe("node_observed", key, record, known=False, node=node.name)
 
-    def _object_changed(self, change: ClusterChange) -> None:
+    def object_changed(self, change: ClusterChange) -> None:
         """Another kind plugins read: logged and folded.
 
         A change moves the pods whose plugins registered its kind and action, as
@@ -183,26 +236,29 @@ class EventHandlers:
         if relisting is not None:
             record = obj.to_record()
             encoded = encode(record)
-            if not self._observe("object_observed", key, record, encoded=encoded):
+            if not self.observe("object_observed", key, record, encoded=encoded):
                 relisting.objects[obj.key] = object_from_record(encoded.data)
             self._move_registered(ClusterEvent(obj.kind, "Add"))
             return
         known = self.view.table.objects.has(obj)
-        changed = self._observe("object_observed", key, obj.to_record(), known=known)
+        changed = self.observe("object_observed", key, obj.to_record(), known=known)
         if changed:
             self._move_registered(ClusterEvent(obj.kind, "Update" if known else "Add"))
 
     def _move_registered(self, event: ClusterEvent) -> None:
-        registered = (e for events in self.plugin_events.values() for e in events)
+        registered = (e for events in self.profiles.plugin_events.values() for e in events)
         if any(e.matches(event) and e.resource != "*" for e in registered):
-            self._move(event, f"{event.resource}{event.action}")
+            self.moves.on_event(event, f"{event.resource}{event.action}")
 
-    def _pod_changed(self, change: ClusterChange) -> None:
+    def pod_changed(self, change: ClusterChange) -> None:
         assert isinstance(change.obj, Pod)
-        pod = change.obj.keeping_annotations(self.annotation_keys)
+        if change.type != "DELETED" and not change.obj.node_name and not self.queue_pending:
+            self.observe_pending(change.obj)
+            return
+        pod = change.obj.keeping_annotations(self.profiles.annotation_keys)
         if change.type == "DELETED":
-            self.last_failure.pop(pod.uid, None)
-            self.attempt_began.pop(pod.uid, None)
+            self.failures.forget(pod.uid)
+            self.attempts.forget(pod.uid)
             self._pod_deleted(pod)
             return
         record = pod.to_record()
@@ -217,21 +273,21 @@ class EventHandlers:
             self._relist_pod(pod, key, record, relisting)
         elif not self._implied_by_our_binding(pod, key, record):
             known = pod.uid in self.view.pods
-            self._observe(
+            self.observe(
                 "pod_observed", key, record, known=known, pod=pod, node=pod.node_name or None
             )
         elif self.cache.is_assumed(pod.uid) and not self.cache.binding_finished(pod.uid):
             # Seen bound before our Binding's answer: if that answer is a failure (a
             # rival bound it to the same node), replay needs this observation after all.
-            self.held_observations[pod.uid] = record
+            self._held_observations[pod.uid] = record
         if pod.node_name:
             self.queue.delete(pod.uid)
             if not was_assumed:
-                self._move(
+                self.moves.on_event(
                     ASSIGNED_POD_UPDATE if was_placed else ASSIGNED_POD_ADD, "AssignedPodAdd"
                 )
             return
-        if pod.scheduler_name not in self.frameworks or pod.is_terminal or pod.deleting:
+        if pod.scheduler_name not in self.profiles or pod.is_terminal or pod.deleting:
             return
         if self.cache.is_assumed(pod.uid):
             return  # its binding is in flight; the bound pod will be observed
@@ -254,7 +310,7 @@ class EventHandlers:
 
         It is placed as if the field were absent: never silently.
         """
-        fw = self.frameworks[pod.scheduler_name]
+        fw = self.profiles[pod.scheduler_name]
         ignored = fw.ignored_fields(pod)
         if not ignored or pod.uid in self.ignored:
             return
@@ -280,7 +336,7 @@ class EventHandlers:
         """An assigned pod of ours that no `bound` of ours placed, and whose identity has no placement."""
         return (
             bool(pod.node_name)
-            and pod.scheduler_name in self.frameworks
+            and pod.scheduler_name in self.profiles
             and pod.uid not in self.projections.bound
             and not self.cache.is_assumed(pod.uid)
             and pod.uid not in self.projections.open_reservations
@@ -288,40 +344,21 @@ class EventHandlers:
         )
 
     def _pod_deleted(self, pod: Pod) -> None:
-        self.held_observations.pop(pod.uid, None)
+        self._held_observations.pop(pod.uid, None)
         known = f"pod/{pod.uid}" in self.projections.observed or pod.uid in self.queue
         waiting = self.handle.waiting_pods.get(pod.uid)
         if waiting is not None:
             waiting.reject("", "pod was deleted while waiting at Permit")
         self.queue.delete(pod.uid)
         if self.cache.is_assumed(pod.uid) and not self.cache.binding_finished(pod.uid):
-            self.deleted_in_flight.add(pod.uid)
+            self._deleted_in_flight.add(pod.uid)
         placed = self.cache.node_of(pod.uid) is not None
         if known or placed or pod.uid in self.view.pods:
             self.journal.pending.add(
                 "pod_removed", {"nodeName": pod.node_name}, pod=pod, node=pod.node_name or None
             )
         if placed:
-            self._move(ASSIGNED_POD_DELETE, "AssignedPodDelete")
-
-    def _move(self, event: ClusterEvent, label: str) -> None:
-        self._record_moves(self.queue.move_on_event(event, self.plugin_events, label))
-
-    def _record_moves(self, moves: Sequence[Move]) -> None:
-        for move in moves:
-            data: dict[str, object] = {"from": move.source, "to": move.to, "event": move.event}
-            if move.backoff_until is not None:
-                data["backoffUntil"] = move.backoff_until
-            self.journal.pending.add(
-                "requeued", data, pod=move.info.pod, scheduler=move.info.pod.scheduler_name
-            )
-
-    def _pre_enqueue(self, pod: Pod) -> Status:
-        fw = self.frameworks.get(pod.scheduler_name)
-        if fw is None:
-            return Status()
-        # What a PreEnqueue plugin records (e.g. a malformed annotation) belongs to this pod.
-        return fw.run_pre_enqueue(pod, AttemptSink(self.journal.pending, pod, fw.name, None))
+            self.moves.on_event(ASSIGNED_POD_DELETE, "AssignedPodDelete")
 
 
 def _logged_unassigned(digest: str | None, record: dict) -> bool:

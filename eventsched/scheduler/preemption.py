@@ -14,7 +14,8 @@ what was done and what failed are both in the log, and the preemptor is
 retried by the queue as any unschedulable pod.
 
 A process that dies between the decision and its evictions leaves a `preempted`
-without all its `evicted`: the next process settles it (`settle_open_preemptions`).
+without all its `evicted`: the next process settles it (`settle_open_preemptions`),
+and the preemptor of one it finishes waits for its victims' deletion (`await_victims`).
 """
 
 from __future__ import annotations
@@ -35,7 +36,9 @@ from eventsched.model.preemption import (
 )
 from eventsched.scheduler.journal import Journal
 from eventsched.scheduler.metrics import SchedulerMetrics
+from eventsched.scheduler.moves import QueueMoves
 from eventsched.scheduler.ports import Cluster
+from eventsched.scheduler.queue import SchedulingQueue
 
 log = structlog.get_logger(__name__)
 
@@ -180,6 +183,33 @@ def settle_open_preemptions(
             except ApiError as exc:
                 log.warning("cannot clear a nomination", pod=stub.key, error=str(exc))
     return finished
+
+
+def await_victims(
+    finished: Finished,
+    journal: Journal,
+    queue: SchedulingQueue,
+    moves: QueueMoves,
+    cluster: Cluster,
+) -> None:
+    """The preemptor of a preemption finished at start waits where its attempt's failure
+    put it: in the unschedulable pool until an event its rejecting plugins registered
+    for (its victims' deletion, once the watch shows it), and nominated to the node.
+    Tried at once instead, it would find its victims still in the view and preempt
+    them again. The failure's report, which the previous process may not have lived
+    to write, is written (PodScheduled=False, status.nominatedNodeName)."""
+    failure = next(
+        (e for e in journal.store.read_attempt(finished.attempt) if e.kind == "unschedulable"),
+        None,
+    )
+    if failure is None:
+        return
+    pod = finished.preemptor
+    move = queue.park(pod.uid, failure.data.get("plugins") or ())
+    if move is not None:
+        moves.record([move])
+    message = str(failure.data.get("message", ""))
+    journal.after(lambda: cluster.set_unschedulable(pod, message, finished.node))
 
 
 def _settled(

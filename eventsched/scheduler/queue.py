@@ -15,7 +15,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Literal, Protocol
 
@@ -74,6 +74,7 @@ class SchedulingQueue:
         initial_backoff: float = DEFAULT_INITIAL_BACKOFF,
         max_backoff: float = DEFAULT_MAX_BACKOFF,
         max_unschedulable: float = DEFAULT_MAX_UNSCHEDULABLE,
+        observer: QueueObserver | None = None,
     ) -> None:
         self._less = less
         self._pre_enqueue = pre_enqueue
@@ -94,7 +95,8 @@ class SchedulingQueue:
         self._move_requested_during: set[str] = set()
         #: The unschedulable pool on its own, so flushes and moves never walk all pending pods.
         self._unschedulable: dict[str, QueuedPodInfo] = {}
-        self.observer: QueueObserver | None = None
+        #: Told of pods entering a queue and leaving the unschedulable pool (metrics).
+        self.observer = observer
 
     # -- adding -----------------------------------------------------------------
 
@@ -264,7 +266,7 @@ class SchedulingQueue:
     # -- moving -----------------------------------------------------------------
 
     def move_on_event(
-        self, event: ClusterEvent, plugin_events: dict[str, list[ClusterEvent]], label: str
+        self, event: ClusterEvent, plugin_events: Mapping[str, list[ClusterEvent]], label: str
     ) -> list[Move]:
         """`MoveAllToActiveOrBackoffQueue`: wake unschedulable pods whose rejecting
         plugins care about this event. Pods in flight remember it (see add_unschedulable)."""
@@ -277,7 +279,7 @@ class SchedulingQueue:
 
     @staticmethod
     def _interested(
-        plugins: set[str], event: ClusterEvent, plugin_events: dict[str, list[ClusterEvent]]
+        plugins: set[str], event: ClusterEvent, plugin_events: Mapping[str, list[ClusterEvent]]
     ) -> bool:
         if not plugins:
             return True

@@ -1,48 +1,74 @@
 """The scheduler and its loop: kube-scheduler's `scheduler.go`.
 
-The parts, as kube-scheduler lays them out: `eventhandlers` (cluster changes
-become events, the view follows them, the queue moves), `schedule_one` (the
-scheduling and binding cycles), `journal` (the pending batch, group commit,
-in-doubt appends, snapshots), `reconcile` (what a starting process logs).
-Every state change goes through the log first. The loop thread owns the view
-and the queue; cluster watchers and binder threads only put messages in the
-inbox. Each drain of the inbox and each group of attempts becomes one append,
-and nothing reaches the cluster before its batch is durable.
+`Scheduler` wires the parts, as kube-scheduler's `New` does, each given what it uses:
+`Profiles` (a framework per schedulerName), the `Journal` (the log writer) and the
+`ClusterView` it folds into, the `SchedulingQueue` and `QueueMoves`, `EventHandlers`
+(cluster changes become events, the view follows them, the queue moves),
+`SchedulingCycle` (schedule_one.py), `BindingCycles`, `Failures` and `Attempts`. Then
+it runs the loop. Every state change goes through the log first. The loop thread owns
+the view and the queue; cluster watchers, binder threads and an extender's HTTP
+threads only put messages in the inbox. Each drain of the inbox and each group of
+attempts becomes one append, and nothing reaches the cluster before its batch is
+durable.
 """
 
 from __future__ import annotations
 
 import queue as stdqueue
-import random
-import secrets
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from typing import Protocol
 
 import structlog
 
-from eventsched.config import profile_digest
-from eventsched.events import EventStore, StoredEvent
-from eventsched.framework import Framework, FrameworkObservers, Handle, Profile, Registry
-from eventsched.model import Node, Pod
-from eventsched.scheduler.binding import BindingDone
+from eventsched.events import EventStore, Projections, StoredEvent
+from eventsched.framework import Framework, Handle, Profile, Registry
+from eventsched.model import Pod
+from eventsched.model.cache import Cache
+from eventsched.scheduler.attempts import Attempts
+from eventsched.scheduler.binding import BindingDone, bind_status
+from eventsched.scheduler.bindingcycles import BindingCycles
+from eventsched.scheduler.eventhandlers import EventHandlers
+from eventsched.scheduler.failure import Failures
+from eventsched.scheduler.idle import Changes
 from eventsched.scheduler.journal import Journal
 from eventsched.scheduler.metrics import SchedulerMetrics
+from eventsched.scheduler.moves import QueueMoves
 from eventsched.scheduler.options import SchedulerOptions, Stats
 from eventsched.scheduler.ports import Cluster, ClusterChange
-from eventsched.scheduler.preemption import Finished, settle_open_preemptions
+from eventsched.scheduler.preemption import await_victims, settle_open_preemptions
+from eventsched.scheduler.profiles import Profiles
 from eventsched.scheduler.queue import SchedulingQueue
 from eventsched.scheduler.reconcile import reconcile_reservations, record_listed, record_start
 from eventsched.scheduler.schedule_one import SchedulingCycle
 from eventsched.view import ClusterView
 
-__all__ = ["Scheduler", "SchedulerOptions", "Stats"]
+__all__ = ["LoopTask", "Scheduler", "SchedulerOptions", "Stats"]
 
 log = structlog.get_logger(__name__)
 
 
-class Scheduler(SchedulingCycle):
+class LoopTask(Protocol):
+    """Work handed to the loop thread by another thread (an extender call), run there in
+    inbox order with the cluster's changes and the binding cycles' outcomes."""
+
+    def run(self) -> None: ...
+
+
+#: What the loop's inbox carries.
+Message = ClusterChange | BindingDone | LoopTask
+
+
+class Scheduler:
+    """The scheduler's parts, wired as kube-scheduler's `New` wires them, and its loop.
+
+    The loop thread owns the view, the queue and the journal; the cluster's watchers,
+    the binder threads and an extender's HTTP threads only put messages in the inbox.
+    `queue_pending` False: another scheduler decides our profiles' pods (the extender),
+    so a pending pod is observed and never queued.
+    """
+
     def __init__(
         self,
         store: EventStore,
@@ -52,95 +78,148 @@ class Scheduler(SchedulingCycle):
         options: SchedulerOptions | None = None,
         clock: Callable[[], float] = time.time,
         metrics: SchedulerMetrics | None = None,
+        *,
+        queue_pending: bool = True,
     ) -> None:
-        if not profiles:
-            raise ValueError("at least one profile is needed")
         self.store = store
         self.cluster = cluster
-        self.options = options or SchedulerOptions()
+        self.options = options = options or SchedulerOptions()
         self.clock = clock
         self.metrics = metrics
+        self.stats = Stats()
+        #: Told of the counts after each outcome the cluster hears of (progress bars).
+        self.on_progress: Callable[[Stats], None] | None = None
+        #: Called with the last position after each append is durable, when the view holds
+        #: exactly the log up to it (tests compare it with replay's view there).
+        self.on_durable: Callable[[int], None] | None = None
         #: The view decisions read: changed only by the events this process adds to the
         #: journal's pending batch, applied as they are added, as replay applies them.
         self.view = ClusterView()
         self.journal = Journal(
             store,
             self.view,
-            self.options.instance,
-            snapshot_every=self.options.snapshot_every,
-            log_retry=self.options.log_retry,
+            options.instance,
+            snapshot_every=options.snapshot_every,
+            log_retry=options.log_retry,
             metrics=metrics,
         )
         self.journal.on_durable = self._appended
         self.handle = Handle(self.view.table, clock=clock)
-        self.handle.bind = self._bind_via_cluster
+        self.handle.bind = lambda pod, node: bind_status(cluster.bind(pod, node))
         self.handle.first_placement = self.journal.unfolded.first_node
         self.handle.emit_event = cluster.emit_event
         self.handle.volumes = cluster
-        observers = (
-            FrameworkObservers(
-                observe=metrics.observe_extension_point,
-                observe_permit_wait=metrics.permit_waited,
-                plugin_metrics=metrics,
-            )
-            if metrics is not None
-            else None
+        self.profiles = Profiles(profiles, registry, self.handle, metrics)
+        self.queue = SchedulingQueue(
+            self.profiles.queue_less(),
+            pre_enqueue=lambda pod: self.profiles.run_pre_enqueue(pod, self.journal.pending),
+            clock=clock,
+            initial_backoff=options.initial_backoff,
+            max_backoff=options.max_backoff,
+            max_unschedulable=options.max_unschedulable,
+            observer=metrics,
         )
-        self.frameworks = {
-            p.scheduler_name: Framework(p, registry, self.handle, observers) for p in profiles
-        }
-        self.digests = {name: profile_digest(fw.profile) for name, fw in self.frameworks.items()}
-        self.annotation_keys = frozenset().union(
-            *(fw.annotations_read() for fw in self.frameworks.values())
+        self.inbox: stdqueue.SimpleQueue[Message] = stdqueue.SimpleQueue()
+        self.changes = Changes()
+        self.moves = QueueMoves(self.queue, self.journal, self.profiles.plugin_events)
+        self.attempts = Attempts(self.journal, self.view, self.profiles.digests, metrics)
+        self.failures = Failures(
+            self.journal,
+            self.view,
+            self.queue,
+            cluster,
+            self.handle,
+            self.attempts,
+            self.changes,
+            self.stats,
+            metrics,
+            self._progress,
+        )
+        self.handlers = EventHandlers(
+            self.journal,
+            self.view,
+            self.queue,
+            self.moves,
+            self.profiles,
+            cluster,
+            self.handle,
+            self.attempts,
+            self.failures,
+            queue_pending=queue_pending,
+        )
+        self.binding = BindingCycles(
+            self.journal,
+            self.queue,
+            self.moves,
+            self.handlers,
+            self.failures,
+            self.attempts,
+            cluster,
+            self.inbox.put,
+            workers=options.binder_workers,
+            instance=options.instance,
+            clock=clock,
+            stats=self.stats,
+            metrics=metrics,
+            progress=self._progress,
+        )
+        self.cycle = SchedulingCycle(
+            self.profiles,
+            self.view,
+            self.queue,
+            self.attempts,
+            self.failures,
+            self.binding,
+            self.changes,
+            self.stats,
+            metrics,
         )
         if metrics is not None:
             metrics.watch_cache(self.view.cache.sizes)
-        self.queue = self._new_queue()
-        self.plugin_events = {}
-        for fw in self.frameworks.values():
-            self.plugin_events.update(fw.events_to_register())
-        self.inbox = stdqueue.SimpleQueue()
-        self.binder = ThreadPoolExecutor(self.options.binder_workers, thread_name_prefix="binder")
-        self.rng = random.Random(secrets.randbits(64))
-        #: Which cycles time their plugins (not `rng`, whose draws are the attempts' seeds).
-        self.sampling = random.Random(secrets.randbits(64))
-        self.stats = Stats()
-        self.next_start_index = 0
-        self.bindings = 0
-        self.decided = []
-        self.group_attempts = 0
-        self.group_started = 0.0
-        self.changes = 0
-        self.failed_at = {}
-        self.attempt_began = {}
-        self.held_observations = {}
-        self.abandoned = False
-        self.deleted_in_flight = set()
-        self.last_failure = {}
-        self.ignored = {}
-        self.on_progress = None
-        #: Called with the last position after each append is durable, when the view holds
-        #: exactly the log up to it (tests compare it with replay's view there).
-        self.on_durable: Callable[[int], None] | None = None
         self._ready = False
 
-    def _new_queue(self) -> SchedulingQueue:
-        sorts = {fw.profile.at("queueSort") for fw in self.frameworks.values()}
-        if len(sorts) > 1:
-            raise ValueError(
-                "all profiles must use the same queueSort plugin (as kube-scheduler requires)"
-            )
-        first = next(iter(self.frameworks.values()))
-        queue = SchedulingQueue(
-            first.queue_less,
-            pre_enqueue=self._pre_enqueue,
-            clock=self.clock,
-            initial_backoff=self.options.initial_backoff,
-            max_backoff=self.options.max_backoff,
-            max_unschedulable=self.options.max_unschedulable,
-        )
-        queue.observer = self.metrics
-        return queue
+    # -- what drivers and tests read --------------------------------------------
+
+    @property
+    def frameworks(self) -> dict[str, Framework]:
+        return self.profiles.frameworks
+
+    @property
+    def cache(self) -> Cache:
+        """Nodes and placed pods as this process's view holds them."""
+        return self.view.cache
+
+    @property
+    def projections(self) -> Projections:
+        """What the durable log says beyond the view (first placements, reservations, ...)."""
+        return self.journal.projections
+
+    @property
+    def last_failure(self) -> dict[str, tuple[Pod, str]]:
+        """Pods whose latest attempt failed, with the message their FailedScheduling carries."""
+        return self.failures.last_failure
+
+    @property
+    def ignored(self) -> dict[str, tuple[Pod, str]]:
+        """Pods that set a field no plugin of their profile honours, with the warning given."""
+        return self.handlers.ignored
+
+    @property
+    def bindings(self) -> int:
+        """Binding cycles (and an extender's Bindings) running."""
+        return self.binding.running
+
+    def schedule_one(self) -> bool:
+        """One scheduling cycle (SchedulingCycle.schedule_one). False when activeQ is empty."""
+        return self.cycle.schedule_one()
+
+    def post(self, task: LoopTask) -> None:
+        """From any thread: run `task` on the loop thread, in inbox order."""
+        self.inbox.put(task)
+
+    def _progress(self) -> None:
+        if self.on_progress is not None:
+            self.on_progress(self.stats)
 
     # -- lifecycle --------------------------------------------------------------
 
@@ -166,7 +245,7 @@ class Scheduler(SchedulingCycle):
         self.cluster.start(self.inbox.put)
         self.journal.rebuild()
         self.store.ensure_partitions()
-        record_start(self.journal, self.options.instance, self.frameworks, self.digests)
+        record_start(self.journal, self.options.instance, self.frameworks, self.profiles.digests)
         self._flush_until_durable()
         began, said = time.monotonic(), 0
         while not self.cluster.wait_synced(0.05):
@@ -184,30 +263,10 @@ class Scheduler(SchedulingCycle):
         for finished in settle_open_preemptions(
             self.cluster, self.journal, self.handle, self.metrics
         ):
-            self._await_victims(finished)
+            await_victims(finished, self.journal, self.queue, self.moves, self.cluster)
         self._flush_until_durable()
         self._ready = True
         return True
-
-    def _await_victims(self, finished: Finished) -> None:
-        """The preemptor of a preemption finished at start waits where its attempt's failure
-        put it: in the unschedulable pool until an event its rejecting plugins registered
-        for (its victims' deletion, once the watch shows it), and nominated to the node.
-        Tried at once instead, it would find its victims still in the view and preempt
-        them again. The failure's report, which the previous process may not have lived
-        to write, is written (PodScheduled=False, status.nominatedNodeName)."""
-        failure = next(
-            (e for e in self.store.read_attempt(finished.attempt) if e.kind == "unschedulable"),
-            None,
-        )
-        if failure is None:
-            return
-        pod = finished.preemptor
-        move = self.queue.park(pod.uid, failure.data.get("plugins") or ())
-        if move is not None:
-            self._record_moves([move])
-        message = str(failure.data.get("message", ""))
-        self.journal.after(lambda: self.cluster.set_unschedulable(pod, message, finished.node))
 
     def stop(self) -> None:
         """Stop taking pods; let binding cycles finish and log them; snapshot."""
@@ -217,7 +276,7 @@ class Scheduler(SchedulingCycle):
         for waiting in list(self.handle.waiting_pods):
             waiting.reject("", "scheduler is shutting down")
         self._flush_until_durable(attempts=5)
-        self.binder.shutdown(wait=True)
+        self.binding.shutdown(wait=True)
         self._drain_inbox()
         self._flush_until_durable(attempts=5)
         self.journal.close()
@@ -229,13 +288,13 @@ class Scheduler(SchedulingCycle):
         that follows settles the open reservations from what the API shows. Waiting for
         them could let a late write from this deposed leader land after the new leader's."""
         self._ready = False
-        self.abandoned = True
+        self.binding.abandoned = True
         self.handle.shutting_down.set()
         self.cluster.stop(abandon=True)
         for waiting in list(self.handle.waiting_pods):
             waiting.reject("", "scheduler lost its lease")
         self._flush_until_durable(attempts=1)
-        self.binder.shutdown(wait=False, cancel_futures=True)
+        self.binding.shutdown(wait=False)
 
     # -- the loop ---------------------------------------------------------------
 
@@ -244,12 +303,14 @@ class Scheduler(SchedulingCycle):
         stop = stop or threading.Event()
         while not stop.is_set():
             self._drain_inbox()
-            self._record_moves(self.queue.flush())
+            self.moves.flush()
             if self.journal.down and not self._flush():
                 stop.wait(self.journal.retry_delay())
                 continue
             if self.schedule_one():
-                if self._group_full():
+                if self.cycle.group_full(
+                    self.options.group_commit_attempts, self.options.group_commit_wait
+                ):
                     self._flush()
                 continue
             deferred = self._flush_deferred()
@@ -262,12 +323,6 @@ class Scheduler(SchedulingCycle):
             if until_idle and self._idle():
                 return
             self._wait_for_inbox()
-
-    def _group_full(self) -> bool:
-        return (
-            self.group_attempts >= self.options.group_commit_attempts
-            or time.monotonic() - self.group_started >= self.options.group_commit_wait
-        )
 
     def _flush_deferred(self) -> float | None:
         """How long the idle loop may still wait before appending what is pending; None:
@@ -282,23 +337,17 @@ class Scheduler(SchedulingCycle):
         a client QPS of 50 this made one append per Binding (each a transaction of
         its own) one per group.
         """
-        if self.decided or not self.journal.pending:
+        if self.binding.decided or not self.journal.pending:
             return None
         left = self.options.group_commit_wait - self.journal.pending_age()
         return left if left > 0 else None
 
     def _idle(self) -> bool:
-        """Nothing left that could end differently without a change from outside.
-
-        A pod waiting out a backoff counts as done when it failed after the
-        last change (a cluster event, a binding's answer, another pod
-        placed): trying it again would decide the same, and a simulation,
-        whose cluster changes only when we act, would retry it forever.
-        """
+        """Nothing left that could end differently without a change from outside (idle.py)."""
         counts = self.queue.counts()
         if counts["active"] or self.bindings or not self.inbox.empty() or self.journal.pending:
             return False
-        return all(self.failed_at.get(uid) == self.changes for uid in self.queue.backing_off())
+        return self.changes.settled(self.queue.backing_off())
 
     def _wait_for_inbox(self, at_most: float | None = None) -> None:
         timeout = (
@@ -321,16 +370,15 @@ class Scheduler(SchedulingCycle):
                 return
             self._handle(item)
 
-    def _handle(self, item: ClusterChange | BindingDone) -> None:
-        self.changes += 1
-        if isinstance(item, BindingDone):
-            self._binding_done(item)
-        elif isinstance(item.obj, Node):
-            self._node_changed(item)
-        elif isinstance(item.obj, Pod):
-            self._pod_changed(item)
+    def _handle(self, item: Message) -> None:
+        if isinstance(item, ClusterChange):
+            self.changes.changed()
+            self.handlers.on_change(item)
+        elif isinstance(item, BindingDone):
+            self.changes.changed()
+            self.binding.done(item)
         else:
-            self._object_changed(item)
+            item.run()
 
     # -- appending --------------------------------------------------------------
 
@@ -340,14 +388,14 @@ class Scheduler(SchedulingCycle):
 
     def _appended(self, stored: Sequence[StoredEvent]) -> None:
         """An append is durable: the decisions in it may act now."""
-        self.group_attempts = 0
+        self.cycle.group_appended()
         self.stats.events += len(stored)
         if self.metrics is not None:
             self.metrics.set_pending(self.queue.counts())
             self.metrics.publish()
         if stored and self.on_durable is not None:
             self.on_durable(stored[-1].position)
-        self.start_binding_cycles()
+        self.binding.start()
 
     def _flush_until_durable(self, attempts: int | None = None) -> None:
         tries = 0
@@ -357,7 +405,7 @@ class Scheduler(SchedulingCycle):
                 log.error(
                     "giving up writing the event log; undecided work is dropped, nothing was bound",
                     pending_events=len(self.journal.pending),
-                    decided=len(self.decided),
+                    decided=len(self.binding.decided),
                 )
                 return
             time.sleep(self.journal.retry_delay())

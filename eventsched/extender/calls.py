@@ -1,22 +1,19 @@
-"""The extender's scheduler: `run`'s loop, log and view, answering kube-scheduler's calls.
+"""Answering kube-scheduler's extender calls on the scheduler's loop thread.
 
-The loop thread owns the view and the journal, as in `eventsched run`; an HTTP handler
-thread puts a `Call` in the inbox and waits for its answer. The loop logs what the call
-carries (the pod, and in the `Nodes` form each node) as observations, decides into an
-attempt of the usual vocabulary, and answers only once that attempt is durable. A bind
-call's decision (`selected`, `reserved`) is durable before the Binding is posted on a
-binder thread; its outcome (`bound` or `bind_failed`) is durable before the answer.
-
-kube-scheduler schedules: pending pods are observed, never queued here.
+An HTTP handler thread hands a `Call` to the loop (as a task in its inbox) and waits for
+its answer. On the loop, the call's pod (and in the `Nodes` form each node) is observed,
+the decision is made into an attempt of the usual vocabulary, and the answer goes out
+only once that attempt is durable. A bind call's decision (`selected`, `reserved`) is
+durable before the Binding is posted on a binder thread; its outcome (`bound` or
+`bind_failed`) is durable before the answer.
 """
 
 from __future__ import annotations
 
-import secrets
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import structlog
 
@@ -27,7 +24,7 @@ from eventsched.extender.protocol import (
     filter_result,
     host_priority_list,
 )
-from eventsched.framework import IDENTITY_KEY, CycleState, Framework
+from eventsched.framework import IDENTITY_KEY, Framework
 from eventsched.framework.served import (
     ServeError,
     candidates_record,
@@ -37,8 +34,14 @@ from eventsched.framework.served import (
 from eventsched.model import Node, Pod
 from eventsched.model.changes import ClusterChange
 from eventsched.model.errors import ManifestError
-from eventsched.scheduler import Scheduler
+from eventsched.scheduler import LoopTask
+from eventsched.scheduler.attempts import Attempts, Started
 from eventsched.scheduler.batch import AttemptSink, Batch
+from eventsched.scheduler.bindingcycles import BindingCycles
+from eventsched.scheduler.eventhandlers import EventHandlers
+from eventsched.scheduler.journal import Journal
+from eventsched.scheduler.ports import Cluster
+from eventsched.view import ClusterView
 
 log = structlog.get_logger(__name__)
 
@@ -64,30 +67,68 @@ class Call:
 
 
 @dataclass(slots=True)
-class Bound:
+class _Serve:
+    """A call, run on the loop."""
+
+    calls: ServedCalls
+    call: Call
+
+    def run(self) -> None:
+        self.calls.serve(self.call)
+
+
+@dataclass(slots=True)
+class _Bound:
     """A bind call's Binding answered (on a binder thread): back to the loop to log."""
 
+    calls: ServedCalls
     call: Call
-    sink: AttemptSink
     batch: Batch
-    node: str
     status_ok: bool
     message: str
-    code: int | None
+
+    def run(self) -> None:
+        self.calls.bound(self)
 
 
-class ExtenderScheduler(Scheduler):
-    """A Scheduler whose work comes from kube-scheduler's calls, for its first profile."""
+class ServedCalls:
+    """Decides kube-scheduler's calls with the served profile's framework, on the loop."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.served: Framework = next(iter(self.frameworks.values()))
+    def __init__(
+        self,
+        fw: Framework,
+        view: ClusterView,
+        handlers: EventHandlers,
+        attempts: Attempts,
+        journal: Journal,
+        binding: BindingCycles,
+        cluster: Cluster,
+        post: Callable[[LoopTask], None],
+        ready: Callable[[], bool],
+    ) -> None:
+        #: The served profile's framework.
+        self.fw = fw
+        self.view = view
+        self.handlers = handlers
+        self.attempts = attempts
+        self.journal = journal
+        self.binding = binding
+        self.cluster = cluster
+        #: Hands a task to the loop thread (Scheduler.post).
+        self.post = post
+        self.ready = ready
         #: The identity (StickyNode) the pod's last filter call gave it, for its `bound`.
         self.identities: dict[str, str] = {}
-        self.calls = 0
         #: The resourceVersion of each node object a `Nodes` call carried, once observed:
         #: kube-scheduler sends every node on every call, most of them unchanged.
         self.node_versions: dict[str, str] = {}
+
+    def submit(self, call: Call) -> Call:
+        """From a handler thread: queue the call for the loop and wait for its answer."""
+        self.post(_Serve(self, call))
+        if not call.done.wait(ANSWER_TIMEOUT):
+            call.reply(error_result(call.verb, "eventsched extender: no answer in time"), False)
+        return call
 
     def _seen(self, raw: Mapping[str, Any]) -> bool:
         """A node object already observed at this resourceVersion (and still in the view)."""
@@ -98,49 +139,11 @@ class ExtenderScheduler(Scheduler):
             and (self.view.table.row_of(name) is not None)
         )
 
-    # -- the loop's messages -----------------------------------------------------
-
-    def _handle(self, item: Any) -> None:
-        if isinstance(item, Call):
-            self._serve(item)
-        elif isinstance(item, Bound):
-            self._bound(item)
-        else:
-            super()._handle(item)
-
-    def _pod_changed(self, change: ClusterChange) -> None:
-        pod = change.obj
-        if change.type != "DELETED" and isinstance(pod, Pod) and not pod.node_name:
-            self._observe_pending(pod)  # kube-scheduler schedules it: observed, not queued
-            return
-        super()._pod_changed(change)
-
-    def _observe_pending(self, pod: Pod) -> Pod:
-        pod = pod.keeping_annotations(self.annotation_keys)
-        self._observe(
-            "pod_observed",
-            f"pod/{pod.uid}",
-            pod.to_record(),
-            known=pod.uid in self.view.pods,
-            pod=pod,
-        )
-        return self.view.pods.get(pod.uid, pod)
-
-    def submit(self, call: Call) -> Call:
-        """From a handler thread: queue the call for the loop and wait for its answer."""
-        self._post(call)
-        if not call.done.wait(ANSWER_TIMEOUT):
-            call.reply(error_result(call.verb, "eventsched extender: no answer in time"), False)
-        return call
-
-    def _post(self, item: Call | Bound) -> None:
-        """Into the loop's inbox, beside the cluster's changes and binding answers."""
-        self.inbox.put(cast(Any, item))
-
     # -- deciding -----------------------------------------------------------------
 
-    def _serve(self, call: Call) -> None:
-        if not self.ready:
+    def serve(self, call: Call) -> None:
+        """On the loop: decide the call and answer it once its decision is durable."""
+        if not self.ready():
             call.reply(error_result(call.verb, "eventsched extender is not ready yet"), False)
             return
         try:
@@ -164,15 +167,15 @@ class ExtenderScheduler(Scheduler):
             call.reply(error_result(call.verb, f"eventsched extender: {exc}"), False)
             return
         for node, version in nodes:
-            self._node_changed(ClusterChange("MODIFIED", node))
+            self.handlers.node_changed(ClusterChange("MODIFIED", node))
             if version:
                 self.node_versions[node.name] = version
-        pod = self._observe_pending(pod)
+        pod = self.handlers.observe_pending(pod)
         names = args.names()
-        fw = self.served
-        _, state = self._attempt(
+        fw = self.fw
+        state = self._attempt(
             pod, call, {"form": args.form, **candidates_record(self.view.table, names)}
-        )
+        ).state
         if call.verb == "filter":
             answer = serve_filter(fw, state, pod, self.view.table, names)
             identity = state.get(IDENTITY_KEY)
@@ -186,30 +189,12 @@ class ExtenderScheduler(Scheduler):
                 body = error_result(call.verb, str(exc))
         self._answer_when_durable(call, body)
 
-    def _attempt(
-        self, pod: Pod, call: Call, extender: Mapping[str, Any]
-    ) -> tuple[AttemptSink, CycleState]:
-        fw = self.served
-        attempt = secrets.token_hex(8)
-        seed = self.rng.getrandbits(63)
-        sink = AttemptSink(self.journal.pending, pod, fw.name, attempt)
-        self.calls += 1
-        sink.record(
-            "attempt_started",
-            {
-                "attempts": 1,
-                "startIndex": 0,
-                "seed": seed,
-                "configDigest": self.digests[fw.name],
-                "nodes": len(self.view.table),
-                "extender": {"verb": call.verb, **extender},
-            },
-        )
-        return sink, CycleState(attempt, seed, sink)
+    def _attempt(self, pod: Pod, call: Call, extender: Mapping[str, Any]) -> Started:
+        return self.attempts.start(self.fw, pod, extender={"verb": call.verb, **extender})
 
     def _answer_when_durable(self, call: Call, body: Any) -> None:
         """The call's events are appended first; an answer never outruns its decision."""
-        if not self._flush():
+        if not self.journal.flush():
             call.reply(error_result(call.verb, LOG_DOWN), False)
             return
         call.reply(body)
@@ -233,22 +218,22 @@ class ExtenderScheduler(Scheduler):
                 error_result("bind", f"eventsched extender: node {args.node} is not known"), False
             )
             return
-        sink, state = self._attempt(pod, call, {"node": args.node})
+        started = self._attempt(pod, call, {"node": args.node})
+        sink = started.sink
         identity = self.identities.pop(pod.uid, pod.key)
         sink.record(
             "selected",
-            {"score": None, "seed": state.seed, "reason": "chosen by kube-scheduler"},
+            {"score": None, "seed": started.state.seed, "reason": "chosen by kube-scheduler"},
             node=args.node,
         )
         sink.record("reserved", {"plugins": [], "identity": identity}, node=args.node)
-        if not self._flush():
+        if not self.journal.flush():
             sink.record("unreserved", {"reason": "the event log cannot be written"}, node=args.node)
             call.reply(error_result("bind", LOG_DOWN), False)
             return
-        batch = Batch(self.options.instance)
+        batch = Batch(self.journal.instance)
         bound_sink = AttemptSink(batch, pod, sink.scheduler, sink.attempt)
-        self.bindings += 1
-        self.binder.submit(self._post_binding, call, bound_sink, batch, pod, args.node, identity)
+        self.binding.submit(self._post_binding, call, bound_sink, batch, pod, args.node, identity)
 
     def _post_binding(
         self, call: Call, sink: AttemptSink, batch: Batch, pod: Pod, node: str, identity: str
@@ -264,10 +249,11 @@ class ExtenderScheduler(Scheduler):
                 node=node,
             )
             sink.record("unreserved", {"reason": f"binding failed: {outcome.reason}"}, node=node)
-        self._post(Bound(call, sink, batch, node, outcome.ok, outcome.reason, outcome.code))
+        self.post(_Bound(self, call, batch, outcome.ok, outcome.reason))
 
-    def _bound(self, done: Bound) -> None:
-        self.bindings -= 1
+    def bound(self, done: _Bound) -> None:
+        """On the loop: the Binding's outcome joins the log, then the call is answered."""
+        self.binding.finished()
         self.journal.pending.extend(done.batch)
         body = {"Error": "" if done.status_ok else done.message}
         self._answer_when_durable(done.call, body)

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from benchmarks.failover.measure import SCENARIOS, measure
 from benchmarks.failover.run import DEFAULT_SERVER, Settings
-from eventsched.cli.logs import configure_logging
+from eventsched.logs import configure_logging
 
 
 def main(argv: Sequence[str] | None = None) -> int:

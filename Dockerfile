@@ -11,8 +11,8 @@ ARG BASE=python:3.11-slim
 FROM ${BASE} AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
-# The wheel force-includes migrations/ and benchmarks/ (see pyproject.toml), so
-# the whole build context is copied; .dockerignore keeps out what is not needed.
+# The wheel force-includes migrations/ (see pyproject.toml), so the whole
+# build context is copied; .dockerignore keeps out what is not needed.
 COPY . .
 RUN pip wheel --no-deps --wheel-dir /dist .
 

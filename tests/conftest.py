@@ -24,7 +24,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
-from benchmarks.controlplane import ControlPlane
+from eventsched.benchmarks.controlplane import ControlPlane
 from eventsched.cli.main import main
 from eventsched.events import EventStore, upgrade
 from tests.kube.realserver import (

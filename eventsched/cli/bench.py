@@ -1,24 +1,28 @@
-"""`eventsched bench`: run the scheduling benchmark under benchmarks/."""
+"""`eventsched bench`: run one of eventsched.benchmarks, imported only when the command runs."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import dataclasses
-import importlib.util
 import json
 import signal
 import sys
 import tempfile
-from collections.abc import Iterator
-from pathlib import Path
-from types import ModuleType
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from eventsched.cli.arguments import count
 from eventsched.cli.commands import summary
 from eventsched.cli.database import resolve_url
 from eventsched.cli.progress import progress_bar
+
+if TYPE_CHECKING:
+    from eventsched.benchmarks.controlplane import KubeBinaries
+    from eventsched.benchmarks.kuberesults import RunResult
+    from eventsched.benchmarks.scheduling import ReplayResult
+    from eventsched.benchmarks.workloads import Workload
+    from eventsched.framework import Registry
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -59,7 +63,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=count(1),
         metavar="N",
         help="the generated pods spread over N namespaces, each with an ElasticQuota, "
-        "scheduled by the default profile with CapacityScheduling (benchmarks/quotas.py)",
+        "scheduled by the default profile with CapacityScheduling "
+        "(eventsched/benchmarks/quotas.py)",
     )
     p.add_argument(
         "--numa",
@@ -69,14 +74,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="ZONES",
         help="every generated node gets a NodeResourceTopology of ZONES NUMA zones (default 2; "
         "single-numa-node policy, container scope) and every pod is Guaranteed, scheduled by "
-        "the default profile with NodeResourceTopologyMatch (benchmarks/numa.py)",
+        "the default profile with NodeResourceTopologyMatch (eventsched/benchmarks/numa.py)",
     )
     p.add_argument(
         "--workload",
         metavar="NAME",
-        help="instead: one of kube-scheduler's scheduler_perf workloads (benchmarks/workloads.py; "
-        "'list' names them) at upstream's counts, or --nodes nodes and --pods measured pods "
-        "(init pods scaled with them); prints upstream's CI threshold next to the pods/s",
+        help="instead: one of kube-scheduler's scheduler_perf workloads "
+        "(eventsched/benchmarks/workloads.py; 'list' names them) at upstream's counts, or "
+        "--nodes nodes and --pods measured pods (init pods scaled with them); prints "
+        "upstream's CI threshold next to the pods/s",
     )
     ext = p.add_argument_group(
         "--extender: the extender server as kube-scheduler drives it",
@@ -123,27 +129,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "(not measured), is stopped, and is started again K times on the same cluster and "
         "log, each time with --late new pending pods; prints the seconds (and CPU) from each "
         "start to its first bind of a late pod, and what eventsched appended to its log up "
-        "to its first decision (benchmarks/kube_restart.py)",
+        "to its first decision (eventsched/benchmarks/kube_restart.py)",
     )
     kube.add_argument(
         "--late", type=count(1), default=10, help="pods created before each restart (default 10)"
     )
     p.set_defaults(func=run)
-
-
-def load_benchmark(name: str = "scheduling") -> ModuleType:
-    """benchmarks/ of a checkout, else the copy shipped inside the wheel."""
-    package = Path(__file__).resolve().parent.parent
-    for folder in (package / "_benchmarks", package.parent / "benchmarks"):
-        path = folder / f"{name}.py"
-        if path.is_file():
-            spec = importlib.util.spec_from_file_location(f"eventsched_bench_{name}", path)
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[spec.name] = module  # dataclasses look their module up there
-            spec.loader.exec_module(module)
-            return module
-    raise FileNotFoundError(f"benchmarks/{name}.py")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -157,14 +148,19 @@ def run(args: argparse.Namespace) -> int:
         return run_extender(args)
     args.nodes = 1000 if args.nodes is None else args.nodes
     args.pods = 5000 if args.pods is None else args.pods
-    benchmark = load_benchmark()
+    from eventsched.benchmarks import scheduling
+
     variant = None
     if args.quotas and args.numa:
         return _error("--quotas and --numa are separate benchmarks: give one of them")
     if args.quotas:
-        variant = load_benchmark("quotas").variant(benchmark, args.quotas)
+        from eventsched.benchmarks import quotas
+
+        variant = quotas.variant(args.quotas)
     if args.numa:
-        variant = load_benchmark("numa").variant(benchmark, args.numa)
+        from eventsched.benchmarks import numa
+
+        variant = numa.variant(args.numa)
     with tempfile.TemporaryDirectory(prefix="eventsched-bench-") as tmp:
         url = resolve_url(args.db) if args.db else f"sqlite:///{tmp}/bench.db"
         if args.restart_events:
@@ -176,31 +172,31 @@ def run(args: argparse.Namespace) -> int:
                 # terminal) would be counted in the pods/s measured.
                 bar.update(done - bar.n)
 
-            result = benchmark.run(
+            result = scheduling.run(
                 args.nodes, args.pods, url, seed=args.seed, on_progress=progress, variant=variant
             )
         if args.replay:
-            result.replay = _replay(benchmark, url, None if variant is None else variant.registry)
+            result.replay = _replay(url, None if variant is None else variant.registry)
     print(json.dumps(result.to_dict()) if args.json else result.line())
     return 0 if result.replay is None or result.replay.ok else 1
 
 
 def run_workload(args: argparse.Namespace) -> int:
-    workloads = load_benchmark("workloads")
+    from eventsched.benchmarks import workload_bench, workloads
+
     if args.workload == "list":
-        print(_workload_list(workloads, args.json))
+        print(_workload_list(workloads.WORKLOADS, args.json))
         return 0
     workload = workloads.lookup(args.workload)
     if workload is None:
         return _error(f"unknown workload {args.workload!r}; one of: {', '.join(workloads.names())}")
     if args.kube or args.restart_events:
         return _error("--workload runs on a simulated cluster: not with --kube or --restart-events")
-    benchmark = load_benchmark("workload_bench")
     measured = workloads.size(workload, args.nodes, args.pods).measured_pods
     with tempfile.TemporaryDirectory(prefix="eventsched-bench-") as tmp:
         url = resolve_url(args.db) if args.db else f"sqlite:///{tmp}/bench.db"
         with progress_bar(measured, workload.name) as bar:
-            result = benchmark.run(
+            result = workload_bench.run(
                 workload.name,
                 url,
                 nodes=args.nodes,
@@ -208,16 +204,16 @@ def run_workload(args: argparse.Namespace) -> int:
                 on_progress=lambda done: bar.update(done - bar.n),  # redraws every 0.1 s at most
             )
         if args.replay:
-            result.replay = _replay(load_benchmark(), url)
+            result.replay = _replay(url)
     print(json.dumps(result.to_dict()) if args.json else result.line())
     return 0 if result.replay is None or result.replay.ok else 1
 
 
-def _workload_list(workloads: ModuleType, as_json: bool) -> str:
+def _workload_list(workloads: Sequence[Workload], as_json: bool) -> str:
     if as_json:
-        return json.dumps([dataclasses.asdict(w) for w in workloads.WORKLOADS])
+        return json.dumps([dataclasses.asdict(w) for w in workloads])
 
-    def threshold(w: Any) -> str:
+    def threshold(w: Workload) -> str:
         return (
             "no upstream threshold"
             if w.threshold is None
@@ -227,11 +223,11 @@ def _workload_list(workloads: ModuleType, as_json: bool) -> str:
     return "\n".join(
         f"{w.name}: {w.nodes} nodes, {w.init_pods * len(w.init_ops)} init + {w.measured_pods} "
         f"measured pods ({w.variant}; {threshold(w)}){_churn(w)}: {w.feature}"
-        for w in workloads.WORKLOADS
+        for w in workloads
     )
 
 
-def _churn(w: Any) -> str:
+def _churn(w: Workload) -> str:
     """`, churn: <template> every <interval> ms` for a workload with a churn op."""
     if w.churn is None:
         return ""
@@ -240,15 +236,17 @@ def _churn(w: Any) -> str:
     )
 
 
-def _replay(benchmark: ModuleType, url: str, registry: Any = None) -> Any:
-    """benchmarks/scheduling.py's measure_replay over the log at `url`, with a progress bar."""
+def _replay(url: str, registry: Registry | None = None) -> ReplayResult:
+    """The scheduling benchmark's measure_replay over the log at `url`, with a progress bar."""
+    from eventsched.benchmarks.scheduling import measure_replay
+
     with progress_bar(0, "replaying", unit="event") as bar:
 
         def replaying(position: int, last: int) -> None:
             bar.total = last
             bar.update(position - bar.n)  # redraws at most every 0.1 s
 
-        return benchmark.measure_replay(url, on_progress=replaying, registry=registry)
+        return measure_replay(url, on_progress=replaying, registry=registry)
 
 
 def _error(message: str) -> int:
@@ -257,13 +255,14 @@ def _error(message: str) -> int:
 
 
 def run_extender(args: argparse.Namespace) -> int:
-    benchmark = load_benchmark("extender")
+    from eventsched.benchmarks import extender
+
     nodes = 5000 if args.nodes is None else args.nodes
     pods = 200 if args.pods is None else args.pods
     with tempfile.TemporaryDirectory(prefix="eventsched-bench-") as tmp:
         url = resolve_url(args.db) if args.db else f"sqlite:///{tmp}/bench.db"
         with progress_bar(pods, f"extender ({args.extender_form})") as bar:
-            result = benchmark.run(
+            result = extender.run(
                 nodes,
                 pods,
                 url,
@@ -276,9 +275,10 @@ def run_extender(args: argparse.Namespace) -> int:
 
 
 def run_restart(args: argparse.Namespace, url: str) -> int:
-    benchmark = load_benchmark("restart")
+    from eventsched.benchmarks import restart
+
     with progress_bar(args.restart_events, "growing the log", unit="event") as bar:
-        result = benchmark.run(
+        result = restart.run(
             url, args.restart_events, days=args.days, on_progress=lambda n: bar.update(n - bar.n)
         )
     print(json.dumps(result.to_dict()) if args.json else result.line())
@@ -288,8 +288,9 @@ def run_restart(args: argparse.Namespace, url: str) -> int:
 def run_kube(args: argparse.Namespace) -> int:
     if args.restarts is not None and args.rounds != 1:
         return _error("--restarts K restarts each scheduler K times: not with --rounds")
-    benchmark = load_benchmark("kube")
-    binaries = benchmark.find_binaries(args.kube_bin)
+    from eventsched.benchmarks import kube
+
+    binaries = kube.find_binaries(args.kube_bin)
     if binaries is None:
         print(
             "eventsched: error: bench --kube needs kube-apiserver (and kube-scheduler, plain "
@@ -304,13 +305,13 @@ def run_kube(args: argparse.Namespace) -> int:
     nodes = 500 if args.nodes is None else args.nodes
     pods = 3000 if args.pods is None else args.pods
 
-    def on_run(result: Any) -> None:
+    def on_run(result: RunResult) -> None:
         if not args.json:
             print(result.line(), flush=True)
 
     bars: list[Any] = []
 
-    def progress(description: str) -> Any:
+    def progress(description: str) -> Callable[[int], None]:
         for bar in bars:
             bar.close()
         bar = progress_bar(pods, description)
@@ -319,7 +320,7 @@ def run_kube(args: argparse.Namespace) -> int:
 
     try:
         with _sigterm_unwinds():
-            result = benchmark.run(
+            result = kube.run(
                 binaries,
                 nodes,
                 pods,
@@ -338,19 +339,20 @@ def run_kube(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
-def run_kube_restarts(args: argparse.Namespace, binaries: Any) -> int:
-    """`bench --kube --restarts K`: benchmarks/kube_restart.py for each scheduler in turn."""
-    benchmark = load_benchmark("kube_restart")
+def run_kube_restarts(args: argparse.Namespace, binaries: KubeBinaries) -> int:
+    """`bench --kube --restarts K`: the restart benchmark for each scheduler in turn."""
+    from eventsched.benchmarks import kube_restart
+    from eventsched.benchmarks.kuberesults import EVENTSCHED, KUBE_SCHEDULER
+
     nodes = 5000 if args.nodes is None else args.nodes
     pods = 10000 if args.pods is None else args.pods
     url = resolve_url(args.db) if args.db else None
-    kube = benchmark.kube
-    schedulers = [kube.EVENTSCHED] + ([kube.KUBE_SCHEDULER] if binaries.scheduler else [])
-    results: list[Any] = []
+    schedulers = [EVENTSCHED] + ([KUBE_SCHEDULER] if binaries.scheduler else [])
+    results: list[kube_restart.RestartResult] = []
     with _sigterm_unwinds():
         for scheduler in schedulers:
             with progress_bar(pods, f"{scheduler}: placing") as bar:
-                result = benchmark.measure(
+                result = kube_restart.measure(
                     binaries, scheduler, nodes, pods,
                     late=args.late,
                     db_url=url,

@@ -20,7 +20,7 @@ from eventsched.cli.gctuning import (
     resume_collection,
     set_collector_threshold,
 )
-from eventsched.cli.logs import configure_logging
+from eventsched.logs import configure_logging
 
 #: Options before the command that take a value (`--db URL`, not `--db=URL`).
 _VALUED = {"--db", "--log-format", "--log-level", "--gc-threshold"}

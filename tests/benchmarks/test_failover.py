@@ -1,5 +1,6 @@
-"""benchmarks/failover/: the figures from recorded times and scrapes (no control plane),
-and, where the kube binaries are (EVENTSCHED_KUBE_BIN), one small kill-leader run end to end."""
+"""eventsched/benchmarks/failover/: the figures from recorded times and scrapes (no control
+plane), and, where the kube binaries are (EVENTSCHED_KUBE_BIN), one small kill-leader run
+end to end."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import json
 import subprocess
 import sys
 
-from benchmarks.controlplane import kube_binaries
-from benchmarks.failover import (
+from eventsched.benchmarks.controlplane import kube_binaries
+from eventsched.benchmarks.failover import (
     APPEND_FAILURES,
     MASTER,
     SCRAPE_EVERY,
@@ -147,7 +148,7 @@ if kube_binaries() is not None:
         """
         done = subprocess.run(
             [
-                sys.executable, "-m", "benchmarks.failover",
+                sys.executable, "-m", "eventsched.benchmarks.failover",
                 "--scenario", "kill-leader", "--pods", "50", "--nodes", "5",
                 "--qps", "20", "--burst", "1", "--server", postgres_server, "--json",
             ],

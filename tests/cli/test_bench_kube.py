@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from eventsched.cli.bench import load_benchmark
+import eventsched.benchmarks.kube
+import eventsched.benchmarks.kuberesults
 
 
 def _bench(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -28,7 +29,7 @@ def _bench(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
 
 
 def _binaries() -> object | None:
-    found: object | None = load_benchmark("kube").find_binaries()
+    found: object | None = eventsched.benchmarks.kube.find_binaries()
     return found
 
 
@@ -102,11 +103,11 @@ def test_bench_kube_without_binaries_says_where_to_put_them(tmp_path: Path) -> N
 if _BINARIES is not None:
 
     def test_restart_benchmark_measures_the_first_bind_after_a_restart() -> None:
-        """benchmarks/kube_restart.py (the restart figures in docs/performance.md), small:
-        the late pods are bound by the restarted eventsched, twice, and what each restart
-        appended before that bind is counted by kind: only the late pod is observed, the
-        nodes and the six pods placed before are as the log last recorded them."""
-        from benchmarks.kube_restart import measure
+        """eventsched/benchmarks/kube_restart.py (the restart figures in docs/performance.md),
+        small: the late pods are bound by the restarted eventsched, twice, and what each
+        restart appended before that bind is counted by kind: only the late pod is observed,
+        the nodes and the six pods placed before are as the log last recorded them."""
+        from eventsched.benchmarks.kube_restart import measure
 
         result = measure(_BINARIES, "eventsched", nodes=4, pods=6, late=1, restarts=2)  # type: ignore[arg-type]
         assert result.error is None, result.error
@@ -123,8 +124,8 @@ if _BINARIES is not None:
     def test_bench_kube_restarts_times_each_schedulers_restart_from_the_command_line(
         tmp_path: Path,
     ) -> None:
-        """The restart at scale (benchmarks/kube_restart.py) from an install: `bench --kube
-        --restarts K`, as a user runs it, from a directory that is no checkout."""
+        """The restart at scale (eventsched/benchmarks/kube_restart.py) from an install:
+        `bench --kube --restarts K`, as a user runs it, from a directory that is no checkout."""
         env = {k: v for k, v in os.environ.items() if k != "EVENTSCHED_DATABASE_URL"}
         done = subprocess.run(
             [sys.executable, "-m", "eventsched.cli.main", "bench", "--kube", "--restarts", "2",
@@ -169,7 +170,7 @@ def test_bench_restarts_refuses_what_it_cannot_do_in_one_line() -> None:
 
 
 def test_the_summary_splits_each_schedulers_start_from_its_cpu_per_pod_after_it() -> None:
-    results = load_benchmark("kuberesults")
+    results = eventsched.benchmarks.kuberesults
 
     def run(scheduler: str, cpu: float, first_bind_cpu: float | None) -> object:
         return results.RunResult(

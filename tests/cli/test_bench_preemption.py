@@ -3,7 +3,7 @@
 PreemptionBasic and PreemptionAsync as newer scheduler_perf configs define
 them (`misc/performance-config.yaml`), their templates (pod-low-priority.yaml,
 pod-high-priority.yaml) read as the scheduler reads any manifest, and the
-`churn` op (benchmarks/churn.py) run against a simulated cluster. The runs
+`churn` op (eventsched/benchmarks/churn.py) run against a simulated cluster. The runs
 that need preemption are skipped until DefaultPreemption is in the default
 profile; they are small (10 nodes), never a measurement.
 """
@@ -19,7 +19,10 @@ from typing import Any
 
 import pytest
 
-from eventsched.cli.bench import load_benchmark
+import eventsched.benchmarks.churn
+import eventsched.benchmarks.workload_bench
+import eventsched.benchmarks.workload_cluster
+import eventsched.benchmarks.workloads
 from eventsched.cli.main import main
 from eventsched.cluster import SimulatedCluster
 from eventsched.config import default_profile
@@ -36,17 +39,17 @@ needs_preemption = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    return load_benchmark("workload_bench")
+    return eventsched.benchmarks.workload_bench
 
 
 @pytest.fixture(scope="module")
 def workloads(bench: ModuleType) -> ModuleType:
-    return bench.sibling("workloads")
+    return eventsched.benchmarks.workloads
 
 
 @pytest.fixture(scope="module")
 def churn(bench: ModuleType) -> ModuleType:
-    return bench.sibling("churn")
+    return eventsched.benchmarks.churn
 
 
 def test_counts_and_ops_are_upstreams(workloads: ModuleType) -> None:
@@ -73,7 +76,7 @@ def test_counts_and_ops_are_upstreams(workloads: ModuleType) -> None:
 
 
 def test_templates_read_as_upstream_wrote_them(bench: ModuleType, workloads: ModuleType) -> None:
-    built = bench.sibling("workload_cluster").build(
+    built = eventsched.benchmarks.workload_cluster.build(
         workloads.lookup("PreemptionBasic"), workloads.Size(5, 20, 5), "eventsched"
     )
     (low,) = built.init_batches
@@ -88,7 +91,7 @@ def test_templates_read_as_upstream_wrote_them(bench: ModuleType, workloads: Mod
     with pytest.raises(ValueError, match="no churn op"):
         built.churn_pod("pod-high-priority.yaml", 25)
 
-    churned = bench.sibling("workload_cluster").build(
+    churned = eventsched.benchmarks.workload_cluster.build(
         workloads.lookup("PreemptionAsync"), workloads.Size(5, 20, 5), "eventsched"
     )
     pod = churned.churn_pod("pod-high-priority.yaml", churned.pod_count)
@@ -102,8 +105,8 @@ def test_templates_read_as_upstream_wrote_them(bench: ModuleType, workloads: Mod
 
 
 def _churner(bench: ModuleType, churn: ModuleType, op: Any) -> tuple[Any, SimulatedCluster]:
-    workloads = bench.sibling("workloads")
-    built = bench.sibling("workload_cluster").build(
+    workloads = eventsched.benchmarks.workloads
+    built = eventsched.benchmarks.workload_cluster.build(
         replace(workloads.lookup("PreemptionAsync"), churn=op),
         workloads.Size(1, 0, 0),
         "eventsched",
@@ -211,7 +214,7 @@ def test_churned_high_priority_pods_preempt_on_a_running_scheduler(
     created are bound: each evicted three low-priority pods of its node."""
     workload = workloads.lookup("PreemptionAsync")
     op = replace(workload.churn, interval_ms=10, number=3)
-    built = bench.sibling("workload_cluster").build(
+    built = eventsched.benchmarks.workload_cluster.build(
         replace(workload, churn=op), workloads.Size(5, 20, 0), "eventsched"
     )
     store = EventStore.connect(f"sqlite:///{tmp_path}/churn.db", require_schema=False)

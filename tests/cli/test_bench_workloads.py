@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from eventsched.cli.bench import load_benchmark
+import eventsched.benchmarks.workload_bench
+import eventsched.benchmarks.workloads
 from eventsched.cli.main import main
 from eventsched.config import default_profile
 from eventsched.events import EventStore
@@ -31,7 +32,7 @@ HOSTNAME = "kubernetes.io/hostname"
 
 @pytest.fixture(scope="module")
 def workloads() -> ModuleType:
-    return load_benchmark("workloads")
+    return eventsched.benchmarks.workloads
 
 
 def _required(kind: str) -> Callable[[Mapping[str, Any]], Any]:
@@ -250,7 +251,7 @@ def test_anti_affinity_pods_never_share_a_node_once_the_plugin_runs(tmp_path: Pa
         if all(ref.name != "InterPodAffinity" for ref in refs):
             plugins[point] = (*refs, PluginRef("InterPodAffinity", weight))
     url = f"sqlite:///{tmp_path}/bench.db"
-    result = load_benchmark("workload_bench").run(
+    result = eventsched.benchmarks.workload_bench.run(
         "SchedulingPodAntiAffinity", url, NODES, PODS, profile=replace(profile, plugins=plugins)
     )
     assert (result.bound, result.unschedulable, result.missing_plugins) == (5, 25, [])

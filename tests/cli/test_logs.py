@@ -14,8 +14,8 @@ import structlog
 import urllib3
 import yaml
 
-from eventsched.cli.logs import configure_logging
 from eventsched.cluster.kube import ClientConnection, api_client
+from eventsched.logs import configure_logging
 
 
 def test_a_swapped_and_closed_stderr_does_not_break_later_logging(
@@ -92,7 +92,7 @@ def test_lines_logged_from_many_threads_stay_whole_json_lines() -> None:
     lines in a thousand came out as two records on one line followed by an empty one."""
     program = """
 import threading, structlog
-from eventsched.cli.logs import configure_logging
+from eventsched.logs import configure_logging
 configure_logging("json", "info")
 log = structlog.get_logger("t")
 def work(i):

@@ -632,6 +632,6 @@ def test_dockerignore_keeps_what_the_wheel_needs() -> None:
         for ln in (ROOT / ".dockerignore").read_text().splitlines()
         if ln.strip() and not ln.startswith("#") and not ln.startswith("!")
     ]
-    for needed in ("pyproject.toml", "README.md", "eventsched", "migrations", "benchmarks"):
+    for needed in ("pyproject.toml", "README.md", "eventsched", "migrations"):
         hits = [p for p in patterns if fnmatch.fnmatch(needed, p.removeprefix("**/").rstrip("/"))]
         assert not hits, f".dockerignore excludes {needed} (via {hits})"

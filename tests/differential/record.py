@@ -2,7 +2,7 @@
 
     python -m tests.differential.record [--family F ...] [--limit N] [--preemption]
 
-One etcd + kube-apiserver (benchmarks/controlplane.py) and one kube-scheduler serve the
+One etcd + kube-apiserver (eventsched/benchmarks/controlplane.py) and one kube-scheduler serve the
 whole run. kube-scheduler runs the default profile with DefaultPreemption disabled (or
 enabled with --preemption, into answers/preemption/), plus one profile per plugin set some
 scenario is ablated by ("without.<plugins>": the default with those plugins disabled), at
@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from benchmarks.controlplane import (
+from eventsched.benchmarks.controlplane import (
     ControlPlane,
     KubeBinaries,
     free_port,

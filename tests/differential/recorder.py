@@ -10,7 +10,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from benchmarks.controlplane import ControlPlane
+from eventsched.benchmarks.controlplane import ControlPlane
 from tests.differential.builders import admitted
 from tests.differential.kubeapi import GRACE_0, MERGE_PATCH, KubeApi, cache_size, wait_for
 from tests.differential.kubelog import LogReader

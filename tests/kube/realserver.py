@@ -1,6 +1,6 @@
 """A real kube-apiserver behind the emulator's test-control API, and the emulator with the same extras.
 
-`RealApiServer` wraps a started `benchmarks.controlplane.ControlPlane`
+`RealApiServer` wraps a started `eventsched.benchmarks.controlplane.ControlPlane`
 (etcd + kube-apiserver v1.28, TLS, token auth, RBAC) and offers the methods
 of `tests.kube.apiserver.ApiServer` that a real server can do, over plain
 HTTPS with the admin token: `create`, `get`, `list`, `update`, `patch`,
@@ -41,11 +41,11 @@ from urllib.parse import urlencode
 import urllib3
 from kubernetes import client
 
-from benchmarks.controlplane import kube_binaries, ready_node_status
+from eventsched.benchmarks.controlplane import kube_binaries, ready_node_status
 from tests.kube.apiserver import STRATEGIC_MERGE_PATCH, ApiServer
 
 if TYPE_CHECKING:
-    from benchmarks.controlplane import ControlPlane, KubeBinaries
+    from eventsched.benchmarks.controlplane import ControlPlane, KubeBinaries
 
 T = TypeVar("T")
 
@@ -92,7 +92,7 @@ _KIND = {key: kind for (_, kind), key in _BY_KIND.items()}
 @functools.cache
 def real_binaries() -> KubeBinaries | None:
     """kube-apiserver and etcd when $EVENTSCHED_KUBE_BIN names a directory with kube-apiserver
-    and etcd is on PATH (benchmarks/controlplane.py); None on a machine without them."""
+    and etcd is on PATH (eventsched/benchmarks/controlplane.py); None on a machine without them."""
     return kube_binaries()
 
 

@@ -170,8 +170,9 @@ def test_all_scores_by_replay_and_preemption(tmp_path: Path) -> None:
 
 
 def test_the_benchmark_runs(tmp_path: Path) -> None:
-    """benchmarks/ui.py (the figures in docs/ui.md), on a small log, a few requests a page."""
-    from benchmarks.ui import measure
+    """eventsched/benchmarks/ui.py (the figures in docs/ui.md), on a small log, a few
+    requests a page."""
+    from eventsched.benchmarks.ui import measure
 
     url = f"sqlite:///{tmp_path / 'events.db'}"
     simulate(url)

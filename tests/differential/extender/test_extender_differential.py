@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 import yaml
 
-from benchmarks.controlplane import ControlPlane, free_port
+from eventsched.benchmarks.controlplane import ControlPlane, free_port
 from eventsched.cluster import SimulatedCluster
 from eventsched.config.file import parse_config
 from eventsched.events import EventStore, StoredEvent, upgrade

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from benchmarks.controlplane import ControlPlane
+from eventsched.benchmarks.controlplane import ControlPlane
 from tests.differential.kubeapi import KubeApi
 from tests.differential.kubelog import LogReader
 from tests.differential.preemption.cases import ANSWERS, all_cases

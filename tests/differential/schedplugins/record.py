@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from benchmarks.controlplane import ControlPlane, _find
+from eventsched.benchmarks.controlplane import ControlPlane, _find
 from tests.differential.kubeapi import KubeApi, wait_for
 from tests.differential.kubelog import LogReader
 from tests.differential.preemption.recorder import PreemptionRecorder

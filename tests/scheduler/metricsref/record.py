@@ -22,7 +22,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from benchmarks.controlplane import ControlPlane
+from eventsched.benchmarks.controlplane import ControlPlane
 from tests.differential.builders import node, pod
 from tests.differential.kubeapi import KubeApi, wait_for
 from tests.differential.record import (

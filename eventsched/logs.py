@@ -1,4 +1,8 @@
-"""structlog set-up: readable on a terminal, JSON lines in the cluster (or when asked)."""
+"""structlog set-up: readable on a terminal, JSON lines in the cluster (or when asked).
+
+Outside the layers (as `_lazy` is), so that every entry point can set it up: the
+`eventsched` command and a benchmark run on its own (`python -m eventsched.benchmarks.failover`).
+"""
 
 from __future__ import annotations
 

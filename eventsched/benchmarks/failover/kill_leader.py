@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from benchmarks.failover.figures import failover
-from benchmarks.failover.report import Result
-from benchmarks.failover.run import Run, _timeout
-from benchmarks.failover.scrapes import MASTER, changes, first_at
+from eventsched.benchmarks.failover.figures import failover
+from eventsched.benchmarks.failover.report import Result
+from eventsched.benchmarks.failover.run import Run, _timeout
+from eventsched.benchmarks.failover.scrapes import MASTER, changes, first_at
 from eventsched.events import EventStore
 
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import kubernetes.client
 
-from benchmarks.controlplane import ControlPlane
-from benchmarks.kube import NAMESPACE
+from eventsched.benchmarks.controlplane import ControlPlane
+from eventsched.benchmarks.kube import NAMESPACE
 from eventsched.events import EventStore
 
 

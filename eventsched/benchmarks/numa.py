@@ -18,9 +18,8 @@ LeastAllocated strategy).
 from __future__ import annotations
 
 import dataclasses
-from types import ModuleType
-from typing import Any
 
+from eventsched.benchmarks.scheduling import Variant
 from eventsched.cluster import LoadedCluster
 from eventsched.config import default_profile
 from eventsched.framework.profile import PluginRef, Profile
@@ -112,6 +111,6 @@ def profile() -> Profile:
     return dataclasses.replace(base, plugins=plugins)
 
 
-def variant(benchmark: ModuleType, zones: int) -> Any:
-    """The scheduling benchmark's Variant (benchmarks/scheduling.py) for `zones` NUMA zones."""
-    return benchmark.Variant(lambda c: with_topology(c, zones), profile(), full_registry())
+def variant(zones: int) -> Variant:
+    """The scheduling benchmark's Variant (scheduling.py) for `zones` NUMA zones."""
+    return Variant(lambda c: with_topology(c, zones), profile(), full_registry())

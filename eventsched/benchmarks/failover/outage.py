@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from benchmarks.failover.figures import longest_gap
-from benchmarks.failover.replicas import Replica
-from benchmarks.failover.report import Result
-from benchmarks.failover.run import Run
-from benchmarks.failover.scrapes import MASTER, changes, first_at
+from eventsched.benchmarks.failover.figures import longest_gap
+from eventsched.benchmarks.failover.replicas import Replica
+from eventsched.benchmarks.failover.report import Result
+from eventsched.benchmarks.failover.run import Run
+from eventsched.benchmarks.failover.scrapes import MASTER, changes, first_at
 from eventsched.events import EventStore
 
 

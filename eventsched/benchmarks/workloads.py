@@ -6,7 +6,7 @@ split into `affinity/`, `misc/` and `topology_spreading/` later): the nodes
 (`createNodes`: template, `labelNodePrepareStrategy`), the init pods
 (`createPods` without `collectMetrics`, each op scheduled to the end before
 the next, not measured) and the measured pods (`collectMetrics: true`), each
-from its template under `benchmarks/workloads/` in the namespace upstream
+from its template under `eventsched/benchmarks/workloads/` in the namespace upstream
 puts it in.
 
 The counts are those of the `5000Nodes_<N>Pods` variant that carries the
@@ -37,7 +37,8 @@ class NodeLabels:
 
 @dataclass(frozen=True, slots=True)
 class CreatePods:
-    """One `createPods` op: `template` (a file under benchmarks/workloads/) in `namespace`.
+    """One `createPods` op: `template` (a file under workloads/ beside this module) in
+    `namespace`.
 
     A `createPods` without `namespace` used `namespace-<op index>` (created on
     the fly); the affinity workloads name `sched-0` and `sched-1`

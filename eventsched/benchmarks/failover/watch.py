@@ -6,7 +6,7 @@ import contextlib
 import time
 from typing import Any
 
-from benchmarks.kube import BindWatch
+from eventsched.benchmarks.bindwatch import BindWatch
 
 
 class PatientWatch(BindWatch):

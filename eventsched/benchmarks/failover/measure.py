@@ -7,11 +7,11 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks.failover.apiserver_restart import apiserver_restart
-from benchmarks.failover.kill_leader import kill_leader
-from benchmarks.failover.pg_restart import pg_restart
-from benchmarks.failover.report import Result
-from benchmarks.failover.run import Run, Settings
+from eventsched.benchmarks.failover.apiserver_restart import apiserver_restart
+from eventsched.benchmarks.failover.kill_leader import kill_leader
+from eventsched.benchmarks.failover.pg_restart import pg_restart
+from eventsched.benchmarks.failover.report import Result
+from eventsched.benchmarks.failover.run import Run, Settings
 
 SCENARIOS = ("kill-leader", "pg-restart", "apiserver-restart")
 

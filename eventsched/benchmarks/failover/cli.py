@@ -1,11 +1,11 @@
 """High availability measured as an operator would see it, on a real control plane.
 
-    python -m benchmarks.failover [--pods 1000] [--nodes 100]
+    python -m eventsched.benchmarks.failover [--pods 1000] [--nodes 100]
         [--scenario kill-leader|pg-restart|apiserver-restart|all] [--json]
         [--down SECONDS] [--rate PODS_PER_SECOND] [--qps Q] [--burst B]
         [--server POSTGRESQL_URL] [--keep-logs DIR]
 
-Each scenario gets a fresh control plane (benchmarks/controlplane.py: etcd + kube-apiserver
+Each scenario gets a fresh control plane (controlplane.py: etcd + kube-apiserver
 from $EVENTSCHED_KUBE_BIN), N ready nodes, M pods (schedulerName eventsched; created before
 the schedulers start, but in pg-restart) and a fresh PostgreSQL database on --server
 (created, `eventsched db upgrade`d, dropped at the end). The schedulers are real `eventsched run`
@@ -36,13 +36,15 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.failover.measure import SCENARIOS, measure
-from benchmarks.failover.run import DEFAULT_SERVER, Settings
-from eventsched.cli.logs import configure_logging
+from eventsched.benchmarks.failover.measure import SCENARIOS, measure
+from eventsched.benchmarks.failover.run import DEFAULT_SERVER, Settings
+from eventsched.logs import configure_logging
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.failover", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m eventsched.benchmarks.failover", description=__doc__
+    )
     parser.add_argument("--pods", type=int, default=1000)
     parser.add_argument("--nodes", type=int, default=100)
     parser.add_argument("--scenario", choices=[*SCENARIOS, "all"], default="all")

@@ -24,7 +24,6 @@ from __future__ import annotations
 import compileall
 import contextlib
 import functools
-import importlib.util
 import json
 import os
 import secrets
@@ -34,52 +33,30 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import kubernetes.client
 
-if TYPE_CHECKING:
-    from benchmarks.controlplane import ControlPlane, KubeBinaries
+from eventsched.benchmarks.bindwatch import BindWatch, wait_for_bound
+from eventsched.benchmarks.controlplane import (
+    ControlPlane,
+    KubeBinaries,
+    free_port,
+    kube_binaries,
+    process_cpu_seconds,
+    spawn_logged,
+)
+from eventsched.benchmarks.kuberesults import EVENTSCHED, KUBE_SCHEDULER, KubeBenchResult, RunResult
 
 NAMESPACE = "bench"
 ZONES = ("zone-a", "zone-b", "zone-c")
 
-
-def _sibling(stem: str) -> ModuleType:
-    """benchmarks/<stem>.py next to this file, loaded by path: in a wheel these files are
-    eventsched/_benchmarks, which is no importable `benchmarks` package."""
-    name = f"eventsched_bench_{stem}"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{stem}.py"))
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-def _controlplane() -> ModuleType:
-    return _sibling("controlplane")
-
-
-if TYPE_CHECKING:
-    from benchmarks.bindwatch import BindWatch, wait_for_bound
-    from benchmarks.kuberesults import EVENTSCHED, KUBE_SCHEDULER, KubeBenchResult, RunResult
-else:
-    _results = _sibling("kuberesults")
-    EVENTSCHED, KUBE_SCHEDULER = _results.EVENTSCHED, _results.KUBE_SCHEDULER
-    KubeBenchResult, RunResult = _results.KubeBenchResult, _results.RunResult
-    _watching = _sibling("bindwatch")
-    BindWatch, wait_for_bound = _watching.BindWatch, _watching.wait_for_bound
 #: schedulerName of each scheduler's pods
 SCHEDULER_NAMES = {EVENTSCHED: "eventsched", KUBE_SCHEDULER: "default-scheduler"}
 
 
 def find_binaries(directory: str | Path | None = None) -> KubeBinaries | None:
-    binaries: KubeBinaries | None = _controlplane().kube_binaries(directory)
-    return binaries
+    return kube_binaries(directory)
 
 
 # -- measuring --------------------------------------------------------------------------------
@@ -270,11 +247,10 @@ def measure(
     on_progress: Callable[[int], None] | None = None,
 ) -> RunResult:
     """One run on a fresh control plane."""
-    ControlPlaneClass = _controlplane().ControlPlane
     proc: subprocess.Popen[bytes] | None = None
     watch: BindWatch | None = None
     with contextlib.ExitStack() as stack:
-        cp: ControlPlane = stack.enter_context(ControlPlaneClass(binaries))
+        cp: ControlPlane = stack.enter_context(ControlPlane(binaries))
         workdir = cp.workdir
         cp.make_ready_nodes(_nodes(nodes))
         _create_pods(cp, pods, SCHEDULER_NAMES[scheduler])
@@ -298,13 +274,13 @@ def measure(
         started = time.monotonic()
         if scheduler == EVENTSCHED:
             assert events_url is not None
-            http = f"127.0.0.1:{_controlplane().free_port()}"
+            http = f"127.0.0.1:{free_port()}"
             argv = [
                 sys.executable, "-m", "eventsched.cli.main", "--db", events_url,
                 "run", "--config", str(config), "--kubeconfig", str(kubeconfig),
                 "--leader-elect", "false", "--http-address", http,
             ]  # fmt: skip
-            proc = _controlplane().spawn_logged(argv, log)
+            proc = spawn_logged(argv, log)
         else:
             proc = cp.start_kube_scheduler(config)
             log = workdir / "kube-scheduler.log"
@@ -324,7 +300,7 @@ def measure(
                 break
         if error is None and len(watch.bound) < pods:
             error = f"watch failed with {len(watch.bound)} of {pods} bound: {watch.error!r}"
-        process_cpu = _controlplane().process_cpu_seconds(proc.pid) or 0.0
+        process_cpu = process_cpu_seconds(proc.pid) or 0.0
         cpu_after = cp.cpu_seconds()
         postgres = postgres_cpu_since(postgres_before) if postgres_before is not None else None
         if on_progress is not None:
@@ -365,7 +341,7 @@ def _cpu_at_first_bind(
     says which)."""
     if wait_for_bound(watch, proc, deadline) is not None:
         return None
-    return _controlplane().process_cpu_seconds(proc.pid)
+    return process_cpu_seconds(proc.pid)
 
 
 def run(

@@ -25,7 +25,7 @@ from eventsched.cluster import SimulatedCluster
 from eventsched.model import Pod
 
 if TYPE_CHECKING:
-    from benchmarks.workloads import Churn
+    from eventsched.benchmarks.workloads import Churn
 
 CREATE, RECREATE = "create", "recreate"
 

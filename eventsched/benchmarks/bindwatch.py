@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import kubernetes.client
 
 if TYPE_CHECKING:
-    from benchmarks.controlplane import ControlPlane
+    from eventsched.benchmarks.controlplane import ControlPlane
 
 _NAME = re.compile(
     rb'^\{"type":"(\w+)","object":\{"kind":"Pod","apiVersion":"v1","metadata":\{"name":"([^"]+)"'

@@ -5,11 +5,17 @@ from __future__ import annotations
 
 from sqlalchemy.engine import make_url
 
-from benchmarks.failover.outage import _outage_figures
-from benchmarks.failover.postgres import postgres_down, postgres_log, restart_postgres
-from benchmarks.failover.report import Result
-from benchmarks.failover.run import Run, _timeout
-from benchmarks.failover.scrapes import APPEND_FAILURES, UNREACHABLE, changes, delta, first_at
+from eventsched.benchmarks.failover.outage import _outage_figures
+from eventsched.benchmarks.failover.postgres import postgres_down, postgres_log, restart_postgres
+from eventsched.benchmarks.failover.report import Result
+from eventsched.benchmarks.failover.run import Run, _timeout
+from eventsched.benchmarks.failover.scrapes import (
+    APPEND_FAILURES,
+    UNREACHABLE,
+    changes,
+    delta,
+    first_at,
+)
 
 
 def pg_restart(run: Run, result: Result) -> None:

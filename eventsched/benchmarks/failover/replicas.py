@@ -11,8 +11,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from benchmarks.controlplane import free_port, spawn_logged
-from benchmarks.failover.scrapes import MASTER, SCRAPE_EVERY, Sample, metric_values
+from eventsched.benchmarks.controlplane import free_port, spawn_logged
+from eventsched.benchmarks.failover.scrapes import MASTER, SCRAPE_EVERY, Sample, metric_values
 
 
 def _get(port: int, path: str) -> tuple[int, str]:

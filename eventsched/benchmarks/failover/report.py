@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from benchmarks.failover.checks import Checks
+from eventsched.benchmarks.failover.checks import Checks
 
 
 @dataclass(slots=True)

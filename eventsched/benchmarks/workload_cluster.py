@@ -1,6 +1,6 @@
 """The nodes, namespaces and pods of one scheduler_perf workload run, built from its templates.
 
-Every object is a manifest first (a template under benchmarks/workloads/
+Every object is a manifest first (a template under eventsched/benchmarks/workloads/
 with a name, a namespace, labels filled in) and goes through
 `Node.from_manifest`, `Pod.from_manifest` or `object_from_manifest`, so the
 scheduler reads each field the templates set as it reads a real cluster's.
@@ -20,7 +20,7 @@ from eventsched.model import Node, Pod
 from eventsched.model.objects import ClusterObject, object_from_manifest
 
 if TYPE_CHECKING:
-    from benchmarks.workloads import CreatePods, NodeLabels, Size, Workload
+    from eventsched.benchmarks.workloads import CreatePods, NodeLabels, Size, Workload
 
 TEMPLATES = Path(__file__).with_name("workloads")
 HOSTNAME = "kubernetes.io/hostname"
@@ -47,7 +47,9 @@ class WorkloadCluster:
         if self.churn_namespace is None:
             raise ValueError("this workload has no churn op")
         if _template(template_name).get("kind") != "Pod":
-            raise ValueError(f"benchmarks/workloads/{template_name}: churn supports pods only")
+            raise ValueError(
+                f"eventsched/benchmarks/workloads/{template_name}: churn supports pods only"
+            )
         manifest = pod_manifest(template_name, self.churn_namespace, index, self.scheduler_name)
         return Pod.from_manifest(manifest)
 
@@ -56,12 +58,12 @@ class WorkloadCluster:
 def _template(name: str) -> dict[str, Any]:
     loaded = yaml.safe_load((TEMPLATES / name).read_text())
     if not isinstance(loaded, dict):
-        raise ValueError(f"benchmarks/workloads/{name}: not a manifest")
+        raise ValueError(f"eventsched/benchmarks/workloads/{name}: not a manifest")
     return loaded
 
 
 def template(name: str) -> dict[str, Any]:
-    """A fresh copy of one template under benchmarks/workloads/."""
+    """A fresh copy of one template under eventsched/benchmarks/workloads/."""
     return copy.deepcopy(_template(name))
 
 

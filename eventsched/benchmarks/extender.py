@@ -12,19 +12,17 @@ its log append included; p50/p99 per verb and calls/s over the run.
 from __future__ import annotations
 
 import http.client
-import importlib.util
 import json
 import statistics
-import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from prometheus_client import CollectorRegistry
 
+from eventsched.benchmarks.scheduling import log_size
 from eventsched.cluster import SimulatedCluster
 from eventsched.cluster.generate import generate_manifests
 from eventsched.config import default_profile
@@ -120,7 +118,7 @@ def run(
     upgrade(url)
     result = ExtenderResult(nodes, len(pod_objects), form)
     with EventStore.connect(url) as store:
-        before = _log_size(store)
+        before = log_size(store)
         cluster = SimulatedCluster(
             [Node.from_manifest(n) for n in node_objects],
             [Pod.from_manifest(p) for p in pod_objects],
@@ -153,7 +151,7 @@ def run(
             stop.set()
             loop.join(30)
             scheduler.stop()
-        result.log_bytes_per_call = (_log_size(store) - before) / max(result.calls(), 1)
+        result.log_bytes_per_call = (log_size(store) - before) / max(result.calls(), 1)
     return result
 
 
@@ -192,18 +190,3 @@ def _one_pod(
     }
     took, _ = client.post("bind", json.dumps(binding).encode())
     result.latencies.setdefault("bind", []).append(took)
-
-
-def _log_size(store: EventStore) -> int:
-    """benchmarks/scheduling.py's `log_size` (partitions and batches on PostgreSQL, the file
-    on SQLite), loaded beside this file as `eventsched bench` loads benchmarks."""
-    spec = importlib.util.spec_from_file_location(
-        "eventsched_bench_scheduling", Path(__file__).with_name("scheduling.py")
-    )
-    assert spec is not None and spec.loader is not None
-    module = sys.modules.get(spec.name)
-    if module is None:
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
-    return int(module.log_size(store))

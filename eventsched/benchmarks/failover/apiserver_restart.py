@@ -9,11 +9,11 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from benchmarks.failover.outage import _outage_figures
-from benchmarks.failover.replicas import Replica
-from benchmarks.failover.report import Result
-from benchmarks.failover.run import Run, _timeout
-from benchmarks.failover.scrapes import REST, delta
+from eventsched.benchmarks.failover.outage import _outage_figures
+from eventsched.benchmarks.failover.replicas import Replica
+from eventsched.benchmarks.failover.report import Result
+from eventsched.benchmarks.failover.run import Run, _timeout
+from eventsched.benchmarks.failover.scrapes import REST, delta
 from eventsched.events import EventStore
 
 

@@ -1,6 +1,7 @@
 """High availability measured as an operator would see it, on a real control plane.
 
-`python -m benchmarks.failover --help` (cli.py) says what each scenario does; the modules:
+`python -m eventsched.benchmarks.failover --help` (cli.py) says what each scenario does;
+the modules:
 
 - scrapes: what each scrape of a replica keeps, and the figures read from the scrapes
 - figures: the figures read from the bind times (failover, longest pause)
@@ -16,14 +17,14 @@
 - cli: the command line
 """
 
-from benchmarks.failover.checks import Checks, bound_twice, check, without_decision
-from benchmarks.failover.cli import main
-from benchmarks.failover.figures import Failover, failover, longest_gap
-from benchmarks.failover.measure import RUNNERS, SCENARIOS, measure
-from benchmarks.failover.postgres import postgres_down
-from benchmarks.failover.report import Result
-from benchmarks.failover.run import DEFAULT_SERVER, Run, Settings
-from benchmarks.failover.scrapes import (
+from eventsched.benchmarks.failover.checks import Checks, bound_twice, check, without_decision
+from eventsched.benchmarks.failover.cli import main
+from eventsched.benchmarks.failover.figures import Failover, failover, longest_gap
+from eventsched.benchmarks.failover.measure import RUNNERS, SCENARIOS, measure
+from eventsched.benchmarks.failover.postgres import postgres_down
+from eventsched.benchmarks.failover.report import Result
+from eventsched.benchmarks.failover.run import DEFAULT_SERVER, Run, Settings
+from eventsched.benchmarks.failover.scrapes import (
     APPEND_FAILURES,
     MASTER,
     REST,

@@ -13,12 +13,12 @@ from typing import Any
 
 import kubernetes.client
 
-from benchmarks.controlplane import ControlPlane, kube_binaries
-from benchmarks.failover.checks import Checks, check
-from benchmarks.failover.postgres import fresh_database
-from benchmarks.failover.replicas import Replica
-from benchmarks.failover.watch import PatientWatch
-from benchmarks.kube import NAMESPACE, _create_pods, _nodes, _pod
+from eventsched.benchmarks.controlplane import ControlPlane, kube_binaries
+from eventsched.benchmarks.failover.checks import Checks, check
+from eventsched.benchmarks.failover.postgres import fresh_database
+from eventsched.benchmarks.failover.replicas import Replica
+from eventsched.benchmarks.failover.watch import PatientWatch
+from eventsched.benchmarks.kube import NAMESPACE, _create_pods, _nodes, _pod
 
 DEFAULT_SERVER = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 

@@ -7,7 +7,7 @@ created (the scheduler has not seen them yet: observing them is part of the
 measurement, as it is for kube-scheduler) and stops when the last of them is
 bound or found unschedulable. Every decision, the init pods' included, is
 written to the log. Throughput, events/s and log bytes/pod are the measured
-pods'; the log size as `benchmarks/scheduling.py` measures it.
+pods'; the log size as `eventsched/benchmarks/scheduling.py` measures it.
 
 A workload with a `churn` op (PreemptionAsync) starts it when the init pods
 are done, before the measured pods are created (upstream's op order); its
@@ -19,40 +19,22 @@ deleted at once, as a kubelet does with a pod of no grace period).
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import threading
 import time
 from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from types import ModuleType
-from typing import TYPE_CHECKING, Any
 
+from eventsched.benchmarks import workloads
+from eventsched.benchmarks.churn import Churner
+from eventsched.benchmarks.scheduling import ReplayResult, log_size
+from eventsched.benchmarks.workload_cluster import build
+from eventsched.benchmarks.workloads import Workload
 from eventsched.cluster import SimulatedCluster
 from eventsched.config import default_profile
 from eventsched.events import EventStore, upgrade
 from eventsched.framework import Profile
 from eventsched.plugins import in_tree_registry
 from eventsched.scheduler import Scheduler, SchedulerOptions
-
-if TYPE_CHECKING:
-    from benchmarks.workloads import Workload
-
-
-def sibling(name: str) -> ModuleType:
-    """benchmarks/<name>.py next to this file, under the name `eventsched bench` loads it by."""
-    module_name = f"eventsched_bench_{name}"
-    if module_name in sys.modules:
-        return sys.modules[module_name]
-    spec = importlib.util.spec_from_file_location(
-        module_name, Path(__file__).with_name(f"{name}.py")
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
 
 
 @dataclass(slots=True)
@@ -86,7 +68,7 @@ class WorkloadResult:
     #: Plugins the workload exists to exercise that the default profile lacks.
     missing_plugins: list[str] = field(default_factory=list)
     #: Filled by `scheduling.measure_replay` when asked for (`--replay`).
-    replay: Any = None
+    replay: ReplayResult | None = None
 
     def line(self) -> str:
         line = (
@@ -166,14 +148,12 @@ def run(
     `name` may be a `Workload` itself (a test's variant of one). `profile` is the
     default profile unless given (a test's, or one to compare with).
     """
-    workloads = sibling("workloads")
     workload = workloads.lookup(name) if isinstance(name, str) else name
     if workload is None:
         raise KeyError(name)
     size = workloads.size(workload, nodes, pods)
     profile = profile or default_profile()
-    built = sibling("workload_cluster").build(workload, size, profile.scheduler_name)
-    log_size = sibling("scheduling").log_size
+    built = build(workload, size, profile.scheduler_name)
 
     store = EventStore.connect(database_url, require_schema=False)
     upgrade(store.engine)
@@ -193,9 +173,7 @@ def run(
     init_keys = {pod.key for batch in built.init_batches for pod in batch}
     churner = None
     if workload.churn is not None:
-        churner = sibling("churn").Churner(
-            sim, workload.churn, built.churn_pod, first_index=built.pod_count
-        )
+        churner = Churner(sim, workload.churn, built.churn_pod, first_index=built.pod_count)
         churner.start()
     progress = MeasuredProgress(sim, {pod.key for pod in built.measured}, on_progress)
     scheduler.on_progress = progress

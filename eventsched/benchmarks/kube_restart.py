@@ -4,7 +4,7 @@ bind, when the cluster already holds N nodes and M pods the scheduler placed bef
     EVENTSCHED_KUBE_BIN=DIR eventsched bench --kube --restarts 3 [--nodes 5000 --pods 10000] \\
         [--late 10] [--db postgresql+psycopg://...] [--json]
 
-(or `python -m benchmarks.kube_restart` from a checkout, with the same options and
+(or `python -m eventsched.benchmarks.kube_restart`, with the same options and
 `--schedulers`).
 
 For each scheduler (eventsched, then kube-scheduler when its binary is there), on a fresh
@@ -27,19 +27,20 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import kubernetes.client
 
-from eventsched.cli.bench import load_benchmark
-
-if TYPE_CHECKING:
-    from benchmarks import kube
-    from benchmarks.controlplane import ControlPlane, KubeBinaries
-else:
-    # Loaded by path, as `eventsched bench` loads this module: a wheel ships these files as
-    # eventsched/_benchmarks, where there is no `benchmarks` package to import them from.
-    kube = load_benchmark("kube")
+from eventsched.benchmarks import kube
+from eventsched.benchmarks.bindwatch import BindWatch, wait_for_bound
+from eventsched.benchmarks.controlplane import (
+    ControlPlane,
+    KubeBinaries,
+    free_port,
+    process_cpu_seconds,
+    spawn_logged,
+)
+from eventsched.benchmarks.kuberesults import EVENTSCHED, KUBE_SCHEDULER
 
 
 @dataclass(slots=True)
@@ -92,20 +93,20 @@ class Restarted:
 def _start(
     scheduler: str, cp: ControlPlane, config: Path, events_url: str | None, log: Path
 ) -> subprocess.Popen[bytes]:
-    if scheduler == kube.EVENTSCHED:
+    if scheduler == EVENTSCHED:
         assert events_url is not None
-        http = f"127.0.0.1:{kube._controlplane().free_port()}"
+        http = f"127.0.0.1:{free_port()}"
         argv = [
             sys.executable, "-m", "eventsched.cli.main", "--db", events_url,
             "run", "--config", str(config), "--kubeconfig", str(cp.kubeconfig()),
             "--leader-elect", "false", "--http-address", http,
         ]  # fmt: skip
-        return kube._controlplane().spawn_logged(argv, log)
+        return spawn_logged(argv, log)
     return cp.start_kube_scheduler(config)
 
 
 def _wait_bound(
-    watch: kube.BindWatch,
+    watch: BindWatch,
     proc: subprocess.Popen[bytes],
     timeout: float,
     on_progress: Callable[[int], None] | None = None,
@@ -123,7 +124,7 @@ def _wait_bound(
 
 
 def _cpu_at_first_bind(
-    watch: kube.BindWatch, proc: subprocess.Popen[bytes], prefix: str, deadline: float
+    watch: BindWatch, proc: subprocess.Popen[bytes], prefix: str, deadline: float
 ) -> float:
     """The scheduler's CPU seconds when the watch first sees a pod named `prefix...` bound
     (read within about 5 ms of it)."""
@@ -131,10 +132,10 @@ def _cpu_at_first_bind(
     def late_bound(names: list[str]) -> bool:
         return any(name.startswith(prefix) for name in names)
 
-    failed = kube.wait_for_bound(watch, proc, deadline, late_bound, "no late pod bound")
+    failed = wait_for_bound(watch, proc, deadline, late_bound, "no late pod bound")
     if failed is not None:
         raise RuntimeError(failed)
-    return kube._controlplane().process_cpu_seconds(proc.pid) or 0.0
+    return process_cpu_seconds(proc.pid) or 0.0
 
 
 def _events_by_kind(url: str, after: int, before: int | None) -> tuple[dict[str, int], int]:
@@ -194,18 +195,18 @@ def measure(
     result = RestartResult(scheduler, nodes, pods, late, 0.0, 0.0)
     name = kube.SCHEDULER_NAMES[scheduler]
     with contextlib.ExitStack() as stack:
-        cp: ControlPlane = stack.enter_context(kube._controlplane().ControlPlane(binaries))
+        cp: ControlPlane = stack.enter_context(ControlPlane(binaries))
         cp.make_ready_nodes(kube._nodes(nodes))
         kube._create_pods(cp, pods, name)
         config = kube._scheduler_config(
             cp.workdir / f"{scheduler}.yaml", name, qps, burst, cp.kubeconfig()
         )
         events_url = None
-        if scheduler == kube.EVENTSCHED:
+        if scheduler == EVENTSCHED:
             events_url, _ = stack.enter_context(kube._eventsched_database(db_url, cp.workdir, 1))
             kube.upgrade_database(events_url)
             kube._bytecode_compiled()
-        watch = kube.BindWatch(cp, kube.NAMESPACE)
+        watch = BindWatch(cp, kube.NAMESPACE)
         stack.callback(watch.close)
         started = time.monotonic()
         proc = _start(scheduler, cp, config, events_url, cp.workdir / f"{scheduler}-1.log")
@@ -258,7 +259,7 @@ def _restart(
             )
     finally:
         client.close()
-    again = kube.BindWatch(cp, kube.NAMESPACE)
+    again = BindWatch(cp, kube.NAMESPACE)
     stack.callback(again.close)
     restarted = time.monotonic()
     log = cp.workdir / f"{scheduler}-{round_ + 2}.log"
@@ -297,7 +298,7 @@ def main() -> None:
     )
     parser.add_argument(
         "--schedulers",
-        default=f"{kube.EVENTSCHED},{kube.KUBE_SCHEDULER}",
+        default=f"{EVENTSCHED},{KUBE_SCHEDULER}",
         help="which to measure, in order (comma-separated)",
     )
     parser.add_argument("--json", action="store_true")
@@ -306,7 +307,7 @@ def main() -> None:
     if binaries is None:
         parser.error("needs kube-apiserver in EVENTSCHED_KUBE_BIN or --kube-bin, and etcd on PATH")
     wanted = [s for s in args.schedulers.split(",") if s]
-    schedulers = [s for s in wanted if s != kube.KUBE_SCHEDULER or binaries.scheduler]
+    schedulers = [s for s in wanted if s != KUBE_SCHEDULER or binaries.scheduler]
     for scheduler in schedulers:
         r = measure(
             binaries,

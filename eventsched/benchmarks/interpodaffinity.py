@@ -1,6 +1,6 @@
 """Cost per pod of InterPodAffinity's PreFilter+Filter+PreScore+Score+NormalizeScore.
 
-    .venv/bin/python -m benchmarks.interpodaffinity [--nodes 5000] [--pods 2000]
+    .venv/bin/python -m eventsched.benchmarks.interpodaffinity [--nodes 5000] [--pods 2000]
 
 Over one table of `--nodes` nodes (hostname, 10 zones) and `--pods` placed
 pods (50 apps), for an incoming pod with one required anti-affinity term

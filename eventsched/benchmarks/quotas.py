@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import zlib
-from types import ModuleType
-from typing import Any
 
+from eventsched.benchmarks.scheduling import Variant
 from eventsched.cluster import LoadedCluster
 from eventsched.config import default_profile
 from eventsched.framework.profile import PluginRef, Profile
@@ -57,6 +56,6 @@ def profile() -> Profile:
     return dataclasses.replace(base, plugins=plugins)
 
 
-def variant(benchmark: ModuleType, quotas: int) -> Any:
-    """The scheduling benchmark's Variant (benchmarks/scheduling.py) for `quotas` namespaces."""
-    return benchmark.Variant(lambda c: with_quotas(c, quotas), profile(), full_registry())
+def variant(quotas: int) -> Variant:
+    """The scheduling benchmark's Variant (scheduling.py) for `quotas` namespaces."""
+    return Variant(lambda c: with_quotas(c, quotas), profile(), full_registry())

@@ -1,6 +1,6 @@
 """Server time of `eventsched ui`'s overview, pod, node and search pages on a (big) log: p50, p95.
 
-    python -m benchmarks.ui --db URL [--pod NS/NAME] [--requests 50]
+    python -m eventsched.benchmarks.ui --db URL [--pod NS/NAME] [--requests 50]
 
 Serves the page with uvicorn on a free loopback port in this process, as
 `eventsched ui` does, and requests each page `--requests` times over HTTP, one

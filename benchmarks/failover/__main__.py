@@ -1,8 +1,0 @@
-"""`python -m benchmarks.failover`: see cli.py."""
-
-import sys
-
-from benchmarks.failover.cli import main
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -38,6 +38,7 @@ from eventsched.events.record import EventRecord, StoredEvent
 from eventsched.events.schema import event_batches, events, snapshots
 
 if TYPE_CHECKING:
+    from eventsched.events.reader import EventReader
     from eventsched.events.store import EventStore
 
 log = structlog.get_logger(__name__)
@@ -102,7 +103,7 @@ class PrunePlan:
         return self.batch - self.since.batch
 
 
-def read_base(store: EventStore) -> LogBase | None:
+def read_base(store: EventReader) -> LogBase | None:
     """The log's base, None for a log never pruned."""
     found = store.latest_snapshot(BASE_NAME)
     if found is None:
@@ -295,7 +296,7 @@ def _without_triggers(
         conn.exec_driver_sql(statement)
 
 
-def base_problem(store: EventStore, base: LogBase) -> str | None:
+def base_problem(store: EventReader, base: LogBase) -> str | None:
     """Why `base` cannot be trusted, or None: it must match the newest chained `pruned` event."""
     pruned = [
         e

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from eventsched.events import EventStore, LogBase, read_base
 from eventsched.events.projections import Projections
+from eventsched.events.reader import EventReader
+from eventsched.events.retention import LogBase, read_base
 from eventsched.view import ClusterView
 
 __all__ = ["base_state", "from_base", "loaded"]
@@ -17,9 +18,9 @@ def loaded(base: LogBase | None) -> tuple[ClusterView, Projections]:
     return ClusterView.from_state(base.replay), Projections.from_state(base.projections)
 
 
-def from_base(store: EventStore) -> tuple[ClusterView, Projections]:
+def from_base(reader: EventReader) -> tuple[ClusterView, Projections]:
     """The state the log's first kept event applies to: its base's, or empty."""
-    return loaded(read_base(store))
+    return loaded(read_base(reader))
 
 
 def base_state(view: ClusterView, projections: Projections) -> dict[str, object]:

@@ -13,12 +13,12 @@ from typing import Any
 
 from eventsched.audit.base import from_base
 from eventsched.audit.replay import skipped_attempt, vars_of
-from eventsched.audit.replayer import Replayer
+from eventsched.audit.replayer import Replayer, walk
 from eventsched.audit.served import extender_call
-from eventsched.events import EventStore, StoredEvent
-from eventsched.events.projections import Projections
+from eventsched.events.reader import EventReader
+from eventsched.events.record import StoredEvent
+from eventsched.events.vocabulary import is_process_start
 from eventsched.framework import Framework, Profile, Registry
-from eventsched.view import ClusterView
 
 
 @dataclass(slots=True)
@@ -72,48 +72,42 @@ class CounterfactualReport:
         }
 
 
-class CounterfactualReplayer(Replayer):
+class CounterfactualReplayer:
     """Replays the recorded inputs under other profiles, placing pods where *they* decide.
 
     The observations (nodes, other schedulers' pods, pods coming and going)
-    are the log's; the placements of the pods our attempts decided are this
-    run's own, so a different decision early on changes the view later on,
-    as it would have in the cluster.
+    are the log's, folded by `replayer`; the placements of the pods our
+    attempts decided are this run's own, so a different decision early on
+    changes the view later on, as it would have in the cluster.
     """
 
-    def __init__(
-        self,
-        registry: Registry,
-        profiles: Iterable[Profile],
-        view: ClusterView | None = None,
-        projections: Projections | None = None,
-    ) -> None:
-        super().__init__(registry, view, projections)
+    def __init__(self, replayer: Replayer, profiles: Iterable[Profile]) -> None:
+        self.replayer = replayer
         self.alternatives = {
-            p.scheduler_name: Framework(p, registry, self.handle) for p in profiles
+            p.scheduler_name: Framework(p, replayer.registry, replayer.handle) for p in profiles
         }
         #: Our pods: this run places them, not the log (the view leaves them to us).
         self.ours: set[str] = set()
-        self.view.placed_by_caller = self.ours
+        replayer.view.placed_by_caller = self.ours
         self.recorded: dict[str, tuple[str, str | None]] = {}
         self.placed: dict[str, str | None] = {}
 
     def fold(self, event: StoredEvent) -> None:
-        super().fold(event)
+        """Fold one event as replay does, noting recorded placements; a scheduler process
+        started begins the alternative profiles' plugins empty, as it did the recorded ones."""
+        self.replayer.fold(event)
         if event.kind == "bound" and event.uid:
             self.recorded[event.uid] = (event.pod_key or event.uid, event.node)
-
-    def _process_started(self) -> None:
-        super()._process_started()
-        self.alternatives = {
-            name: Framework(fw.profile, self.registry, self.handle)
-            for name, fw in self.alternatives.items()
-        }
+        if is_process_start(event.kind, event.data):
+            self.alternatives = {
+                name: Framework(fw.profile, self.replayer.registry, self.replayer.handle)
+                for name, fw in self.alternatives.items()
+            }
 
     def decide(self, events: list[StoredEvent]) -> str:
         """Run the attempt under the alternative profile; '' when it ran, else why not."""
         started = events[0]
-        pod = self.pods.get(started.uid or "")
+        pod = self.replayer.pods.get(started.uid or "")
         if pod is None:
             return "the pod was never observed before its attempt"
         if extender_call(started.data) is not None:
@@ -125,23 +119,24 @@ class CounterfactualReplayer(Replayer):
         self.recorded.setdefault(pod.uid, (pod.key, None))
         if self.placed.get(pod.uid):
             return ""  # already placed by an earlier counterfactual attempt
-        node, _ = self.decide_again(fw, pod, events)
+        node, _ = self.replayer.decide_again(fw, pod, events)
         self.placed[pod.uid] = node
-        if node is not None and self.view.cache.node_of(pod.uid) is None:
-            self.view.cache.assume(pod, node)
+        view = self.replayer.view
+        if node is not None and view.cache.node_of(pod.uid) is None:
+            view.cache.assume(pod, node)
         return ""
 
 
 def counterfactual(
-    store: EventStore,
+    reader: EventReader,
     registry: Registry,
     profiles: Iterable[Profile],
     progress: Callable[[int], None] | None = None,
 ) -> CounterfactualReport:
     """Run `profiles` over the recorded history; writes nothing."""
-    replayer = CounterfactualReplayer(registry, profiles, *from_base(store))
+    replayer = CounterfactualReplayer(Replayer(registry, *from_base(reader)), profiles)
     report = CounterfactualReport()
-    for events in replayer.walk(store.read(), progress):
+    for events in walk(reader.read(), replayer.fold, progress):
         report.attempts += 1
         why = replayer.decide(events)
         if why:

@@ -22,7 +22,8 @@ from eventsched.audit.preemption import (
     preemption_of,
 )
 from eventsched.audit.replay import full_scores
-from eventsched.events import EventStore, StoredEvent
+from eventsched.events.reader import EventReader
+from eventsched.events.record import StoredEvent
 from eventsched.framework import Registry, score_cells
 
 
@@ -109,8 +110,8 @@ class PodNotFound(LookupError):
     pass
 
 
-def explain_pod(store: EventStore, namespace: str, name: str) -> PodExplanation:
-    events = list(store.read_pod(namespace, name))
+def explain_pod(reader: EventReader, namespace: str, name: str) -> PodExplanation:
+    events = list(reader.read_pod(namespace, name))
     if not events:
         raise PodNotFound(
             f"the event log has no event for pod {namespace}/{name}; "
@@ -119,12 +120,12 @@ def explain_pod(store: EventStore, namespace: str, name: str) -> PodExplanation:
     explanation = explain_events(namespace, name, events)
     uids = {e.position: e.uid for e in events if e.kind == "evicted"}
     for victim in explanation.preempted_by:
-        complete_preempted_by(store, victim, uids.get(victim.position))
-    pending = not_evicted(store, {e.uid for e in events if e.uid})
+        complete_preempted_by(reader, victim, uids.get(victim.position))
+    pending = not_evicted(reader, {e.uid for e in events if e.uid})
     explanation.preempted_by = sorted(explanation.preempted_by + pending, key=lambda v: v.position)
     for attempt in explanation.attempts:
         if attempt.preemption is not None:
-            apply_evictions(attempt.preemption, store.read_attempt(attempt.attempt))
+            apply_evictions(attempt.preemption, reader.read_attempt(attempt.attempt))
     return explanation
 
 
@@ -309,12 +310,12 @@ _HANDLERS = {
 }
 
 
-def explain_full(store: EventStore, registry: Registry, explanation: PodExplanation) -> None:
+def explain_full(reader: EventReader, registry: Registry, explanation: PodExplanation) -> None:
     """Every node's scores for each scored attempt, by replay (the log keeps only the top K)."""
     wanted = {a.attempt for a in explanation.attempts if a.score_plugins}
     if not wanted:
         return
-    found = full_scores(store, registry, wanted)
+    found = full_scores(reader, registry, wanted)
     for attempt in explanation.attempts:
         result = found.get(attempt.attempt)
         if result is None or result.scored is None:

@@ -16,10 +16,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import sqlalchemy as sa
-
-from eventsched.events import EventStore, StoredEvent
-from eventsched.events.engine import connection
+from eventsched.events.reader import EventReader
+from eventsched.events.record import StoredEvent
 
 
 @dataclass(slots=True)
@@ -164,11 +162,11 @@ def apply_evictions(preemption: Preemption, events: Iterable[StoredEvent]) -> No
         victim.reconciled = bool(data.get("reconciled", False))
 
 
-def complete_preempted_by(store: EventStore, found: PreemptedBy, uid: str | None) -> None:
+def complete_preempted_by(reader: EventReader, found: PreemptedBy, uid: str | None) -> None:
     """The decision's criterion, this pod's priority as the decision saw it, and the
     preemptor's priority as last observed before the decision."""
     decision = next(
-        (e for e in store.read_attempt(found.attempt) if e.kind == "preempted"),
+        (e for e in reader.read_attempt(found.attempt) if e.kind == "preempted"),
         None,
     )
     if decision is None:
@@ -179,34 +177,26 @@ def complete_preempted_by(store: EventStore, found: PreemptedBy, uid: str | None
             found.priority = _int(victim.get("priority"))
     observed = [
         e
-        for e in store.read_uid(decision.uid or found.preemptor_uid)
+        for e in reader.read_uid(decision.uid or found.preemptor_uid)
         if e.kind == "pod_observed" and e.position < decision.position
     ]
     if observed:
         found.preemptor_priority = _int(observed[-1].data.get("priority", 0))
 
 
-#: Decisions that chose one of the uids as a victim with no `evicted` logged for it.
-_NOT_EVICTED = sa.text(
-    "SELECT attempt, victim_uid FROM preemption_victims "
-    "WHERE evicted_position IS NULL AND victim_uid IN :uids ORDER BY position"
-).bindparams(sa.bindparam("uids", expanding=True))
-
-
-def not_evicted(store: EventStore, uids: set[str]) -> list[PreemptedBy]:
+def not_evicted(reader: EventReader, uids: set[str]) -> list[PreemptedBy]:
     """Each decision that chose one of `uids` as a victim and logged no eviction of it
     (the eviction is under way, was never made, or an earlier victim's failed)."""
     if not uids:
         return []
-    with connection(store.engine, read_only=True) as conn:
-        chosen = [(str(a), str(u)) for a, u in conn.execute(_NOT_EVICTED, {"uids": sorted(uids)})]
     found = []
-    for attempt, uid in chosen:
-        decision = next((e for e in store.read_attempt(attempt) if e.kind == "preempted"), None)
+    for chosen in reader.victims_not_evicted(uids):
+        events = reader.read_attempt(chosen.attempt)
+        decision = next((e for e in events if e.kind == "preempted"), None)
         if decision is None:
             continue
         victim = PreemptedBy(
-            attempt=attempt,
+            attempt=chosen.attempt,
             position=decision.position,
             recorded_at=decision.recorded_at.isoformat(),
             preemptor=f"{decision.namespace}/{decision.name}",
@@ -214,7 +204,7 @@ def not_evicted(store: EventStore, uids: set[str]) -> list[PreemptedBy]:
             node=decision.node,
             outcome=None,
         )
-        complete_preempted_by(store, victim, uid)
+        complete_preempted_by(reader, victim, chosen.uid)
         found.append(victim)
     return found
 

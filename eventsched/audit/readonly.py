@@ -1,7 +1,8 @@
 """An event log opened so that nothing can be written through it: what the web page reads.
 
-The same walls as `eventsched query` (audit/query.py), for an EventStore
-that the explain, replay and counterfactual machinery can read from:
+The same walls as `eventsched query` (audit/query.py), for the `LogReader`
+(events.logreader) the web page opens over it, which the explain, replay and
+counterfactual machinery read from:
 
 - SQLite: the file is opened with `mode=ro`, `PRAGMA query_only` is on and
   query.py's authorizer allows only reading, on every connection.
@@ -31,7 +32,6 @@ from eventsched.audit.query import (
     _sqlite_path,
     load_table_functions,
 )
-from eventsched.events import EventStore
 from eventsched.events.engine import PG_CONNECT_TIMEOUT_S, parse_url
 
 #: The log's tables (views are read-only by nature).
@@ -49,11 +49,6 @@ def read_only_engine(url: str | URL) -> Engine:
     if backend == "postgresql":
         return _postgresql_engine(parsed)
     raise QueryError(f"the web page reads SQLite or PostgreSQL, not {backend}")
-
-
-def open_read_only(url: str | URL) -> EventStore:
-    """An EventStore over `read_only_engine(url)`; appending through it fails."""
-    return EventStore(read_only_engine(url))
 
 
 def _sqlite_engine(url: URL) -> Engine:

@@ -26,7 +26,8 @@ from typing import Any
 
 from eventsched.audit.base import from_base
 from eventsched.audit.replayer import Mismatch, Replayer
-from eventsched.events import EventStore, StoredEvent
+from eventsched.events.reader import EventReader
+from eventsched.events.record import StoredEvent
 from eventsched.framework import Registry
 
 
@@ -108,14 +109,14 @@ def _bound_json(bound: Bound | None) -> int | str | None:
 
 
 def replay(
-    store: EventStore,
+    reader: EventReader,
     registry: Registry,
     selection: Selection | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> ReplayReport:
     """Replay the whole log (folding every event), checking the attempts `selection` wants."""
     selection = selection or Selection()
-    replayer = Replayer(registry, *from_base(store))
+    replayer = Replayer(registry, *from_base(reader))
     report = ReplayReport()
 
     def seen(position: int) -> None:
@@ -123,7 +124,7 @@ def replay(
         if progress is not None:
             progress(position)
 
-    for events in replayer.walk(store.read(), seen):
+    for events in replayer.walk(reader.read(), seen):
         first = events[0]
         if not selection.wants(first):
             continue
@@ -153,12 +154,14 @@ class FullScores:
     note: str = ""
 
 
-def full_scores(store: EventStore, registry: Registry, attempts: set[str]) -> dict[str, FullScores]:
+def full_scores(
+    reader: EventReader, registry: Registry, attempts: set[str]
+) -> dict[str, FullScores]:
     """Replay the log up to each of `attempts` and keep all nodes' scores (the log keeps the top K)."""
-    replayer = Replayer(registry, *from_base(store))
+    replayer = Replayer(registry, *from_base(reader))
     replayer.full_scores = True
     found: dict[str, FullScores] = {}
-    for events in replayer.walk(store.read()):
+    for events in replayer.walk(reader.read()):
         attempt = events[0].attempt or ""
         if attempt not in attempts:
             continue

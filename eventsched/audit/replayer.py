@@ -14,8 +14,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from eventsched.audit.served import BIND_SKIPPED, extender_call, serve_again, served_outcome
-from eventsched.events import StoredEvent, is_process_start
 from eventsched.events.projections import Projections
+from eventsched.events.record import StoredEvent
+from eventsched.events.vocabulary import is_process_start
 from eventsched.framework import (
     CycleState,
     Decision,
@@ -80,6 +81,7 @@ class Replayer:
         self.full_scores = False
         #: The recomputed decisions of the last attempt replayed.
         self.last_decisions: list[Decision] = []
+        #: Events folded so far.
         self.folded = 0
 
     @property
@@ -92,25 +94,16 @@ class Replayer:
         """Apply one event to the view and the projections."""
         self.view.apply(event)
         self.projections.apply(event)
+        self.folded += 1
         if is_process_start(event.kind, event.data):
-            self._process_started()
-
-    def _process_started(self) -> None:
-        """A scheduler process started: its plugins began empty."""
-        self._frameworks.clear()
+            # A scheduler process started: its plugins began empty.
+            self._frameworks.clear()
 
     def walk(
         self, events: Iterable[StoredEvent], progress: Callable[[int], None] | None = None
     ) -> Iterator[list[StoredEvent]]:
         """Each attempt's scheduling-cycle events, yielded before they are folded; all folded in order."""
-        for what, group in attempts_and_folds(events):
-            if what == "attempt":
-                yield group
-            for event in group:
-                self.fold(event)
-            self.folded += len(group)
-            if progress is not None:
-                progress(group[-1].position)
+        return walk(events, self.fold, progress)
 
     # -- deciding again -----------------------------------------------------------
 
@@ -291,6 +284,22 @@ def _plugin_difference(kind: str, old: Any, new: Any) -> tuple[str, str]:
                     f"replayed {now.raw if now else None}",
                 )
     return "", f"recorded {json.dumps(old)[:200]}, replayed {json.dumps(new)[:200]}"
+
+
+def walk(
+    events: Iterable[StoredEvent],
+    fold: Callable[[StoredEvent], None],
+    progress: Callable[[int], None] | None = None,
+) -> Iterator[list[StoredEvent]]:
+    """Each attempt's scheduling-cycle events, yielded before `fold` is given them; every
+    event given to `fold` in order, and its position to `progress` after each group."""
+    for what, group in attempts_and_folds(events):
+        if what == "attempt":
+            yield group
+        for event in group:
+            fold(event)
+        if progress is not None:
+            progress(group[-1].position)
 
 
 def attempts_and_folds(events: Iterable[StoredEvent]) -> Iterator[tuple[str, list[StoredEvent]]]:

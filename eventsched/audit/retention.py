@@ -7,47 +7,37 @@ plugin inputs and the profiles seen. The dropped events are applied by the
 same `ClusterView.apply` that the scheduler and replay use, so replaying
 from the base and replaying the whole log agree on every later attempt (a
 test replays both).
+
+Folding only reads; planning and carrying out the cut (events.prune) is
+`eventsched db prune`'s, with the store that appends.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 
 from eventsched.audit.base import base_state, loaded
-from eventsched.events import EventStore, PrunePlan, StoredEvent
-from eventsched.events.retention import carry_out, plan
+from eventsched.events.reader import EventReader
+from eventsched.events.retention import PrunePlan
 
-__all__ = ["PruneResult", "prune"]
+__all__ = ["FoldedBase", "fold_base"]
 
 
 @dataclass(frozen=True, slots=True)
-class PruneResult:
-    plan: PrunePlan
-    #: The `maintenance` event that records the prune (None for a dry run).
-    recorded: StoredEvent | None
+class FoldedBase:
+    """The base a prune keeps, and the counts its `maintenance` event records."""
+
+    state: dict[str, object]
+    detail: dict[str, int]
 
 
-def prune(
-    store: EventStore,
-    before: datetime,
-    *,
-    dry_run: bool = False,
-    progress: Callable[[int], None] | None = None,
-) -> PruneResult | None:
-    """Drop the log before `before`, keeping a base folded from the dropped events.
-
-    None when nothing lies before `before` (or, on PostgreSQL, before the
-    midnight UTC at or before it: whole days are dropped).
-    """
-    cut = plan(store, before)
-    if cut is None:
-        return None
-    if dry_run:
-        return PruneResult(cut, None)
+def fold_base(
+    reader: EventReader, cut: PrunePlan, progress: Callable[[int], None] | None = None
+) -> FoldedBase:
+    """Fold the events `cut` drops onto the log's current base: the base after the cut."""
     view, projections = loaded(cut.since)
-    for event in store.read(after=cut.since.position, until=cut.position):
+    for event in reader.read(after=cut.since.position, until=cut.position):
         view.apply(event)
         projections.apply(event)
         if progress is not None:
@@ -56,5 +46,4 @@ def prune(
         "firstPlacements": len(projections.first_placements),
         "openReservations": len(projections.open_reservations),
     }
-    state = base_state(view, projections)
-    return PruneResult(cut, carry_out(store, cut, state, detail))
+    return FoldedBase(base_state(view, projections), detail)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from sqlalchemy.engine import make_url
 
-from eventsched.events import EventStore
+from eventsched.events import EventStore, LogReader
 
 DEFAULT_DATABASE_URL = "sqlite:///eventsched.db"
 
@@ -50,13 +50,25 @@ def open_store(url: str | None, *, require_schema: bool = True) -> EventStore:
     """
     resolved = resolve_url(url)
     if require_schema:
-        missing = _missing_sqlite_file(resolved)
-        if missing is not None:
-            raise DatabaseURLError(
-                f"the event log at {resolved} does not exist (no file {missing}): check the "
-                f"path, or create it with `eventsched db upgrade --db {resolved}`"
-            )
+        _refuse_missing_file(resolved)
     return EventStore.connect(resolved, require_schema=require_schema)
+
+
+def open_reader(url: str | None) -> LogReader:
+    """The log opened only to read (the commands that read it: explain, replay), refused
+    as `open_store` refuses it when its schema is not at the head or its file is missing."""
+    resolved = resolve_url(url)
+    _refuse_missing_file(resolved)
+    return LogReader.connect(resolved)
+
+
+def _refuse_missing_file(url: str) -> None:
+    missing = _missing_sqlite_file(url)
+    if missing is not None:
+        raise DatabaseURLError(
+            f"the event log at {url} does not exist (no file {missing}): check the "
+            f"path, or create it with `eventsched db upgrade --db {url}`"
+        )
 
 
 def _missing_sqlite_file(url: str) -> Path | None:

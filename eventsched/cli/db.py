@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from eventsched.audit.retention import prune
+from eventsched.audit.retention import fold_base
 from eventsched.cli.commands import summary
 from eventsched.cli.database import open_store
 from eventsched.cli.progress import progress_bar
 from eventsched.cli.replay import FORMS, parse_bound
-from eventsched.events import head_revision, upgrade
+from eventsched.events import EventStore, PrunePlan, StoredEvent, head_revision, upgrade
+from eventsched.events.prune import carry_out, plan
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -46,6 +49,35 @@ def _past_time(text: str) -> datetime:
     if value > datetime.now(UTC):
         raise argparse.ArgumentTypeError(f"--before {text!r} is in the future")
     return value
+
+
+@dataclass(frozen=True, slots=True)
+class PruneResult:
+    plan: PrunePlan
+    #: The `maintenance` event that records the prune (None for a dry run).
+    recorded: StoredEvent | None
+
+
+def prune(
+    store: EventStore,
+    before: datetime,
+    *,
+    dry_run: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> PruneResult | None:
+    """Drop the log before `before`, keeping a base folded from the dropped events
+    (audit.retention) and recording the prune (events.prune).
+
+    None when nothing lies before `before` (or, on PostgreSQL, before the
+    midnight UTC at or before it: whole days are dropped).
+    """
+    cut = plan(store, before)
+    if cut is None:
+        return None
+    if dry_run:
+        return PruneResult(cut, None)
+    base = fold_base(store, cut, progress)
+    return PruneResult(cut, carry_out(store, cut, base.state, base.detail))
 
 
 def run_upgrade(args: argparse.Namespace) -> int:

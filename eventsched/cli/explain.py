@@ -10,7 +10,7 @@ from typing import Any
 
 from eventsched.audit import AttemptExplanation, PodExplanation, explain_full, explain_pod
 from eventsched.cli.commands import summary
-from eventsched.cli.database import open_store
+from eventsched.cli.database import open_reader
 from eventsched.cli.preemption import render_preempted_by, render_preemption
 from eventsched.plugins import full_registry
 
@@ -38,13 +38,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     namespace, _, name = args.pod.rpartition("/")
-    store = open_store(args.db)
+    reader = open_reader(args.db)
     try:
-        explanation = explain_pod(store, namespace or "default", name)
+        explanation = explain_pod(reader, namespace or "default", name)
         if args.full:
-            explain_full(store, full_registry(), explanation)
+            explain_full(reader, full_registry(), explanation)
     finally:
-        store.close()
+        reader.close()
     if args.json:
         print(json.dumps(explanation.to_dict(), indent=2, default=str))
     else:

@@ -16,7 +16,7 @@ from eventsched.audit import ReplayReport, Selection, replay
 from eventsched.audit.counterfactual import CounterfactualReport, PodOutcome, counterfactual
 from eventsched.audit.replay import Bound
 from eventsched.cli.commands import summary
-from eventsched.cli.database import open_store
+from eventsched.cli.database import open_reader
 from eventsched.cli.progress import progress_bar
 from eventsched.config.file import load_config
 from eventsched.events import ChainReport
@@ -120,14 +120,14 @@ def run(args: argparse.Namespace) -> int:
         return run_counterfactual(args)
     pod = args.pod if args.pod is None or "/" in args.pod else f"default/{args.pod}"
     selection = Selection(args.since, args.until, pod)
-    store = open_store(args.db)
+    reader = open_reader(args.db)
     try:
-        chain = store.verify_chain()
-        last = store.last_position()
+        chain = reader.verify_chain()
+        last = reader.last_position()
         with _positions(last) as advance:
-            report = replay(store, full_registry(), selection, advance)
+            report = replay(reader, full_registry(), selection, advance)
     finally:
-        store.close()
+        reader.close()
     if args.json:
         out = {"chain": _chain(chain), "selection": selection.to_dict(), **report.to_dict()}
         print(json.dumps(out, indent=2))
@@ -208,12 +208,12 @@ def _when(moment: datetime) -> str:
 def run_counterfactual(args: argparse.Namespace) -> int:
     registry = full_registry()
     config = load_config(args.config, registry)
-    store = open_store(args.db)
+    reader = open_reader(args.db)
     try:
-        with _positions(store.last_position()) as advance:
-            report = counterfactual(store, registry, config.profiles, advance)
+        with _positions(reader.last_position()) as advance:
+            report = counterfactual(reader, registry, config.profiles, advance)
     finally:
-        store.close()
+        reader.close()
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
     else:

@@ -3,6 +3,11 @@
 Import from here; the submodules are the implementation. This package may
 import only `eventsched.model` and third-party libraries (the import-linter
 contracts in pyproject.toml), so everything above it can depend on it.
+
+This module imports the store, which appends. The read paths (audit, ui, and
+what they import) import from the submodules instead: `reader` (EventReader),
+`logreader` (the log opened only to read), `record`, `retention`, `vocabulary`,
+... (an import-linter contract keeps them from the appending modules).
 """
 
 from eventsched.events.canonical import (
@@ -21,6 +26,7 @@ from eventsched.events.errors import (
     EventStoreError,
     SchemaOutdatedError,
 )
+from eventsched.events.logreader import PAGE_SIZE, LogReader
 from eventsched.events.migrate import (
     check_schema,
     current_revision,
@@ -39,11 +45,11 @@ from eventsched.events.projections import (
     placement_change,
     rebuild,
     rebuild_counted,
-    save_snapshot,
 )
+from eventsched.events.reader import ChosenVictim, EventReader
 from eventsched.events.record import EventRecord, StoredEvent
 from eventsched.events.retention import LogBase, PrunePlan, read_base
-from eventsched.events.store import PAGE_SIZE, EventStore
+from eventsched.events.store import EventStore, save_snapshot
 from eventsched.events.vocabulary import (
     DECISION_KINDS,
     INPUT_KINDS,
@@ -68,12 +74,15 @@ __all__ = [
     "Backoff",
     "ChainPoint",
     "ChainReport",
+    "ChosenVictim",
     "DatabaseUnavailableError",
     "Encoded",
+    "EventReader",
     "EventRecord",
     "EventStore",
     "EventStoreError",
     "LogBase",
+    "LogReader",
     "Placement",
     "Projections",
     "PrunePlan",

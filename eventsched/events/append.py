@@ -1,4 +1,4 @@
-"""Appending to the event log: the writing half of `EventStore` (store.py).
+"""Appending to the event log: the `Appender` that `EventStore` (store.py) holds.
 
 Appends are on the scheduler's hot path, so one append is one transaction
 with a constant number of round trips whatever the batch size: lock,
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import structlog
@@ -22,7 +22,7 @@ from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from eventsched.events import appendsql, partitions
 from eventsched.events.canonical import dumps_normalized, normalize
 from eventsched.events.chain import GENESIS, EventJSON, batch_hash, event_json_parts, iso
-from eventsched.events.engine import connection, translate
+from eventsched.events.engine import connection, display_url, translate
 from eventsched.events.errors import AppendInDoubtError, EventStoreError
 from eventsched.events.record import EventRecord, StoredEvent
 from eventsched.events.vocabulary import check_kind
@@ -69,15 +69,22 @@ class _InDoubt(Exception):
 
 
 class Appender:
-    """Appends batches and makes the partitions they go to; `EventStore` is one.
+    """Appends batches to the log on `engine` and makes the partitions they go to.
 
-    Reads, the hash chain and snapshots are `EventStore`'s own (store.py).
+    `EventStore` holds one beside its `LogReader` (logreader.py); whoever only
+    reads is given the reader and never this.
     """
 
-    engine: Engine
-    url: str
-    clock: Callable[[], datetime]
-    _sql: appendsql.AppendSQL
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        #: The database URL with the password hidden, for messages.
+        self.url = display_url(engine)
+        #: The wall clock `recorded_at` comes from (replaceable to test a clock stepped back).
+        self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+        try:
+            self._sql = appendsql.for_dialect(engine.dialect.name)
+        except ValueError as exc:
+            raise EventStoreError(str(exc)) from exc
 
     # -- append -----------------------------------------------------------------
 

@@ -20,7 +20,9 @@ from dataclasses import dataclass
 
 import structlog
 
-from eventsched.events import ChainPoint, ChainReport, EventStore, EventStoreError
+from eventsched.events.chain import ChainPoint, ChainReport
+from eventsched.events.errors import EventStoreError
+from eventsched.events.reader import EventReader
 
 log = structlog.get_logger(__name__)
 
@@ -37,12 +39,13 @@ class ChainCheck:
     report: ChainReport | None = None
 
 
-class ChainThread:
+class StepThread:
     """A daemon thread that calls `step` until stopped: again at once while `step` says
-    there is more to verify, else after `interval` seconds."""
+    there is more to verify, else after `interval` seconds. The running scheduler's watch
+    and the web page's chain check each run on one."""
 
-    def __init__(self, store: EventStore, interval: float, name: str) -> None:
-        self.store = store
+    def __init__(self, step: Callable[[], bool], interval: float, name: str) -> None:
+        self.step = step
         self.interval = interval
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
@@ -55,36 +58,42 @@ class ChainThread:
         if self._thread.is_alive():
             self._thread.join(timeout=10)
 
-    def step(self) -> bool:
-        raise NotImplementedError
-
     def _run(self) -> None:
         while not self._stop.is_set():
             if not self.step():
                 self._stop.wait(self.interval)
 
 
-class ChainWatch(ChainThread):
+class ChainWatch:
+    """The running scheduler's check of what was appended since its last check."""
+
     def __init__(
         self,
-        store: EventStore,
+        reader: EventReader,
         interval: float,
         on_check: Callable[[ChainCheck], None] | None = None,
         max_events: int = MAX_EVENTS,
     ) -> None:
-        super().__init__(store, interval, "chain-watch")
+        self.reader = reader
         self.max_events = max_events
         self.on_check = on_check
         self.point: ChainPoint | None = None
         self.broken: ChainReport | None = None
+        self._thread = StepThread(self.step, interval, "chain-watch")
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._thread.stop()
 
     def check(self) -> ChainCheck:
         """Verify what was appended since the last check (the first finds the head)."""
         try:
             if self.point is None:
-                self.point = self.store.chain_head()
+                self.point = self.reader.chain_head()
                 return self._told(ChainCheck("ok", self.point))
-            report, reached = self.store.verify_chain_since(self.point, self.max_events)
+            report, reached = self.reader.verify_chain_since(self.point, self.max_events)
         except EventStoreError as exc:
             log.warning("could not verify the hash chain; retrying later", error=str(exc))
             return self._told(ChainCheck("error", self.point or ChainPoint()))

@@ -27,7 +27,7 @@ from eventsched.events.vocabulary import is_listed, starts_empty_view, starts_re
 from eventsched.model.objects import record_key
 
 if TYPE_CHECKING:
-    from eventsched.events.store import EventStore
+    from eventsched.events.reader import EventReader
 
 log = structlog.get_logger(__name__)
 
@@ -47,7 +47,6 @@ __all__ = [
     "placement_change",
     "rebuild",
     "rebuild_counted",
-    "save_snapshot",
 ]
 
 
@@ -376,27 +375,27 @@ _HANDLERS: dict[str, Callable[[Projections, StoredEvent], None]] = {
 }
 
 
-def rebuild(store: EventStore) -> Projections:
+def rebuild(reader: EventReader) -> Projections:
     """The projections as of the log's end: newest snapshot, then the events after it."""
-    return rebuild_counted(store)[0]
+    return rebuild_counted(reader)[0]
 
 
-def rebuild_counted(store: EventStore) -> tuple[Projections, int]:
+def rebuild_counted(reader: EventReader) -> tuple[Projections, int]:
     """`rebuild`, and how many events the log holds after the snapshot (or base) it began at.
 
     A pruned log begins at its base: a snapshot older than the base would
     fold from events that are gone, so the base is used instead.
     """
-    base = read_base(store)
-    projections = _from_snapshot(store, base.position if base else 0)
+    base = read_base(reader)
+    projections = _from_snapshot(reader, base.position if base else 0)
     if projections is None:
         projections = Projections.from_state(base.projections) if base else Projections()
     start = projections.position
-    last = store.last_position()
+    last = reader.last_position()
     folded = 0
     # Only the kinds a fold reads: the decisions in between (filtered, scored, ...) are
     # most of the log and most of its bytes, and change no projection.
-    for event in store.read(after=start, until=last, kinds=_HANDLERS):
+    for event in reader.read(after=start, until=last, kinds=_HANDLERS):
         projections.apply(event)
         folded += 1
     projections.position = max(projections.position, last)
@@ -404,8 +403,8 @@ def rebuild_counted(store: EventStore) -> tuple[Projections, int]:
     return projections, projections.position - start
 
 
-def _from_snapshot(store: EventStore, not_before: int) -> Projections | None:
-    snapshot = store.latest_snapshot(SNAPSHOT_NAME)
+def _from_snapshot(reader: EventReader, not_before: int) -> Projections | None:
+    snapshot = reader.latest_snapshot(SNAPSHOT_NAME)
     if snapshot is None:
         return None
     position, state = snapshot
@@ -424,11 +423,6 @@ def _from_snapshot(store: EventStore, not_before: int) -> Projections | None:
         )
         return None
     return projections
-
-
-def save_snapshot(store: EventStore, projections: Projections) -> None:
-    """Store the projections so the next `rebuild` folds only newer events."""
-    store.write_snapshot(SNAPSHOT_NAME, projections.position, projections.to_state())
 
 
 def _bound_nodes(state: Mapping[str, Any]) -> dict[str, str]:

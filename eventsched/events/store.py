@@ -1,8 +1,10 @@
-"""The event log: append batches atomically, read them back in order.
+"""The event log opened to append and read: batches appended atomically, read back in order.
 
-`EventStore` opens the log and reads it (events, the hash chain,
-snapshots); appending, the scheduler's hot path, is its `Appender` half
-(append.py).
+`EventStore` holds two parts over one engine: a `LogReader` (logreader.py:
+events, the hash chain, snapshots read) and an `Appender` (append.py, the
+scheduler's hot path). It is an `EventReader` (reader.py) too, so a writer can
+hand it to whatever only reads; the read paths themselves never import this
+module.
 
 Positions are gap-free in commit order: every append takes the same
 short lock (PostgreSQL: `LOCK TABLE event_batches IN EXCLUSIVE MODE`,
@@ -19,63 +21,33 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any
 
-import structlog
-from sqlalchemy import ColumnElement, Engine, delete, func, select, text
-from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from sqlalchemy import Connection, Engine, delete, select
+from sqlalchemy.exc import SQLAlchemyError
 
-from eventsched.events import appendsql, retention
 from eventsched.events.append import Appender
-from eventsched.events.chain import GENESIS, BatchRow, ChainPoint, ChainReport, verify
-from eventsched.events.engine import connection, create_engine, display_url, translate
-from eventsched.events.errors import EventStoreError
-from eventsched.events.migrate import check_schema
-from eventsched.events.record import StoredEvent
-from eventsched.events.schema import (
-    EVENT_COLUMNS,
-    attempt_events,
-    event_batches,
-    events,
-    kind_in,
-    pod_uids,
-    snapshots,
-)
-from eventsched.events.vocabulary import check_kind
-
-log = structlog.get_logger(__name__)
-
-#: Rows fetched per query when streaming: bounded memory for any log size.
-PAGE_SIZE = 5000
-#: Positions one filtered read covers at most (see `read`).
-WINDOW = 50_000
-
-_CHAIN_HEAD = text(
-    "SELECT batch, last_position, hash FROM event_batches ORDER BY batch DESC LIMIT 1"
-)
-_BATCHES_WITHIN = text(
-    "SELECT max(batch), max(last_position) FROM event_batches "
-    "WHERE batch > :after AND last_position <= :until"
-)
-_NEXT_BATCH = text(
-    "SELECT batch, last_position FROM event_batches WHERE batch > :after ORDER BY batch LIMIT 1"
-)
-_VERIFY_HEAD = text(
-    "SELECT (SELECT max(batch) FROM event_batches), (SELECT max(position) FROM events)"
-)
+from eventsched.events.chain import ChainPoint, ChainReport
+from eventsched.events.engine import connection, display_url, translate
+from eventsched.events.logreader import LogReader, open_log
+from eventsched.events.partitions import DAYS_AHEAD
+from eventsched.events.projections import SNAPSHOT_NAME, Projections
+from eventsched.events.reader import ChosenVictim
+from eventsched.events.record import EventRecord, StoredEvent
+from eventsched.events.schema import snapshots
 
 
-class EventStore(Appender):
-    """The append-only log of every input and decision. Thread-safe; share one per process."""
+class EventStore:
+    """The append-only log of every input and decision. Thread-safe; share one per process.
+
+    Reading is its `reader`'s and appending its `appender`'s; the methods below
+    pass each call on to the part that does it.
+    """
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         #: The database URL with the password hidden, for messages.
         self.url = display_url(engine)
-        #: The wall clock `recorded_at` comes from (replaceable to test a clock stepped back).
-        self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
-        try:
-            self._sql = appendsql.for_dialect(engine.dialect.name)
-        except ValueError as exc:
-            raise EventStoreError(str(exc)) from exc
+        self.reader = LogReader(engine)
+        self.appender = Appender(engine)
 
     @classmethod
     def connect(cls, url: str, *, require_schema: bool = True) -> EventStore:
@@ -84,19 +56,16 @@ class EventStore(Appender):
         `require_schema` refuses a database whose schema is missing or at
         another revision, with the `eventsched db upgrade` command to run.
         """
-        engine = create_engine(url)
-        try:
-            store = cls(engine)
-            if require_schema:
-                check_schema(engine)
-            else:
-                with connection(engine, read_only=True):
-                    pass
-        except BaseException:
-            engine.dispose()
-            raise
-        log.info("event log opened", url=store.url, dialect=engine.dialect.name)
-        return store
+        return open_log(url, cls, require_schema=require_schema)
+
+    @property
+    def clock(self) -> Callable[[], datetime]:
+        """The wall clock `recorded_at` comes from (replaceable to test a clock stepped back)."""
+        return self.appender.clock
+
+    @clock.setter
+    def clock(self, clock: Callable[[], datetime]) -> None:
+        self.appender.clock = clock
 
     def close(self) -> None:
         self.engine.dispose()
@@ -115,19 +84,25 @@ class EventStore(Appender):
     def __repr__(self) -> str:
         return f"EventStore({self.url!r})"
 
-    # -- append (appending itself is Appender's, append.py) -----------------------
+    # -- append: the appender's ---------------------------------------------------
 
-    def batch_committed(self, batch: int, batch_hash: str) -> bool:
-        """Whether batch number `batch` is in the log with this hash: settles an AppendInDoubtError.
+    def append(self, records: Sequence[EventRecord]) -> list[int]:
+        """Append `records` as one batch, atomically; returns their positions."""
+        return self.appender.append(records)
 
-        The hash covers every event with its position and timestamp, so no
-        other writer's batch can match it.
-        """
-        t = event_batches.c
-        stmt = select(t.batch).where(t.batch == batch, t.hash == batch_hash)
-        return bool(self._fetch(stmt, "checking whether an append was committed"))
+    def append_stored(self, records: Sequence[EventRecord]) -> list[StoredEvent]:
+        """Like `append`, returning the events exactly as `read` will give them back."""
+        return self.appender.append_stored(records)
 
-    # -- read -------------------------------------------------------------------
+    def append_locked(self, conn: Connection, records: Sequence[EventRecord]) -> list[StoredEvent]:
+        """Append `records` as one batch inside the caller's transaction on `conn`."""
+        return self.appender.append_locked(conn, records)
+
+    def ensure_partitions(self, days_ahead: int = DAYS_AHEAD) -> bool:
+        """Make the day partitions from today to `days_ahead` days on; True when all exist."""
+        return self.appender.ensure_partitions(days_ahead)
+
+    # -- read: the reader's (the EventReader) ----------------------------------------
 
     def read(
         self,
@@ -136,190 +111,43 @@ class EventStore(Appender):
         kinds: Collection[str] | None = None,
         limit: int | None = None,
     ) -> Iterator[StoredEvent]:
-        """Events with `after < position <= until`, in order, fetched a page at a time.
-
-        Each page is its own short read, so an abandoned iterator holds no
-        connection and a long read never blocks writers.
-        """
-        conditions: list[ColumnElement[bool]] = []
-        if until is not None:
-            conditions.append(events.c.position <= until)
-        if kinds is not None:
-            wanted = sorted(set(kinds))
-            for kind in wanted:
-                try:
-                    check_kind(kind)
-                except ValueError as exc:
-                    raise EventStoreError(str(exc)) from exc
-            conditions.append(kind_in(wanted))
-            # Filtered reads go window by window: a planner with stale statistics
-            # (a bulk load autovacuum has not analyzed yet) may sort every matching row
-            # of the whole log to find one page; within a window it sorts at most that.
-            end = self.last_position() if until is None else until
-            return self._pages(after, conditions, limit, end)
-        return self._pages(after, conditions, limit)
-
-    def _pages(
-        self,
-        after: int,
-        conditions: list[ColumnElement[bool]],
-        limit: int | None,
-        end: int | None = None,
-    ) -> Iterator[StoredEvent]:
-        """Pages of at most PAGE_SIZE; with `end`, each query also spans at most WINDOW positions."""
-        remaining = limit
-        cursor = after
-        base = select(*EVENT_COLUMNS).where(*conditions).order_by(events.c.position)
-        while (remaining is None or remaining > 0) and (end is None or cursor < end):
-            page = PAGE_SIZE if remaining is None else min(PAGE_SIZE, remaining)
-            stmt = base.where(events.c.position > cursor)
-            high = None if end is None else min(cursor + WINDOW, end)
-            if high is not None:
-                stmt = stmt.where(events.c.position <= high)
-            batch = [_to_event(row) for row in self._fetch(stmt.limit(page), "reading")]
-            yield from batch
-            if len(batch) == page:
-                cursor = batch[-1].position
-            elif high is None:
-                return
-            else:
-                cursor = high
-            if remaining is not None:
-                remaining -= len(batch)
+        """Events with `after < position <= until`, in order, fetched a page at a time."""
+        return self.reader.read(after, until, kinds, limit)
 
     def read_pod(self, namespace: str, name: str) -> list[StoredEvent]:
-        """Every event of the pod(s) named namespace/name, across re-creations (uids)."""
-        where = events.c.uid.in_(pod_uids(namespace, name))
-        return self._select_events(where, f"reading pod {namespace}/{name}")
+        return self.reader.read_pod(namespace, name)
 
     def read_uid(self, uid: str) -> list[StoredEvent]:
-        return self._select_events(events.c.uid == uid, f"reading pod uid {uid}")
+        return self.reader.read_uid(uid)
 
     def read_attempt(self, attempt: str) -> list[StoredEvent]:
-        stmt = attempt_events(attempt)
-        stmt = stmt.order_by(stmt.selected_columns.position)
-        return [_to_event(row) for row in self._fetch(stmt, f"reading attempt {attempt}")]
+        return self.reader.read_attempt(attempt)
+
+    def victims_not_evicted(self, uids: Collection[str]) -> list[ChosenVictim]:
+        return self.reader.victims_not_evicted(uids)
 
     def last_position(self) -> int:
-        """The position of the newest event; 0 for an empty log."""
-        rows = self._fetch(select(func.coalesce(func.max(events.c.position), 0)), "reading")
-        return int(rows[0][0])
+        return self.reader.last_position()
 
-    def _select_events(self, where: ColumnElement[bool], doing: str) -> list[StoredEvent]:
-        stmt = select(*EVENT_COLUMNS).where(where).order_by(events.c.position)
-        return [_to_event(row) for row in self._fetch(stmt, doing)]
-
-    def _fetch(self, stmt: Any, doing: str) -> list[Sequence[Any]]:
-        """Run a read; a read is safe to repeat, so a stale pooled connection is retried once."""
-        for retry in (False, True):
-            with connection(self.engine, read_only=True) as conn:
-                try:
-                    return list(conn.execute(stmt).all())
-                except DBAPIError as exc:
-                    if exc.connection_invalidated and not retry:
-                        log.warning(
-                            "event log connection was stale; retrying the read", url=self.url
-                        )
-                        continue
-                    raise translate(exc, self.url, doing) from exc
-                except SQLAlchemyError as exc:
-                    raise translate(exc, self.url, doing) from exc
-        raise AssertionError("unreachable: the second try returns or raises")
-
-    # -- the hash chain ---------------------------------------------------------
+    def batch_committed(self, batch: int, batch_hash: str) -> bool:
+        """Whether batch number `batch` is in the log with this hash: settles an AppendInDoubtError."""
+        return self.reader.batch_committed(batch, batch_hash)
 
     def verify_chain(self) -> ChainReport:
-        """Recompute every batch hash from the stored events.
-
-        Bounds are read once at the start in one statement, so batches
-        appended while verifying are neither half-seen nor reported as
-        broken.
-        """
-        head = self._fetch(_VERIFY_HEAD, "verifying the hash chain")[0]
-        last_batch, last_position = int(head[0] or 0), int(head[1] or 0)
-        base = retention.read_base(self)
-        start = (base.batch, base.position, base.hash) if base else (0, 0, GENESIS)
-        report = verify(
-            self._batches(start[0], last_batch),
-            self.read(after=start[1], until=last_position),
-            start,
-        )
-        if base is not None and report.ok:
-            problem = retention.base_problem(self, base)
-            if problem is not None:
-                report = ChainReport(
-                    False, report.batches, base.batch + 1, problem, report.last_hash, report.events
-                )
-        if report.ok:
-            log.info("hash chain verified", batches=report.batches, events=report.events)
-        else:
-            log.warning(
-                "hash chain broken",
-                first_broken_batch=report.first_broken_batch,
-                detail=report.detail,
-            )
-        return report
+        return self.reader.verify_chain()
 
     def chain_head(self) -> ChainPoint:
-        """The last batch appended, as a point to verify from (ChainPoint() when none)."""
-        rows = self._fetch(_CHAIN_HEAD, "reading the hash chain's head")
-        if not rows:
-            return ChainPoint()
-        batch, position, hash_ = rows[0]
-        return ChainPoint(int(batch), int(position), str(hash_))
+        return self.reader.chain_head()
 
     def verify_chain_since(
         self, start: ChainPoint, max_events: int | None = None
     ) -> tuple[ChainReport, ChainPoint]:
-        """Verify the batches appended after `start`, which is trusted (a point an earlier
-        verification reached, or the head when a watcher began); returns the report and
-        the point reached (`start` again when the chain is broken). `max_events` bounds the
-        work: whole batches up to that many events past `start` (at least one batch)."""
-        last_batch, last_position = self._verify_bound(start, max_events)
-        report = verify(
-            self._batches(start.batch, last_batch),
-            self.read(after=start.position, until=last_position),
-            (start.batch, start.position, start.hash),
-        )
-        if not report.ok:
-            return report, start
-        return report, ChainPoint(
-            start.batch + report.batches, start.position + report.events, report.last_hash
-        )
+        return self.reader.verify_chain_since(start, max_events)
 
-    def _verify_bound(self, start: ChainPoint, max_events: int | None) -> tuple[int, int]:
-        """(last batch, last position) a verification from `start` goes to."""
-        if max_events is not None:
-            within = _BATCHES_WITHIN.bindparams(
-                after=start.batch, until=start.position + max_events
-            )
-            rows = self._fetch(within, "verifying the hash chain")
-            if rows and rows[0][0] is not None:
-                return int(rows[0][0]), int(rows[0][1])
-            rows = self._fetch(
-                _NEXT_BATCH.bindparams(after=start.batch), "verifying the hash chain"
-            )
-            if rows:
-                return int(rows[0][0]), int(rows[0][1])
-        head = self._fetch(_VERIFY_HEAD, "verifying the hash chain")[0]
-        return int(head[0] or 0), int(head[1] or 0)
+    def latest_snapshot(self, projection: str) -> tuple[int, dict[str, Any]] | None:
+        return self.reader.latest_snapshot(projection)
 
-    def _batches(self, after: int, last_batch: int) -> Iterator[BatchRow]:
-        cursor = after
-        t = event_batches.c
-        base = select(t.batch, t.first_position, t.last_position, t.prev_hash, t.hash).order_by(
-            t.batch
-        )
-        while cursor < last_batch:
-            stmt = base.where(t.batch > cursor, t.batch <= last_batch).limit(PAGE_SIZE)
-            rows = self._fetch(stmt, "verifying the hash chain")
-            for row in rows:
-                yield BatchRow(int(row[0]), int(row[1]), int(row[2]), row[3], row[4])
-            if len(rows) < PAGE_SIZE:
-                return
-            cursor = int(rows[-1][0])
-
-    # -- snapshots --------------------------------------------------------------
+    # -- snapshots ----------------------------------------------------------------
 
     def write_snapshot(
         self, projection: str, position: int, state: Mapping[str, Any], keep: int = 3
@@ -354,47 +182,7 @@ class EventStore(Appender):
             except SQLAlchemyError as exc:
                 raise translate(exc, self.url, "writing a snapshot") from exc
 
-    def latest_snapshot(self, projection: str) -> tuple[int, dict[str, Any]] | None:
-        """The newest snapshot of `projection` (position, state), if any."""
-        t = snapshots.c
-        stmt = (
-            select(t.position, t.state)
-            .where(t.projection == projection)
-            .order_by(t.position.desc(), t.id.desc())
-            .limit(1)
-        )
-        rows = self._fetch(stmt, "reading a snapshot")
-        if not rows:
-            return None
-        return int(rows[0][0]), dict(rows[0][1])
 
-
-def _to_event(row: Sequence[Any]) -> StoredEvent:
-    (
-        position,
-        recorded_at,
-        kind,
-        scheduler,
-        instance,
-        attempt,
-        uid,
-        namespace,
-        name,
-        node,
-        plugin,
-        data,
-    ) = row
-    return StoredEvent(
-        position=int(position),
-        recorded_at=recorded_at,
-        kind=kind,
-        scheduler=scheduler,
-        instance=instance,
-        attempt=attempt,
-        uid=uid,
-        namespace=namespace,
-        name=name,
-        node=node,
-        plugin=plugin,
-        data=data if data is not None else {},
-    )
+def save_snapshot(store: EventStore, projections: Projections) -> None:
+    """Store the projections so the next `rebuild` folds only newer events."""
+    store.write_snapshot(SNAPSHOT_NAME, projections.position, projections.to_state())

@@ -28,9 +28,10 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from eventsched.audit import PodNotFound, explain_full
-from eventsched.audit.readonly import open_read_only
+from eventsched.audit.readonly import read_only_engine
 from eventsched.config.types import ConfigError
-from eventsched.events import DatabaseUnavailableError, EventStoreError
+from eventsched.events.errors import DatabaseUnavailableError, EventStoreError
+from eventsched.events.logreader import LogReader
 from eventsched.plugins import full_registry
 from eventsched.ui import node as node_page
 from eventsched.ui import pod, reads, search, whatif
@@ -62,14 +63,15 @@ class Overview:
 
 
 class UI:
-    """The state the routes share: the read-only store, the chain check, the what-if jobs."""
+    """The state the routes share: the log read through a read-only engine, the chain
+    check, the what-if jobs."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.store = open_read_only(settings.url)
-        self.engine = self.store.engine
-        self.chain = ChainChecker(self.store, settings.chain_interval)
-        self.jobs = whatif.Jobs(self.store, self.engine)
+        self.engine = read_only_engine(settings.url)
+        self.reader = LogReader(self.engine)
+        self.chain = ChainChecker(self.reader, settings.chain_interval)
+        self.jobs = whatif.Jobs(self.reader, self.engine)
 
     # -- pages ---------------------------------------------------------------------
 
@@ -89,7 +91,7 @@ class UI:
         )
 
     def pod_summary(self, request: Request) -> Response:
-        explanation = pod.load(self.store, *self._pod(request))
+        explanation = pod.load(self.reader, *self._pod(request))
         return page(
             request,
             "pod.html",
@@ -99,10 +101,10 @@ class UI:
         )
 
     def pod_attempts(self, request: Request) -> Response:
-        explanation = pod.load(self.store, *self._pod(request))
+        explanation = pod.load(self.reader, *self._pod(request))
         if request.query_params.get("full") == "1":
             # explain --full: every feasible node's scores, by replaying the log.
-            explain_full(self.store, full_registry(), explanation)
+            explain_full(self.reader, full_registry(), explanation)
         tables = {a.attempt: pod.filter_table(a) for a in explanation.attempts}
         return page(
             request,
@@ -114,13 +116,13 @@ class UI:
         )
 
     def pod_why_not(self, request: Request) -> Response:
-        explanation = pod.load(self.store, *self._pod(request))
+        explanation = pod.load(self.reader, *self._pod(request))
         node = request.query_params.get("node", "").strip()
         if not node:
             raise BadRequest("node: name the node to ask about (?node=NAME).")
         attempt = request.query_params.get("attempt", "").strip()
         try:
-            answer = pod.why_not(self.store, explanation, attempt, node)
+            answer = pod.why_not(self.reader, explanation, attempt, node)
         except LookupError as exc:
             raise NotFound(str(exc)) from exc
         return page(
@@ -235,7 +237,7 @@ def create_app(settings: Settings, *, start_chain_check: bool = True) -> Starlet
             yield
         finally:
             ui.chain.stop()
-            ui.store.close()
+            ui.reader.close()
 
     get = ["GET"]
     routes = [

@@ -11,8 +11,10 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from eventsched.events import ChainPoint, EventStore, read_base
-from eventsched.events.chainwatch import MAX_EVENTS, ChainThread
+from eventsched.events.chain import ChainPoint
+from eventsched.events.chainwatch import MAX_EVENTS, StepThread
+from eventsched.events.reader import EventReader
+from eventsched.events.retention import read_base
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,12 +26,21 @@ class ChainStatus:
     detail: str = ""
 
 
-class ChainChecker(ChainThread):
-    def __init__(self, store: EventStore, interval: float = 10.0) -> None:
-        super().__init__(store, interval, "ui-chain")
+class ChainChecker:
+    """The overview's check of the whole chain, a slice a step, on its own thread."""
+
+    def __init__(self, reader: EventReader, interval: float = 10.0) -> None:
+        self.reader = reader
         self._point: ChainPoint | None = None
         self._status = ChainStatus("checking", 0, 0)
         self._lock = threading.Lock()
+        self._thread = StepThread(self.step, interval, "ui-chain")
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._thread.stop()
 
     @property
     def status(self) -> ChainStatus:
@@ -47,15 +58,15 @@ class ChainChecker(ChainThread):
             return False
         try:
             if self._point is None:
-                base = read_base(self.store)
+                base = read_base(self.reader)
                 self._point = (
                     ChainPoint(base.batch, base.position, base.hash) if base else ChainPoint()
                 )
-            head = self.store.last_position()
+            head = self.reader.last_position()
             if self._point.position >= head:
                 self._set(ChainStatus("ok", self._point.position, head))
                 return False
-            report, reached = self.store.verify_chain_since(self._point, MAX_EVENTS)
+            report, reached = self.reader.verify_chain_since(self._point, MAX_EVENTS)
         except Exception as exc:  # the database is down or refuses: say so, retry later
             text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             self._set(ChainStatus("unavailable", self._verified(), 0, text))

@@ -14,7 +14,7 @@ from eventsched.audit import (
     explain_pod,
 )
 from eventsched.audit.explain import NodeScore
-from eventsched.events import EventStore
+from eventsched.events.reader import EventReader
 from eventsched.plugins import full_registry
 from eventsched.ui.web import NotFound
 
@@ -59,10 +59,10 @@ class PodSummary:
     winner: WinnerVsRunnerUp | None = None
 
 
-def load(store: EventStore, namespace: str, name: str) -> PodExplanation:
+def load(reader: EventReader, namespace: str, name: str) -> PodExplanation:
     """The pod's explanation; NotFound when the log has nothing of it."""
     try:
-        return explain_pod(store, namespace, name)
+        return explain_pod(reader, namespace, name)
     except PodNotFound:
         raise NotFound(f"the event log has no event for pod {namespace}/{name}.") from None
 
@@ -182,7 +182,7 @@ class WhyNot:
     winner: NodeScore | None = None
 
 
-def why_not(store: EventStore, explanation: PodExplanation, attempt_id: str, node: str) -> WhyNot:
+def why_not(reader: EventReader, explanation: PodExplanation, attempt_id: str, node: str) -> WhyNot:
     """Why `node` did not get the pod in one attempt (the latest when `attempt_id` is '')."""
     chosen = [a for a in explanation.attempts if not attempt_id or a.attempt == attempt_id]
     if not chosen:
@@ -207,7 +207,7 @@ def why_not(store: EventStore, explanation: PodExplanation, attempt_id: str, nod
             explanation.namespace, explanation.name, explanation.observed, [attempt], None
         )
         kept = len(attempt.top)
-        explain_full(store, full_registry(), full)
+        explain_full(reader, full_registry(), full)
         scored = next((n for n in attempt.top if n.node == node), None)
         if scored is not None:
             winner = next((n for n in attempt.top if n.node == attempt.selected), winner)

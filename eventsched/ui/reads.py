@@ -8,7 +8,6 @@ of tens of millions.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -358,11 +357,3 @@ def position_at(engine: Engine, moment: datetime) -> int:
         events.c.recorded_at <= moment
     )
     return int(_scalar(engine, stmt) or 0)
-
-
-def count_events(engine: Engine) -> int:
-    return int(_scalar(engine, select(func.count()).select_from(events)) or 0)
-
-
-def pod_names(rows: Sequence[Row]) -> list[str]:
-    return sorted({f"{r.namespace}/{r.name}" for r in rows if r.name})

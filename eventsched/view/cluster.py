@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from eventsched.events import is_listed, starts_empty_view, starts_relist
+from eventsched.events.vocabulary import is_listed, starts_empty_view, starts_relist
 from eventsched.framework import Profile
 from eventsched.model import Cache, Node, NodeTable, Pod
 from eventsched.model.imagestates import ImageSummary

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from eventsched.events import LISTED
+from eventsched.events.vocabulary import LISTED
 from eventsched.model import Node, Pod
 from eventsched.model.objects import ClusterObject, object_from_record
 

@@ -10,7 +10,7 @@ import pytest
 import sqlalchemy as sa
 
 from eventsched.audit import replay
-from eventsched.audit.retention import prune
+from eventsched.cli.db import prune
 from eventsched.cli.main import main
 from eventsched.cluster import SimulatedCluster, generate_cluster, load_manifests
 from eventsched.config.file import load_config

@@ -152,7 +152,7 @@ def test_read_ranges_kinds_and_limits(store: EventStore) -> None:
 
 
 def test_read_streams_in_pages(store: EventStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    import eventsched.events.store as store_module
+    import eventsched.events.logreader as store_module
 
     monkeypatch.setattr(store_module, "PAGE_SIZE", 3)
     store.append([EventRecord(kind="queued", data={"i": i}) for i in range(10)])
@@ -165,7 +165,7 @@ def test_read_streams_in_pages(store: EventStore, monkeypatch: pytest.MonkeyPatc
 def test_filtered_reads_go_window_by_window_and_miss_nothing(
     store: EventStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import eventsched.events.store as store_module
+    import eventsched.events.logreader as store_module
 
     monkeypatch.setattr(store_module, "PAGE_SIZE", 3)
     monkeypatch.setattr(store_module, "WINDOW", 7)

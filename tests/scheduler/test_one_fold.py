@@ -21,7 +21,7 @@ from typing import Any
 from eventsched.audit.base import from_base
 from eventsched.audit.counterfactual import counterfactual
 from eventsched.audit.replayer import Replayer
-from eventsched.audit.retention import prune
+from eventsched.cli.db import prune
 from eventsched.cluster import SimulatedCluster
 from eventsched.config import default_profile
 from eventsched.config.file import load_config

@@ -22,8 +22,9 @@ import sqlalchemy as sa
 import uvicorn
 from sqlalchemy.engine import make_url
 
+from eventsched.audit.readonly import read_only_engine
 from eventsched.cli.main import main
-from eventsched.events import upgrade
+from eventsched.events import EventStore, upgrade
 from eventsched.ui.app import Settings, create_app
 from tests.conftest import BACKENDS
 
@@ -174,3 +175,9 @@ def count_events(owner_url: str) -> tuple[int, int]:
         return int(events or 0), int(batches or 0)
     finally:
         engine.dispose()
+
+
+def open_read_only(url: str) -> EventStore:
+    """A store over the page's read-only engine, to show its appends are refused too (the
+    page itself reads through a LogReader, which has no way to append)."""
+    return EventStore(read_only_engine(url))

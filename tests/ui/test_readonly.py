@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import sqlalchemy as sa
 
-from eventsched.audit.readonly import open_read_only, read_only_engine, writer_privileges
+from eventsched.audit.readonly import read_only_engine, writer_privileges
 from eventsched.events import EventRecord, EventStoreError
-from tests.ui.conftest import Log, count_events
+from tests.ui.conftest import Log, count_events, open_read_only
 
 WRITES = [
     "INSERT INTO events (position, recorded_at, kind, data) VALUES (999, '2026-01-01', 'queued', '{}')",

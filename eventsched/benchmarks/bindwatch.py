@@ -30,13 +30,17 @@ class BindWatch:
 
     The API server may close a watch whose reader falls behind; the watch then lists again
     (pods bound in the gap get the time of that list) and resumes (counted in `restarts`).
+    `patient`: the API server may go away for a while (the failover benchmark restarts
+    it), so a stream that breaks ends quietly and the list and watch are tried again
+    until they succeed or the watch is closed.
     """
 
-    def __init__(self, cp: ControlPlane, namespace: str) -> None:
+    def __init__(self, cp: ControlPlane, namespace: str, *, patient: bool = False) -> None:
         self.bound: dict[str, float] = {}
         self.done = threading.Event()
         self.expected = 0
         self.restarts = 0
+        self._patient = patient
         self._namespace = namespace
         self._closed = False
         self._error: BaseException | None = None
@@ -89,11 +93,21 @@ class BindWatch:
 
     def _follow_stream(self) -> None:
         """Follow the current watch until it ends or every pod expected is bound."""
-        self._follow(self._response)
+        if not self._patient:
+            self._follow(self._response)
+            return
+        with contextlib.suppress(Exception):  # the stream broke under a stopping server
+            self._follow(self._response)
 
     def _watch_again(self) -> Any:
         """List and watch again after the watch ended early."""
-        return self._watch()
+        while True:
+            try:
+                return self._watch()
+            except Exception:
+                if self._closed or not self._patient:
+                    raise
+                time.sleep(0.2)
 
     def _follow(self, response: Any) -> None:
         buffer = b""

@@ -13,11 +13,11 @@ from typing import Any
 
 import kubernetes.client
 
+from eventsched.benchmarks.bindwatch import BindWatch
 from eventsched.benchmarks.controlplane import ControlPlane, kube_binaries
 from eventsched.benchmarks.failover.checks import Checks, check
 from eventsched.benchmarks.failover.postgres import fresh_database
 from eventsched.benchmarks.failover.replicas import Replica
-from eventsched.benchmarks.failover.watch import PatientWatch
 from eventsched.benchmarks.kube import NAMESPACE, _create_pods, _nodes, _pod
 
 DEFAULT_SERVER = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
@@ -75,7 +75,7 @@ class Run:
         self.rate = settings.rate
         self.config = settings.config_file(self.cp.workdir)
         self.url = stack.enter_context(fresh_database(settings.server))
-        self.watch = PatientWatch(self.cp, NAMESPACE)
+        self.watch = BindWatch(self.cp, NAMESPACE, patient=True)
         stack.callback(self.watch.close)
         self.watch.start(settings.pods)
         self.clock = time.monotonic()

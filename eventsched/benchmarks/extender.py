@@ -29,10 +29,10 @@ from eventsched.config import default_profile
 from eventsched.events import EventStore, upgrade
 from eventsched.extender.scheduler import ExtenderScheduler
 from eventsched.extender.server import ExtenderServer
+from eventsched.metrics import SchedulerMetrics
 from eventsched.model import Node, Pod
 from eventsched.plugins import full_registry
 from eventsched.scheduler import SchedulerOptions
-from eventsched.scheduler.metrics import SchedulerMetrics
 
 SCHEDULER = "default-scheduler"
 

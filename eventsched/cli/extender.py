@@ -20,9 +20,9 @@ from eventsched.events import EventStore, EventStoreError, SchemaOutdatedError, 
 from eventsched.extender.scheduler import ExtenderScheduler
 from eventsched.extender.server import ExtenderServer
 from eventsched.framework import Profile
+from eventsched.metrics import SchedulerMetrics
 from eventsched.plugins import full_registry
 from eventsched.scheduler import SchedulerOptions
-from eventsched.scheduler.metrics import SchedulerMetrics
 
 log = structlog.get_logger(__name__)
 

@@ -27,8 +27,8 @@ from eventsched.config.file import SchedulerConfig
 from eventsched.events import EventStore, EventStoreError, SchemaOutdatedError, check_schema
 from eventsched.events.chainwatch import ChainCheck, ChainWatch
 from eventsched.framework import Registry
+from eventsched.metrics import SchedulerMetrics
 from eventsched.scheduler import Scheduler, SchedulerOptions
-from eventsched.scheduler.metrics import SchedulerMetrics
 
 if TYPE_CHECKING:
     from kubernetes import client

@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 from eventsched.events import EventStore
 from eventsched.extender.calls import Call, ServedCalls
 from eventsched.framework import Profile, Registry
+from eventsched.metrics import SchedulerMetrics
 from eventsched.model.cache import Cache
 from eventsched.scheduler import Scheduler, SchedulerOptions
-from eventsched.scheduler.metrics import SchedulerMetrics
 from eventsched.scheduler.ports import Cluster
 from eventsched.view import ClusterView
 

@@ -25,7 +25,7 @@ from eventsched.framework.prefilterrecord import prefilter_skips
 from eventsched.framework.runtime import Framework, Rejection
 from eventsched.framework.selection import rank, record_scores, select_host
 from eventsched.framework.sink import DecisionSink
-from eventsched.framework.status import Code, Status
+from eventsched.framework.status import Status
 from eventsched.model import Indexes, NodeTable, Pod
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -370,7 +370,3 @@ def grouped_rejections(table: NodeTable, rejections: list[Rejection]) -> list[di
                 entry["detail"] = list(status.detail)
             out.append(entry)
     return out
-
-
-def is_unresolvable(status: Status) -> bool:
-    return status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE

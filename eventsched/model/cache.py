@@ -70,10 +70,6 @@ class Cache:
         placed = self._pods.get(uid)
         return placed is not None and placed.assumed
 
-    def assumed_node(self, uid: str) -> str | None:
-        placed = self._pods.get(uid)
-        return placed.node if placed is not None and placed.assumed else None
-
     def node_of(self, uid: str) -> str | None:
         placed = self._pods.get(uid)
         return placed.node if placed is not None else None

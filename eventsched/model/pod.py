@@ -128,10 +128,6 @@ class Pod:
         return f"{self.namespace}/{self.name}"
 
     @property
-    def is_assigned(self) -> bool:
-        return bool(self.node_name)
-
-    @property
     def is_terminal(self) -> bool:
         return self.terminal
 

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from eventsched.framework import CycleState, Framework
+from eventsched.metrics import SchedulerMetrics
 from eventsched.model import Pod
 from eventsched.scheduler.batch import AttemptSink
 from eventsched.scheduler.journal import Journal
-from eventsched.scheduler.metrics import SchedulerMetrics
 from eventsched.view import ClusterView
 
 

@@ -18,12 +18,12 @@ from typing import ParamSpec
 import structlog
 
 from eventsched.framework import ASSIGNED_POD_DELETE, CycleState, Framework, QueuedPodInfo
+from eventsched.metrics import SchedulerMetrics
 from eventsched.scheduler.attempts import Attempts
 from eventsched.scheduler.binding import BindingDone, run_binding_cycle
 from eventsched.scheduler.eventhandlers import EventHandlers
 from eventsched.scheduler.failure import Failures
 from eventsched.scheduler.journal import Journal
-from eventsched.scheduler.metrics import SchedulerMetrics
 from eventsched.scheduler.moves import QueueMoves
 from eventsched.scheduler.options import Stats
 from eventsched.scheduler.ports import Cluster

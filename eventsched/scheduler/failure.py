@@ -24,12 +24,12 @@ from eventsched.framework import (
     Status,
     run_post_filter,
 )
+from eventsched.metrics import SchedulerMetrics
 from eventsched.model import Pod
 from eventsched.scheduler.attempts import Attempts
 from eventsched.scheduler.batch import AttemptSink
 from eventsched.scheduler.idle import Changes
 from eventsched.scheduler.journal import Journal
-from eventsched.scheduler.metrics import SchedulerMetrics
 from eventsched.scheduler.options import Stats
 from eventsched.scheduler.ports import Cluster
 from eventsched.scheduler.preemption import evict_victims

@@ -27,8 +27,8 @@ from eventsched.events import (
     rebuild_counted,
     save_snapshot,
 )
+from eventsched.metrics import SchedulerMetrics
 from eventsched.scheduler.batch import Batch
-from eventsched.scheduler.metrics import SchedulerMetrics
 from eventsched.scheduler.unfolded import UnfoldedPlacements
 from eventsched.view import FOLDED_KINDS, ClusterView
 

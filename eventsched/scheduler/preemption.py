@@ -27,6 +27,7 @@ from typing import Any
 import structlog
 
 from eventsched.framework import Handle
+from eventsched.metrics import SchedulerMetrics
 from eventsched.model import Pod
 from eventsched.model.changes import ApiError
 from eventsched.model.preemption import (
@@ -35,7 +36,6 @@ from eventsched.model.preemption import (
     preempted_event_message,
 )
 from eventsched.scheduler.journal import Journal
-from eventsched.scheduler.metrics import SchedulerMetrics
 from eventsched.scheduler.moves import QueueMoves
 from eventsched.scheduler.ports import Cluster
 from eventsched.scheduler.queue import SchedulingQueue

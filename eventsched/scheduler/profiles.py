@@ -21,9 +21,9 @@ from eventsched.framework import (
     Registry,
     Status,
 )
+from eventsched.metrics import SchedulerMetrics
 from eventsched.model import Pod
 from eventsched.scheduler.batch import AttemptSink, Batch
-from eventsched.scheduler.metrics import SchedulerMetrics
 
 
 class Profiles:

@@ -360,15 +360,3 @@ class SchedulingQueue:
     def backing_off(self) -> list[str]:
         """The uids of the pods waiting out a backoff."""
         return [uid for uid, (_, queue) in self._where.items() if queue == "backoff"]
-
-    @property
-    def in_flight(self) -> int:
-        return len(self._in_flight)
-
-    def has_work(self) -> bool:
-        """Anything that can still be scheduled without a cluster change."""
-        counts = self.counts()
-        return bool(counts["active"] or counts["backoff"] or self._in_flight)
-
-    def unschedulable_infos(self) -> list[QueuedPodInfo]:
-        return list(self._unschedulable.values())

@@ -25,12 +25,12 @@ from eventsched.framework import (
     schedule_pod,
 )
 from eventsched.framework.runtime.instrumented import SAMPLE_PERCENT
+from eventsched.metrics import SchedulerMetrics
 from eventsched.scheduler.attempts import Attempts
 from eventsched.scheduler.batch import AttemptSink
 from eventsched.scheduler.bindingcycles import BindingCycles, Decided
 from eventsched.scheduler.failure import Failures
 from eventsched.scheduler.idle import Changes
-from eventsched.scheduler.metrics import SchedulerMetrics
 from eventsched.scheduler.options import Stats
 from eventsched.scheduler.profiles import Profiles
 from eventsched.scheduler.queue import SchedulingQueue

@@ -24,6 +24,7 @@ import structlog
 
 from eventsched.events import EventStore, Projections, StoredEvent
 from eventsched.framework import Framework, Handle, Profile, Registry
+from eventsched.metrics import SchedulerMetrics
 from eventsched.model import Pod
 from eventsched.model.cache import Cache
 from eventsched.scheduler.attempts import Attempts
@@ -33,7 +34,6 @@ from eventsched.scheduler.eventhandlers import EventHandlers
 from eventsched.scheduler.failure import Failures
 from eventsched.scheduler.idle import Changes
 from eventsched.scheduler.journal import Journal
-from eventsched.scheduler.metrics import SchedulerMetrics
 from eventsched.scheduler.moves import QueueMoves
 from eventsched.scheduler.options import SchedulerOptions, Stats
 from eventsched.scheduler.ports import Cluster, ClusterChange

@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 from eventsched.events import ChainPoint, EventRecord, EventStore
 from eventsched.events.chainwatch import ChainCheck, ChainWatch
-from eventsched.scheduler.metrics import SchedulerMetrics
+from eventsched.metrics import SchedulerMetrics
 from tests.events.test_event_chain import drop_triggers
 
 

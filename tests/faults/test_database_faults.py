@@ -48,10 +48,10 @@ from eventsched.events import (
     StoredEvent,
     upgrade,
 )
+from eventsched.metrics import SchedulerMetrics
 from eventsched.model import Pod
 from eventsched.plugins import in_tree_registry
 from eventsched.scheduler import Scheduler, SchedulerOptions
-from eventsched.scheduler.metrics import SchedulerMetrics
 from tests.conftest import _reset_postgres_schema
 from tests.faults.tcpproxy import TcpProxy
 from tests.kube.apiserver import ApiServer

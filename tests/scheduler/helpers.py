@@ -9,10 +9,10 @@ from eventsched.cluster import SimulatedCluster
 from eventsched.config import default_profile
 from eventsched.events import EventStore
 from eventsched.framework import CycleState, Handle, PluginRef, Profile, Registry, Status
+from eventsched.metrics import SchedulerMetrics
 from eventsched.model import Node, Pod
 from eventsched.plugins import in_tree_registry
 from eventsched.scheduler import Scheduler, SchedulerOptions
-from eventsched.scheduler.metrics import SchedulerMetrics
 
 
 def node(name: str, cpu: str = "4", memory: str = "8Gi", taints: list[dict] | None = None) -> Node:

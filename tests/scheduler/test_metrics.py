@@ -8,9 +8,9 @@ from eventsched.cluster import SimulatedCluster
 from eventsched.config import default_profile
 from eventsched.events import EventStore
 from eventsched.framework import Profile
+from eventsched.metrics import SchedulerMetrics
 from eventsched.plugins import full_registry
 from eventsched.scheduler import Scheduler, SchedulerOptions
-from eventsched.scheduler.metrics import SchedulerMetrics
 from tests.differential.schedplugins.profile import chart_profile
 from tests.scheduler.helpers import metered, metered_run, node, pod
 

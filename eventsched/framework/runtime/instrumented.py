@@ -28,7 +28,7 @@ _T = TypeVar("_T")
 
 
 class PluginMetrics(Protocol):
-    """What the scheduler's metrics take from the runtime (scheduler/metrics.py)."""
+    """What the scheduler's metrics take from the runtime (eventsched/metrics)."""
 
     def plugin_evaluated(self, plugin: str, point: str, profile: str, count: int) -> None: ...
 

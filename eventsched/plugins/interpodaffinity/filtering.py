@@ -49,10 +49,6 @@ class FilterState:
     anti: tuple[DomainValues, ...]
     existing: tuple[DomainValues, ...]
 
-    @property
-    def nothing_to_check(self) -> bool:
-        return not self.affinity and not self.anti and not self.existing
-
 
 def pre_filter_state(
     pod: Pod,

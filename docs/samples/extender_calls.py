@@ -2,7 +2,7 @@
 simulated cluster, logged in ./eventsched.db: filter, prioritize, bind (generate.py's
 extender samples then explain and replay that log).
 
-The server, the loop and the request bodies are the ones tests/extender/ uses: the real
+The server, the loop and the request bodies are the ones tests/extenderserver/ uses: the real
 `ExtenderScheduler` and HTTP server on a loopback port, bodies shaped as kube-scheduler
 v1.28 sends them.
 """
@@ -10,8 +10,8 @@ v1.28 sends them.
 from __future__ import annotations
 
 from eventsched.events import EventStore
-from tests.extender.helpers import pod_manifest, running_extender
-from tests.extender.test_extender_server import NODELABEL, NODES
+from tests.extenderserver.helpers import pod_manifest, running_extender
+from tests.extenderserver.test_extender_server import NODELABEL, NODES
 
 
 def main() -> None:

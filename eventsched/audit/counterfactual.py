@@ -14,7 +14,7 @@ from typing import Any
 from eventsched.audit.base import from_base
 from eventsched.audit.replay import skipped_attempt, vars_of
 from eventsched.audit.replayer import Replayer, walk
-from eventsched.audit.served import extender_call
+from eventsched.audit.servedverbs import extender_call
 from eventsched.events.reader import EventReader
 from eventsched.events.record import StoredEvent
 from eventsched.events.vocabulary import is_process_start

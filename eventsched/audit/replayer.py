@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from eventsched.audit.served import BIND_SKIPPED, extender_call, serve_again, served_outcome
+from eventsched.audit.servedverbs import BIND_SKIPPED, extender_call, serve_again, served_outcome
 from eventsched.events.projections import Projections
 from eventsched.events.record import StoredEvent
 from eventsched.events.vocabulary import is_process_start

@@ -27,8 +27,8 @@ from eventsched.cluster import SimulatedCluster
 from eventsched.cluster.generate import generate_manifests
 from eventsched.config import default_profile
 from eventsched.events import EventStore, upgrade
-from eventsched.extender.scheduler import ExtenderScheduler
-from eventsched.extender.server import ExtenderServer
+from eventsched.extenderserver.scheduler import ExtenderScheduler
+from eventsched.extenderserver.server import ExtenderServer
 from eventsched.metrics import SchedulerMetrics
 from eventsched.model import Node, Pod
 from eventsched.plugins import full_registry

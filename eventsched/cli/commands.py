@@ -35,7 +35,8 @@ COMMANDS: dict[str, Command] = {
     "config": Command("configcheck", "check a KubeSchedulerConfiguration file"),
     "db": Command("db", "manage the event log's database"),
     "extender": Command(
-        "extender", "answer kube-scheduler's extender calls (filter, prioritize, bind) and log them"
+        "extender",
+        "serve as kube-scheduler's extender: answer its filter, prioritize and bind calls, logged",
     ),
     "bench": Command("bench", "measure scheduling throughput (pods/s) on a generated cluster"),
     "ui": Command("ui", "serve a read-only web page over the event log (pods, nodes, what-if)"),

@@ -17,8 +17,8 @@ from eventsched.cli.signals import StopSignals
 from eventsched.cluster.kube import ClientConnection, KubeCluster, api_client
 from eventsched.config.file import ConfigError, SchedulerConfig, load_config
 from eventsched.events import EventStore, EventStoreError, SchemaOutdatedError, check_schema
-from eventsched.extender.scheduler import ExtenderScheduler
-from eventsched.extender.server import ExtenderServer
+from eventsched.extenderserver.scheduler import ExtenderScheduler
+from eventsched.extenderserver.server import ExtenderServer
 from eventsched.framework import Profile
 from eventsched.metrics import SchedulerMetrics
 from eventsched.plugins import full_registry

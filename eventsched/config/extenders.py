@@ -1,7 +1,7 @@
 """`extenders[]` of KubeSchedulerConfiguration v1: the fields and what a name must look like.
 
 The parsed form (`ExtenderConfig`) lives in the framework, which calls the
-extenders (framework/extender.py); config/file.py parses it with
+extenders (framework/extenders/client.py); config/file.py parses it with
 kube-scheduler's rules (`validateExtenders`).
 """
 
@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from eventsched.framework import Profile
-from eventsched.framework.extenderconfig import (
+from eventsched.framework.extenders.config import (
     DEFAULT_HTTP_TIMEOUT,
     ExtenderConfig,
     ManagedResource,

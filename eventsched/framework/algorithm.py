@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from eventsched.framework.cycle_state import CycleState
-from eventsched.framework.extenders import (
+from eventsched.framework.extenders.cycle import (
     add_extender_scores,
     has_extender_filters,
     has_extender_prioritizers,

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from eventsched.framework.extenderconfig import ExtenderConfig
+from eventsched.framework.extenders.config import ExtenderConfig
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import structlog
 
 from eventsched.framework import IDENTITY_KEY, Code, CycleState, Framework, QueuedPodInfo, Status
-from eventsched.framework.extenders import bind_with_extender, binder_extender
+from eventsched.framework.extenders.cycle import bind_with_extender, binder_extender
 from eventsched.scheduler.batch import AttemptSink, Batch
 from eventsched.scheduler.ports import BindOutcome
 

@@ -13,7 +13,7 @@ import numpy as np
 import structlog
 
 from eventsched.framework.cycle_state import CycleState
-from eventsched.framework.extender import HTTPExtender
+from eventsched.framework.extenders.client import HTTPExtender
 from eventsched.framework.handle import Handle
 from eventsched.framework.interface import (
     MAX_NODE_SCORE,

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from eventsched.events import EventStore
-from eventsched.extender.calls import Call, ServedCalls
+from eventsched.extenderserver.calls import Call, ServedCalls
 from eventsched.framework import Profile, Registry
 from eventsched.metrics import SchedulerMetrics
 from eventsched.model.cache import Cache

@@ -17,7 +17,7 @@ from typing import Any
 
 import structlog
 
-from eventsched.extender.protocol import (
+from eventsched.extenderserver.protocol import (
     BindingArgs,
     ExtenderArgs,
     error_result,
@@ -25,7 +25,7 @@ from eventsched.extender.protocol import (
     host_priority_list,
 )
 from eventsched.framework import IDENTITY_KEY, Framework
-from eventsched.framework.served import (
+from eventsched.framework.servedverbs import (
     ServeError,
     candidates_record,
     serve_filter,

@@ -1,7 +1,7 @@
 """One entry of KubeSchedulerConfiguration's `extenders[]`, as the framework calls it.
 
 Parsed and validated by eventsched.config (with kube-scheduler's rules); kept in the
-framework because the profile carries it and the runtime calls it (framework/extender.py).
+framework because the profile carries it and the runtime calls it (framework/extenders/client.py).
 """
 
 from __future__ import annotations

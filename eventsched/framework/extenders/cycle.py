@@ -20,7 +20,7 @@ import numpy as np
 import structlog
 
 from eventsched.framework.cycle_state import CycleState
-from eventsched.framework.extender import ExtenderError, FilterReply, HTTPExtender
+from eventsched.framework.extenders.client import ExtenderError, FilterReply, HTTPExtender
 from eventsched.framework.runtime import Framework, Rejection, ScoreTable
 from eventsched.framework.status import Status
 from eventsched.model import Indexes, NodeTable, Pod

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from eventsched.framework.served import FilterAnswer, HostPriority
+from eventsched.framework.servedverbs import FilterAnswer, HostPriority
 
 VERBS = ("filter", "prioritize", "bind", "preempt")
 

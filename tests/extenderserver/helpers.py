@@ -16,8 +16,8 @@ from prometheus_client import CollectorRegistry
 from eventsched.cluster import SimulatedCluster
 from eventsched.config.file import parse_config
 from eventsched.events import EventStore
-from eventsched.extender.scheduler import ExtenderScheduler
-from eventsched.extender.server import ExtenderServer
+from eventsched.extenderserver.scheduler import ExtenderScheduler
+from eventsched.extenderserver.server import ExtenderServer
 from eventsched.metrics import SchedulerMetrics
 from eventsched.model import Node, Pod
 from eventsched.plugins import full_registry

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from eventsched.framework import CycleState, Framework
-from eventsched.framework.served import (
+from eventsched.framework.servedverbs import (
     ServeError,
     candidates_from_record,
     serve_filter,

@@ -24,7 +24,7 @@ import orjson
 import urllib3
 
 from eventsched.framework.cycle_state import CycleState
-from eventsched.framework.extenderconfig import ExtenderConfig
+from eventsched.framework.extenders.config import ExtenderConfig
 from eventsched.framework.handle import Handle
 from eventsched.model import Node, Pod
 

@@ -25,15 +25,15 @@ from prometheus_client import (
 )
 
 from eventsched._httpserver import QuietHTTPServer
-from eventsched.extender.calls import Call
-from eventsched.extender.protocol import (
+from eventsched.extenderserver.calls import Call
+from eventsched.extenderserver.protocol import (
     VERBS,
     ProtocolError,
     error_result,
     parse_args,
     parse_binding,
 )
-from eventsched.extender.scheduler import ExtenderScheduler
+from eventsched.extenderserver.scheduler import ExtenderScheduler
 
 log = structlog.get_logger(__name__)
 

@@ -26,8 +26,8 @@ from eventsched.framework.profile import PluginRef, Profile
 from eventsched.model import Pod
 from eventsched.model.containers import GUARANTEED, ContainerRequests
 from eventsched.model.resources import CPU, MEMORY
-from eventsched.model.topology import NodeResourceTopology
 from eventsched.plugins import full_registry
+from eventsched.plugins.noderesourcetopology.topology import NodeResourceTopology
 
 PLUGIN = "NodeResourceTopologyMatch"
 POLICY = "single-numa-node"

@@ -16,9 +16,9 @@ from eventsched.cluster import LoadedCluster
 from eventsched.config import default_profile
 from eventsched.framework.profile import PluginRef, Profile
 from eventsched.model.objects import Workload
-from eventsched.model.quota import ElasticQuota
 from eventsched.model.resources import CPU, MEMORY
 from eventsched.plugins import full_registry
+from eventsched.plugins.capacityscheduling.elasticquota import ElasticQuota
 
 PLUGIN = "CapacityScheduling"
 

@@ -26,6 +26,7 @@ from eventsched.cluster.naming import check_name, rfc3339, stable_token
 from eventsched.cluster.priorities import PriorityClasses
 from eventsched.cluster.types import LoadedCluster
 from eventsched.model import ManifestError, Node, Pod
+from eventsched.model.customkinds import CUSTOM_KINDS
 from eventsched.model.objects import object_from_manifest
 from eventsched.model.resources import PODS
 
@@ -41,8 +42,8 @@ KUBELET_DEFAULT_MAX_PODS = 110
 _NOT_EXPANDED = ("DaemonSet", "Job", "CronJob", "ReplicationController")
 #: Kinds the scheduler observes as they are (plugins read their labels, selectors, or
 #: the volume plugins their claims, volumes, classes and attach limits, or preemption
-#: its disruption budgets, or CapacityScheduling its quotas, or NodeResourceTopologyMatch
-#: the nodes' NUMA topology).
+#: its disruption budgets); and so are the custom kinds plugins declare (`CUSTOM_KINDS`:
+#: CapacityScheduling's quotas, NodeResourceTopologyMatch's nodes' NUMA topology).
 _OBSERVED = (
     "Namespace",
     "Service",
@@ -51,8 +52,6 @@ _OBSERVED = (
     "StorageClass",
     "CSINode",
     "PodDisruptionBudget",
-    "ElasticQuota",
-    "NodeResourceTopology",
 )
 
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -125,7 +124,7 @@ def _build(documents: Sequence[_Document], created: str, new_uid: UidFactory) ->
                     _register(pod_sources, pod.key, doc.location, label, "Pod")
                     loaded.pods.append(pod)
                 loaded.objects.append(object_from_manifest(expansion.controller))
-            elif kind in _OBSERVED:
+            elif kind in _OBSERVED or kind in CUSTOM_KINDS:
                 loaded.objects.append(object_from_manifest(doc.obj))
             elif kind in _NOT_EXPANDED:
                 loaded.skipped.append(

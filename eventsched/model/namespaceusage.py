@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from eventsched.model.counted import counted
 from eventsched.model.pod import Pod
-from eventsched.model.quota import counted
 from eventsched.model.resources import Resources
 
 
 class NamespaceUsage:
-    """Namespace -> the summed requests (`quota.counted`) of its placed pods."""
+    """Namespace -> the summed requests (`counted.counted`) of its placed pods."""
 
     __slots__ = ("_added", "_used")
 

@@ -7,8 +7,10 @@
 - PersistentVolumeClaims, PersistentVolumes, StorageClasses and CSINodes, for
   the volume plugins (model/volumes.py, held in `ClusterObjects.storage`).
 - PodDisruptionBudgets, for DefaultPreemption (model/disruption.py).
-- ElasticQuotas, for CapacityScheduling (model/quota.py).
-- NodeResourceTopologies, for NodeResourceTopologyMatch (model/topology.py).
+- The custom kinds plugins declare in their own packages (model/customkinds.py:
+  CapacityScheduling's ElasticQuotas, NodeResourceTopologyMatch's
+  NodeResourceTopologies), held in `ClusterObjects.custom` and decoded through their
+  declarations, so this module knows none of them.
 
 Only the fields a decision reads are kept, so each observation is small
 enough to log like a node or a pod.
@@ -20,12 +22,12 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from eventsched.model.customkinds import CUSTOM_KINDS, CustomObject, KindNames
+from eventsched.model.customobjects import CustomObjects
 from eventsched.model.disruption import PDB, PodDisruptionBudget
 from eventsched.model.pod import Pod
-from eventsched.model.quota import ELASTIC_QUOTA, ElasticQuota
 from eventsched.model.selectors import IN, LabelRequirement, LabelSelector
 from eventsched.model.storage import StorageObjects
-from eventsched.model.topology import NRT, NodeResourceTopology
 from eventsched.model.volumes import (
     CSI_NODE,
     PV,
@@ -45,11 +47,13 @@ WORKLOAD_KINDS = (SERVICE, REPLICA_SET, STATEFUL_SET, REPLICATION_CONTROLLER)
 
 NAMESPACE = "Namespace"
 NAME_LABEL = "kubernetes.io/metadata.name"
-#: Every kind this module reads; the cluster adapters watch these (ElasticQuota only when
-#: a profile enables CapacityScheduling: cluster/kube/adapter.py CUSTOM_RESOURCES).
-KINDS = (NAMESPACE, *WORKLOAD_KINDS, *VOLUME_KINDS, PDB, ELASTIC_QUOTA, NRT)
+#: The kinds this module reads itself; the cluster adapters always watch these.
+BUILT_IN_KINDS = (NAMESPACE, *WORKLOAD_KINDS, *VOLUME_KINDS, PDB)
+#: Every kind read: the built-in ones, then the custom kinds plugins declare (the cluster
+#: adapter watches one of those only when a profile enables a plugin that reads it).
+KINDS = KindNames(BUILT_IN_KINDS, CUSTOM_KINDS)
 #: Kinds whose objects have no namespace: their key is KIND/NAME.
-CLUSTER_SCOPED = frozenset({NAMESPACE, PV, STORAGE_CLASS, CSI_NODE, NRT})
+CLUSTER_SCOPED = KindNames((NAMESPACE, PV, STORAGE_CLASS, CSI_NODE), CUSTOM_KINDS, namespaced=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,9 +96,7 @@ class Workload:
 
 
 #: An object of one of `KINDS`.
-ClusterObject = (
-    Namespace | Workload | VolumeObject | PodDisruptionBudget | ElasticQuota | NodeResourceTopology
-)
+ClusterObject = Namespace | Workload | VolumeObject | PodDisruptionBudget | CustomObject
 
 
 def record_key(record: Mapping[str, Any]) -> str:
@@ -113,10 +115,9 @@ def object_from_record(record: Mapping[str, Any]) -> ClusterObject:
         return volume_object_from_record(record)
     if kind == PDB:
         return PodDisruptionBudget.from_record(record)
-    if kind == ELASTIC_QUOTA:
-        return ElasticQuota.from_record(record)
-    if kind == NRT:
-        return NodeResourceTopology.from_record(record)
+    custom = CUSTOM_KINDS.get(kind)
+    if custom is not None:
+        return custom.from_record(record)
     raw = record.get("selector")
     where = f"{kind} {record.get('namespace')}/{record.get('name')}"
     selector = None if raw is None else LabelSelector.parse(raw, where, "selector")
@@ -129,10 +130,9 @@ def object_from_manifest(obj: Mapping[str, Any]) -> ClusterObject:
         return volume_object_from_manifest(obj)
     if obj.get("kind") == PDB:
         return PodDisruptionBudget.from_manifest(obj)
-    if obj.get("kind") == ELASTIC_QUOTA:
-        return ElasticQuota.from_manifest(obj)
-    if obj.get("kind") == NRT:
-        return NodeResourceTopology.from_manifest(obj)
+    custom = CUSTOM_KINDS.get(str(obj.get("kind")))
+    if custom is not None:
+        return custom.from_manifest(obj)
     if obj.get("kind") == NAMESPACE:
         meta = obj.get("metadata") or {}
         name = str(meta.get("name"))
@@ -170,8 +170,8 @@ def workload_from_manifest(obj: Mapping[str, Any]) -> Workload:
 
 
 class ClusterObjects:
-    """The namespaces, workloads, storage objects, disruption budgets and elastic quotas the
-    scheduler has observed."""
+    """The namespaces, workloads, storage objects, disruption budgets and objects of custom
+    kinds the scheduler has observed."""
 
     def __init__(self) -> None:
         self.namespaces: dict[str, Namespace] = {}
@@ -183,28 +183,23 @@ class ClusterObjects:
         self._services: dict[str, dict[tuple[str, str, str], Workload]] = {}
         self.storage = StorageObjects()
         self.budgets: dict[tuple[str, str], PodDisruptionBudget] = {}
-        #: namespace -> name -> quota.
-        self.quotas: dict[str, dict[str, ElasticQuota]] = {}
-        self.topologies: dict[str, NodeResourceTopology] = {}
+        #: The objects of the custom kinds plugins declare (model/customkinds.py).
+        self.custom = CustomObjects()
 
     def __iter__(self) -> Iterator[ClusterObject]:
         yield from self.namespaces.values()
         yield from self.workloads.values()
         yield from self.storage
         yield from self.budgets.values()
-        for quotas in self.quotas.values():
-            yield from quotas.values()
-        yield from self.topologies.values()
+        yield from self.custom
 
     def __len__(self) -> int:
-        quotas = sum(len(q) for q in self.quotas.values())
         return (
             len(self.namespaces)
             + len(self.workloads)
             + len(self.storage)
             + len(self.budgets)
-            + quotas
-            + len(self.topologies)
+            + len(self.custom)
         )
 
     def has(self, obj: ClusterObject) -> bool:
@@ -215,11 +210,9 @@ class ClusterObjects:
             return (obj.kind, obj.namespace, obj.name) in self.workloads
         if isinstance(obj, PodDisruptionBudget):
             return (obj.namespace, obj.name) in self.budgets
-        if isinstance(obj, ElasticQuota):
-            return obj.name in self.quotas.get(obj.namespace, {})
-        if isinstance(obj, NodeResourceTopology):
-            return obj.name in self.topologies
-        return self.storage.has(obj)
+        if isinstance(obj, VolumeObject):
+            return self.storage.has(obj)
+        return self.custom.has(obj)
 
     def upsert(self, obj: ClusterObject) -> None:
         if isinstance(obj, Namespace):
@@ -231,12 +224,10 @@ class ClusterObjects:
                 self._services.setdefault(obj.namespace, {})[key] = obj
         elif isinstance(obj, PodDisruptionBudget):
             self.budgets[(obj.namespace, obj.name)] = obj
-        elif isinstance(obj, ElasticQuota):
-            self.quotas.setdefault(obj.namespace, {})[obj.name] = obj
-        elif isinstance(obj, NodeResourceTopology):
-            self.topologies[obj.name] = obj
-        else:
+        elif isinstance(obj, VolumeObject):
             self.storage.upsert(obj)
+        else:
+            self.custom.upsert(obj)
 
     def remove(self, obj: ClusterObject) -> None:
         if isinstance(obj, Namespace):
@@ -249,15 +240,10 @@ class ClusterObjects:
                 del self._services[obj.namespace]
         elif isinstance(obj, PodDisruptionBudget):
             self.budgets.pop((obj.namespace, obj.name), None)
-        elif isinstance(obj, ElasticQuota):
-            quotas = self.quotas.get(obj.namespace, {})
-            quotas.pop(obj.name, None)
-            if not quotas:
-                self.quotas.pop(obj.namespace, None)
-        elif isinstance(obj, NodeResourceTopology):
-            self.topologies.pop(obj.name, None)
-        else:
+        elif isinstance(obj, VolumeObject):
             self.storage.remove(obj)
+        else:
+            self.custom.remove(obj)
 
     def clear(self) -> None:
         self.namespaces.clear()
@@ -265,24 +251,13 @@ class ClusterObjects:
         self._services.clear()
         self.storage.clear()
         self.budgets.clear()
-        self.quotas.clear()
-        self.topologies.clear()
-
-    def elastic_quota(self, namespace: str) -> ElasticQuota | None:
-        """The namespace's ElasticQuota as CapacityScheduling reads it: the first by name of
-        those it has (upstream lists the namespace's quotas and takes the first)."""
-        quotas = self.quotas.get(namespace)
-        return quotas[min(quotas)] if quotas else None
+        self.custom.clear()
 
     def disruption_budgets(self) -> tuple[PodDisruptionBudget, ...]:
         """Every budget observed, by namespace and name (kube-scheduler's
         `getPodDisruptionBudgets` lists them all; the order changes no verdict of
         `filterPodsWithPDBViolation`, a stable one keeps replay's the same)."""
         return tuple(self.budgets[key] for key in sorted(self.budgets))
-
-    def topology(self, node_name: str) -> NodeResourceTopology | None:
-        """The NodeResourceTopology of a node, None when none is known."""
-        return self.topologies.get(node_name)
 
     def namespace_labels(self, name: str) -> Mapping[str, str] | None:
         """A namespace's labels, None when it is not known."""

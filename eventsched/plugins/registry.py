@@ -1,12 +1,14 @@
-"""Plugin names to factories: kube-scheduler's in-tree ones by their upstream names, then ours."""
+"""Plugin names to factories: kube-scheduler's in-tree ones by their upstream names, then ours;
+and the custom kinds our plugins declare, declared once to the model (model/customkinds.py)."""
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from eventsched.framework import Handle, Registry
+from eventsched.model.customkinds import CUSTOM_KINDS, CustomKind
 from eventsched.plugins.defaultbinder import DefaultBinder
 from eventsched.plugins.defaultpreemption import DefaultPreemption
 from eventsched.plugins.imagelocality import ImageLocality
@@ -72,6 +74,38 @@ OWN: dict[str, str] = {
     "NodeResourcesAllocatable": "noderesources_allocatable",
     "NodeResourceTopologyMatch": "noderesourcetopology",
 }
+
+
+#: The custom resources our plugins read, each declared by its plugin's package as a
+#: `CustomKind` (its model type, decoding, informer and CRD file): kind to where, as
+#: `module:attribute` under eventsched.plugins. Each is declared to `CUSTOM_KINDS` when
+#: this module is imported, so that the cluster adapters, the manifest loader and the fold
+#: read it without importing a plugin; its package is imported when it is first looked up.
+CUSTOM_KIND_DECLARATIONS: dict[str, str] = {
+    "ElasticQuota": "capacityscheduling.elasticquota:ELASTIC_QUOTAS",
+    "NodeResourceTopology": "noderesourcetopology.topology:NODE_RESOURCE_TOPOLOGIES",
+}
+
+
+def _loader(where: str) -> Callable[[], CustomKind[Any]]:
+    """What loads the CustomKind at `where` (`module:attribute` under eventsched.plugins)."""
+    module, _, attribute = where.partition(":")
+
+    def load() -> CustomKind[Any]:
+        found = getattr(importlib.import_module(f"eventsched.plugins.{module}"), attribute)
+        if not isinstance(found, CustomKind):
+            raise TypeError(f"eventsched.plugins.{where} is not a CustomKind")
+        return found
+
+    return load
+
+
+def _declare_custom_kinds() -> None:
+    for kind, where in CUSTOM_KIND_DECLARATIONS.items():
+        CUSTOM_KINDS.declare(kind, _loader(where))
+
+
+_declare_custom_kinds()
 
 
 class Deferred:

@@ -19,7 +19,7 @@ from structlog.testing import capture_logs
 
 from eventsched.cluster.kube import KubeCluster
 from eventsched.model.changes import ClusterChange
-from eventsched.model.quota import ElasticQuota
+from eventsched.plugins.capacityscheduling.elasticquota import ElasticQuota
 from tests.conftest import KubeServer
 from tests.kube.realserver import RealApiServer, real_binaries
 

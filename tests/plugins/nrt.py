@@ -9,8 +9,8 @@ import numpy as np
 from eventsched.framework import CycleState, Handle, Status
 from eventsched.framework.adapters import filter_rows, score_rows
 from eventsched.model import Node, NodeTable, Pod
-from eventsched.model.topology import NodeResourceTopology
 from eventsched.plugins.noderesourcetopology import NodeResourceTopologyMatch
+from eventsched.plugins.noderesourcetopology.topology import NodeResourceTopology
 
 NIC = "vendor.com/nic"
 GPU = "vendor.com/gpu"

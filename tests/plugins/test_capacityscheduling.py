@@ -12,8 +12,8 @@ from structlog.testing import capture_logs
 
 from eventsched.framework import Code, CycleState, Handle, Status
 from eventsched.model import NodeTable, Pod
-from eventsched.model.quota import ElasticQuota
 from eventsched.plugins.capacityscheduling import CapacityScheduling
+from eventsched.plugins.capacityscheduling.elasticquota import ElasticQuota
 from eventsched.plugins.capacityscheduling.preemption import eligible
 from eventsched.plugins.capacityscheduling.quotas import QuotaInfo, exceeds
 from eventsched.plugins.capacityscheduling.state import PreFilterState

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from eventsched.framework import PluginArgsError
-from eventsched.model.topology import NodeResourceTopology
 from eventsched.plugins import full_registry
 from eventsched.plugins.noderesourcetopology.args import TopologyMatchArgs, parse_args
 from eventsched.plugins.noderesourcetopology.numa import (
@@ -24,6 +23,7 @@ from eventsched.plugins.noderesourcetopology.numa import (
     topology_manager_config,
     zone_id,
 )
+from eventsched.plugins.noderesourcetopology.topology import NodeResourceTopology
 from tests.plugins.nrt import nrt, zone
 
 

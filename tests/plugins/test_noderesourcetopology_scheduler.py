@@ -14,8 +14,8 @@ from eventsched.cluster import SimulatedCluster
 from eventsched.cluster.manifests import load_manifests
 from eventsched.config.file import parse_config
 from eventsched.events import EventStore
-from eventsched.model.topology import NodeResourceTopology
 from eventsched.plugins import full_registry
+from eventsched.plugins.noderesourcetopology.topology import NodeResourceTopology
 from eventsched.scheduler import Scheduler, SchedulerOptions
 
 REGISTRY = full_registry()

@@ -31,6 +31,7 @@ from eventsched.cluster.kube.slim import slim_decoders
 from eventsched.cluster.kube.volumes import VolumeRequests
 from eventsched.model import Node, Pod
 from eventsched.model.changes import BindOutcome, ChangeType, ClusterChange
+from eventsched.model.customkinds import CUSTOM_KINDS, CustomKind
 from eventsched.model.objects import ClusterObject
 from eventsched.model.volumes import PersistentVolume, PersistentVolumeClaim
 
@@ -60,18 +61,6 @@ OBJECT_RESOURCES = (
     ("policy/v1/poddisruptionbudgets", "PodDisruptionBudget"),
 )
 
-#: Custom resources some plugins read, watched only when a profile enables such a plugin
-#: (`Registry.custom_kinds`): kind to resource path.
-CUSTOM_RESOURCES = {
-    "ElasticQuota": "scheduling.x-k8s.io/v1alpha1/elasticquotas",
-    "NodeResourceTopology": "topology.node.k8s.io/v1alpha2/noderesourcetopologies",
-}
-#: What installs each custom resource's CRD (the startup line names it when it is missing).
-CRD_FILES = {
-    "ElasticQuota": "deploy/crds/elasticquotas.yaml",
-    "NodeResourceTopology": "deploy/crds/noderesourcetopologies.yaml",
-}
-
 
 class KubeCluster:
     """Implements `eventsched.scheduler.ports.Cluster`: plain JSON, configured as the official client is."""
@@ -87,8 +76,9 @@ class KubeCluster:
         prefetch: Prefetch | None = None,
     ) -> None:
         """`request_threads`: the caller's threads that send requests through this cluster
-        at once (the binders); `custom_kinds`: the custom resources (CUSTOM_RESOURCES) to
-        watch as well; `observer`: told of every request (the rest_client metrics);
+        at once (the binders); `custom_kinds`: the custom kinds to watch as well, by name
+        (`Registry.custom_kinds`: those the profiles' plugins read), as model/customkinds.py
+        declares them; `observer`: told of every request (the rest_client metrics);
         `prefetch`: the nodes' and pods' first lists, already asked for (`first_lists`)."""
         connection = connection or ClientConnection()
         # A keep-alive connection for each: a connection returned to a full pool is
@@ -135,15 +125,7 @@ class KubeCluster:
             for resource, kind in OBJECT_RESOURCES
         ]
         self.custom = {
-            kind: Informer(
-                self._rest,
-                resource_path(CUSTOM_RESOURCES[kind]),
-                self._object(kind),
-                self._custom_error(kind),
-                name=CUSTOM_RESOURCES[kind].rpartition("/")[2],
-                optional=True,
-            )
-            for kind in sorted(custom_kinds)
+            kind: self._custom_informer(CUSTOM_KINDS[kind]) for kind in sorted(custom_kinds)
         }
         self.volumes = VolumeRequests(self._rest, self._limiter)
         self.evictions = Evictions(self._rest, self._limiter)
@@ -305,9 +287,21 @@ class KubeCluster:
 
         return report
 
-    def _custom_error(self, kind: str) -> Callable[[Exception], None]:
+    def _custom_informer(self, custom: CustomKind[Any]) -> Informer:
+        """A custom kind's informer: optional, as the API server may not serve it."""
+        return Informer(
+            self._rest,
+            resource_path(custom.resource),
+            self._object(custom.kind),
+            self._custom_error(custom),
+            name=custom.plural,
+            optional=True,
+        )
+
+    def _custom_error(self, custom: CustomKind[Any]) -> Callable[[Exception], None]:
         """A missing CRD is said once, with the fix; it is listed again until it appears."""
-        other = self._watch_error(CUSTOM_RESOURCES[kind])
+        kind = custom.kind
+        other = self._watch_error(custom.resource)
         said = threading.Event()
 
         def report(error: Exception) -> None:
@@ -319,9 +313,9 @@ class KubeCluster:
                 log.warning(
                     f"the API server does not serve {kind} (its CRD is not installed): the "
                     f"plugins that read it see none until it is; install it with "
-                    f"`kubectl apply -f {CRD_FILES[kind]}`",
+                    f"`kubectl apply -f {custom.crd_file}`",
                     kind=kind,
-                    resource=CUSTOM_RESOURCES[kind],
+                    resource=custom.resource,
                 )
 
         return report

@@ -28,7 +28,7 @@ from typing import Any
 import structlog
 
 from eventsched.model import NodeTable
-from eventsched.model.quota import ElasticQuota
+from eventsched.plugins.capacityscheduling.elasticquota import ElasticQuota, namespace_quota
 
 log = structlog.get_logger(__name__)
 
@@ -53,7 +53,7 @@ class KnownQuotas:
                 continue
             if self._looked.get(namespace) == added:
                 continue
-            quota = table.objects.elastic_quota(namespace)
+            quota = namespace_quota(table.objects.custom, namespace)
             if quota is None:
                 self._looked[namespace] = added
                 continue
@@ -64,7 +64,7 @@ class KnownQuotas:
         return changed
 
     def _warn_if_changed(self, namespace: str, table: NodeTable) -> None:
-        now = table.objects.elastic_quota(namespace)
+        now = namespace_quota(table.objects.custom, namespace)
         known = self.quotas[namespace]
         if now == known or namespace in self._warned:
             return

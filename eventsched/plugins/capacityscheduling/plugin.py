@@ -42,15 +42,16 @@ from eventsched.framework import (
     check_args,
 )
 from eventsched.model import NodeTable, Pod
-from eventsched.model.quota import ELASTIC_QUOTA, counted
+from eventsched.model.counted import counted
 from eventsched.model.resources import Resources, add_into
+from eventsched.plugins.capacityscheduling.elasticquota import ELASTIC_QUOTAS
 from eventsched.plugins.capacityscheduling.known import KnownQuotas
 from eventsched.plugins.capacityscheduling.preemption import preempt
 from eventsched.plugins.capacityscheduling.quotas import QuotaInfo, Quotas
 from eventsched.plugins.capacityscheduling.state import NAME, STATE_KEY, PreFilterState
 
 #: Upstream registers every ElasticQuota change and any assigned pod's deletion.
-ELASTIC_QUOTA_ANY = ClusterEvent(ELASTIC_QUOTA, "*")
+ELASTIC_QUOTA_ANY = ClusterEvent(ELASTIC_QUOTAS.kind, "*")
 
 
 def nominated_requests(
@@ -76,8 +77,9 @@ def nominated_requests(
 
 class CapacityScheduling:
     name = NAME
-    #: The cluster adapter watches ElasticQuotas when a profile enables the plugin.
-    custom_kinds = (ELASTIC_QUOTA,)
+    #: The custom kinds it reads, by name: the cluster adapter watches ElasticQuotas when a
+    #: profile enables the plugin.
+    custom_kinds = (ELASTIC_QUOTAS.kind,)
     counts_preemption_attempts = True
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:

@@ -42,10 +42,14 @@ from eventsched.framework.preemption.victims import (
 )
 from eventsched.framework.status import Code
 from eventsched.model import NodeTable, Pod
+from eventsched.model.counted import counted
 from eventsched.model.disruption import PodDisruptionBudget
 from eventsched.model.pod import PREEMPT_NEVER
-from eventsched.model.quota import LOWER_BOUND_OF_MIN, UPPER_BOUND_OF_MAX, counted
 from eventsched.model.resources import Resources
+from eventsched.plugins.capacityscheduling.elasticquota import (
+    LOWER_BOUND_OF_MIN,
+    UPPER_BOUND_OF_MAX,
+)
 from eventsched.plugins.capacityscheduling.quotas import QuotaInfo, exceeds
 from eventsched.plugins.capacityscheduling.state import STATE_KEY, PreFilterState
 

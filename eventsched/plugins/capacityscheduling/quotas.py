@@ -1,7 +1,7 @@
 """The quota arithmetic of scheduler-plugins v0.28.9's CapacityScheduling (`elasticquota.go`).
 
 A `QuotaInfo` is upstream's `ElasticQuotaInfo` for one namespace: its quota's effective
-min and max (model/quota.py) and its usage, the requests of its placed pods. Every
+min and max (elasticquota.py) and its usage, the requests of its placed pods. Every
 comparison is upstream's `cmp2`: true when, for any resource, the sum of two amounts is
 strictly more than the bound's. cpu, memory, ephemeral-storage and pods are always
 compared (a bound that does not list one has 0 of it); a scalar resource is compared only
@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from eventsched.model.quota import (
-    BASE_RESOURCES,
+from eventsched.model.counted import BASE_RESOURCES
+from eventsched.model.resources import Resources, add_into
+from eventsched.plugins.capacityscheduling.elasticquota import (
     LOWER_BOUND_OF_MIN,
     UPPER_BOUND_OF_MAX,
     ElasticQuota,
 )
-from eventsched.model.resources import Resources, add_into
 
 _EMPTY: Mapping[str, int] = {}
 

@@ -15,7 +15,11 @@ from dataclasses import dataclass, field
 from eventsched.model import label_key_problem
 from eventsched.model.containers import GUARANTEED
 from eventsched.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY
-from eventsched.model.topology import ATTRIBUTE_POLICY, ATTRIBUTE_SCOPE, NodeResourceTopology
+from eventsched.plugins.noderesourcetopology.topology import (
+    ATTRIBUTE_POLICY,
+    ATTRIBUTE_SCOPE,
+    NodeResourceTopology,
+)
 
 #: `maxNUMAId`: zone ids are 0..63 (a bitmask of 64 bits).
 MAX_NUMA_ID = 64

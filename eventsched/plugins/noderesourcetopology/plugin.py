@@ -6,7 +6,7 @@ cells (score.py, leastnuma.py); there is no NormalizeScore (upstream's
 ScoreExtensions is nil).
 
 The NodeResourceTopology of a node is read from the snapshot's cluster objects
-(`table.objects.topology(node)`): this is upstream's default passthrough cache
+(`table.objects.custom`, by its kind `NODE_RESOURCE_TOPOLOGIES`): this is upstream's default passthrough cache
 (`cacheResyncPeriodSeconds: 0`), which reads the object as the API has it at each
 Filter and Score. The overreserve and discard-reserved caches (and their Reserve,
 Unreserve and PostBind points) are not implemented; args.py refuses them.
@@ -35,7 +35,6 @@ from eventsched.framework import (
 )
 from eventsched.model import Pod
 from eventsched.model.containers import BEST_EFFORT, GUARANTEED
-from eventsched.model.topology import NRT, NodeResourceTopology
 from eventsched.plugins.noderesourcetopology import filter as numafilter
 from eventsched.plugins.noderesourcetopology import leastnuma, score
 from eventsched.plugins.noderesourcetopology.args import (
@@ -53,20 +52,25 @@ from eventsched.plugins.noderesourcetopology.numa import (
     TopologyCache,
     includes_non_native,
 )
+from eventsched.plugins.noderesourcetopology.topology import (
+    NODE_RESOURCE_TOPOLOGIES,
+    NodeResourceTopology,
+)
 
 _STRATEGIES: Mapping[str, score.ScoreStrategy] = {
     LEAST_ALLOCATED: score.least_allocated,
     MOST_ALLOCATED: score.most_allocated,
     BALANCED_ALLOCATION: score.balanced_allocation,
 }
-NRT_ADD = ClusterEvent(NRT, "Add")
-NRT_UPDATE = ClusterEvent(NRT, "Update")
+NRT_ADD = ClusterEvent(NODE_RESOURCE_TOPOLOGIES.kind, "Add")
+NRT_UPDATE = ClusterEvent(NODE_RESOURCE_TOPOLOGIES.kind, "Update")
 
 
 class NodeResourceTopologyMatch:
     name = NAME
-    #: The cluster adapter watches NodeResourceTopologies when a profile enables the plugin.
-    custom_kinds = ("NodeResourceTopology",)
+    #: The custom kinds it reads, by name: the cluster adapter watches NodeResourceTopologies
+    #: when a profile enables the plugin.
+    custom_kinds = (NODE_RESOURCE_TOPOLOGIES.kind,)
 
     def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
         self.args = parse_args(args)
@@ -79,7 +83,7 @@ class NodeResourceTopologyMatch:
         return (ASSIGNED_POD_DELETE, NODE_ADD, NODE_UPDATE, NRT_ADD, NRT_UPDATE)
 
     def topology(self, node: NodeInfo) -> NodeResourceTopology | None:
-        return node.table.objects.topology(node.name)
+        return node.table.objects.custom.named(NODE_RESOURCE_TOPOLOGIES, node.name)
 
     def parsed(self, node: NodeInfo) -> ParsedTopology | None:
         """The node's NodeResourceTopology as Filter and Score read it (None: it has none)."""

@@ -1,6 +1,5 @@
 """NodeResourceTopology (topology.node.k8s.io/v1alpha2) as NodeResourceTopologyMatch reads it:
-parsing checked as the CRD's schema checks it, the logged record, ClusterObjects storage;
-and the QoS class and per-container requests pods now keep (v1qos.GetPodQOS, k8s v1.28)."""
+parsing checked as the CRD's schema checks it, the logged record, ClusterObjects storage."""
 
 from __future__ import annotations
 
@@ -8,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from eventsched.model import ManifestError, Pod
-from eventsched.model.containers import BEST_EFFORT, BURSTABLE, GUARANTEED, ContainerRequests
+from eventsched.model import ManifestError
 from eventsched.model.objects import (
     CLUSTER_SCOPED,
     KINDS,
@@ -18,7 +16,12 @@ from eventsched.model.objects import (
     object_from_record,
     record_key,
 )
-from eventsched.model.topology import NodeResourceTopology, Zone, ZoneResource
+from eventsched.plugins.noderesourcetopology.topology import (
+    NODE_RESOURCE_TOPOLOGIES,
+    NodeResourceTopology,
+    Zone,
+    ZoneResource,
+)
 
 
 def manifest(**overrides: Any) -> dict[str, Any]:
@@ -99,18 +102,24 @@ def test_the_kind_is_observed_and_cluster_scoped() -> None:
     assert "NodeResourceTopology" in CLUSTER_SCOPED
 
 
+def topology(objects: ClusterObjects, node: str) -> NodeResourceTopology | None:
+    """The node's NodeResourceTopology as the plugin reads it (`ClusterObjects.topology` until
+    the kind moved to the plugin's package)."""
+    return objects.custom.named(NODE_RESOURCE_TOPOLOGIES, node)
+
+
 def test_cluster_objects_hold_one_topology_per_node() -> None:
     objects = ClusterObjects()
     first = NodeResourceTopology("a", (Zone("node-0", "Node", (), (ZoneResource("cpu", 1000),)),))
     objects.upsert(first)
     objects.upsert(NodeResourceTopology("b"))
     assert len(objects) == 2 and objects.has(NodeResourceTopology("a"))
-    assert objects.topology("a") == first and objects.topology("c") is None
+    assert topology(objects, "a") == first and topology(objects, "c") is None
     assert first in list(objects)
     objects.upsert(NodeResourceTopology("a"))
-    assert objects.topology("a") == NodeResourceTopology("a")
+    assert topology(objects, "a") == NodeResourceTopology("a")
     objects.remove(NodeResourceTopology("a"))
-    assert objects.topology("a") is None and len(objects) == 1
+    assert topology(objects, "a") is None and len(objects) == 1
     objects.clear()
     assert len(objects) == 0
 
@@ -160,62 +169,3 @@ def test_malformed_manifests_name_the_field(overrides: dict[str, Any], field: st
     with pytest.raises(ManifestError) as caught:
         NodeResourceTopology.from_manifest(manifest(**overrides))
     assert caught.value.field == field
-
-
-def container(
-    name: str, requests: dict[str, str], limits: dict[str, str] | None = None
-) -> dict[str, Any]:
-    return {"name": name, "resources": {"requests": requests, "limits": limits or {}}}
-
-
-def pod(*containers: dict[str, Any], init: tuple[dict[str, Any], ...] = ()) -> Pod:
-    spec: dict[str, Any] = {"containers": list(containers), "initContainers": list(init)}
-    return Pod.from_manifest({"metadata": {"name": "p", "uid": "u"}, "spec": spec})
-
-
-@pytest.mark.parametrize(
-    ("containers", "init", "qos"),
-    [
-        # every container with cpu and memory limits equal to its requests
-        ((container("a", {}, {"cpu": "2", "memory": "1Gi"}),), (), GUARANTEED),
-        (
-            (container("a", {"cpu": "2", "memory": "1Gi"}, {"cpu": "2", "memory": "1Gi"}),),
-            (container("i", {}, {"cpu": "1", "memory": "1Gi", "example.com/dev": "1"}),),
-            GUARANTEED,
-        ),
-        # an init container without a memory limit: Burstable
-        (
-            (container("a", {}, {"cpu": "2", "memory": "1Gi"}),),
-            (container("i", {"cpu": "1"}, {"cpu": "1"}),),
-            BURSTABLE,
-        ),
-        ((container("a", {"cpu": "1"}, {"cpu": "2", "memory": "1Gi"}),), (), BURSTABLE),
-        ((container("a", {"memory": "1Gi"}),), (), BURSTABLE),
-        # devices and zero amounts do not count
-        ((container("a", {"example.com/dev": "1", "cpu": "0"}),), (), BEST_EFFORT),
-        ((container("a", {}),), (), BEST_EFFORT),
-    ],
-)
-def test_a_pod_keeps_its_qos_class(
-    containers: tuple[dict[str, Any], ...], init: tuple[dict[str, Any], ...], qos: str
-) -> None:
-    assert pod(*containers, init=init).qos == qos
-
-
-def test_a_pod_keeps_each_containers_requests_and_logs_them() -> None:
-    found = pod(
-        container("a", {"cpu": "500m"}, {"cpu": "1", "memory": "1Gi"}),
-        container("b", {"example.com/dev": "0"}),
-        init=(container("i", {"cpu": "2"}),),
-    )
-    assert found.containers == (
-        ContainerRequests("a", {"cpu": 500, "memory": 2**30}),
-        ContainerRequests("b", {"example.com/dev": 0}),
-    )
-    assert found.init_containers == (ContainerRequests("i", {"cpu": 2000}),)
-    record = found.to_record()
-    assert record["qos"] == BURSTABLE
-    assert Pod.from_record(record) == found
-    # A BestEffort pod's record leaves the class out; it reads back as BestEffort.
-    plain = pod(container("a", {}))
-    assert "qos" not in plain.to_record() and Pod.from_record(plain.to_record()) == plain

@@ -1,5 +1,6 @@
 """NodeResourceTopology objects (`topology.node.k8s.io/v1alpha2`), as NodeResourceTopologyMatch
-reads them (kubernetes-sigs/scheduler-plugins v0.28.9).
+reads them (kubernetes-sigs/scheduler-plugins v0.28.9), and their declaration as a custom
+kind (`NODE_RESOURCE_TOPOLOGIES`).
 
 A NodeResourceTopology is cluster-scoped and named after the node it describes.
 Its `zones` list the node's NUMA cells (type `Node`, named `node-<id>`) with, per
@@ -21,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from eventsched.model.customkinds import CustomKind
 from eventsched.model.errors import ManifestError
 from eventsched.model.quantity import QuantityError, parse_milli, parse_quantity
 from eventsched.model.resources import CPU
@@ -84,6 +86,11 @@ class NodeResourceTopology:
     #: The deprecated `topologyPolicies`.
     topology_policies: tuple[str, ...] = ()
     kind: str = NRT
+
+    @property
+    def namespace(self) -> str:
+        """Cluster-scoped: none."""
+        return ""
 
     @property
     def key(self) -> str:
@@ -212,3 +219,17 @@ def _policies(raw: Any, where: str) -> tuple[str, ...]:
                 where, f"topologyPolicies[{i}]", f"must be a string (got {policy!r})"
             )
     return tuple(policies)
+
+
+#: NodeResourceTopology as a custom kind: watched when a profile enables
+#: NodeResourceTopologyMatch; cluster-scoped, one per node, named after it.
+NODE_RESOURCE_TOPOLOGIES = CustomKind(
+    kind=NRT,
+    group="topology.node.k8s.io",
+    version="v1alpha2",
+    plural="noderesourcetopologies",
+    namespaced=False,
+    from_manifest=NodeResourceTopology.from_manifest,
+    from_record=NodeResourceTopology.from_record,
+    crd_file="deploy/crds/noderesourcetopologies.yaml",
+)

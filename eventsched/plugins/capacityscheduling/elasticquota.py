@@ -1,5 +1,5 @@
 """ElasticQuotas (`scheduling.x-k8s.io/v1alpha1`), as scheduler-plugins v0.28.9's
-CapacityScheduling reads them.
+CapacityScheduling reads them, and their declaration as a custom kind (`ELASTIC_QUOTAS`).
 
 An ElasticQuota is namespaced: `spec.min` is what the namespace is guaranteed,
 `spec.max` the most it may use, borrowing from namespaces under their min.
@@ -21,13 +21,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from eventsched.model.counted import counted
+from eventsched.model.customkinds import CustomKind
+from eventsched.model.customobjects import CustomObjectReader
 from eventsched.model.errors import ManifestError
 from eventsched.model.quantity import QuantityError
 from eventsched.model.resources import (
     CPU,
     EPHEMERAL_STORAGE,
     MEMORY,
-    PODS,
     Resources,
     parse_resource_list,
 )
@@ -36,30 +38,8 @@ ELASTIC_QUOTA = "ElasticQuota"
 #: Upstream's `UpperBoundOfMax` (math.MaxInt64) and `LowerBoundOfMin`.
 UPPER_BOUND_OF_MAX = 2**63 - 1
 LOWER_BOUND_OF_MIN = 0
-#: The fields of kube-scheduler's `framework.Resource` that are not scalar resources.
-BASE_RESOURCES = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
 #: What a missing spec.min / spec.max stands for (`makeResourceListForBound`).
 _BOUNDED = (CPU, MEMORY, EPHEMERAL_STORAGE)
-
-
-def is_scalar_resource(name: str) -> bool:
-    """`schedutil.IsScalarResourceName`: extended (domain-prefixed, not `kubernetes.io/`,
-    not `requests.`), hugepages, `kubernetes.io/`-prefixed native and attachable volumes.
-    `framework.Resource.Add` drops any other name."""
-    if "kubernetes.io/" in name:
-        return True
-    if name.startswith(("hugepages-", "attachable-volumes-")):
-        return True
-    return "/" in name and not name.startswith("requests.")
-
-
-def counted(resources: Mapping[str, int]) -> Resources:
-    """`framework.Resource` of a resource list: the four base fields and scalar resources."""
-    return {
-        name: amount
-        for name, amount in resources.items()
-        if name in BASE_RESOURCES or is_scalar_resource(name)
-    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,3 +122,23 @@ def _resource_list(spec: Mapping[str, Any], field: str, where: str) -> Resources
         return counted(parse_resource_list(raw))
     except QuantityError as exc:
         raise ManifestError(where, f"spec.{field}", str(exc)) from exc
+
+
+#: ElasticQuota as a custom kind: watched when a profile enables CapacityScheduling.
+ELASTIC_QUOTAS = CustomKind(
+    kind=ELASTIC_QUOTA,
+    group="scheduling.x-k8s.io",
+    version="v1alpha1",
+    plural="elasticquotas",
+    namespaced=True,
+    from_manifest=ElasticQuota.from_manifest,
+    from_record=ElasticQuota.from_record,
+    crd_file="deploy/crds/elasticquotas.yaml",
+)
+
+
+def namespace_quota(objects: CustomObjectReader, namespace: str) -> ElasticQuota | None:
+    """The namespace's ElasticQuota as CapacityScheduling reads it: the first by name of
+    those it has (upstream lists the namespace's quotas and takes the first)."""
+    quotas = objects.in_namespace(ELASTIC_QUOTAS, namespace)
+    return quotas[min(quotas)] if quotas else None

@@ -9,18 +9,18 @@ prioritize calls from the log alone.
 from __future__ import annotations
 
 import pytest
-from tests.extenderserver.helpers import (
-    node_manifest,
-    pod_manifest,
-    profile_config,
-    running_extender,
-)
 
 from eventsched.audit import explain_pod
 from eventsched.audit.replay import replay
 from eventsched.cli.explain import render
 from eventsched.events import EventStore
 from eventsched.plugins import full_registry
+from tests.extenderserver.helpers import (
+    node_manifest,
+    pod_manifest,
+    profile_config,
+    running_extender,
+)
 
 NODELABEL = profile_config(
     [{"name": "NodeLabel", "weight": 2}],

@@ -29,7 +29,6 @@ from typing import Any
 
 import pytest
 import yaml
-from tests.differential.extenderserver.cases import CASES, SCHEDULER, Case, Step
 
 from eventsched.benchmarks.controlplane import ControlPlane, free_port
 from eventsched.cluster import SimulatedCluster
@@ -39,6 +38,7 @@ from eventsched.model import Node, Pod
 from eventsched.plugins import full_registry
 from eventsched.scheduler import Scheduler, SchedulerOptions
 from tests.differential.builders import admitted
+from tests.differential.extenderserver.cases import CASES, SCHEDULER, Case, Step
 from tests.differential.kubeapi import GRACE_0, KubeApi
 from tests.kube.realserver import real_binaries
 

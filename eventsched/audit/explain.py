@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from eventsched.audit.preemption import (
+from eventsched.audit.explainpreemption import (
     PreemptedBy,
     Preemption,
     apply_evictions,

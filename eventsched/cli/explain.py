@@ -11,7 +11,7 @@ from typing import Any
 from eventsched.audit import AttemptExplanation, PodExplanation, explain_full, explain_pod
 from eventsched.cli.commands import summary
 from eventsched.cli.database import open_reader
-from eventsched.cli.preemption import render_preempted_by, render_preemption
+from eventsched.cli.preemptionlines import render_preempted_by, render_preemption
 from eventsched.plugins import full_registry
 
 

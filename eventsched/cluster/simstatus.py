@@ -21,7 +21,7 @@ from eventsched.cluster.naming import rfc3339
 from eventsched.cluster.simstate import SimState
 from eventsched.cluster.types import SimEvent
 from eventsched.model import Pod
-from eventsched.model.preemption import PREEMPTION_BY_SCHEDULER
+from eventsched.model.preemptionwrites import PREEMPTION_BY_SCHEDULER
 
 log = structlog.get_logger(__name__)
 

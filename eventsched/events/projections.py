@@ -66,7 +66,7 @@ class Reservation(NamedTuple):
 
 class OpenPreemption(NamedTuple):
     """A `preempted` decision (keyed by its attempt) with victims not yet settled by an
-    `evicted`: a restart finishes or abandons it (scheduler/preemption.py)."""
+    `evicted`: a restart finishes or abandons it (scheduler/eviction.py)."""
 
     uid: str | None
     namespace: str | None

@@ -28,11 +28,11 @@ from eventsched.metrics import SchedulerMetrics
 from eventsched.model import Pod
 from eventsched.scheduler.attempts import Attempts
 from eventsched.scheduler.batch import AttemptSink
+from eventsched.scheduler.eviction import evict_victims
 from eventsched.scheduler.idle import Changes
 from eventsched.scheduler.journal import Journal
 from eventsched.scheduler.options import Stats
 from eventsched.scheduler.ports import Cluster
-from eventsched.scheduler.preemption import evict_victims
 from eventsched.scheduler.queue import SchedulingQueue
 from eventsched.view import ClusterView
 
@@ -97,7 +97,7 @@ class Failures:
         )
 
     def _evict(self, fw: Framework, pod: Pod, attempt: str, result: PostFilterResult) -> None:
-        """The preemption decision is durable: evict its victims (scheduler/preemption.py)."""
+        """The preemption decision is durable: evict its victims (scheduler/eviction.py)."""
         self.stats.preemptions += 1
         evict_victims(
             self.cluster,

@@ -29,7 +29,7 @@ class Cluster(Protocol):
 
     def preempt(self, victim: Pod, preemptor: Pod) -> None:
         """kube-scheduler's `PreemptPod`: the victim's DisruptionTarget condition, then its
-        deletion (model/preemption.py). A victim already gone is no error; ApiError otherwise."""
+        deletion (model/preemptionwrites.py). A victim already gone is no error; ApiError otherwise."""
 
     def emit_event(
         self,

@@ -31,13 +31,13 @@ from eventsched.scheduler.attempts import Attempts
 from eventsched.scheduler.binding import BindingDone, bind_status
 from eventsched.scheduler.bindingcycles import BindingCycles
 from eventsched.scheduler.eventhandlers import EventHandlers
+from eventsched.scheduler.eviction import await_victims, settle_open_preemptions
 from eventsched.scheduler.failure import Failures
 from eventsched.scheduler.idle import Changes
 from eventsched.scheduler.journal import Journal
 from eventsched.scheduler.moves import QueueMoves
 from eventsched.scheduler.options import SchedulerOptions, Stats
 from eventsched.scheduler.ports import Cluster, ClusterChange
-from eventsched.scheduler.preemption import await_victims, settle_open_preemptions
 from eventsched.scheduler.profiles import Profiles
 from eventsched.scheduler.queue import SchedulingQueue
 from eventsched.scheduler.reconcile import reconcile_reservations, record_listed, record_start

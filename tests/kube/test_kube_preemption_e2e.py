@@ -20,7 +20,7 @@ from typing import Any
 from kubernetes import client
 
 from eventsched.events import EventStore
-from eventsched.model.preemption import preempted_event_message
+from eventsched.model.preemptionwrites import preempted_event_message
 from tests.kube.realserver import KubeServer, RealApiError
 from tests.kube.test_kube_scheduler import events_about, node, node_of, running
 

@@ -14,7 +14,7 @@ from eventsched.framework import Code, CycleState, Handle, Status
 from eventsched.model import NodeTable, Pod
 from eventsched.plugins.capacityscheduling import CapacityScheduling
 from eventsched.plugins.capacityscheduling.elasticquota import ElasticQuota
-from eventsched.plugins.capacityscheduling.preemption import eligible
+from eventsched.plugins.capacityscheduling.quotapreemption import eligible
 from eventsched.plugins.capacityscheduling.quotas import QuotaInfo, exceeds
 from eventsched.plugins.capacityscheduling.state import PreFilterState
 from tests.plugins.conftest import make_node

@@ -16,7 +16,7 @@ from eventsched.cluster.sim import SimulatedCluster
 from eventsched.events import EventStore, StoredEvent
 from eventsched.model import Pod
 from eventsched.model.disruption import PodDisruptionBudget
-from eventsched.model.preemption import preempted_event_message
+from eventsched.model.preemptionwrites import preempted_event_message
 from eventsched.plugins import in_tree_registry
 from tests.scheduler.helpers import node
 from tests.scheduler.test_scheduler import run_scheduler

@@ -21,8 +21,8 @@ import structlog
 
 from eventsched.cluster.kube.connection import Api, ClientConnection, rate_limiter
 from eventsched.cluster.kube.convert import to_node, to_object, to_pod
+from eventsched.cluster.kube.evictions import Evictions
 from eventsched.cluster.kube.informer import DELETED, Informer, ListWatchError
-from eventsched.cluster.kube.preemption import Evictions
 from eventsched.cluster.kube.prefetch import POD_QUERY, Prefetch
 from eventsched.cluster.kube.recorder import WORKERS as RECORDER_WORKERS
 from eventsched.cluster.kube.recorder import Recorder, pod_reference

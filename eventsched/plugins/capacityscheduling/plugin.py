@@ -22,7 +22,7 @@ The log holds what PreFilter weighed: the known quotas whenever they change (`kn
 and per attempt of a pod with a known quota its namespace's figures (`quota`); replay
 reads the known quotas back, so it decides as the live scheduler did across restarts.
 
-Preemption (PostFilter) is in preemption.py.
+Preemption (PostFilter) is in quotapreemption.py.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from eventsched.model.counted import counted
 from eventsched.model.resources import Resources, add_into
 from eventsched.plugins.capacityscheduling.elasticquota import ELASTIC_QUOTAS
 from eventsched.plugins.capacityscheduling.known import KnownQuotas
-from eventsched.plugins.capacityscheduling.preemption import preempt
+from eventsched.plugins.capacityscheduling.quotapreemption import preempt
 from eventsched.plugins.capacityscheduling.quotas import QuotaInfo, Quotas
 from eventsched.plugins.capacityscheduling.state import NAME, STATE_KEY, PreFilterState
 

@@ -1,6 +1,6 @@
 """DefaultPreemption (kube-scheduler v1.28): the PostFilter plugin over the preemption
 Evaluator's pure functions (eventsched/framework/preemption, re-exported here). The plugin
-decides; the scheduler acts once the decision is in the log (scheduler/preemption.py).
+decides; the scheduler acts once the decision is in the log (scheduler/eviction.py).
 
 - `args`: DefaultPreemptionArgs and `ValidateDefaultPreemptionArgs`.
 - `offset`: `GetOffsetAndNumCandidates` (offset from the attempt's recorded seed).

@@ -4,7 +4,7 @@ The plugin decides; it does not act. Its result names the nominated node, the
 victims and the lower-priority pods whose nomination is cleared, with the
 decision as the log keeps it (`preempted`). The scheduler appends that decision
 and only once it is durable deletes the victims (upstream's `prepareCandidate`,
-scheduler/preemption.py): a crash in between is settled on restart.
+scheduler/eviction.py): a crash in between is settled on restart.
 
 Every message goes out prefixed "preemption: ", as upstream's PostFilter does.
 """

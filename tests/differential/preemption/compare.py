@@ -9,7 +9,7 @@ Per pending pod, in order (each check names the pod):
   preemptor as related; eventsched: the `preempted` event's victims);
 - events: each victim's Preempted Event (type, action, message) identical;
 - strings: the DisruptionTarget condition kube-scheduler wrote on each victim is
-  eventsched's (model/preemption.py) for the same scheduler name;
+  eventsched's (model/preemptionwrites.py) for the same scheduler name;
 then for the scenario: `final`, each pending pod's node and nominatedNodeName at the end.
 """
 
@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from eventsched.model.preemption import PREEMPTION_BY_SCHEDULER, disruption_message
+from eventsched.model.preemptionwrites import PREEMPTION_BY_SCHEDULER, disruption_message
 
 SCHEDULER_NAME = "default-scheduler"
 

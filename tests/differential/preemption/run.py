@@ -27,7 +27,7 @@ from eventsched.framework import Registry
 from eventsched.framework.profile import PluginRef, Profile
 from eventsched.model import Node, Pod
 from eventsched.model import objects as model
-from eventsched.model.preemption import PREEMPTION_BY_SCHEDULER
+from eventsched.model.preemptionwrites import PREEMPTION_BY_SCHEDULER
 from eventsched.plugins import in_tree_registry
 from eventsched.scheduler import Scheduler, SchedulerOptions
 from tests.differential.builders import admitted

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from eventsched.config import default_profile
-from eventsched.model.preemption import PREEMPTION_BY_SCHEDULER, disruption_message
+from eventsched.model.preemptionwrites import PREEMPTION_BY_SCHEDULER, disruption_message
 from tests.differential import report
 from tests.differential.eventsched_run import template_database
 from tests.differential.preemption.cases import ANSWERS, all_cases

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from eventsched.audit.preemption import Candidate, PreemptedBy, Preemption, Victim
+from eventsched.audit.explainpreemption import Candidate, PreemptedBy, Preemption, Victim
 
 #: Other candidates listed by name; the rest are counted.
 MAX_OTHER_CANDIDATES = 10

@@ -1,7 +1,7 @@
 """Preemption's requests on a real API server, as kube-scheduler v1.28 makes them.
 
 `PreemptPod`: a strategic merge patch of `pods/<name>/status` adds the
-DisruptionTarget condition (model/preemption.py), then a DELETE removes the
+DisruptionTarget condition (model/preemptionwrites.py), then a DELETE removes the
 pod (the kubelet then terminates it gracefully; until it has, the pod is seen
 with a deletionTimestamp). A victim already gone (404 on either request)
 counts as preempted, as upstream treats it.
@@ -27,7 +27,7 @@ from eventsched.cluster.kube.rest import (
 )
 from eventsched.model import Pod
 from eventsched.model.changes import ApiError
-from eventsched.model.preemption import (
+from eventsched.model.preemptionwrites import (
     DISRUPTION_TARGET,
     PREEMPTION_BY_SCHEDULER,
     disruption_message,

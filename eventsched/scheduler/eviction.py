@@ -30,7 +30,7 @@ from eventsched.framework import Handle
 from eventsched.metrics import SchedulerMetrics
 from eventsched.model import Pod
 from eventsched.model.changes import ApiError
-from eventsched.model.preemption import (
+from eventsched.model.preemptionwrites import (
     PREEMPTED_REASON,
     PREEMPTING_ACTION,
     preempted_event_message,

@@ -132,11 +132,13 @@ def counterfactual(
     registry: Registry,
     profiles: Iterable[Profile],
     progress: Callable[[int], None] | None = None,
+    *,
+    until: int | None = None,
 ) -> CounterfactualReport:
-    """Run `profiles` over the recorded history; writes nothing."""
+    """Run `profiles` over the recorded history (up to position `until`); writes nothing."""
     replayer = CounterfactualReplayer(Replayer(registry, *from_base(reader)), profiles)
     report = CounterfactualReport()
-    for events in walk(reader.read(), replayer.fold, progress):
+    for events in walk(reader.read(until=until), replayer.fold, progress):
         report.attempts += 1
         why = replayer.decide(events)
         if why:

@@ -12,11 +12,9 @@ from __future__ import annotations
 import secrets
 import threading
 import time
-from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import yaml
 from sqlalchemy.engine import Engine
@@ -24,9 +22,7 @@ from sqlalchemy.engine import Engine
 from eventsched.audit.counterfactual import CounterfactualReport, counterfactual
 from eventsched.config.file import load_config, parse_config
 from eventsched.config.types import ConfigError, SchedulerConfig
-from eventsched.events.chain import ChainPoint, ChainReport
-from eventsched.events.reader import ChosenVictim, EventReader
-from eventsched.events.record import StoredEvent
+from eventsched.events.reader import EventReader
 from eventsched.plugins import full_registry
 from eventsched.ui import reads
 
@@ -63,58 +59,6 @@ def load_choice(directory: Path | None, chosen: str, pasted: str) -> tuple[str, 
     if chosen not in config_files(directory) or directory is None:
         raise ConfigError("the form", "config", f"no configuration named {chosen!r} here")
     return chosen, load_config(directory / chosen, registry)
-
-
-class _UpTo:
-    """The log read up to a position, the history a what-if replays: an EventReader whose
-    `read` stops at `until`; everything else is `reader`'s."""
-
-    def __init__(self, reader: EventReader, until: int) -> None:
-        self.reader = reader
-        self.until = until
-
-    @property
-    def url(self) -> str:
-        return self.reader.url
-
-    def read(
-        self,
-        after: int = 0,
-        until: int | None = None,
-        kinds: Collection[str] | None = None,
-        limit: int | None = None,
-    ) -> Iterator[StoredEvent]:
-        end = self.until if until is None else min(until, self.until)
-        return self.reader.read(after, end, kinds, limit)
-
-    def read_pod(self, namespace: str, name: str) -> list[StoredEvent]:
-        return self.reader.read_pod(namespace, name)
-
-    def read_uid(self, uid: str) -> list[StoredEvent]:
-        return self.reader.read_uid(uid)
-
-    def read_attempt(self, attempt: str) -> list[StoredEvent]:
-        return self.reader.read_attempt(attempt)
-
-    def victims_not_evicted(self, uids: Collection[str]) -> list[ChosenVictim]:
-        return self.reader.victims_not_evicted(uids)
-
-    def last_position(self) -> int:
-        return self.reader.last_position()
-
-    def latest_snapshot(self, projection: str) -> tuple[int, dict[str, Any]] | None:
-        return self.reader.latest_snapshot(projection)
-
-    def verify_chain(self) -> ChainReport:
-        return self.reader.verify_chain()
-
-    def chain_head(self) -> ChainPoint:
-        return self.reader.chain_head()
-
-    def verify_chain_since(
-        self, start: ChainPoint, max_events: int | None = None
-    ) -> tuple[ChainReport, ChainPoint]:
-        return self.reader.verify_chain_since(start, max_events)
 
 
 @dataclass(slots=True)
@@ -182,7 +126,11 @@ class Jobs:
 
         try:
             report = counterfactual(
-                _UpTo(self.reader, job.last_position), full_registry(), config.profiles, progress
+                self.reader,
+                full_registry(),
+                config.profiles,
+                progress,
+                until=job.last_position,
             )
             if job.since is not None or job.until is not None:
                 wanted = reads.pods_attempted(self.engine, job.since, job.until)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from eventsched.audit.servedverbs import BIND_SKIPPED, extender_call, serve_again, served_outcome
+from eventsched.events.canonical import canonical_json, normalize
 from eventsched.events.projections import Projections
 from eventsched.events.record import StoredEvent
 from eventsched.events.vocabulary import is_process_start
@@ -230,8 +231,10 @@ def _current_shape(kind: str, data: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _normal(value: Any) -> Any:
-    """As the log stores it (JSON), so recorded and recomputed data compare equal."""
-    return json.loads(json.dumps(value, default=str, sort_keys=True))
+    """As the log stores it, so recorded and recomputed data compare equal: `normalize`,
+    which every append applies (an integral float such as a mean of 495.0 is read back as
+    the int 495; `json.dumps` would spell the two differently)."""
+    return normalize(value)
 
 
 def _first_difference(
@@ -246,11 +249,14 @@ def _first_difference(
         old, new = before.get(kind), after.get(kind)
         old_data = _comparable(kind, _current_shape(kind, old.data), prefilter) if old else None
         new_data = _comparable(kind, new.data, prefilter) if new is not None else None
-        if old_data == new_data:
+        # As the outcome of an extender call is compared: by the JSON text (`True == 1`
+        # in Python, not in JSON).
+        if canonical_json(old_data) == canonical_json(new_data):
             continue
         mismatch.kind = kind
         mismatch.plugin, mismatch.detail = _plugin_difference(kind, old_data, new_data)
         return
+    mismatch.detail = "every recomputed decision is the recorded one; only the outcome differs"
 
 
 def _comparable(kind: str, data: Mapping[str, Any], prefilter: Sequence[str]) -> Any:
@@ -283,7 +289,32 @@ def _plugin_difference(kind: str, old: Any, new: Any) -> tuple[str, str]:
                     f"node {node}: recorded {was.raw if was else None} raw, "
                     f"replayed {now.raw if now else None}",
                 )
-    return "", f"recorded {json.dumps(old)[:200]}, replayed {json.dumps(new)[:200]}"
+    return "", _field_difference(old, new)
+
+
+def _field_difference(old: Any, new: Any, path: str = "") -> str:
+    """The first field that differs, by its path: `summary.mean: recorded 495, replayed 496`."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in sorted(set(old) | set(new)):
+            if key not in old or key not in new:
+                side = "recorded" if key in old else "replayed"
+                value = old[key] if key in old else new[key]
+                return f"{path}{key}: only in the {side} decision ({_short(value)})"
+            if canonical_json(old[key]) != canonical_json(new[key]):
+                return _field_difference(old[key], new[key], f"{path}{key}.")
+    elif isinstance(old, list) and isinstance(new, list):
+        for i, (was, now) in enumerate(zip(old, new, strict=False)):
+            if canonical_json(was) != canonical_json(now):
+                return _field_difference(was, now, f"{path.rstrip('.')}[{i}].")
+        if len(old) != len(new):
+            return f"{path.rstrip('.')}: recorded {len(old)} items, replayed {len(new)}"
+    where = path.rstrip(".") or "the decision"
+    return f"{where}: recorded {_short(old)}, replayed {_short(new)}"
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True)
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 def walk(

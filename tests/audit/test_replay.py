@@ -14,6 +14,12 @@ from eventsched.audit import Selection, replay
 from eventsched.events import EventStore
 from eventsched.plugins import full_registry
 from tests.conftest import Done
+from tests.extenderserver.helpers import (
+    node_manifest,
+    pod_manifest,
+    profile_config,
+    running_extender,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 PROFILES = [
@@ -113,6 +119,38 @@ def test_an_edited_observation_breaks_the_chain_and_the_decision(
     text = cli("replay")
     assert text.code == 1
     assert "hash chain: BROKEN at batch" in text.out and "DIFFERS" in text.out
+
+
+def test_an_extender_call_that_differs_names_the_field_or_the_plugin_and_node(
+    cli: Callable[..., Done], db_url: str, store: EventStore
+) -> None:
+    pod = pod_manifest("web")
+    nodes = [node_manifest("node-a"), node_manifest("node-b", cpu="8")]
+    with running_extender(store, profile_config(), nodes, [pod]) as ext:
+        ext.client.prioritize(pod, ["node-a", "node-b"])
+        ext.client.prioritize(pod, ["node-a", "node-b"])
+    with editing_events(db_url) as conn:
+        rows = conn.execute(
+            sa.text("SELECT position, data FROM events WHERE kind = 'scored' ORDER BY position")
+        ).all()
+        first, second = (r.data if isinstance(r.data, dict) else json.loads(r.data) for r in rows)
+        # The first call's summary, then a score of the second, as if recorded otherwise.
+        mean = first["summary"]["mean"]
+        first["summary"]["mean"] = mean + 1
+        rewrite(conn, rows[0].position, first)
+        fit = next(p for p in second["plugins"] if p["name"] == "NodeResourcesFit")
+        node, raw = second["top"][0]["node"], fit["raw"][0]
+        fit["raw"][0] = raw + 1
+        rewrite(conn, rows[1].position, second)
+    code, result = report(cli)
+    assert code == 1
+    by_summary, by_score = result["mismatches"]
+    assert by_summary["kind"] == "scored" and by_summary["plugin"] == ""
+    assert by_summary["detail"] == f"summary.mean: recorded {mean + 1}, replayed {mean}"
+    assert by_score["kind"] == "scored" and by_score["plugin"] == "NodeResourcesFit"
+    assert by_score["detail"] == f"node {node}: recorded {raw + 1} raw, replayed {raw}"
+    text = cli("replay").out
+    assert f"first difference at scored: summary.mean: recorded {mean + 1}, replayed" in text
 
 
 def test_replay_writes_nothing(cli: Callable[..., Done], store: EventStore) -> None:

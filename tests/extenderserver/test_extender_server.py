@@ -190,6 +190,22 @@ def test_replay_decides_the_filter_and_prioritize_calls_again(store: EventStore)
     ]
 
 
+def test_replay_reproduces_a_prioritize_whose_mean_total_is_a_whole_number(
+    store: EventStore,
+) -> None:
+    # node-a and node-c total 485 and 685: `scored` records their mean as 585.0, and the
+    # log keeps an integral float as the int 585, as it keeps every number on either
+    # database. Replay must compare the recomputed decision as the log stores it.
+    pod = pod_manifest("train")
+    with running_extender(store, NODELABEL, NODES, [pod]) as ext:
+        ext.client.prioritize(pod, ["node-a", "node-c"])
+    [scored] = [e.data for e in store.read() if e.kind == "scored"]
+    assert scored["summary"] == {"max": 685, "mean": 585, "min": 485}
+    report = replay(store, full_registry())
+    assert report.mismatches == []
+    assert report.reproduced == 1
+
+
 def test_explain_shows_each_call_and_what_it_answered(
     store: EventStore, capsys: pytest.CaptureFixture[str]
 ) -> None:

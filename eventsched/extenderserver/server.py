@@ -19,8 +19,6 @@ import structlog
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
-    Counter,
-    Histogram,
     generate_latest,
 )
 
@@ -34,6 +32,8 @@ from eventsched.extenderserver.protocol import (
     parse_binding,
 )
 from eventsched.extenderserver.scheduler import ExtenderScheduler
+from eventsched.metrics import extenderserver
+from eventsched.metrics.builder import register
 
 log = structlog.get_logger(__name__)
 
@@ -44,20 +44,12 @@ MAX_BODY = 256 * 1024 * 1024
 
 
 class ExtenderMetrics:
+    """The extender server's families (metrics/extenderserver.py), in the scheduler's registry."""
+
     def __init__(self, registry: CollectorRegistry) -> None:
-        self.requests = Counter(
-            "eventsched_extender_requests_total",
-            "Extender calls answered, by verb and HTTP status code.",
-            ["verb", "code"],
-            registry=registry,
-        )
-        self.duration = Histogram(
-            "eventsched_extender_request_duration_seconds",
-            "Time from a call's request read to its answer, by verb.",
-            ["verb"],
-            buckets=(0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5),
-            registry=registry,
-        )
+        registered = register(registry, extenderserver.TABLE)
+        self.requests = registered[extenderserver.EXTENDER_REQUESTS]
+        self.duration = registered[extenderserver.EXTENDER_REQUEST_DURATION]
 
 
 class ExtenderServer:

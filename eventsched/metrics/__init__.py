@@ -10,7 +10,8 @@ process (tests, replays) without colliding.
 The families are tables, one module per group, as kube-scheduler's
 pkg/scheduler/metrics lists its own: `kubescheduler` (the scheduler's),
 `restclient` (client-go's REST client), `leaderelection` (client-go's lease),
-`eventlog` (`eventsched_log_*`); `process` adds the process collector. A row is a
+`eventlog` (`eventsched_log_*`), `extenderserver` (`eventsched_extender_*`, the calls
+`eventsched extender` answers); `process` adds the process collector. A row is a
 `family.Family`; `builder.register` registers tables into a registry; and
 `SchedulerMetrics` (`schedulermetrics`) holds the collectors with the calls that
 record into them. The package imports prometheus_client and the model only, so

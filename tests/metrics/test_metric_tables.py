@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from eventsched.metrics import eventlog, kubescheduler, leaderelection, restclient
+from eventsched.metrics import eventlog, extenderserver, kubescheduler, leaderelection, restclient
 from eventsched.metrics.builder import register
 from eventsched.metrics.family import Family, exponential_buckets
 
@@ -39,6 +39,12 @@ def test_register_gives_each_row_its_collector_in_the_tables_order() -> None:
 
 
 def test_no_two_rows_share_a_name() -> None:
-    tables = (kubescheduler.TABLE, restclient.TABLE, leaderelection.TABLE, eventlog.TABLE)
+    tables = (
+        kubescheduler.TABLE,
+        restclient.TABLE,
+        leaderelection.TABLE,
+        eventlog.TABLE,
+        extenderserver.TABLE,
+    )
     names = [family.name for table in tables for family in table]
     assert len(names) == len(set(names))

@@ -42,7 +42,6 @@ from eventsched.benchmarks.controlplane import (
     ControlPlane,
     KubeBinaries,
     free_port,
-    kube_binaries,
     process_cpu_seconds,
     spawn_logged,
 )
@@ -53,10 +52,6 @@ ZONES = ("zone-a", "zone-b", "zone-c")
 
 #: schedulerName of each scheduler's pods
 SCHEDULER_NAMES = {EVENTSCHED: "eventsched", KUBE_SCHEDULER: "default-scheduler"}
-
-
-def find_binaries(directory: str | Path | None = None) -> KubeBinaries | None:
-    return kube_binaries(directory)
 
 
 # -- measuring --------------------------------------------------------------------------------
@@ -379,4 +374,4 @@ def run(
     return result
 
 
-__all__ = ["KubeBenchResult", "RunResult", "find_binaries", "measure", "run"]
+__all__ = ["KubeBenchResult", "RunResult", "measure", "run"]

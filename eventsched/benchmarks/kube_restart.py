@@ -37,6 +37,7 @@ from eventsched.benchmarks.controlplane import (
     ControlPlane,
     KubeBinaries,
     free_port,
+    kube_binaries,
     process_cpu_seconds,
     spawn_logged,
 )
@@ -303,7 +304,7 @@ def main() -> None:
     )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    binaries = kube.find_binaries(args.kube_bin)
+    binaries = kube_binaries(args.kube_bin)
     if binaries is None:
         parser.error("needs kube-apiserver in EVENTSCHED_KUBE_BIN or --kube-bin, and etcd on PATH")
     wanted = [s for s in args.schedulers.split(",") if s]

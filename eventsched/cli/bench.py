@@ -289,8 +289,9 @@ def run_kube(args: argparse.Namespace) -> int:
     if args.restarts is not None and args.rounds != 1:
         return _error("--restarts K restarts each scheduler K times: not with --rounds")
     from eventsched.benchmarks import kube
+    from eventsched.benchmarks.controlplane import kube_binaries
 
-    binaries = kube.find_binaries(args.kube_bin)
+    binaries = kube_binaries(args.kube_bin)
     if binaries is None:
         print(
             "eventsched: error: bench --kube needs kube-apiserver (and kube-scheduler, plain "

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-import eventsched.benchmarks.kube
+import eventsched.benchmarks.controlplane
 import eventsched.benchmarks.kuberesults
 
 
@@ -29,7 +29,7 @@ def _bench(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
 
 
 def _binaries() -> object | None:
-    found: object | None = eventsched.benchmarks.kube.find_binaries()
+    found: object | None = eventsched.benchmarks.controlplane.kube_binaries()
     return found
 
 

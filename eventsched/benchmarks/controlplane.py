@@ -1,9 +1,7 @@
 """A real Kubernetes control plane (etcd + kube-apiserver) on loopback, for tests and benchmarks.
 
-The binaries are not part of eventsched: `kube_binaries()` finds them in a directory given
-as an argument or in ``$EVENTSCHED_KUBE_BIN`` (``kube-apiserver`` and optionally
-``kube-scheduler``, plain executables or ``NAME.xz``), and etcd on ``PATH`` (Debian's
-``etcd-server``). Compressed binaries are decompressed once into the user's cache directory.
+The binaries come from `kubebinaries.kube_binaries()`; the processes are started and watched
+with `processes.py`.
 
 `ControlPlane` runs etcd and kube-apiserver with TLS (the apiserver's self-signed serving
 certificate is trusted as the certificate authority), static token authentication and RBAC.
@@ -18,11 +16,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import lzma
 import os
 import secrets
 import shutil
-import socket
 import ssl
 import subprocess
 import tempfile
@@ -30,119 +26,22 @@ import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 import kubernetes.client
 
-ENV_VAR = "EVENTSCHED_KUBE_BIN"
+from eventsched.benchmarks.kubebinaries import KubeBinaries
+from eventsched.benchmarks.processes import free_port, log_tail, process_cpu_seconds, spawn_logged
+
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
 TEST_USER = "eventsched-test"
-
-
-@dataclass(frozen=True)
-class KubeBinaries:
-    apiserver: Path
-    etcd: Path
-    scheduler: Path | None  # kube-scheduler, when present
-
-
-def _cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "eventsched" / "kube"
-
-
-def _decompressed(xz: Path) -> Path:
-    """NAME.xz decompressed into the cache (once per content), executable."""
-    digest = hashlib.sha256()
-    with xz.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    name = xz.name[: -len(".xz")]
-    target = _cache_root() / digest.hexdigest()[:12] / name
-    if target.is_file() and os.access(target, os.X_OK):
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as out, lzma.open(xz, "rb") as src:
-            shutil.copyfileobj(src, out, 1 << 20)
-        os.chmod(tmp, 0o755)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    return target
-
-
-def _find(directory: Path, name: str) -> Path | None:
-    plain = directory / name
-    if plain.is_file() and os.access(plain, os.X_OK):
-        return plain
-    xz = directory / f"{name}.xz"
-    if xz.is_file():
-        return _decompressed(xz)
-    return None
-
-
-def kube_binaries(directory: str | Path | None = None) -> KubeBinaries | None:
-    """directory, else $EVENTSCHED_KUBE_BIN; None when unset, missing, or etcd is not on PATH.
-
-    Plain executables are used as they are; NAME.xz is decompressed once (lzma, to a temp
-    file then rename) into $XDG_CACHE_HOME or ~/.cache /eventsched/kube/<first 12 hex of the
-    .xz's sha256>/NAME, chmod +x.
-    """
-    if directory is None:
-        directory = os.environ.get(ENV_VAR) or None
-    if directory is None:
-        return None
-    folder = Path(directory).expanduser()
-    if not folder.is_dir():
-        return None
-    etcd = shutil.which("etcd")
-    if etcd is None:
-        return None
-    apiserver = _find(folder, "kube-apiserver")
-    if apiserver is None:
-        return None
-    return KubeBinaries(
-        apiserver=apiserver, etcd=Path(etcd), scheduler=_find(folder, "kube-scheduler")
-    )
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-_CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-
-def process_cpu_seconds(pid: int) -> float | None:
-    """utime + stime of a process from /proc, None when it is gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat[stat.rindex(")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / _CLK_TCK
 
 
 def _raw(response: Any) -> Any:
     """The JSON body of a call made with _preload_content=False."""
     return json.loads(response.data)
-
-
-def _tail(path: Path, lines: int = 30) -> str:
-    try:
-        text = path.read_text(errors="replace")
-    except OSError:
-        return f"({path.name}: no log)"
-    return f"--- {path.name} ---\n" + "\n".join(text.splitlines()[-lines:])
 
 
 class ControlPlane:
@@ -226,7 +125,7 @@ class ControlPlane:
         try:
             self._start(timeout)
         except BaseException as e:
-            detail = "\n".join(_tail(log) for log in self._logs)
+            detail = "\n".join(log_tail(log) for log in self._logs)
             self.stop()
             if isinstance(e, Exception):
                 raise RuntimeError(f"control plane did not start: {e}\n{detail}") from e
@@ -506,19 +405,3 @@ def ready_node_status(wanted: dict[str, Any]) -> dict[str, Any]:
         "allocatable": wanted.get("allocatable") or capacity,
         "conditions": wanted.get("conditions") or [ready],
     }
-
-
-def spawn_logged(argv: list[str], log: Path, cwd: Path | None = None) -> subprocess.Popen[bytes]:
-    """A child process writing stdout and stderr to `log`, in a session of its own.
-
-    Its own session: a Ctrl-C reaches only us, and we stop the children in order.
-    """
-    with log.open("ab") as out:
-        return subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            cwd=cwd,
-            start_new_session=True,
-        )

@@ -38,14 +38,10 @@ from typing import Any
 import kubernetes.client
 
 from eventsched.benchmarks.bindwatch import BindWatch, wait_for_bound
-from eventsched.benchmarks.controlplane import (
-    ControlPlane,
-    KubeBinaries,
-    free_port,
-    process_cpu_seconds,
-    spawn_logged,
-)
+from eventsched.benchmarks.controlplane import ControlPlane
+from eventsched.benchmarks.kubebinaries import KubeBinaries
 from eventsched.benchmarks.kuberesults import EVENTSCHED, KUBE_SCHEDULER, KubeBenchResult, RunResult
+from eventsched.benchmarks.processes import free_port, process_cpu_seconds, spawn_logged
 
 NAMESPACE = "bench"
 ZONES = ("zone-a", "zone-b", "zone-c")

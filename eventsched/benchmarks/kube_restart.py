@@ -33,15 +33,10 @@ import kubernetes.client
 
 from eventsched.benchmarks import kube
 from eventsched.benchmarks.bindwatch import BindWatch, wait_for_bound
-from eventsched.benchmarks.controlplane import (
-    ControlPlane,
-    KubeBinaries,
-    free_port,
-    kube_binaries,
-    process_cpu_seconds,
-    spawn_logged,
-)
+from eventsched.benchmarks.controlplane import ControlPlane
+from eventsched.benchmarks.kubebinaries import KubeBinaries, kube_binaries
 from eventsched.benchmarks.kuberesults import EVENTSCHED, KUBE_SCHEDULER
+from eventsched.benchmarks.processes import free_port, process_cpu_seconds, spawn_logged
 
 
 @dataclass(slots=True)

@@ -18,7 +18,7 @@ from eventsched.cli.database import resolve_url
 from eventsched.cli.progress import progress_bar
 
 if TYPE_CHECKING:
-    from eventsched.benchmarks.controlplane import KubeBinaries
+    from eventsched.benchmarks.kubebinaries import KubeBinaries
     from eventsched.benchmarks.kuberesults import RunResult
     from eventsched.benchmarks.scheduling import ReplayResult
     from eventsched.benchmarks.workloads import Workload
@@ -289,7 +289,7 @@ def run_kube(args: argparse.Namespace) -> int:
     if args.restarts is not None and args.rounds != 1:
         return _error("--restarts K restarts each scheduler K times: not with --rounds")
     from eventsched.benchmarks import kube
-    from eventsched.benchmarks.controlplane import kube_binaries
+    from eventsched.benchmarks.kubebinaries import kube_binaries
 
     binaries = kube_binaries(args.kube_bin)
     if binaries is None:

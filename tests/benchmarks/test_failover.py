@@ -8,7 +8,6 @@ import json
 import subprocess
 import sys
 
-from eventsched.benchmarks.controlplane import kube_binaries
 from eventsched.benchmarks.failover import (
     APPEND_FAILURES,
     MASTER,
@@ -26,6 +25,7 @@ from eventsched.benchmarks.failover import (
     postgres_down,
     without_decision,
 )
+from eventsched.benchmarks.kubebinaries import kube_binaries
 
 
 def test_failover_is_measured_from_the_kill_and_from_the_old_leaders_last_bind() -> None:

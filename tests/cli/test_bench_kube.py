@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-import eventsched.benchmarks.controlplane
+import eventsched.benchmarks.kubebinaries
 import eventsched.benchmarks.kuberesults
 
 
@@ -29,7 +29,7 @@ def _bench(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
 
 
 def _binaries() -> object | None:
-    found: object | None = eventsched.benchmarks.controlplane.kube_binaries()
+    found: object | None = eventsched.benchmarks.kubebinaries.kube_binaries()
     return found
 
 

@@ -30,13 +30,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from eventsched.benchmarks.controlplane import (
-    ControlPlane,
-    KubeBinaries,
-    free_port,
-    kube_binaries,
-    spawn_logged,
-)
+from eventsched.benchmarks.controlplane import ControlPlane
+from eventsched.benchmarks.kubebinaries import KubeBinaries, kube_binaries
+from eventsched.benchmarks.processes import free_port, spawn_logged
 from tests.differential.generate import FAMILIES, generate
 from tests.differential.kubeapi import KubeApi, cache_size, wait_for
 from tests.differential.kubelog import LogReader

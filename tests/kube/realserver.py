@@ -41,11 +41,13 @@ from urllib.parse import urlencode
 import urllib3
 from kubernetes import client
 
-from eventsched.benchmarks.controlplane import kube_binaries, ready_node_status
+from eventsched.benchmarks.controlplane import ready_node_status
+from eventsched.benchmarks.kubebinaries import kube_binaries
 from tests.kube.apiserver import STRATEGIC_MERGE_PATCH, ApiServer
 
 if TYPE_CHECKING:
-    from eventsched.benchmarks.controlplane import ControlPlane, KubeBinaries
+    from eventsched.benchmarks.controlplane import ControlPlane
+    from eventsched.benchmarks.kubebinaries import KubeBinaries
 
 T = TypeVar("T")
 
@@ -92,7 +94,7 @@ _KIND = {key: kind for (_, kind), key in _BY_KIND.items()}
 @functools.cache
 def real_binaries() -> KubeBinaries | None:
     """kube-apiserver and etcd when $EVENTSCHED_KUBE_BIN names a directory with kube-apiserver
-    and etcd is on PATH (eventsched/benchmarks/controlplane.py); None on a machine without them."""
+    and etcd is on PATH (eventsched/benchmarks/kubebinaries.py); None on a machine without them."""
     return kube_binaries()
 
 

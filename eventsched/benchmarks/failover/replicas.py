@@ -11,8 +11,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from eventsched.benchmarks.controlplane import free_port, spawn_logged
 from eventsched.benchmarks.failover.scrapes import MASTER, SCRAPE_EVERY, Sample, metric_values
+from eventsched.benchmarks.processes import free_port, spawn_logged
 
 
 def _get(port: int, path: str) -> tuple[int, str]:

@@ -14,11 +14,12 @@ from typing import Any
 import kubernetes.client
 
 from eventsched.benchmarks.bindwatch import BindWatch
-from eventsched.benchmarks.controlplane import ControlPlane, kube_binaries
+from eventsched.benchmarks.controlplane import ControlPlane
 from eventsched.benchmarks.failover.checks import Checks, check
 from eventsched.benchmarks.failover.postgres import fresh_database
 from eventsched.benchmarks.failover.replicas import Replica
 from eventsched.benchmarks.kube import NAMESPACE, _create_pods, _nodes, _pod
+from eventsched.benchmarks.kubebinaries import kube_binaries
 
 DEFAULT_SERVER = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 

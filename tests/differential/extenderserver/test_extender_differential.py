@@ -30,7 +30,8 @@ from typing import Any
 import pytest
 import yaml
 
-from eventsched.benchmarks.controlplane import ControlPlane, free_port
+from eventsched.benchmarks.controlplane import ControlPlane
+from eventsched.benchmarks.processes import free_port
 from eventsched.cluster import SimulatedCluster
 from eventsched.config.file import parse_config
 from eventsched.events import EventStore, StoredEvent, upgrade

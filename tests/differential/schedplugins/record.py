@@ -25,7 +25,8 @@ from typing import Any
 
 import yaml
 
-from eventsched.benchmarks.controlplane import ControlPlane, _find
+from eventsched.benchmarks.controlplane import ControlPlane
+from eventsched.benchmarks.kubebinaries import find_binary
 from tests.differential.kubeapi import KubeApi, wait_for
 from tests.differential.kubelog import LogReader
 from tests.differential.preemption.recorder import PreemptionRecorder
@@ -104,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.case:
         cases = [c for c in cases if c["id"].split("/", 1)[1] in args.case]
     found = scheduler_binaries(args.kube_bin)
-    plugins = _find(Path(args.plugins_bin), "kube-scheduler-plugins")
+    plugins = find_binary(Path(args.plugins_bin), "kube-scheduler-plugins")
     if found is None or plugins is None:
         print(f"no kube-scheduler-plugins in {args.plugins_bin}", file=sys.stderr)
         return 2

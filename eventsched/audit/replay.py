@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from eventsched.audit.base import from_base
-from eventsched.audit.replayer import Mismatch, Replayer
+from eventsched.audit.replayer import Mismatch, Replayer, walk
 from eventsched.events.reader import EventReader
 from eventsched.events.record import StoredEvent
 from eventsched.framework import Registry
@@ -124,7 +124,7 @@ def replay(
         if progress is not None:
             progress(position)
 
-    for events in replayer.walk(reader.read(), seen):
+    for events in walk(reader.read(), replayer.fold, seen):
         first = events[0]
         if not selection.wants(first):
             continue
@@ -161,7 +161,7 @@ def full_scores(
     replayer = Replayer(registry, *from_base(reader))
     replayer.full_scores = True
     found: dict[str, FullScores] = {}
-    for events in replayer.walk(reader.read()):
+    for events in walk(reader.read(), replayer.fold):
         attempt = events[0].attempt or ""
         if attempt not in attempts:
             continue

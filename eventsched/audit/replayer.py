@@ -100,12 +100,6 @@ class Replayer:
             # A scheduler process started: its plugins began empty.
             self._frameworks.clear()
 
-    def walk(
-        self, events: Iterable[StoredEvent], progress: Callable[[int], None] | None = None
-    ) -> Iterator[list[StoredEvent]]:
-        """Each attempt's scheduling-cycle events, yielded before they are folded; all folded in order."""
-        return walk(events, self.fold, progress)
-
     # -- deciding again -----------------------------------------------------------
 
     def framework(self, digest: str) -> Framework | None:

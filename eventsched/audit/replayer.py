@@ -191,6 +191,12 @@ def _recorded_outcome(events: Iterable[StoredEvent]) -> str:
             if event.data.get("code") == "Error":
                 return f"(error: {event.data.get('message', '')})"
             return _unschedulable_outcome(preempted)
+        if event.kind == "shadow_verdict":
+            # A shadow attempt: eventsched's outcome is in its verdict (nothing was
+            # reserved; its PostFilter's choice was a dry run, recorded there).
+            if event.data.get("ourError"):
+                return f"(error: {event.data.get('ourMessage', '')})"
+            return _unschedulable_outcome(event.data.get("preemption"))
     return "(no outcome recorded)"
 
 

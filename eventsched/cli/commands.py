@@ -38,6 +38,10 @@ COMMANDS: dict[str, Command] = {
         "extender",
         "serve as kube-scheduler's extender: answer its filter, prioritize and bind calls, logged",
     ),
+    "shadow": Command(
+        "shadow",
+        "decide beside kube-scheduler, binding nothing: record where it agrees, and why not",
+    ),
     "bench": Command("bench", "measure scheduling throughput (pods/s) on a generated cluster"),
     "ui": Command("ui", "serve a read-only web page over the event log (pods, nodes, what-if)"),
     "sticky": Command("sticky", "show or clear StickyNode's first placements (from the event log)"),

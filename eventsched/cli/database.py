@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
+import structlog
 from sqlalchemy.engine import make_url
 
-from eventsched.events import EventStore, LogReader
+from eventsched.events import (
+    EventStore,
+    EventStoreError,
+    LogReader,
+    SchemaOutdatedError,
+    check_schema,
+)
+
+log = structlog.get_logger(__name__)
 
 DEFAULT_DATABASE_URL = "sqlite:///eventsched.db"
 
@@ -78,3 +88,19 @@ def _missing_sqlite_file(url: str) -> Path | None:
         return None
     path = Path(database)
     return None if path.exists() else path
+
+
+def wait_for_schema(store: EventStore, stop: threading.Event) -> bool:
+    """Wait until the log's schema is current (False: stopped first), saying why meanwhile."""
+    delay = 1.0
+    while not stop.is_set():
+        try:
+            check_schema(store.engine)
+            return True
+        except (SchemaOutdatedError, EventStoreError) as exc:
+            log.warning("waiting for the event log (not ready)", problem=str(exc).splitlines()[0])
+        except Exception as exc:  # a database that does not answer yet
+            log.warning("event log unreachable; retrying", error=str(exc).splitlines()[0])
+        stop.wait(delay)
+        delay = min(delay * 2, 30.0)
+    return False

@@ -11,12 +11,11 @@ from dataclasses import dataclass
 import structlog
 
 from eventsched.cli.commands import summary
-from eventsched.cli.database import open_store
+from eventsched.cli.database import open_store, wait_for_schema
 from eventsched.cli.serve import AddressError, Check, parse_address
 from eventsched.cli.signals import StopSignals
 from eventsched.cluster.kube import ClientConnection, KubeCluster, api_client
 from eventsched.config.file import ConfigError, SchedulerConfig, load_config
-from eventsched.events import EventStore, EventStoreError, SchemaOutdatedError, check_schema
 from eventsched.extenderserver.scheduler import ExtenderScheduler
 from eventsched.extenderserver.server import ExtenderServer
 from eventsched.framework import Profile
@@ -118,7 +117,7 @@ def _serve(args: argparse.Namespace, state: _State, stop: threading.Event) -> in
     server = ExtenderServer(host, port, lambda: state.scheduler, metrics.registry, readiness)
     server.start()
     try:
-        if not _wait_for_schema(store, stop):
+        if not wait_for_schema(store, stop):
             return 0
         state.schema_current = True
         cluster = KubeCluster(
@@ -156,18 +155,3 @@ def _serve(args: argparse.Namespace, state: _State, stop: threading.Event) -> in
     finally:
         server.stop()
         store.engine.dispose()
-
-
-def _wait_for_schema(store: EventStore, stop: threading.Event) -> bool:
-    delay = 1.0
-    while not stop.is_set():
-        try:
-            check_schema(store.engine)
-            return True
-        except (SchemaOutdatedError, EventStoreError) as exc:
-            log.warning("waiting for the event log (not ready)", problem=str(exc).splitlines()[0])
-        except Exception as exc:  # a database that does not answer yet
-            log.warning("event log unreachable; retrying", error=str(exc).splitlines()[0])
-        stop.wait(delay)
-        delay = min(delay * 2, 30.0)
-    return False

@@ -99,6 +99,17 @@ DECISION_KINDS: dict[str, str] = {
     "backoffSeconds, nominatedNodeName?} (nominatedNodeName: the PostFilter's nomination, '' "
     "clearing it; the view's nominator folds it)",
     "requeued": "pod moved between queues; data: {from, to, event, backoffUntil?}",
+    "shadow_verdict": "`eventsched shadow`'s verdict on what another scheduler (data.scheduler) "
+    "did with a pod, ending the shadow attempt that decided the pod first (its attempt_started "
+    "carries shadow{scheduler, observed, node?}); node column = that scheduler's node (placed "
+    "or nominated); data: {scheduler, observed: placed|unschedulable|nominated, verdict: "
+    "agree|tie|differ, picked (eventsched's node, null when none fits), node?, message? (that "
+    "scheduler's FailedScheduling message), ourMessage?, ourError? (true: its attempt erred), cause? (one sentence: the Filter "
+    "plugin that rejects its node, or the score plugins that separate the two nodes, with the "
+    "numbers; for a tie the shared total), totals?{ours, theirs}, preemption? (eventsched's "
+    "PostFilter choice, as a `preempted` would hold it; nothing is evicted), victims?[{uid, "
+    "namespace, name}] (the pods that scheduler deleted to preempt), lagSeconds (from the "
+    "watch's delivery to the verdict)}",
     "maintenance": "an explicit, logged maintenance action; data: {action, ...}: "
     "scheduler_started {instance, view: listed} (the process's view starts empty and is what "
     "it lists; it logs each node, pod and object whose record differs from the log's last "

@@ -22,7 +22,7 @@ from eventsched.framework.extenders.cycle import (
 )
 from eventsched.framework.nominatedpass import NominatedCount, nominated_node_first
 from eventsched.framework.prefilterrecord import prefilter_skips
-from eventsched.framework.runtime import Framework, Rejection
+from eventsched.framework.runtime import Framework, Rejection, ScoreTable
 from eventsched.framework.selection import rank, record_scores, select_host
 from eventsched.framework.sink import DecisionSink
 from eventsched.framework.status import Status
@@ -118,6 +118,10 @@ class ScheduleResult:
     evaluated: int
     feasible: int
     next_start_index: int
+    #: Every feasible node's scores (None: one node was feasible, nothing was scored).
+    scores: ScoreTable | None = None
+    #: The nodes Filter rejected, and why.
+    diagnosis: Diagnosis | None = None
 
 
 @dataclass(slots=True)
@@ -159,7 +163,7 @@ def schedule_pod(
         # The reason ("only one feasible node") follows from the null score; the
         # seed is the attempt's (`attempt_started`): neither is written again.
         state.record("selected", {"score": None}, node=table.names[row])
-        return ScheduleResult(table.names[row], evaluated, 1, next_start)
+        return ScheduleResult(table.names[row], evaluated, 1, next_start, None, diagnosis)
     status = fw.run_pre_score(state, pod, table, feasible)
     if not status.is_success:
         _raise_error(status, next_start)
@@ -182,7 +186,7 @@ def schedule_pod(
         },
         node=table.names[row],
     )
-    return ScheduleResult(table.names[row], evaluated, len(feasible), next_start)
+    return ScheduleResult(table.names[row], evaluated, len(feasible), next_start, scores, diagnosis)
 
 
 def _raise_error(status: Status, next_start: int) -> None:

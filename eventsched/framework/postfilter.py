@@ -17,9 +17,18 @@ from eventsched.model import NodeTable, Pod
 
 
 def run_post_filter(
-    fw: Framework, state: CycleState, pod: Pod, table: NodeTable, diagnosis: Diagnosis
+    fw: Framework,
+    state: CycleState,
+    pod: Pod,
+    table: NodeTable,
+    diagnosis: Diagnosis,
+    *,
+    dry_run: bool = False,
 ) -> PostFilterResult | None:
-    """PostFilter over the failed pass's statuses; None when no plugin gave a result."""
+    """PostFilter over the failed pass's statuses; None when no plugin gave a result.
+
+    `dry_run`: the choice is not a decision that will evict anyone (the shadow's), so no
+    `preempted` is recorded: the caller records the result where it compares it."""
     if not fw.plugins_at("postFilter"):
         return None
     names = table.names
@@ -39,7 +48,7 @@ def run_post_filter(
     )
     if not status.is_success and status.message:
         diagnosis.post_filter_msg = status.message
-    if result is not None and result.record:
+    if result is not None and result.record and not dry_run:
         state.record(
             "preempted",
             dict(result.record),

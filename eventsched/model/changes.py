@@ -6,7 +6,8 @@ They live in `model` because both `cluster` (which produces them) and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Literal
 
 from eventsched.model.node import Node
@@ -23,6 +24,9 @@ class ClusterChange:
 
     type: ChangeType
     obj: Node | Pod | ClusterObject
+    #: When the change was made (time.monotonic()): when the watch delivered it. The
+    #: shadow's lag is measured from here.
+    seen: float = field(default_factory=time.monotonic, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -121,6 +121,11 @@ class Pod:
     init_containers: tuple[ContainerRequests, ...] = ()
     #: The QoS class (`v1qos.GetPodQOS`): Guaranteed, Burstable or BestEffort.
     qos: str = BEST_EFFORT
+    #: The message of the pod's PodScheduled=False condition (reason Unschedulable or
+    #: SchedulerError): what its scheduler's last FailedScheduling Event said. Never
+    #: logged with the pod and not compared: the shadow reads it (shadow/), the log
+    #: records it in the verdict.
+    failed_scheduling: str = field(default="", compare=False)
 
     @property
     def key(self) -> str:
@@ -193,6 +198,7 @@ class Pod:
             containers=fields.containers,
             init_containers=fields.init_containers,
             qos=fields.qos,
+            failed_scheduling=_failed_scheduling(status),
         )
 
     def to_record(self) -> dict[str, Any]:
@@ -289,6 +295,19 @@ class Pod:
 
 _pod_fields = field_values(Pod)
 _NODE_NAME = [f.name for f in fields(Pod)].index("node_name")
+
+
+def _failed_scheduling(status: Mapping[str, Any]) -> str:
+    """The message of a PodScheduled=False condition its scheduler set, else ""."""
+    for condition in status.get("conditions") or []:
+        if (
+            isinstance(condition, Mapping)
+            and condition.get("type") == "PodScheduled"
+            and condition.get("status") == "False"
+            and condition.get("reason") in ("Unschedulable", "SchedulerError")
+        ):
+            return str(condition.get("message") or "")
+    return ""
 
 
 def _disruption_target(status: Mapping[str, Any]) -> str:

@@ -60,10 +60,12 @@ class Attempts:
         attempts: int = 1,
         start_index: int = 0,
         extender: Mapping[str, Any] | None = None,
+        shadow: Mapping[str, Any] | None = None,
     ) -> Started:
         """A new attempt for `pod` under `fw`, its `attempt_started` in the pending batch.
 
-        `extender`: the call an extender attempt answers (verb and what it carried).
+        `extender`: the call an extender attempt answers (verb and what it carried);
+        `shadow`: what another scheduler did that a shadow attempt is compared with.
         """
         attempt = secrets.token_hex(8)
         seed = self.rng.getrandbits(63)
@@ -77,6 +79,8 @@ class Attempts:
         }
         if extender is not None:
             data["extender"] = extender
+        if shadow is not None:
+            data["shadow"] = shadow
         sink.record("attempt_started", data)
         return Started(sink, CycleState(attempt, seed, sink))
 

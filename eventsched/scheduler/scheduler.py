@@ -92,6 +92,10 @@ class Scheduler:
         #: Called with the last position after each append is durable, when the view holds
         #: exactly the log up to it (tests compare it with replay's view there).
         self.on_durable: Callable[[int], None] | None = None
+        #: Called on the loop thread with each cluster change before the event handlers
+        #: fold it (the shadow decides a pod there, against the view before its placement);
+        #: False: the caller holds the change back and folds it later itself.
+        self.before_change: Callable[[ClusterChange], bool] | None = None
         #: The view decisions read: changed only by the events this process adds to the
         #: journal's pending batch, applied as they are added, as replay applies them.
         self.view = ClusterView()
@@ -373,7 +377,8 @@ class Scheduler:
     def _handle(self, item: Message) -> None:
         if isinstance(item, ClusterChange):
             self.changes.changed()
-            self.handlers.on_change(item)
+            if self.before_change is None or self.before_change(item):
+                self.handlers.on_change(item)
         elif isinstance(item, BindingDone):
             self.changes.changed()
             self.binding.done(item)

@@ -1,0 +1,186 @@
+"""`eventsched shadow`: decide beside kube-scheduler, bind nothing, record where they agree."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import structlog
+
+from eventsched.cli.commands import summary
+from eventsched.cli.database import open_store
+from eventsched.cli.extender import wait_for_schema
+from eventsched.cli.serve import Check, Endpoints
+from eventsched.cli.signals import StopSignals
+from eventsched.cluster.kube import ClientConnection, KubeCluster, api_client
+from eventsched.config.defaults import default_profile
+from eventsched.config.file import ConfigError, SchedulerConfig, load_config
+from eventsched.framework import Profile
+from eventsched.metrics import SchedulerMetrics
+from eventsched.plugins import full_registry
+from eventsched.scheduler import SchedulerOptions
+from eventsched.shadow.scheduler import ShadowScheduler
+
+log = structlog.get_logger(__name__)
+
+#: The scheduler shadowed when none is named: kube-scheduler's default profile.
+DEFAULT_SHADOWED = "default-scheduler"
+#: The shadow scores every node, so that it can rank the shadowed scheduler's node.
+EVERY_NODE = 100
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "shadow",
+        help=summary("shadow"),
+        description="Watch the cluster beside kube-scheduler and decide every pod it places, "
+        "fails or nominates, against the cluster as it stood just before; record eventsched's "
+        "attempt and a verdict (agree, tie or differ, with the cause). Binds, evicts and "
+        "writes nothing: a get/list/watch role is enough (deploy/shadow/).",
+    )
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        help="KubeSchedulerConfiguration (v1) file: give kube-scheduler's own, whose profiles "
+        "name the schedulers shadowed (default: kube-scheduler's default profile)",
+    )
+    p.add_argument(
+        "--scheduler-name",
+        action="append",
+        metavar="NAME",
+        help="shadow the pods of this schedulerName (repeatable; default: default-scheduler)",
+    )
+    p.add_argument(
+        "--kubeconfig",
+        metavar="FILE",
+        help="kubeconfig to use instead of the in-cluster service account",
+    )
+    p.add_argument(
+        "--http-address",
+        default="0.0.0.0:10259",
+        metavar="HOST:PORT",
+        help="serve /healthz, /readyz and /metrics here over plain HTTP (default 0.0.0.0:10259)",
+    )
+    p.set_defaults(func=run)
+
+
+def shadowed_profiles(
+    config: SchedulerConfig, names: Sequence[str], from_file: bool
+) -> list[Profile]:
+    """The profile deciding each shadowed scheduler's pods: the configuration's profile of
+    that schedulerName (without a file: kube-scheduler's default plugins), scoring every
+    node; one line naming the fix when the file has no such profile."""
+    profiles = []
+    for name in names:
+        found = next((p for p in config.profiles if p.scheduler_name == name), None)
+        if found is None and from_file:
+            known = ", ".join(p.scheduler_name for p in config.profiles)
+            raise ConfigError(
+                "--scheduler-name",
+                "",
+                f"the configuration has no profile with schedulerName {name!r} (it has {known}): "
+                "give kube-scheduler's own configuration file, or name one of its profiles",
+            )
+        profile = found or replace(default_profile(), scheduler_name=name)
+        profiles.append(replace(profile, percentage_of_nodes_to_score=EVERY_NODE))
+    return profiles
+
+
+@dataclass(slots=True)
+class _State:
+    schema_current: bool = False
+    scheduler: ShadowScheduler | None = None
+    started: bool = False
+    stopping: bool = False
+
+
+def run(args: argparse.Namespace) -> int:
+    state = _State()
+    stop = threading.Event()
+
+    def stopping(signum: signal.Signals) -> None:
+        log.info("stopping: the log is flushed")
+        state.stopping = True
+        stop.set()
+
+    with StopSignals(stopping):
+        return _shadow(args, state, stop)
+
+
+def _shadow(args: argparse.Namespace, state: _State, stop: threading.Event) -> int:
+    registry = full_registry()
+    config = load_config(args.config, registry) if args.config else SchedulerConfig()
+    names = list(dict.fromkeys(args.scheduler_name or [DEFAULT_SHADOWED]))
+    profiles = shadowed_profiles(config, names, bool(args.config))
+    percentages = {
+        p.scheduler_name: p.percentage_of_nodes_to_score
+        for p in config.profiles
+        if p.scheduler_name in names
+    }
+    cc = config.client_connection
+    connection = ClientConnection(
+        kubeconfig=args.kubeconfig or cc.kubeconfig, qps=cc.qps, burst=cc.burst
+    )
+    api = api_client(connection)
+    store = open_store(args.db, require_schema=False)
+    metrics = SchedulerMetrics()
+
+    def readiness() -> Sequence[Check]:
+        scheduler = state.scheduler
+        return [
+            ("event-log-schema", state.schema_current, "run `eventsched db upgrade`"),
+            ("informer-sync", state.started, "waiting for nodes and pods"),
+            (
+                "event-log-writable",
+                scheduler is not None and not scheduler.log_down,
+                "appends fail",
+            ),
+            ("running", not state.stopping, "shutting down"),
+        ]
+
+    endpoints = Endpoints(args.http_address, metrics.registry, readiness)
+    endpoints.start()
+    try:
+        if not wait_for_schema(store, stop):
+            return 0
+        state.schema_current = True
+        cluster = KubeCluster(
+            api,
+            names,
+            connection,
+            request_threads=1,
+            custom_kinds=registry.custom_kinds(
+                name for profile in profiles for name in profile.plugin_names()
+            ),
+            observer=metrics.api_request,
+        )
+        scheduler = ShadowScheduler(
+            store,
+            cluster,
+            profiles,
+            registry,
+            SchedulerOptions(),
+            metrics=metrics,
+            percentages=percentages,
+        )
+        state.scheduler = scheduler
+        try:
+            if scheduler.start(stop=stop):
+                state.started = True
+                log.info(
+                    "shadowing: deciding each pod these schedulers place, binding nothing",
+                    schedulers=names,
+                    nodes=len(scheduler.cache.table),
+                )
+                scheduler.run(stop=stop)
+        finally:
+            scheduler.stop()
+            counts = scheduler.counts
+            log.info("shadow stopped", verdicts=dict(counts.verdicts), total=counts.total)
+        return 0
+    finally:
+        endpoints.stop()
+        store.engine.dispose()

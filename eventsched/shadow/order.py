@@ -8,13 +8,15 @@ another saw the other assumed on its node: deciding them in the watch's order gi
 the later one a view without the other, or the earlier one a view with a pod it had
 not seen (on a generated burst of 400 pods, one verdict in seven differed so).
 
-What the queue's order implies is recovered, and the rest estimated:
+What the queue's order implies is kept, and the rest estimated:
 
 - pods of one priority are popped in the order they entered the queue (first seen
   pending, or seen failed: a failed pod enters again), whatever the Bindings' order;
-- a pod of higher priority goes before one of lower priority that was popped after it
-  entered; when the lower one was popped is estimated from when its outcome was seen,
-  less the quickest outcome seen lately (a pod popped as soon as it entered).
+  an outcome waits for those of the pods of its priority (or higher) that entered
+  before it and are not decided yet (at most MAX_WAIT past when it was seen);
+- between priorities, the outcome seen first is the likeliest to have been popped
+  first; the first of each other priority that entered before it was seen may have
+  been (`candidates`: the shadow asks kube-scheduler's decisions which).
 
 What the watch shows is held for `window` seconds, so that what was decided before it
 (and is seen later) can go first; then it is decided in that order.
@@ -29,14 +31,17 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
-#: Outcomes whose latency (seen outcome less entry) estimates the quickest one.
-LATENCY_SAMPLES = 200
+#: Seconds an outcome waits, past when it was seen, for the outcomes of pods that entered
+#: the queue before it (popped before it, so seen soon): a pod kube-scheduler has not
+#: decided by then is taken to wait in its queue for a change (or never to be decided).
+MAX_WAIT = 5.0
 
 
 @dataclass(slots=True)
 class _Entry:
     sequence: int
     at: float
+    priority: int = 0
 
 
 @dataclass(slots=True)
@@ -52,8 +57,9 @@ class _Item(Generic[T]):
 class QueueOrder(Generic[T]):
     """Outcomes held back for `window` seconds, released in the order they were decided."""
 
-    def __init__(self, window: float) -> None:
+    def __init__(self, window: float, max_wait: float = MAX_WAIT) -> None:
         self.window = window
+        self.max_wait = max_wait
         self._sequence = itertools.count()
         #: Each pending pod's entry into the queue (first seen pending, or last failed).
         self._entered: dict[str, _Entry] = {}
@@ -62,15 +68,19 @@ class QueueOrder(Generic[T]):
         #: The same, in the order seen (taken ones are dropped from the front lazily).
         self._arrivals: deque[_Item[T]] = deque()
         self._holding: dict[str, int] = {}
-        self._latencies: deque[float] = deque(maxlen=LATENCY_SAMPLES)
+        #: Pods in the queue whose first outcome is not seen yet.
+        self._undecided: dict[str, _Entry] = {}
 
     def __len__(self) -> int:
         return sum(len(fifo) for fifo in self._fifos.values())
 
-    def entered(self, uid: str, at: float) -> None:
-        """The pod is pending, in the queue since `at` unless it already was."""
+    def entered(self, uid: str, at: float, priority: int = 0, undecided: bool = True) -> None:
+        """The pod is pending, in the queue since `at` unless it already was; `undecided`:
+        no outcome of it was seen yet (it is not gated, nor seen failed)."""
         if uid not in self._entered:
-            self._entered[uid] = _Entry(next(self._sequence), at)
+            entry = self._entered[uid] = _Entry(next(self._sequence), at, priority)
+            if undecided:
+                self._undecided[uid] = entry
 
     def reentered(self, uid: str, at: float) -> None:
         """The pod failed and went back to the queue at `at`."""
@@ -78,6 +88,7 @@ class QueueOrder(Generic[T]):
 
     def forget(self, uid: str) -> None:
         self._entered.pop(uid, None)
+        self._undecided.pop(uid, None)
 
     def holding(self, uid: str) -> bool:
         """Whether an outcome of the pod is held."""
@@ -85,7 +96,8 @@ class QueueOrder(Generic[T]):
 
     def hold(self, uid: str, priority: int, arrived: float, value: T) -> None:
         """The pod's outcome (`value`), seen at `arrived`."""
-        self.entered(uid, arrived)
+        self.entered(uid, arrived, priority, undecided=False)
+        self._undecided.pop(uid, None)
         item = _Item(uid, priority, self._entered[uid], arrived, value)
         fifo = self._fifos.setdefault(priority, [])
         if fifo and fifo[-1].entered.sequence > item.entered.sequence:
@@ -102,13 +114,23 @@ class QueueOrder(Generic[T]):
             arrivals.popleft()
         return bool(arrivals) and now - arrivals[0].arrived >= self.window
 
+    def blocked(self, value: T, now: float) -> bool:
+        """Whether the outcome (the likeliest candidate) waits for a pod kube-scheduler
+        popped before it: one of its priority or higher, in the queue before the outcome
+        was seen, undecided still (for at most `max_wait` past the outcome)."""
+        item = next(fifo[0] for fifo in self._fifos.values() if fifo[0].value is value)
+        if now - item.arrived >= self.max_wait:
+            return False
+        return any(
+            u.priority >= item.priority and u.at < item.arrived for u in self._undecided.values()
+        )
+
     def candidates(self) -> list[T]:
         """The outcomes whose pod kube-scheduler may have popped next, the likeliest first.
 
-        The likeliest is the first of its priority to enter, from the priority whose turn
-        it was by the estimate above; the others are the first of each other priority
-        that entered before the likeliest's outcome was seen (so might have been popped
-        before it, had it been popped later than estimated)."""
+        The likeliest is, of the first of each priority to enter, the one seen first; the
+        others are the first of each other priority that entered before the likeliest's
+        outcome was seen (so might have been popped before it)."""
         heads = [fifo[0] for fifo in self._fifos.values()]
         if not heads:
             return []
@@ -133,14 +155,8 @@ class QueueOrder(Generic[T]):
         count = self._holding.pop(item.uid) - 1
         if count:
             self._holding[item.uid] = count
-        self._latencies.append(max(0.0, item.arrived - item.entered.at))
 
     def _next(self, heads: list[_Item[T]]) -> _Item[T]:
-        """Of the first pod of each priority, the one the queue popped first by the estimate:
-        the one seen first, unless one of higher priority entered before that one was
-        popped (its outcome seen less the quickest outcome seen lately)."""
-        quickest = min(self._latencies, default=0.0)
-        first = min(heads, key=lambda item: item.arrived)
-        popped = first.arrived - quickest
-        before = [h for h in heads if h.priority > first.priority and h.entered.at < popped]
-        return max(before, key=lambda item: item.priority) if before else first
+        """Of the first pod of each priority, the one the queue popped first by the
+        estimate: the one whose outcome was seen first."""
+        return min(heads, key=lambda item: item.arrived)

@@ -147,7 +147,12 @@ class Shadow:
         held = self.view.pods.get(pod.uid)
         if held is None or held.node_name or self.view.cache.node_of(pod.uid) is not None:
             if not pod.node_name:
-                self.order.entered(pod.uid, change.seen)
+                self.order.entered(
+                    pod.uid,
+                    change.seen,
+                    pod.priority,
+                    undecided=not pod.scheduling_gates and not pod.failed_scheduling,
+                )
             return True
         theirs = self._what_it_did(pod, held)
         if theirs is None:
@@ -186,6 +191,8 @@ class Shadow:
         while len(self.order) and (everything or self.order.any_due(now)):
             candidates = self.order.candidates()
             chosen = candidates[0]
+            if not everything and self.order.blocked(chosen, now):
+                break
             if len(candidates) > 1:
                 chosen = next((c for c in candidates if self._agrees(c)), chosen)
             self.order.take(chosen)

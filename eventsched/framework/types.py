@@ -112,6 +112,9 @@ class PostFilterResult:
     lower_nominated: tuple[Pod, ...] = ()
     #: The decision as the log keeps it (`preempted`'s data); empty: nothing decided.
     record: Mapping[str, Any] = field(default_factory=dict)
+    #: The nodes whose candidacy was as good on every criterion (the choice fell to the
+    #: first found): what the shadow calls a tie.
+    tied: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

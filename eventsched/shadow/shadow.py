@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from eventsched.framework import (
@@ -52,14 +52,13 @@ from eventsched.shadow.verdict import (
     Theirs,
     judge,
 )
+from eventsched.shadow.victims import Victims
 from eventsched.view import ClusterView
 
 #: Seconds what the watch shows is held to recover kube-scheduler's order (order.py).
 SETTLE_WINDOW = 0.5
 #: Seconds a preemption victim's deletion is held for its preemptor's nomination.
 VICTIM_HOLD = 2.0
-#: The reason kube-scheduler gives a victim's DisruptionTarget condition.
-PREEMPTED_BY_SCHEDULER = "PreemptionByScheduler"
 
 
 @dataclass(slots=True)
@@ -81,14 +80,6 @@ class Observed:
     pod: Pod
     theirs: Theirs
     change: ClusterChange
-
-
-@dataclass(slots=True)
-class _Victims:
-    """Victim deletions held back, in arrival order, for one node."""
-
-    changes: list[ClusterChange] = field(default_factory=list)
-    since: float = 0.0
 
 
 class Shadow:
@@ -120,9 +111,9 @@ class Shadow:
         self.on_verdict = on_verdict
         self.clock = clock
         self.order: QueueOrder[Observed] = QueueOrder(window)
-        #: The failure message and nomination each pending pod's last verdict compared.
-        self._reported: dict[str, tuple[str, str]] = {}
-        self._victims: dict[str, _Victims] = {}
+        #: The failure message each pending pod's last verdict compared.
+        self._reported: dict[str, str] = {}
+        self.victims = Victims(VICTIM_HOLD)
 
     @property
     def schedulers(self) -> Collection[str]:
@@ -138,10 +129,12 @@ class Shadow:
             return True
         if self.order.holding(pod.uid):
             self.settle(everything=True)
+        if self.victims.seen(change, self.view.cache.node_of(pod.uid), change.seen):
+            return False
         if change.type == "DELETED":
             self._reported.pop(pod.uid, None)
             self.order.forget(pod.uid)
-            return not self._hold_victim(change, pod)
+            return True
         if pod.scheduler_name not in self.profiles or self.view.relisting is not None:
             return True
         held = self.view.pods.get(pod.uid)
@@ -161,22 +154,28 @@ class Shadow:
         return False
 
     def _what_it_did(self, pod: Pod, held: Pod) -> Theirs | None:
-        """The placement, failure or nomination `pod` (as the watch shows it) records,
-        against `held` (as the view has it); None when it shows nothing new."""
+        """The placement, nomination or failure `pod` (as the watch shows it) records,
+        against `held` (as the view has it); None when it shows no new attempt.
+
+        kube-scheduler writes PodScheduled=False when an attempt's message is new, with
+        the nomination when its preemption nominated another node; a nomination cleared
+        alone (a higher-priority pod preempted there) is no attempt of the pod's."""
         if pod.node_name:
             self._reported.pop(pod.uid, None)
             return Theirs(pod.scheduler_name, PLACED, node=pod.node_name)
-        reported = (pod.failed_scheduling, pod.nominated_node_name)
-        if not pod.failed_scheduling or reported == self._reported.get(pod.uid, ("", "")):
+        node = pod.nominated_node_name
+        if node and node != held.nominated_node_name:
+            self._reported[pod.uid] = pod.failed_scheduling
+            victims = tuple(
+                {"uid": v.uid, "namespace": v.namespace, "name": v.name}
+                for v in self.victims.on(node)
+            )
+            return Theirs(pod.scheduler_name, NOMINATED, node, pod.failed_scheduling, victims)
+        message = pod.failed_scheduling
+        if not message or message == self._reported.get(pod.uid, held.failed_scheduling):
             return None
-        self._reported[pod.uid] = reported
-        nominated = pod.nominated_node_name and pod.nominated_node_name != held.nominated_node_name
-        return Theirs(
-            pod.scheduler_name,
-            NOMINATED if nominated else UNSCHEDULABLE,
-            node=pod.nominated_node_name if nominated else "",
-            message=pod.failed_scheduling,
-        )
+        self._reported[pod.uid] = message
+        return Theirs(pod.scheduler_name, UNSCHEDULABLE, message=message)
 
     def settle(self, everything: bool = False) -> None:
         """Decide (then fold) what was held long enough, in the order kube-scheduler
@@ -201,10 +200,8 @@ class Shadow:
             if chosen.theirs.observed != PLACED:
                 self.order.reentered(chosen.pod.uid, chosen.change.seen)
             if chosen.theirs.observed == NOMINATED:
-                self._release_victims(chosen.theirs.node)
-        if self._victims:
-            for node in [n for n, v in self._victims.items() if now - v.since >= VICTIM_HOLD]:
-                self._release_victims(node)
+                self._fold_all(self.victims.release(chosen.theirs.node))
+        self._fold_all(self.victims.expired(now))
 
     def _agrees(self, observed: Observed) -> bool:
         """Whether eventsched, deciding the pod now, agrees (or ties) with what was seen."""
@@ -217,27 +214,10 @@ class Shadow:
     def release_all(self) -> None:
         """Decide and fold everything held (the shadow stops)."""
         self.settle(everything=True)
-        for node in list(self._victims):
-            self._release_victims(node)
+        self._fold_all(self.victims.all())
 
-    # -- preemption victims --------------------------------------------------------
-
-    def _hold_victim(self, change: ClusterChange, pod: Pod) -> bool:
-        """Hold the deletion of a pod a shadowed scheduler preempted (True when held)."""
-        node = self.view.cache.node_of(pod.uid)
-        if pod.disruption_target != PREEMPTED_BY_SCHEDULER or node is None:
-            return False
-        held = self._victims.setdefault(node, _Victims(since=self.clock()))
-        held.changes.append(change)
-        return True
-
-    def victims_held(self, node: str) -> list[Pod]:
-        held = self._victims.get(node)
-        return [] if held is None else [c.obj for c in held.changes if isinstance(c.obj, Pod)]
-
-    def _release_victims(self, node: str) -> None:
-        held = self._victims.pop(node, None)
-        for change in held.changes if held is not None else ():
+    def _fold_all(self, changes: list[ClusterChange]) -> None:
+        for change in changes:
             self.fold(change)
 
     # -- deciding ------------------------------------------------------------------
@@ -253,7 +233,7 @@ class Shadow:
         lag = max(0.0, self.clock() - change.seen)
         started.sink.record(
             "shadow_verdict",
-            _verdict_record(ours, theirs, judgement, self.victims_held(theirs.node), lag),
+            _verdict_record(ours, theirs, judgement, lag),
             node=theirs.node or None,
         )
         if self.on_verdict is not None:
@@ -277,15 +257,14 @@ class Shadow:
                 diagnosis=err.diagnosis,
                 message=err.diagnosis.message(),
                 preemption=chosen.record if chosen is not None else {},
+                tied=chosen.tied if chosen is not None else (),
             )
         except SchedulingError as err:
             return Ours(message=err.status.message, error=True)
         return Ours(result.node, result.scores, result.diagnosis)
 
 
-def _verdict_record(
-    ours: Ours, theirs: Theirs, judgement: Judgement, victims: list[Pod], lag: float
-) -> dict[str, Any]:
+def _verdict_record(ours: Ours, theirs: Theirs, judgement: Judgement, lag: float) -> dict[str, Any]:
     data: dict[str, Any] = {
         "scheduler": theirs.scheduler,
         "observed": theirs.observed,
@@ -307,8 +286,6 @@ def _verdict_record(
         data["totals"] = {"ours": judgement.our_total, "theirs": judgement.their_total}
     if ours.preemption:
         data["preemption"] = dict(ours.preemption)
-    if victims:
-        data["victims"] = [
-            {"uid": v.uid, "namespace": v.namespace, "name": v.name} for v in victims
-        ]
+    if theirs.victims:
+        data["victims"] = [dict(v) for v in theirs.victims]
     return data

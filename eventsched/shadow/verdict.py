@@ -48,6 +48,8 @@ class Ours:
     preemption: Mapping[str, Any] = field(default_factory=dict)
     #: The attempt failed with an error (a plugin's), not for want of a node.
     error: bool = False
+    #: The nodes its PostFilter found as good as the one it nominates.
+    tied: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -58,6 +60,8 @@ class Theirs:
     observed: str  # PLACED, UNSCHEDULABLE or NOMINATED
     node: str = ""
     message: str = ""
+    #: The pods it preempted for a nomination ({uid, namespace, name}).
+    victims: tuple[Mapping[str, str], ...] = ()
 
 
 @dataclass(slots=True)
@@ -123,7 +127,11 @@ def _nomination(ours: Ours, theirs: Theirs) -> Judgement:
         )
     chosen = str(ours.preemption.get("nominatedNodeName") or "")
     if chosen == node:
-        return _failure(ours, theirs)
+        return _same_node(ours, theirs)
+    if node in ours.tied:
+        return Judgement(
+            "tie", f"{node} and {chosen} tie on every criterion of preemption's candidate choice"
+        )
     if not chosen:
         return Judgement(
             "differ",
@@ -137,6 +145,23 @@ def _nomination(ours: Ours, theirs: Theirs) -> Judgement:
         f"{who} nominated {node}; eventsched's PostFilter nominates {chosen} "
         f"(victims {victims or 'none'}; chosen by {ours.preemption.get('chosenBy', '?')})",
     )
+
+
+def _same_node(ours: Ours, theirs: Theirs) -> Judgement:
+    """Both nominate the node: the same victims (when the watch showed them) and message."""
+    mine = {_key(v) for v in ours.preemption.get("victims") or ()}
+    other = {_key(v) for v in theirs.victims}
+    if other and mine != other:
+        return Judgement(
+            "differ",
+            f"both preempt on {theirs.node}, but {theirs.scheduler} evicts "
+            f"{', '.join(sorted(other))} and eventsched {', '.join(sorted(mine)) or 'none'}",
+        )
+    return _failure(ours, theirs)
+
+
+def _key(victim: Mapping[str, Any]) -> str:
+    return f"{victim.get('namespace')}/{victim.get('name')}"
 
 
 def _failure(ours: Ours, theirs: Theirs) -> Judgement:

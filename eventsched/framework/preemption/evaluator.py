@@ -119,4 +119,4 @@ def conclude(
     record = preempted_record(
         best, choice.chosen_by, dry, offset, wanted, len(potential.nodes), lower
     )
-    return PostFilterResult(best.node, best.victims, lower, record), Status()
+    return PostFilterResult(best.node, best.victims, lower, record, choice.tied), Status()

@@ -77,6 +77,8 @@ class Choice:
 
     candidate: Candidate
     chosen_by: str
+    #: The nodes of the candidates as good on every criterion (FIRST_OF_TIED), chosen's first.
+    tied: tuple[str, ...] = ()
 
 
 def choose(candidates: Sequence[Candidate]) -> Choice | None:
@@ -92,7 +94,7 @@ def choose(candidates: Sequence[Candidate]) -> Choice | None:
         remaining = [c for c, s in zip(remaining, scores, strict=True) if s == best]
         if len(remaining) == 1:
             return Choice(remaining[0], criterion)
-    return Choice(remaining[0], FIRST_OF_TIED)
+    return Choice(remaining[0], FIRST_OF_TIED, tuple(c.node for c in remaining))
 
 
 def select_candidate(candidates: Sequence[Candidate]) -> Candidate | None:

@@ -13,7 +13,7 @@ import structlog
 from eventsched.cli.commands import summary
 from eventsched.cli.database import open_store
 from eventsched.cli.extender import wait_for_schema
-from eventsched.cli.serve import Check, Endpoints
+from eventsched.cli.serve import Check, Endpoints, parse_address
 from eventsched.cli.signals import StopSignals
 from eventsched.cluster.kube import ClientConnection, KubeCluster, api_client
 from eventsched.config.defaults import default_profile
@@ -71,12 +71,18 @@ def shadowed_profiles(
     config: SchedulerConfig, names: Sequence[str], from_file: bool
 ) -> list[Profile]:
     """The profile deciding each shadowed scheduler's pods: the configuration's profile of
-    that schedulerName (without a file: kube-scheduler's default plugins), scoring every
-    node; one line naming the fix when the file has no such profile."""
+    that schedulerName (without a file, or a file listing no profiles: kube-scheduler's
+    default plugins), scoring every node; one line naming the fix when the file lists
+    profiles but not that one."""
     profiles = []
+    # A file that lists no profiles has kube-scheduler's default one, under any name.
+    default = default_profile()
+    listed = from_file and [
+        replace(p, percentage_of_nodes_to_score=None) for p in config.profiles
+    ] != [default]
     for name in names:
         found = next((p for p in config.profiles if p.scheduler_name == name), None)
-        if found is None and from_file:
+        if found is None and listed:
             known = ", ".join(p.scheduler_name for p in config.profiles)
             raise ConfigError(
                 "--scheduler-name",
@@ -111,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _shadow(args: argparse.Namespace, state: _State, stop: threading.Event) -> int:
+    parse_address(args.http_address)  # refused before anything starts
     registry = full_registry()
     config = load_config(args.config, registry) if args.config else SchedulerConfig()
     names = list(dict.fromkeys(args.scheduler_name or [DEFAULT_SHADOWED]))

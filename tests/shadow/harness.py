@@ -217,8 +217,10 @@ def empty(api: KubeApi) -> None:
     for node in api.call("GET", KubeApi.path("Node"))["items"]:
         api.request("DELETE", KubeApi.path("Node", None, node["metadata"]["name"]))
     wait(
-        lambda: not api.call("GET", KubeApi.path("Pod", NAMESPACE))["items"]
-        and not api.call("GET", KubeApi.path("Node"))["items"],
+        lambda: (
+            not api.call("GET", KubeApi.path("Pod", NAMESPACE))["items"]
+            and not api.call("GET", KubeApi.path("Node"))["items"]
+        ),
         60,
         "an empty cluster",
     )

@@ -89,8 +89,17 @@ class MixRun:
 
 
 def _run_mix(
-    plane: ControlPlane, api: KubeApi, tmp_path: Path, nodes: int, pods: int, **ours: object
+    plane: ControlPlane,
+    api: KubeApi,
+    tmp_path: Path,
+    nodes: int,
+    pods: int,
+    paced: bool = False,
+    **ours: object,
 ) -> MixRun:
+    """kube-scheduler places the mix (all at once; `paced`: one pod at a time, each
+    created once the previous one is decided) with the shadow beside it, whose profile
+    has `ours`' fields."""
     mix = generate(nodes, pods, NAMESPACE)
     create_mix(api, plane, mix)
     theirs = kube_scheduler_config(plane.kubeconfig())
@@ -100,7 +109,12 @@ def _run_mix(
     scheduler = plane.start_kube_scheduler(config)
     try:
         warm_up(api)
-        create_pods(api, mix.pods)
+        if paced:
+            for created, pod in enumerate(mix.pods, start=2):
+                create_pods(api, [pod])
+                wait(lambda n=created: all_decided(api, n), 60, f"a decision on {pod['metadata']}")
+        else:
+            create_pods(api, mix.pods)
         kube = wait(lambda: all_decided(api, pods + 1), 300, "kube-scheduler to decide every pod")
         last = wait(lambda: _covered(shadow, kube), 600, "a verdict for every pod")
         metrics = shadow.metrics()
@@ -182,13 +196,19 @@ def test_a_preemption_is_compared_with_eventscheds_postfilter(
         wait(lambda: all_decided(api, 7), 60, "the low-priority pods placed")
         create_pods(api, [_pod("high", "1500m", "shadow-high")])
         nominated = wait(
-            lambda: next((o for o in outcomes(api).values() if o.name == "high" and o.nominated), None),
+            lambda: next(
+                (o for o in outcomes(api).values() if o.name == "high" and o.nominated), None
+            ),
             60,
             "kube-scheduler to nominate a node for the high-priority pod",
         )
         verdict = wait(
             lambda: next(
-                (v for v in shadow.verdicts() if v.name == "high" and v.data["observed"] == "nominated"),
+                (
+                    v
+                    for v in shadow.verdicts()
+                    if v.name == "high" and v.data["observed"] == "nominated"
+                ),
                 None,
             ),
             60,
@@ -209,3 +229,28 @@ def test_a_preemption_is_compared_with_eventscheds_postfilter(
         assert theirs == {v["name"] for v in preemption["victims"]}
     else:
         assert "tie on every criterion" in verdict.data["cause"]
+
+
+def test_a_profile_with_another_weight_differs_naming_the_plugin(
+    plane: ControlPlane, api: KubeApi, tmp_path: Path
+) -> None:
+    """The shadow's profile weighs NodeResourcesBalancedAllocation 50 times kube-scheduler's:
+    where that moves its pick, the verdict differs and its cause names the plugin. The pods
+    come one at a time, so that the two decide every pod on the same state."""
+    weighted = {
+        "plugins": {
+            "score": {
+                "enabled": [{"name": "NodeResourcesBalancedAllocation", "weight": 50}],
+            }
+        }
+    }
+    run = _run_mix(plane, api, tmp_path, nodes=20, pods=60, paced=True, **weighted)
+    differ = [
+        v for v in run.last.values() if v.verdict == "differ" and v.data["observed"] == "placed"
+    ]
+    assert differ, "another weight changed no placement"
+    for v in differ:
+        cause = v.data["cause"]
+        assert "NodeResourcesBalancedAllocation" in cause, cause
+        assert f"for default-scheduler's node {v.node}" in cause, cause
+        assert v.data["picked"] and v.data["picked"] != v.node

@@ -73,8 +73,8 @@ def _node(rng: random.Random, i: int) -> dict[str, Any]:
 
 def _pod(rng: random.Random, i: int, namespace: str) -> dict[str, Any]:
     name = f"pod-{i:05d}"
-    cpu = rng.choice(("100m", "200m", "250m", "500m", "1"))
-    memory = rng.choice(("128Mi", "256Mi", "512Mi", "1Gi"))
+    cpu = rng.choice(("50m", "100m", "100m", "200m", "250m", "500m"))
+    memory = rng.choice(("64Mi", "128Mi", "256Mi", "512Mi"))
     app = f"app-{rng.randrange(20)}"
     spec: dict[str, Any] = {}
     draw = rng.random()
@@ -95,7 +95,10 @@ def _pod(rng: random.Random, i: int, namespace: str) -> dict[str, Any]:
     elif draw < 0.49:
         spec["nodeSelector"] = {"disk": "nvme"}  # no node has it
     priority = rng.random()
-    if priority < 0.05:
+    if draw >= 0.49 and rng.random() < 0.03:
+        cpu, memory = "3", "2Gi"  # large: preempts once the nodes fill
+        spec["priorityClassName"] = "shadow-high"
+    elif priority < 0.05:
         spec["priorityClassName"] = "shadow-high"
     elif priority < 0.15:
         spec["priorityClassName"] = "shadow-low"

@@ -25,6 +25,15 @@ from eventsched.scheduler.journal import Journal
 from eventsched.view import ClusterView
 
 
+@dataclass(frozen=True, slots=True)
+class Drawn:
+    """An attempt's id and seed, drawn before it starts (the shadow tries a decision
+    before it records it: the same seed gives the same tie-break)."""
+
+    attempt: str
+    seed: int
+
+
 @dataclass(slots=True)
 class Started:
     """An attempt begun: where its decisions go, and the state its plugins share."""
@@ -61,14 +70,16 @@ class Attempts:
         start_index: int = 0,
         extender: Mapping[str, Any] | None = None,
         shadow: Mapping[str, Any] | None = None,
+        drawn: Drawn | None = None,
     ) -> Started:
         """A new attempt for `pod` under `fw`, its `attempt_started` in the pending batch.
 
         `extender`: the call an extender attempt answers (verb and what it carried);
-        `shadow`: what another scheduler did that a shadow attempt is compared with.
+        `shadow`: what another scheduler did that a shadow attempt is compared with;
+        `drawn`: its id and seed, drawn already (`draw`).
         """
-        attempt = secrets.token_hex(8)
-        seed = self.rng.getrandbits(63)
+        drawn = drawn or self.draw()
+        attempt, seed = drawn.attempt, drawn.seed
         sink = AttemptSink(self.journal.pending, pod, fw.name, attempt)
         data: dict[str, Any] = {
             "attempts": attempts,
@@ -83,6 +94,10 @@ class Attempts:
             data["shadow"] = shadow
         sink.record("attempt_started", data)
         return Started(sink, CycleState(attempt, seed, sink))
+
+    def draw(self) -> Drawn:
+        """A new attempt's id and seed."""
+        return Drawn(secrets.token_hex(8), self.rng.getrandbits(63))
 
     # -- timing ------------------------------------------------------------------
 

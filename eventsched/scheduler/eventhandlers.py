@@ -163,7 +163,7 @@ class EventHandlers:
             return False
         if pod.uid not in self.projections.bound and not self.cache.is_assumed(pod.uid):
             return False
-        return _logged_unassigned(self.projections.observed.get(key), record)
+        return logged_unassigned(self.projections.observed.get(key), record)
 
     def _relist_pod(self, pod: Pod, key: str, record: dict, relisting: Relist) -> None:
         """A pod a restarted process lists: gathered as listed when the log last recorded
@@ -177,7 +177,7 @@ class EventHandlers:
         if (
             node
             and self.projections.bound.get(pod.uid) == node
-            and _logged_unassigned(self.projections.observed.get(key), record)
+            and logged_unassigned(self.projections.observed.get(key), record)
         ):
             relisting.put_pod(pod, placed_on=node)
             return
@@ -361,7 +361,7 @@ class EventHandlers:
             self.moves.on_event(ASSIGNED_POD_DELETE, "AssignedPodDelete")
 
 
-def _logged_unassigned(digest: str | None, record: dict) -> bool:
+def logged_unassigned(digest: str | None, record: dict) -> bool:
     """Whether `digest` (the log's last for the pod) is that of its record without its node,
     as the log has it when our Binding placed the pod."""
     if digest is None:

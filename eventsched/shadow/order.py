@@ -35,6 +35,8 @@ T = TypeVar("T")
 #: the queue before it (popped before it, so seen soon): a pod kube-scheduler has not
 #: decided by then is taken to wait in its queue for a change (or never to be decided).
 MAX_WAIT = 5.0
+#: Outcomes seen with no order (a restarted shadow's) tried as the next one, at most.
+UNORDERED_CANDIDATES = 16
 
 
 @dataclass(slots=True)
@@ -52,6 +54,9 @@ class _Item(Generic[T]):
     arrived: float
     value: T = field(compare=False)
     taken: bool = False
+    #: Seen with nothing to tell its order (a restarted shadow lists what was placed
+    #: while it was down): any such outcome may come next.
+    unordered: bool = False
 
 
 class QueueOrder(Generic[T]):
@@ -94,11 +99,14 @@ class QueueOrder(Generic[T]):
         """Whether an outcome of the pod is held."""
         return uid in self._holding
 
-    def hold(self, uid: str, priority: int, arrived: float, value: T) -> None:
-        """The pod's outcome (`value`), seen at `arrived`."""
+    def hold(
+        self, uid: str, priority: int, arrived: float, value: T, *, unordered: bool = False
+    ) -> None:
+        """The pod's outcome (`value`), seen at `arrived`; `unordered`: nothing tells when
+        it came (see _Item)."""
         self.entered(uid, arrived, priority, undecided=False)
         self._undecided.pop(uid, None)
-        item = _Item(uid, priority, self._entered[uid], arrived, value)
+        item = _Item(uid, priority, self._entered[uid], arrived, value, unordered=unordered)
         fifo = self._fifos.setdefault(priority, [])
         if fifo and fifo[-1].entered.sequence > item.entered.sequence:
             bisect.insort(fifo, item, key=lambda i: i.entered.sequence)
@@ -129,14 +137,27 @@ class QueueOrder(Generic[T]):
         """The outcomes whose pod kube-scheduler may have popped next, the likeliest first.
 
         The likeliest is, of the first of each priority to enter, the one seen first; the
-        others are the first of each other priority that entered before the likeliest's
-        outcome was seen (so might have been popped before it)."""
+        others are the first of each higher priority that entered before the likeliest's
+        outcome was seen (so might have been popped before it: a pod of lower priority
+        popped first would have been popped before the likeliest entered, and seen first). When the likeliest was
+        seen with no order, so may the next UNORDERED_CANDIDATES unordered ones."""
         heads = [fifo[0] for fifo in self._fifos.values()]
         if not heads:
             return []
         likeliest = self._next(heads)
+        if likeliest.unordered:
+            pool = sorted(
+                (i for fifo in self._fifos.values() for i in fifo if i.unordered),
+                key=lambda i: (-i.priority, i.entered.sequence),
+            )
+            pool = [i for i in pool if i is not likeliest][: UNORDERED_CANDIDATES - 1]
+            return [likeliest.value, *(i.value for i in pool)]
         others = sorted(
-            (h for h in heads if h is not likeliest and h.entered.at < likeliest.arrived),
+            (
+                h
+                for h in heads
+                if h.priority > likeliest.priority and h.entered.at < likeliest.arrived
+            ),
             key=lambda item: item.arrived,
         )
         return [likeliest.value, *(item.value for item in others)]
@@ -144,13 +165,14 @@ class QueueOrder(Generic[T]):
     def take(self, value: T) -> None:
         """The outcome (one of `candidates`) is decided: no longer held."""
         for priority, fifo in self._fifos.items():
-            if fifo[0].value is value:
-                item = fifo.pop(0)
+            index = next((i for i, item in enumerate(fifo) if item.value is value), None)
+            if index is not None:
+                item = fifo.pop(index)
                 if not fifo:
                     del self._fifos[priority]
                 break
         else:
-            raise ValueError("not a candidate")
+            raise ValueError("not held")
         item.taken = True
         count = self._holding.pop(item.uid) - 1
         if count:

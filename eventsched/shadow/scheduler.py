@@ -24,8 +24,10 @@ from eventsched.metrics.builder import register
 from eventsched.model.cache import Cache
 from eventsched.scheduler import Scheduler, SchedulerOptions
 from eventsched.scheduler.ports import Cluster
+from eventsched.shadow.decide import Decided
+from eventsched.shadow.history import LogHistory
 from eventsched.shadow.readonly import ReadOnlyCluster
-from eventsched.shadow.shadow import SETTLE_WINDOW, Decided, Shadow
+from eventsched.shadow.shadow import SETTLE_WINDOW, Shadow
 from eventsched.view import ClusterView
 
 
@@ -84,12 +86,16 @@ class ShadowScheduler:
             store, self.cluster, profiles, registry, options, clock, metrics, queue_pending=False
         )
         self.counts = ShadowCounts()
+        self.history = LogHistory(
+            scheduler.journal, store.reader, scheduler.profiles.annotation_keys
+        )
         self.metrics = ShadowMetrics(metrics.registry) if metrics is not None else None
         self.shadow = Shadow(
             scheduler.profiles,
             scheduler.view,
             scheduler.attempts,
             scheduler.handlers.on_change,
+            self.history,
             percentages=percentages,
             window=window,
             on_verdict=self._counted,

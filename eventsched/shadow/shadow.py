@@ -25,32 +25,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
-from eventsched.framework import (
-    CycleState,
-    FitError,
-    Framework,
-    ListSink,
-    SchedulingError,
-    num_feasible_nodes_to_find,
-    run_post_filter,
-    schedule_pod,
-)
 from eventsched.model import Pod
 from eventsched.model.changes import ClusterChange
 from eventsched.scheduler.attempts import Attempts
 from eventsched.scheduler.profiles import Profiles
+from eventsched.shadow.decide import Decided, Decider, Observed, Trial
 from eventsched.shadow.order import QueueOrder
 from eventsched.shadow.verdict import (
     NOMINATED,
     PLACED,
     UNSCHEDULABLE,
-    Judgement,
-    Ours,
     Theirs,
-    judge,
 )
 from eventsched.shadow.victims import Victims
 from eventsched.view import ClusterView
@@ -61,25 +48,12 @@ SETTLE_WINDOW = 0.5
 VICTIM_HOLD = 2.0
 
 
-@dataclass(slots=True)
-class Decided:
-    """One verdict, as the metrics and the driver's counts hear of it."""
+class History(Protocol):
+    """What the log says of a pod from before this process started (history.py)."""
 
-    pod: Pod
-    theirs: Theirs
-    judgement: Judgement
-    #: Seconds from the watch's delivery of the change to the verdict.
-    lag: float
+    def placed_unseen(self, pod: Pod) -> bool: ...
 
-
-@dataclass(slots=True)
-class Observed:
-    """What the watch showed the shadowed scheduler did, held until decided."""
-
-    #: The pod as the view holds it, pending.
-    pod: Pod
-    theirs: Theirs
-    change: ClusterChange
+    def last_message(self, uid: str) -> str: ...
 
 
 class Shadow:
@@ -91,6 +65,7 @@ class Shadow:
         view: ClusterView,
         attempts: Attempts,
         fold: Callable[[ClusterChange], None],
+        history: History,
         *,
         window: float = SETTLE_WINDOW,
         percentages: Mapping[str, int | None] | None = None,
@@ -98,6 +73,7 @@ class Shadow:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """`fold`: the event handlers' `on_change`, for the changes held and released.
+        `history`: what the log says of a pod from before this process started.
         `window`: seconds what the watch shows is held to recover kube-scheduler's order
         (order.py). `percentages`: per scheduler, its percentageOfNodesToScore (None or
         0: adaptive, as kube-scheduler's default), named when a difference may come from
@@ -105,9 +81,9 @@ class Shadow:
         each verdict."""
         self.profiles = profiles
         self.view = view
-        self.attempts = attempts
         self.fold = fold
-        self.percentages = percentages or {}
+        self.history = history
+        self.decider = Decider(profiles, view, attempts, percentages or {}, clock)
         self.on_verdict = on_verdict
         self.clock = clock
         self.order: QueueOrder[Observed] = QueueOrder(window)
@@ -135,8 +111,10 @@ class Shadow:
             self._reported.pop(pod.uid, None)
             self.order.forget(pod.uid)
             return True
-        if pod.scheduler_name not in self.profiles or self.view.relisting is not None:
+        if pod.scheduler_name not in self.profiles:
             return True
+        if self.view.relisting is not None:
+            return self._relisted(change, pod)
         held = self.view.pods.get(pod.uid)
         if held is None or held.node_name or self.view.cache.node_of(pod.uid) is not None:
             if not pod.node_name:
@@ -152,6 +130,37 @@ class Shadow:
             return True
         self.order.hold(pod.uid, held.priority, change.seen, Observed(held, theirs, change))
         return False
+
+    def _relisted(self, change: ClusterChange, pod: Pod) -> bool:
+        """A pod a restarted shadow lists: what its scheduler did while the shadow was down
+        is held, to be decided once the lists are in. A pod placed that the log last
+        recorded pending, or never saw, is gathered pending (as the log had it), its
+        placement held (False: the change is held); a pending pod whose FailedScheduling
+        message no logged verdict compared has that held too."""
+        relisting = self.view.relisting
+        assert relisting is not None
+        pending = pod.keeping_annotations(self.profiles.annotation_keys).with_node("")
+        if pod.node_name:
+            if not self.history.placed_unseen(pod):
+                return True
+            relisting.put_pod(pending)
+            theirs = Theirs(pod.scheduler_name, PLACED, node=pod.node_name)
+            observed = Observed(pending, theirs, change)
+            self.order.hold(pod.uid, pod.priority, change.seen, observed, unordered=True)
+            return False
+        message = pod.failed_scheduling
+        if message and message != self._last_reported(pod.uid, message):
+            self._reported[pod.uid] = message
+            what = NOMINATED if pod.nominated_node_name else UNSCHEDULABLE
+            theirs = Theirs(pod.scheduler_name, what, pod.nominated_node_name, message)
+            self.order.hold(pod.uid, pod.priority, change.seen, Observed(pending, theirs, change))
+        return True
+
+    def _last_reported(self, uid: str, message: str) -> str:
+        """The message the pod's last verdict compared (asked of the log once)."""
+        if uid not in self._reported:
+            self._reported[uid] = self.history.last_message(uid) if message else ""
+        return self._reported[uid]
 
     def _what_it_did(self, pod: Pod, held: Pod) -> Theirs | None:
         """The placement, nomination or failure `pod` (as the watch shows it) records,
@@ -172,7 +181,7 @@ class Shadow:
             )
             return Theirs(pod.scheduler_name, NOMINATED, node, pod.failed_scheduling, victims)
         message = pod.failed_scheduling
-        if not message or message == self._reported.get(pod.uid, held.failed_scheduling):
+        if not message or message == self._last_reported(pod.uid, message):
             return None
         self._reported[pod.uid] = message
         return Theirs(pod.scheduler_name, UNSCHEDULABLE, message=message)
@@ -183,19 +192,23 @@ class Shadow:
         VICTIM_HOLD.
 
         Where that order is uncertain (order.py: pods of different priorities seen close
-        together), kube-scheduler's decisions tell it: of the outcomes that may come
-        next, the first that eventsched's decision agrees with goes (a dry run, logged
-        nowhere), else the likeliest."""
+        together), kube-scheduler's decisions tell it: the likeliest outcome is tried
+        (decide.py), and when eventsched differs from it, the others that may come next
+        are, and the first it agrees (or ties) with goes; the trial is what is logged."""
+        if self.view.relisting is not None:
+            return  # the view is what is listed only once the lists are in
         now = self.clock()
         while len(self.order) and (everything or self.order.any_due(now)):
             candidates = self.order.candidates()
             chosen = candidates[0]
             if not everything and self.order.blocked(chosen, now):
                 break
-            if len(candidates) > 1:
-                chosen = next((c for c in candidates if self._agrees(c)), chosen)
+            best = self._first_explained(candidates)
+            chosen = best.observed
             self.order.take(chosen)
-            self._decide(chosen.pod, chosen.theirs, chosen.change)
+            decided = self.decider.commit(best)
+            if self.on_verdict is not None:
+                self.on_verdict(decided)
             self.fold(chosen.change)
             if chosen.theirs.observed != PLACED:
                 self.order.reentered(chosen.pod.uid, chosen.change.seen)
@@ -203,13 +216,17 @@ class Shadow:
                 self._fold_all(self.victims.release(chosen.theirs.node))
         self._fold_all(self.victims.expired(now))
 
-    def _agrees(self, observed: Observed) -> bool:
-        """Whether eventsched, deciding the pod now, agrees (or ties) with what was seen."""
-        fw = self.profiles[observed.pod.scheduler_name]
-        state = CycleState("", 0, ListSink())
-        ours = self._attempt(fw, observed.pod, state)
-        theirs = observed.theirs
-        return judge(ours, theirs, self.view.table, None).verdict != "differ"
+    def _first_explained(self, candidates: list[Observed]) -> Trial:
+        """The trial of the likeliest outcome unless eventsched differs from it; else of the
+        first other one it agrees (or ties) with; else the likeliest's."""
+        likeliest = self.decider.trial(candidates[0])
+        if likeliest.judgement.verdict != "differ":
+            return likeliest
+        for other in candidates[1:]:
+            trial = self.decider.trial(other)
+            if trial.judgement.verdict != "differ":
+                return trial
+        return likeliest
 
     def release_all(self) -> None:
         """Decide and fold everything held (the shadow stops)."""
@@ -219,73 +236,3 @@ class Shadow:
     def _fold_all(self, changes: list[ClusterChange]) -> None:
         for change in changes:
             self.fold(change)
-
-    # -- deciding ------------------------------------------------------------------
-
-    def _decide(self, pod: Pod, theirs: Theirs, change: ClusterChange) -> None:
-        fw = self.profiles[pod.scheduler_name]
-        shadow: dict[str, Any] = {"scheduler": theirs.scheduler, "observed": theirs.observed}
-        if theirs.node:
-            shadow["node"] = theirs.node
-        started = self.attempts.start(fw, pod, shadow=shadow)
-        ours = self._attempt(fw, pod, started.state)
-        judgement = judge(ours, theirs, self.view.table, self._sample(theirs.scheduler))
-        lag = max(0.0, self.clock() - change.seen)
-        started.sink.record(
-            "shadow_verdict",
-            _verdict_record(ours, theirs, judgement, lag),
-            node=theirs.node or None,
-        )
-        if self.on_verdict is not None:
-            self.on_verdict(Decided(pod, theirs, judgement, lag))
-
-    def _sample(self, scheduler: str) -> int | None:
-        """How many nodes `scheduler` scores, when fewer than all."""
-        nodes = len(self.view.table)
-        sample = num_feasible_nodes_to_find(self.percentages.get(scheduler), nodes)
-        return sample if sample < nodes else None
-
-    def _attempt(self, fw: Framework, pod: Pod, state: Any) -> Ours:
-        """eventsched's own scheduling cycle for the pod, up to the node it selects (or its
-        PostFilter's choice, as a dry run): recorded, acted on never."""
-        table = self.view.table
-        try:
-            result = schedule_pod(fw, state, pod, table, 0)
-        except FitError as err:
-            chosen = run_post_filter(fw, state, pod, table, err.diagnosis, dry_run=True)
-            return Ours(
-                diagnosis=err.diagnosis,
-                message=err.diagnosis.message(),
-                preemption=chosen.record if chosen is not None else {},
-                tied=chosen.tied if chosen is not None else (),
-            )
-        except SchedulingError as err:
-            return Ours(message=err.status.message, error=True)
-        return Ours(result.node, result.scores, result.diagnosis)
-
-
-def _verdict_record(ours: Ours, theirs: Theirs, judgement: Judgement, lag: float) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "scheduler": theirs.scheduler,
-        "observed": theirs.observed,
-        "verdict": judgement.verdict,
-        "picked": ours.node or None,
-        "lagSeconds": round(lag, 6),
-    }
-    if theirs.node:
-        data["node"] = theirs.node
-    if theirs.message:
-        data["message"] = theirs.message
-    if ours.message:
-        data["ourMessage"] = ours.message
-    if ours.error:
-        data["ourError"] = True
-    if judgement.cause:
-        data["cause"] = judgement.cause
-    if judgement.our_total is not None or judgement.their_total is not None:
-        data["totals"] = {"ours": judgement.our_total, "theirs": judgement.their_total}
-    if ours.preemption:
-        data["preemption"] = dict(ours.preemption)
-    if theirs.victims:
-        data["victims"] = [dict(v) for v in theirs.victims]
-    return data

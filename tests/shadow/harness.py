@@ -94,8 +94,8 @@ class ShadowProcess:
             raise AssertionError(self.log.read_text()[-3000:]) from None
         return proc
 
-    def restart(self) -> None:
-        self.stop()
+    def start(self) -> None:
+        """Start it again (after `kill` or `stop`), on the same log."""
         self.proc = self._start()
 
     def url(self, path: str) -> str:

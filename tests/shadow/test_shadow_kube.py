@@ -254,3 +254,43 @@ def test_a_profile_with_another_weight_differs_naming_the_plugin(
         assert "NodeResourcesBalancedAllocation" in cause, cause
         assert f"for default-scheduler's node {v.node}" in cause, cause
         assert v.data["picked"] and v.data["picked"] != v.node
+
+
+def test_a_restarted_shadow_decides_what_it_missed_and_logs_nothing_twice(
+    plane: ControlPlane, api: KubeApi, tmp_path: Path
+) -> None:
+    """Killed (SIGKILL) after a first burst, the shadow misses a second one; started again on
+    the same log it decides each pod placed meanwhile once, as the log had it (pending),
+    and judges none of the first burst again."""
+    mix = generate(20, 240, NAMESPACE)
+    create_mix(api, plane, mix)
+    config = tmp_path / "kube-scheduler.yaml"
+    config.write_text(yaml.safe_dump(kube_scheduler_config(plane.kubeconfig())))
+    shadow = ShadowProcess(plane, tmp_path, kube_scheduler_config(plane.kubeconfig()))
+    scheduler = plane.start_kube_scheduler(config)
+    try:
+        warm_up(api)
+        create_pods(api, mix.pods[:120])
+        first = wait(lambda: all_decided(api, 121), 120, "kube-scheduler, first burst")
+        wait(lambda: _covered(shadow, first), 120, "verdicts on the first burst")
+        shadow.kill()
+        create_pods(api, mix.pods[120:])
+        kube = wait(lambda: all_decided(api, 241), 120, "kube-scheduler, second burst")
+        shadow.start()
+        last = wait(lambda: _covered(shadow, kube), 120, "verdicts on the second burst")
+        verdicts = shadow.verdicts()
+    finally:
+        scheduler.terminate()
+        scheduler.wait(timeout=10)
+        shadow.stop()
+    placed = Counter(v.uid for v in verdicts if v.data["observed"] == "placed")
+    assert set(placed) == {uid for uid, o in kube.items() if o.node}
+    assert max(placed.values()) == 1, [uid for uid, n in placed.items() if n > 1]
+    judged = Counter(
+        (v.uid, v.data.get("message")) for v in verdicts if v.data["observed"] != "placed"
+    )
+    assert max(judged.values(), default=1) == 1
+    missed = [last[uid] for uid, o in kube.items() if o.node and uid not in first]
+    assert len(missed) > 50
+    agreed = sum(v.verdict in ("agree", "tie") for v in missed)
+    assert agreed / len(missed) >= 0.9, Counter(v.verdict for v in missed)

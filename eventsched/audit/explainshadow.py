@@ -43,8 +43,10 @@ class ShadowVerdict:
     #: Weighted totals of eventsched's pick and of that scheduler's node (None: not scored).
     our_total: int | None = None
     their_total: int | None = None
-    #: The node eventsched's PostFilter nominates in its dry run ("" when none).
+    #: The node eventsched's PostFilter nominates in its dry run ("" when none), and the
+    #: victims it chose there (namespace/name; nothing is evicted).
     our_nomination: str = ""
+    our_victims: list[str] = field(default_factory=list)
     #: The pods (namespace/name) that scheduler deleted to preempt.
     victims: list[str] = field(default_factory=list)
     lag_seconds: float = 0.0
@@ -68,7 +70,8 @@ def shadow_verdict_of(event: StoredEvent) -> ShadowVerdict:
         our_total=_int(totals.get("ours")),
         their_total=_int(totals.get("theirs")),
         our_nomination=_text(preemption.get("nominatedNodeName")),
-        victims=[_pod(v) for v in data.get("victims") or () if isinstance(v, Mapping)],
+        our_victims=_pods(preemption.get("victims")),
+        victims=_pods(data.get("victims")),
         lag_seconds=float(data.get("lagSeconds") or 0.0),
     )
 
@@ -81,5 +84,8 @@ def _int(value: Any) -> int | None:
     return int(value) if isinstance(value, int | float) else None
 
 
-def _pod(victim: Mapping[str, Any]) -> str:
-    return f"{victim.get('namespace')}/{victim.get('name')}"
+def _pods(victims: Any) -> list[str]:
+    """namespace/name of each pod of a recorded list of victims."""
+    if not isinstance(victims, list):
+        return []
+    return [f"{v.get('namespace')}/{v.get('name')}" for v in victims if isinstance(v, Mapping)]

@@ -46,5 +46,9 @@ def _agreement(v: ShadowVerdict) -> str:
         total = f" (total {v.our_total})" if v.our_total is not None else ""
         return f"eventsched agrees{total}"
     if v.observed == "nominated":
-        return "eventsched agrees: its PostFilter nominates the same node, with the same message"
+        evicting = f" (evicting {', '.join(v.our_victims)} in its dry run)" if v.our_victims else ""
+        return (
+            f"eventsched agrees: its PostFilter nominates {v.node} too{evicting}, "
+            "with the same message"
+        )
     return "eventsched gives the same message"

@@ -132,8 +132,8 @@ CASES = [
          "victims": [{"uid": "u-low", "namespace": "shop", "name": "low"},
                      {"uid": "u-low2", "namespace": "shop", "name": "low-2"}]},
         f"default-scheduler nominated n2 for preemption (deleting shop/low, shop/low-2), leaving "
-        f"it pending: {MESSAGE}; eventsched agrees: its PostFilter nominates the same node, "
-        "with the same message",
+        f"it pending: {MESSAGE}; eventsched agrees: its PostFilter nominates n2 too (evicting "
+        "shop/low in its dry run), with the same message",
         id="nominated-agree",
     ),
     pytest.param(
@@ -193,7 +193,7 @@ def test_json_carries_the_verdict(store: EventStore, cli: Callable[..., Done]) -
     shadow_log(store, "vip", "nominated", "n2", verdict="differ", picked=None, message=MESSAGE,
                ourMessage=MESSAGE, cause="default-scheduler nominated n2; eventsched's "
                "PostFilter nominates n3 (victims shop/x; chosen by fewest victims)",
-               preemption={"nominatedNodeName": "n3", "victims": []},
+               preemption={"nominatedNodeName": "n3", "victims": [{"namespace": "shop", "name": "x"}]},
                victims=[{"uid": "u-low", "namespace": "shop", "name": "low"}])  # fmt: skip
     done = cli("explain", "--json", "shop/vip")
     assert done.code == 0, done.err
@@ -215,6 +215,7 @@ def test_json_carries_the_verdict(store: EventStore, cli: Callable[..., Done]) -
         "our_total": None,
         "their_total": None,
         "our_nomination": "n3",
+        "our_victims": ["shop/x"],
         "victims": ["shop/low"],
         "lag_seconds": 0.25,
     }

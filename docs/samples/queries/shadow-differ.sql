@@ -2,3 +2,4 @@ SELECT namespace || '/' || name AS pod, observed, node AS theirs, picked AS ours
 FROM shadow_verdicts
 WHERE verdict = 'differ'
 ORDER BY position
+LIMIT 5

@@ -26,6 +26,8 @@ def _ours(v: ShadowVerdict) -> str:
         return f"eventsched's own attempt erred: {v.our_message} ({v.verdict})"
     if v.verdict == "agree":
         return _agreement(v)
+    if v.verdict == "tie" and v.observed == "nominated":
+        return f"eventsched's PostFilter nominates {v.our_nomination}, a tie: {v.cause}"
     if v.verdict == "tie":
         return f"eventsched picks {v.picked}, a tie: {v.cause}"
     if v.picked and v.observed == "placed":
@@ -34,7 +36,7 @@ def _ours(v: ShadowVerdict) -> str:
         return f"eventsched would pick {v.picked}, which fits"
     if v.observed == "unschedulable":
         return f"eventsched gives another message: {v.our_message}"
-    if v.observed == "nominated" and v.our_nomination == v.node:
+    if v.observed == "nominated" and v.our_nomination == v.node and v.our_message != v.message:
         return (
             f"eventsched's PostFilter nominates {v.node} too, with another message: {v.our_message}"
         )

@@ -148,6 +148,36 @@ CASES = [
         id="nominated-differ",
     ),
     pytest.param(
+        "nominated", "n2",
+        {"verdict": "tie", "picked": None, "message": MESSAGE, "ourMessage": MESSAGE,
+         "preemption": {"nominatedNodeName": "n3", "victims": [{"namespace": "shop", "name": "x"}]},
+         "cause": "n2 and n3 tie on every criterion of preemption's candidate choice"},
+        f"default-scheduler nominated n2 for preemption, leaving it pending: {MESSAGE}; "
+        "eventsched's PostFilter nominates n3, a tie: n2 and n3 tie on every criterion of "
+        "preemption's candidate choice",
+        id="nominated-tie",
+    ),
+    pytest.param(
+        "nominated", "n2",
+        {"verdict": "differ", "picked": None, "message": MESSAGE, "ourMessage": MESSAGE,
+         "preemption": {"nominatedNodeName": "n2", "victims": [{"namespace": "shop", "name": "x"}]},
+         "victims": [{"uid": "u-low", "namespace": "shop", "name": "low"}],
+         "cause": "both preempt on n2, but default-scheduler evicts shop/low and eventsched shop/x"},
+        f"default-scheduler nominated n2 for preemption (deleting shop/low), leaving it pending: "
+        f"{MESSAGE}; eventsched differs: both preempt on n2, but default-scheduler evicts "
+        "shop/low and eventsched shop/x",
+        id="nominated-other-victims",
+    ),
+    pytest.param(
+        "nominated", "n2",
+        {"verdict": "differ", "picked": None, "message": MESSAGE, "ourMessage": OTHER,
+         "preemption": {"nominatedNodeName": "n2", "victims": [{"namespace": "shop", "name": "x"}]},
+         "cause": f"the messages differ: eventsched says {OTHER!r}, default-scheduler said {MESSAGE!r}"},
+        f"default-scheduler nominated n2 for preemption, leaving it pending: {MESSAGE}; "
+        f"eventsched's PostFilter nominates n2 too, with another message: {OTHER}",
+        id="nominated-other-message",
+    ),
+    pytest.param(
         "placed", "n2",
         {"verdict": "differ", "picked": None, "ourError": True,
          "ourMessage": "running PreFilter plugin \"Broken\": boom",

@@ -3,7 +3,8 @@
 Each sample is one or more shell lines (`eventsched` commands on the
 examples, `sqlite3`, `kill`) run in a temporary directory holding a fresh
 SQLite log `eventsched.db`, exactly as the docs show them; the NetworkTraffic
-sample also gets a real Prometheus (tests/promharness.py). Name samples to
+sample also gets a real Prometheus (tests/promharness.py), the shadow's the real
+kube-apiserver and kube-scheduler (shadow_run.py; skipped without $EVENTSCHED_KUBE_BIN). Name samples to
 make only those. The cookbook's SQL is read from `queries/`, as the page and
 tests/cli/test_query.py read it. With `--check` nothing is written: the samples are made again and compared with
 the ones in the repository after masking what changes from run to run
@@ -33,6 +34,8 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 from tests.cookbook import cookbook  # noqa: E402
 
+#: Where the Kubernetes binaries are, for the shadow's samples (benchmarks/kubebinaries.py).
+KUBE_BIN = "EVENTSCHED_KUBE_BIN"
 #: The window NetworkTraffic's sample asks Prometheus about, in seconds.
 PROMETHEUS_WINDOW = 5
 
@@ -66,6 +69,9 @@ class Log:
     #: The log's directory gets `networktraffic.yaml`: the example profile pointed at a
     #: real Prometheus that scrapes an exporter with known traffic per node.
     prometheus: bool = False
+    #: The setup runs the real kube-apiserver and kube-scheduler ($EVENTSCHED_KUBE_BIN, kept
+    #: in its environment); without them the log's samples are left as they are.
+    kube: bool = False
 
 
 def output(line: str, *, stderr: bool = False) -> Sample:
@@ -257,6 +263,32 @@ LOGS = [
         },
         setup=(f"{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'extender_calls.py'))}",),
     ),
+    # The shadow: `eventsched shadow` beside the real kube-scheduler, twice (shadow_run.py):
+    # with kube-scheduler's configuration (eventsched.db), with bin packing
+    # (most-allocated.db). Which node kube-scheduler picks among equals is random.
+    Log(
+        {
+            "query-shadow-verdicts.txt": query("shadow-verdicts", "header"),
+            "query-shadow-differ.txt": Sample(
+                (
+                    "eventsched query --db sqlite:///most-allocated.db --max-width 0 "
+                    + shlex.quote(cookbook("shadow-differ", "sqlite").strip()),
+                ),
+                transcript=False,
+                compare="header",
+            ),
+            "explain-shadow.txt": Sample(
+                (
+                    "eventsched explain default/pod-00002",
+                    "eventsched explain --db sqlite:///most-allocated.db default/pod-00001",
+                    "eventsched replay --db sqlite:///most-allocated.db",
+                ),
+                compare="header",
+            ),
+        },
+        setup=(f"{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'shadow_run.py'))}",),
+        kube=True,
+    ),
     # Refused input: one line naming the field (configuration page, query page).
     Log(
         {
@@ -296,6 +328,13 @@ def make(names: set[str] | None = None) -> dict[str, str]:
         for log in LOGS:
             if names is not None and not names & log.samples.keys():
                 continue
+            if log.kube and not os.environ.get(KUBE_BIN):
+                print(
+                    f"skipped {', '.join(log.samples)}: the real kube-scheduler is needed "
+                    f"(${KUBE_BIN})",
+                    file=sys.stderr,
+                )
+                continue
             if log.prometheus and prometheus_url is None:
                 prometheus_url = stack.enter_context(_prometheus())
             made.update(_run_on_a_fresh_log(log, prometheus_url))
@@ -323,7 +362,11 @@ def _run_on_a_fresh_log(log: Log, prometheus_url: str | None) -> dict[str, str]:
             profile = re.sub(r"address: \S+", f"address: {prometheus_url}", profile)
             profile = re.sub(r"timeRange: \d+", f"timeRange: {PROMETHEUS_WINDOW}", profile)
             (where / "networktraffic.yaml").write_text(profile)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("EVENTSCHED_")}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("EVENTSCHED_") or (log.kube and k == KUBE_BIN)
+        }
         env.update(
             COLUMNS="100",
             PATH=f"{where / 'bin'}{os.pathsep}{env.get('PATH', '')}",

@@ -21,6 +21,7 @@ from eventsched.audit.explainpreemption import (
     preempted_by_of,
     preemption_of,
 )
+from eventsched.audit.explainshadow import ShadowVerdict, shadow_verdict_of
 from eventsched.audit.replay import full_scores
 from eventsched.events.reader import EventReader
 from eventsched.events.record import StoredEvent
@@ -74,6 +75,8 @@ class AttemptExplanation:
     selection: dict[str, Any] | None = None
     #: DefaultPreemption's decision in this attempt (a `preempted` event).
     preemption: Preemption | None = None
+    #: What: in progress, bound, unschedulable, error, bind failed, or shadow verdict (an
+    #: attempt of `eventsched shadow`, which binds nothing: `shadow` has the verdict).
     outcome: str = "in progress"
     #: Set when the score table holds every node, recomputed by replay (explain --full).
     recomputed: str = ""
@@ -82,6 +85,9 @@ class AttemptExplanation:
     #: Set for a call kube-scheduler made to `eventsched extender`: its verb, the
     #: protocol's form and the candidates' count (attempt_started's `extender`).
     extender: dict[str, Any] | None = None
+    #: Set for an attempt of `eventsched shadow`: what the shadowed scheduler did with
+    #: the pod and eventsched's verdict on it (the attempt's `shadow_verdict`).
+    shadow: ShadowVerdict | None = None
 
 
 @dataclass(slots=True)
@@ -287,6 +293,12 @@ def _bind_failed(result: AttemptExplanation, event: StoredEvent) -> None:
     result.steps.append({"kind": "bind_failed", "node": event.node, **dict(event.data)})
 
 
+def _shadow_verdict(result: AttemptExplanation, event: StoredEvent) -> None:
+    result.outcome = "shadow verdict"
+    result.shadow = shadow_verdict_of(event)
+    result.message = result.shadow.our_message
+
+
 def _step(result: AttemptExplanation, event: StoredEvent) -> None:
     step: dict[str, Any] = {"kind": event.kind}
     if event.node:
@@ -307,6 +319,7 @@ _HANDLERS = {
     "bound": _bound,
     "unschedulable": _unschedulable,
     "bind_failed": _bind_failed,
+    "shadow_verdict": _shadow_verdict,
 }
 
 

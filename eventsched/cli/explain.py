@@ -12,6 +12,7 @@ from eventsched.audit import AttemptExplanation, PodExplanation, explain_full, e
 from eventsched.cli.commands import summary
 from eventsched.cli.database import open_reader
 from eventsched.cli.preemptionlines import render_preempted_by, render_preemption
+from eventsched.cli.shadowlines import render_shadow_verdict
 from eventsched.plugins import full_registry
 
 
@@ -155,6 +156,8 @@ def _render_attempt(number: int, a: AttemptExplanation, max_rejections: int) -> 
             out.extend("  " + line for line in render_preemption(a.preemption))
             continue
         out.append("  " + _render_step(step))
+    if a.shadow is not None:
+        out.append("  " + render_shadow_verdict(a.shadow))
     if call is not None and call.get("verb") in ("filter", "prioritize"):
         out.append(f"  {_answered(call, a)}")
     elif a.outcome == "in progress":

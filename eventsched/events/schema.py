@@ -72,10 +72,11 @@ Position = BigInteger().with_variant(Integer(), "sqlite")
 
 metadata = MetaData()
 
-#: The kinds the partial index on `kind` covers on PostgreSQL (migration 0006): the few events per
-#: thousand that are read by kind across the whole log (every start reads
+#: The kinds the partial index on `kind` covers on PostgreSQL (migrations 0006, 0008): the few
+#: events per thousand that are read by kind across the whole log (every start reads
 #: `config_loaded` and `maintenance`; the preemption views `preempted`, `evicted`;
-#: the web page's node list `node_observed`, its pending pods `unschedulable`).
+#: the web page's node list `node_observed`, its pending pods `unschedulable`;
+#: the view `shadow_verdicts` a shadow's `shadow_verdict`, which a scheduler never writes).
 RARE_KINDS = (
     "bind_failed",
     "config_loaded",
@@ -86,6 +87,7 @@ RARE_KINDS = (
     "object_removed",
     "post_filtered",
     "preempted",
+    "shadow_verdict",
     "unreserved",
     "unschedulable",
 )
@@ -129,7 +131,7 @@ events = Table(
     ),
     Index("ix_events_uid", "uid"),
     Index("ix_events_attempt", "attempt", postgresql_where=_kind_among(ATTEMPT_KINDS)),
-    # PostgreSQL: partial (migration 0006); SQLite keeps the whole column.
+    # PostgreSQL: partial (migrations 0006, 0008); SQLite keeps the whole column.
     Index("ix_events_kind", "kind", postgresql_where=_kind_among(RARE_KINDS)),
     # Time only grows along positions: a BRIN index finds a range on PostgreSQL.
     Index("ix_events_recorded_at", "recorded_at", postgresql_using="brin"),

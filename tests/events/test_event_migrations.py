@@ -55,6 +55,7 @@ VIEWS = {
     "plugin_scores",
     "preemptions",
     "preemption_victims",
+    "shadow_verdicts",
 }
 
 
@@ -72,7 +73,7 @@ def test_check_schema_on_an_empty_database_names_the_command(empty_db_url: str) 
     try:
         check_schema(engine)
         # SCHEMA_HEAD is what check_schema compares with, without loading Alembic.
-        assert current_revision(engine) == head_revision() == migrate.SCHEMA_HEAD == "0007"
+        assert current_revision(engine) == head_revision() == migrate.SCHEMA_HEAD == "0008"
     finally:
         engine.dispose()
 
@@ -82,7 +83,7 @@ def test_check_schema_names_both_revisions(db_url: str) -> None:
     with pytest.raises(SchemaOutdatedError) as caught:
         check_schema(db_url)
     assert (
-        "is at revision 0002, this eventsched needs 0007: run `eventsched db upgrade --db"
+        "is at revision 0002, this eventsched needs 0008: run `eventsched db upgrade --db"
         in str(caught.value)
     )
 
@@ -141,31 +142,33 @@ def test_migrated_schema_matches_schema_module(db_url: str) -> None:
         engine.dispose()
 
 
-def test_frozen_decision_kinds_match_the_vocabulary() -> None:
-    """A kind added to the vocabulary needs a migration that redefines the `decisions` view:
-    the latest migration that lists DECISION_KINDS lists the vocabulary's."""
+def _latest_frozen(constant: str) -> dict[str, object]:
+    """`constant` as the latest migration that lists it froze it."""
     latest = [
         path
         for path in sorted((migrations_dir() / "versions").glob("[0-9]*.py"))
-        if "\nDECISION_KINDS = (" in path.read_text()
+        if f"\n{constant} = (" in path.read_text()
     ][-1]
-    namespace: dict[str, object] = {}
     source = latest.read_text()
-    start = source.index("\nDECISION_KINDS = (")
+    namespace: dict[str, object] = {}
+    start = source.index(f"\n{constant} = (")
     exec(source[start : source.index(")\n", start) + 2], namespace)
-    assert set(namespace["DECISION_KINDS"]) == set(DECISION_KINDS)  # type: ignore[arg-type]
+    return namespace
+
+
+def test_frozen_decision_kinds_match_the_vocabulary() -> None:
+    """A kind added to the vocabulary needs a migration that redefines the `decisions` view:
+    the latest migration that lists DECISION_KINDS lists the vocabulary's."""
+    frozen = _latest_frozen("DECISION_KINDS")["DECISION_KINDS"]
+    assert set(frozen) == set(DECISION_KINDS)  # type: ignore[call-overload]
 
 
 def test_frozen_rare_kinds_match_the_schema_module() -> None:
-    """Migration 0006's partial index on kind covers the kinds schema.RARE_KINDS names."""
-    source = (migrations_dir() / "versions" / "0006_lean_indexes.py").read_text()
-    namespace: dict[str, object] = {}
-    start = source.index("\nRARE_KINDS = (")
-    exec(source[start : source.index(")\n", start) + 2], namespace)
-    start = source.index("\nNODE_KINDS = (")
-    exec(source[start : source.index(")", start) + 1], namespace)
-    assert namespace["RARE_KINDS"] == RARE_KINDS
-    assert namespace["NODE_KINDS"] == NODE_KINDS
+    """The partial index on kind covers the kinds schema.RARE_KINDS names (as migration
+    0006 made it and the latest migration that lists them remade it), the index on node
+    those of NODE_KINDS (0006)."""
+    assert _latest_frozen("RARE_KINDS")["RARE_KINDS"] == RARE_KINDS
+    assert _latest_frozen("NODE_KINDS")["NODE_KINDS"] == NODE_KINDS
     assert set(RARE_KINDS) <= set(DECISION_KINDS) | set(INPUT_KINDS)
 
 
@@ -329,4 +332,5 @@ def test_alembic_command_line_uses_x_db(tmp_path: Path) -> None:
     assert sql.returncode == 0, sql.stderr
     assert "CREATE VIEW plugin_scores" in sql.stdout
     assert "CREATE VIEW preemption_victims" in sql.stdout
+    assert "CREATE VIEW shadow_verdicts" in sql.stdout
     assert "jsonb_array_elements" in sql.stdout

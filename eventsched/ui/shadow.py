@@ -95,7 +95,7 @@ def _theirs(v: ShadowVerdict) -> str:
     if v.observed == PLACED:
         return f"{v.scheduler} placed it on {v.node}"
     if v.observed == NOMINATED:
-        return f"{v.scheduler} nominated {v.node} for it, preempting there: {v.message}"
+        return f"{v.scheduler} left it pending, nominating {v.node} to preempt on: {v.message}"
     return f"{v.scheduler} left it pending: {v.message}"
 
 
@@ -106,16 +106,23 @@ def _ours(v: ShadowVerdict) -> str:
         if v.observed == NOMINATED:
             return "eventsched agrees (the same node and message)"
         return "eventsched agrees"
-    if v.verdict == "tie":
+    if v.verdict == "tie":  # a nomination's tie has no totals: its cause says why
         total = f"both total {v.our_total}" if v.our_total is not None else v.cause
         return f"eventsched ties ({total})"
+    return _differs(v)
+
+
+def _differs(v: ShadowVerdict) -> str:
     if v.our_error:
         return f"eventsched's attempt failed: {v.our_message}"
-    if v.observed == UNSCHEDULABLE and not v.picked:
+    if v.observed == PLACED:
+        if not v.picked:
+            return f"eventsched finds no node: {v.our_message}"
+        return f"eventsched would pick {v.picked} because {v.cause}"
+    if v.picked:  # it found no node, or preempted, where eventsched finds one fits
+        return f"eventsched would place it on {v.picked}, preempting nothing"
+    if v.observed == UNSCHEDULABLE:
         return f"eventsched gives a different one: {v.our_message}"
-    if v.observed == PLACED or v.picked:
-        because = f" because {v.cause}" if v.cause else ""
-        return f"eventsched would pick {v.picked or 'no node'}{because}"
     return f"eventsched differs: {v.cause}"
 
 

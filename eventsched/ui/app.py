@@ -34,7 +34,7 @@ from eventsched.events.errors import DatabaseUnavailableError, EventStoreError
 from eventsched.events.logreader import LogReader
 from eventsched.plugins import full_registry
 from eventsched.ui import node as node_page
-from eventsched.ui import pod, reads, search, whatif
+from eventsched.ui import pod, reads, search, shadow, shadowoverview, whatif
 from eventsched.ui.chain import ChainChecker
 from eventsched.ui.web import STATIC, BadRequest, Busy, NotFound, error_page, page, time_range
 
@@ -77,6 +77,9 @@ class UI:
 
     def overview(self, request: Request) -> Response:
         now = datetime.now(UTC)
+        window = request.query_params.get("shadow", shadowoverview.DEFAULT_WINDOW)
+        if window not in shadowoverview.WINDOWS:
+            raise BadRequest(f"shadow: the window is one of {', '.join(shadowoverview.WINDOWS)}.")
         data = Overview(
             reads.pending_pods(self.engine),
             reads.recent_outcomes(self.engine),
@@ -87,16 +90,28 @@ class UI:
         )
         most = max((b + f for _, b, f in data.per_minute), default=0) or 1
         return page(
-            request, "overview.html", title="Overview", o=data, chain=self.chain.status, most=most
+            request,
+            "overview.html",
+            title="Overview",
+            o=data,
+            chain=self.chain.status,
+            most=most,
+            sh=shadowoverview.load_overview(self.engine, window, now),
+            windows=shadowoverview.WINDOWS,
+            window=window,
+            asked_window="shadow" in request.query_params,
         )
 
     def pod_summary(self, request: Request) -> Response:
         explanation = pod.load(self.reader, *self._pod(request))
+        decided = shadow.load_pod(self.engine, explanation)
+        shadow.mark_attempts(explanation, decided)
         return page(
             request,
             "pod.html",
             title=f"{explanation.namespace}/{explanation.name}",
-            s=pod.summarize(explanation),
+            s=pod.summarize(explanation, decided),
+            verdicts=len(decided.verdicts),
             nodes=reads.known_nodes(self.engine),
         )
 
@@ -105,6 +120,8 @@ class UI:
         if request.query_params.get("full") == "1":
             # explain --full: every feasible node's scores, by replaying the log.
             explain_full(self.reader, full_registry(), explanation)
+        decided = shadow.load_pod(self.engine, explanation)
+        shadow.mark_attempts(explanation, decided)
         tables = {a.attempt: pod.filter_table(a) for a in explanation.attempts}
         return page(
             request,
@@ -112,11 +129,13 @@ class UI:
             title=f"{explanation.namespace}/{explanation.name}: attempts",
             e=explanation,
             tables=tables,
+            shadow=decided,
             nodes=reads.known_nodes(self.engine),
         )
 
     def pod_why_not(self, request: Request) -> Response:
         explanation = pod.load(self.reader, *self._pod(request))
+        shadow.mark_attempts(explanation, shadow.load_pod(self.engine, explanation))
         node = request.query_params.get("node", "").strip()
         if not node:
             raise BadRequest("node: name the node to ask about (?node=NAME).")

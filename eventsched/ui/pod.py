@@ -16,6 +16,7 @@ from eventsched.audit import (
 from eventsched.audit.explain import NodeScore
 from eventsched.events.reader import EventReader
 from eventsched.plugins import full_registry
+from eventsched.ui.shadow import PLACED, PodShadow, ShadowVerdict, sentence
 from eventsched.ui.web import NotFound
 
 
@@ -45,6 +46,8 @@ class WinnerVsRunnerUp:
     runner_up: NodeScore | None
     gaps: list[PluginGap] = field(default_factory=list)
     reason: str = ""
+    #: Who chose the node compared with, when not the runner-up ("default-scheduler").
+    against: str = ""
 
 
 @dataclass(slots=True)
@@ -57,6 +60,11 @@ class PodSummary:
     reasons: list[ReasonCount] = field(default_factory=list)
     closest: list[tuple[str, str, str]] = field(default_factory=list)
     winner: WinnerVsRunnerUp | None = None
+    #: The node the pod is on: bound by eventsched, or placed by the scheduler it shadows.
+    placed: str | None = None
+    #: The latest shadow verdict on the pod, when `eventsched shadow` decided it.
+    shadow: ShadowVerdict | None = None
+    shadow_sentence: str = ""
 
 
 def load(reader: EventReader, namespace: str, name: str) -> PodExplanation:
@@ -67,7 +75,12 @@ def load(reader: EventReader, namespace: str, name: str) -> PodExplanation:
         raise NotFound(f"the event log has no event for pod {namespace}/{name}.") from None
 
 
-def summarize(explanation: PodExplanation) -> PodSummary:
+def summarize(explanation: PodExplanation, shadow: PodShadow | None = None) -> PodSummary:
+    """The summary; a pod `eventsched shadow` decided (and eventsched did not bind) is
+    summed up by its latest verdict."""
+    verdict = shadow.latest if shadow is not None else None
+    if verdict is not None and explanation.final_node is None:
+        return _shadow_summary(explanation, verdict)
     attempts = explanation.attempts
     binding = next((a for a in reversed(attempts) if a.outcome == "bound"), None)
     latest = attempts[-1] if attempts else None
@@ -80,17 +93,47 @@ def summarize(explanation: PodExplanation) -> PodSummary:
         status = latest.outcome
     else:
         status = "never attempted"
-    if explanation.removed:
-        status += "; removed from the cluster"
-    summary = PodSummary(explanation, attempt, status)
-    filtered = next((a for a in reversed(attempts) if a.rejections), None)
-    if filtered is not None and not explanation.final_node:
-        summary.reasons = reason_histogram(filtered)
-        summary.dominant = summary.reasons[0] if summary.reasons else None
-        summary.closest = closest_to_fitting(filtered)
+    summary = PodSummary(explanation, attempt, _removed(explanation, status))
+    summary.placed = explanation.final_node
+    if verdict is not None:  # decided by the shadow, bound by eventsched later: both
+        summary.shadow, summary.shadow_sentence = verdict, sentence(verdict)
+    if not explanation.final_node:
+        _blockers(summary)
     if binding is not None and explanation.final_node:
         summary.winner = winner_vs_runner_up(binding)
     return summary
+
+
+def _shadow_summary(explanation: PodExplanation, verdict: ShadowVerdict) -> PodSummary:
+    """A pod the shadowed scheduler placed (or left pending), as its verdict tells it."""
+    attempt = next((a for a in explanation.attempts if a.attempt == verdict.attempt), None)
+    if verdict.observed == PLACED:
+        status = f"placed on {verdict.node} by {verdict.scheduler}"
+    else:  # the sentence below the status gives the message
+        status = f"pending ({verdict.scheduler} found no node)"
+    summary = PodSummary(explanation, attempt, _removed(explanation, status))
+    summary.shadow, summary.shadow_sentence = verdict, sentence(verdict)
+    if verdict.observed == PLACED:
+        summary.placed = verdict.node
+        if attempt is not None:
+            against = verdict.node if verdict.node != attempt.selected else None
+            summary.winner = winner_vs_runner_up(attempt, against, verdict.scheduler)
+    else:
+        _blockers(summary)
+    return summary
+
+
+def _removed(explanation: PodExplanation, status: str) -> str:
+    return status + "; removed from the cluster" if explanation.removed else status
+
+
+def _blockers(summary: PodSummary) -> None:
+    """What keeps a pending pod out: the latest attempt that rejected nodes, by reason."""
+    filtered = next((a for a in reversed(summary.explanation.attempts) if a.rejections), None)
+    if filtered is not None:
+        summary.reasons = reason_histogram(filtered)
+        summary.dominant = summary.reasons[0] if summary.reasons else None
+        summary.closest = closest_to_fitting(filtered)
 
 
 def reason_histogram(attempt: AttemptExplanation) -> list[ReasonCount]:
@@ -125,15 +168,22 @@ def closest_to_fitting(attempt: AttemptExplanation) -> list[tuple[str, str, str]
     )
 
 
-def winner_vs_runner_up(attempt: AttemptExplanation) -> WinnerVsRunnerUp | None:
+def winner_vs_runner_up(
+    attempt: AttemptExplanation, against: str | None = None, chooser: str = ""
+) -> WinnerVsRunnerUp | None:
+    """The selected node against the runner-up, or against the node `against` (the one
+    `chooser` chose instead) when the attempt's scores hold it."""
     if not attempt.top or attempt.selected is None:
         return None
     ranked = sorted(attempt.top, key=lambda n: -n.total)
     winner = next((n for n in ranked if n.node == attempt.selected), ranked[0])
-    runner_up = next((n for n in ranked if n.node != winner.node), None)
+    chosen = next((n for n in ranked if n.node == against), None) if against else None
+    runner_up = chosen or next((n for n in ranked if n.node != winner.node), None)
     result = WinnerVsRunnerUp(
         winner, runner_up, reason=str((attempt.selection or {}).get("reason", ""))
     )
+    if chosen is not None:
+        result.against = chooser
     if runner_up is None:
         return result
     for plugin in [p["name"] for p in attempt.score_plugins]:

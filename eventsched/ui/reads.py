@@ -56,7 +56,7 @@ class Row:
     data: dict[str, Any]
 
 
-_COLUMNS = (
+ROW_COLUMNS = (
     events.c.position,
     events.c.recorded_at,
     events.c.kind,
@@ -69,7 +69,7 @@ _COLUMNS = (
 )
 
 
-def _rows(engine: Engine, stmt: Any) -> list[Row]:
+def rows_of(engine: Engine, stmt: Any) -> list[Row]:
     with engine.connect() as conn:
         found = conn.execute(stmt).all()
     return [
@@ -120,33 +120,49 @@ def pending_pods(engine: Engine, limit: int = 100) -> list[Row]:
         .scalar_subquery()
     )
     stmt = (
-        select(*_COLUMNS)
+        select(*ROW_COLUMNS)
         .where(events.c.position.in_(select(newest.c.position)), events.c.position == last)
         .order_by(events.c.position.desc())
         .limit(limit)
     )
-    return _rows(engine, stmt)
+    return rows_of(engine, stmt)
 
 
 def recent_outcomes(engine: Engine, limit: int = 20) -> list[Row]:
     stmt = (
-        select(*_COLUMNS)
+        select(*ROW_COLUMNS)
         .where(events.c.kind.in_(OUTCOME_KINDS))
         .order_by(events.c.position.desc())
         .limit(limit)
     )
-    return _rows(engine, stmt)
+    return rows_of(engine, stmt)
+
+
+#: The time buckets a series is drawn by: unit -> (PostgreSQL's to_char format, the
+#: length of the same text at the start of SQLite's stored "YYYY-MM-DD HH:MM:SS.ffffff").
+BUCKETS = {
+    "second": ("YYYY-MM-DD HH24:MI:SS", 19),
+    "minute": ("YYYY-MM-DD HH24:MI", 16),
+    "hour": ("YYYY-MM-DD HH24:00", 13),
+    "day": ("YYYY-MM-DD", 10),
+}
+
+
+def time_bucket(engine: Engine, unit: str) -> Any:
+    """`recorded_at` as the text of its `unit` (a key of BUCKETS) in UTC, on either database:
+    "2026-11-23 10:07:09", "2026-11-23 10:07", "2026-11-23 10:00", "2026-11-23"."""
+    pattern, length = BUCKETS[unit]
+    if engine.dialect.name == "postgresql":
+        # In UTC before truncating: date_trunc of a timestamptz cuts days in the session's zone.
+        utc = events.c.recorded_at.op("AT TIME ZONE")(sa.literal_column("'UTC'"))
+        return func.to_char(func.date_trunc(unit, utc), pattern)
+    text = func.substr(events.c.recorded_at, 1, length, type_=Text)
+    return text + ":00" if unit == "hour" else text
 
 
 def outcomes_per_minute(engine: Engine, since: datetime) -> list[tuple[str, int, int]]:
     """(minute, bound, unschedulable) for every minute since `since` that had any."""
-    if engine.dialect.name == "postgresql":
-        minute: Any = func.to_char(
-            func.date_trunc("minute", events.c.recorded_at).op("AT TIME ZONE")("UTC"),
-            "YYYY-MM-DD HH24:MI",
-        )
-    else:
-        minute = func.substr(events.c.recorded_at, 1, 16)
+    minute = time_bucket(engine, "minute")
     bound = func.sum(sa.case((events.c.kind == "bound", 1), else_=0))
     failed = func.sum(sa.case((events.c.kind == "unschedulable", 1), else_=0))
     stmt = (
@@ -206,12 +222,12 @@ def top_rejecters(engine: Engine, since: datetime, limit: int = 10) -> list[tupl
 def node_placements(engine: Engine, node: str, limit: int = 200) -> list[Row]:
     """Pods bound to `node`, newest first (through the index on node, position)."""
     stmt = (
-        select(*_COLUMNS)
+        select(*ROW_COLUMNS)
         .where(kind_in(["bound"]), events.c.node == node)
         .order_by(events.c.position.desc())
         .limit(limit)
     )
-    return _rows(engine, stmt)
+    return rows_of(engine, stmt)
 
 
 #: A node's rejections on PostgreSQL: the rejections whose node list holds it (jsonb
@@ -264,12 +280,12 @@ def node_rejections(
 
 def node_observed(engine: Engine, node: str) -> Row | None:
     stmt = (
-        select(*_COLUMNS)
+        select(*ROW_COLUMNS)
         .where(kind_in(["node_observed", "node_removed"]), events.c.node == node)
         .order_by(events.c.position.desc())
         .limit(1)
     )
-    found = _rows(engine, stmt)
+    found = rows_of(engine, stmt)
     return found[0] if found else None
 
 
@@ -331,13 +347,13 @@ def search(engine: Engine, query: SearchQuery) -> list[Row]:
     if query.until is not None:
         conditions.append(events.c.recorded_at <= query.until)
     stmt = (
-        select(*_COLUMNS)
+        select(*ROW_COLUMNS)
         .where(*conditions)
         .order_by(events.c.position.desc())
         .offset((query.page - 1) * PAGE_ROWS)
         .limit(PAGE_ROWS + 1)
     )
-    return _rows(engine, stmt)
+    return rows_of(engine, stmt)
 
 
 def pods_attempted(engine: Engine, since: datetime | None, until: datetime | None) -> set[str]:

@@ -8,12 +8,13 @@ as it must be: `eventsched ui` refuses a role that could write the log.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import os
 import secrets
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from eventsched.cli.main import main
 from eventsched.events import EventStore, upgrade
 from eventsched.ui.app import Settings, create_app
 from tests.conftest import BACKENDS
+from tests.ui.browser import chromium
 
 ROOT = Path(__file__).resolve().parents[2]
 READER_SQL = ROOT / "deploy" / "base" / "readonly-role.sql"
@@ -135,7 +137,14 @@ def ui_log(
         simulate(url)
         yield Log("sqlite", url, url)
         return
-    server: str = request.getfixturevalue("postgres_server")
+    with postgres_log(request.getfixturevalue("postgres_server"), simulate) as log:
+        yield log
+
+
+@contextlib.contextmanager
+def postgres_log(server: str, fill: Callable[[str], None]) -> Iterator[Log]:
+    """A log in a private schema of `server`, filled by `fill(owner URL)`, read through a
+    throwaway copy of the read-only role; the schema and the role dropped afterwards."""
     schema = f"eventsched_ui_{os.getpid()}_{secrets.token_hex(3)}"
     admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
@@ -147,7 +156,7 @@ def ui_log(
     )
     role = ""
     try:
-        simulate(owner)
+        fill(owner)
         role, reader = _reader_role(owner, schema)
         yield Log("postgresql", reader, owner)
     finally:
@@ -157,6 +166,13 @@ def ui_log(
                 conn.execute(sa.text(f'DROP OWNED BY "{role}"'))
                 conn.execute(sa.text(f'DROP ROLE "{role}"'))
         admin.dispose()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """Headless chromium (tests/ui/browser.py), one per module."""
+    with chromium() as driver:
+        yield driver
 
 
 @pytest.fixture(scope="module")

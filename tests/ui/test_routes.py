@@ -52,6 +52,17 @@ def test_overview(served: Served) -> None:
     assert "Decisions per minute" in page and "Hash chain" in page
 
 
+def test_overview_without_shadow_verdicts(served: Served) -> None:
+    # The simulated log has no shadow verdict: no section, unless a window is asked for.
+    assert 'id="shadow"' not in served.request("/").body
+    reply = served.request("/?shadow=7d")
+    assert reply.status == 200
+    assert "No shadow verdict in the last 7 days." in text(reply.body)
+    bad = served.request("/?shadow=2w")
+    assert bad.status == 400
+    assert one_sentence(bad.body) == "shadow: the window is one of 1h, 1d, 7d, 30d."
+
+
 def test_chain_status_reaches_the_head(served: Served, ui_log: Log) -> None:
     head, _ = count_events(ui_log.owner_url)  # positions are gap-free from 1
     deadline = time.monotonic() + 20

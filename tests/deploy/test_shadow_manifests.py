@@ -62,12 +62,13 @@ def rendered(directory: Any = SHADOW) -> Docs:
     return keyed
 
 
-def watched_resources() -> set[tuple[str, str]]:
+def watched_resources(custom: bool = True) -> set[tuple[str, str]]:
     """(API group, plural) of every informer the adapter may start: nodes, pods, the kinds
-    plugins read (OBJECT_RESOURCES), and each custom kind some plugin reads."""
+    plugins read (OBJECT_RESOURCES), and (`custom`) each custom kind some plugin reads."""
     registry = full_registry()
     resources = ["nodes", "pods", *(r for r, _ in OBJECT_RESOURCES)]
-    resources += [CUSTOM_KINDS[k].resource for k in registry.custom_kinds(list(registry))]
+    if custom:
+        resources += [CUSTOM_KINDS[k].resource for k in registry.custom_kinds(list(registry))]
     watched = set()
     for resource in resources:
         parts = resource.split("/")

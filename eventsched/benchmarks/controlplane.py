@@ -4,7 +4,8 @@ The binaries come from `kubebinaries.kube_binaries()`; the processes are started
 with `processes.py`.
 
 `ControlPlane` runs etcd and kube-apiserver with TLS (the apiserver's self-signed serving
-certificate is trusted as the certificate authority), static token authentication and RBAC.
+certificate is trusted as the certificate authority), static token authentication and RBAC,
+and, when asked, an audit log of every request (`auditlog.py`).
 No kube-controller-manager runs: nothing creates service accounts or deletes a namespace's
 contents, and nodes stay as written (`make_ready_nodes` makes them schedulable).
 
@@ -32,6 +33,7 @@ from typing import Any
 
 import kubernetes.client
 
+from eventsched.benchmarks.auditlog import AuditLog
 from eventsched.benchmarks.kubebinaries import KubeBinaries
 from eventsched.benchmarks.processes import free_port, log_tail, process_cpu_seconds, spawn_logged
 
@@ -50,7 +52,10 @@ class ControlPlane:
     Context manager: ``with ControlPlane(kube_binaries()) as cp: ...`` starts and stops it.
     """
 
-    def __init__(self, binaries: KubeBinaries, workdir: Path | None = None) -> None:
+    def __init__(
+        self, binaries: KubeBinaries, workdir: Path | None = None, *, audit: bool = False
+    ) -> None:
+        """`audit`: kube-apiserver writes an audit log of every request (`self.audit`)."""
         self.binaries = binaries
         self._own_workdir = workdir is None
         self.workdir = (
@@ -74,6 +79,7 @@ class ControlPlane:
         self._logs: list[Path] = []
         self._admin_kubeconfig: Path | None = None
         self._apiserver_argv: list[str] = []
+        self.audit = AuditLog(self.workdir) if audit else None
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -176,6 +182,8 @@ class ControlPlane:
             f"--client-ca-file={self.client_ca_file}",
             f"--requestheader-client-ca-file={self.client_ca_file}",
         ]  # fmt: skip
+        if self.audit is not None:
+            self._apiserver_argv += self.audit.flags()
         self._procs["kube-apiserver"] = self._spawn("kube-apiserver", self._apiserver_argv)
         self._wait_ready(deadline)
 

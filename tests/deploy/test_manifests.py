@@ -145,6 +145,12 @@ def test_the_deploy_directory_has_the_expected_objects() -> None:
         ("Pod", "hello"),
         ("Deployment", "eventsched-ui"),
         ("Service", "eventsched-ui"),
+        ("ServiceAccount", "eventsched-shadow"),
+        ("ClusterRole", "eventsched-shadow"),
+        ("ClusterRoleBinding", "eventsched-shadow"),
+        ("ConfigMap", "eventsched-shadow-config"),
+        ("Deployment", "eventsched-shadow"),
+        ("Service", "eventsched-shadow-metrics"),
     }
     assert expected <= kinds, f"missing: {sorted(expected - kinds)}"
 
@@ -310,6 +316,7 @@ def test_no_other_roles_and_no_wildcards_or_secrets() -> None:
     assert sorted(r["metadata"]["name"] for r in roles) == [
         "eventsched",
         "eventsched-leader-election",
+        "eventsched-shadow",  # deploy/shadow/'s reads (tests/deploy/test_shadow_manifests.py)
     ]
     for role in roles:
         texts = list(strings(role["rules"]))
@@ -341,7 +348,8 @@ def test_bindings_grant_the_roles_to_the_scheduler_service_account() -> None:
         "name": "eventsched-leader-election",
     }
     assert rb["subjects"] == [subject]
-    assert of_kind("ClusterRoleBinding") == [crb]
+    # deploy/shadow/ binds its own role to its own account (test_shadow_manifests.py).
+    assert of_kind("ClusterRoleBinding", under=BASE) == [crb]
     assert of_kind("RoleBinding") == [rb]
 
 
@@ -411,7 +419,7 @@ def workload_pod_specs() -> list[tuple[str, dict[str, Any]]]:
 def test_every_container_requests_cpu_and_memory_in_valid_quantities() -> None:
     """The schema takes any string as a quantity; the quantity parser does not."""
     specs = workload_pod_specs()
-    assert len(specs) == 6  # with deploy/extender/'s and deploy/ui/'s Deployments
+    assert len(specs) == 7  # with deploy/extender/'s, deploy/ui/'s and deploy/shadow/'s
     for where, spec in specs:
         for c in spec["containers"]:
             resources = c["resources"]

@@ -63,8 +63,14 @@ class ShadowProcess:
     """`eventsched shadow` as a child process with its own log; stopped with SIGTERM."""
 
     def __init__(
-        self, plane: ControlPlane, workdir: Path, config: dict[str, Any], db: str | None = None
+        self,
+        plane: ControlPlane,
+        workdir: Path,
+        config: dict[str, Any],
+        db: str | None = None,
+        kubeconfig: Path | None = None,
     ) -> None:
+        """`kubeconfig`: whom the shadow is to the API server (default: the admin)."""
         self.db_path = workdir / "shadow.db"
         self.db = db or f"sqlite:///{self.db_path}"
         if db is None:
@@ -74,6 +80,7 @@ class ShadowProcess:
         self.port = free_port()
         self.log = workdir / "shadow.log"
         self.plane = plane
+        self.kubeconfig = kubeconfig or plane.kubeconfig()
         self.proc = self._start()
 
     def _start(self) -> subprocess.Popen[bytes]:
@@ -83,7 +90,7 @@ class ShadowProcess:
                 sys.executable, "-c", "from eventsched.cli.main import main; raise SystemExit(main())",
                 "--db", self.db, "--log-format", "json", "shadow",
                 "--config", str(self.config), "--http-address", f"127.0.0.1:{self.port}",
-                "--kubeconfig", str(self.plane.kubeconfig()),
+                "--kubeconfig", str(self.kubeconfig),
             ],
             stdout=self.log.open("ab"), stderr=subprocess.STDOUT, cwd=ROOT, env=env,
         )  # fmt: skip
@@ -209,6 +216,27 @@ def all_decided(api: KubeApi, expected: int) -> dict[str, KubeOutcome] | None:
     if len(now) < expected or any(not o.node and not o.message for o in now.values()):
         return None
     return now
+
+
+def last_verdicts(verdicts: list[Verdict]) -> dict[str, Verdict]:
+    last: dict[str, Verdict] = {}
+    for v in verdicts:
+        last[v.uid] = v
+    return last
+
+
+def covered(shadow: ShadowProcess, kube: dict[str, KubeOutcome]) -> dict[str, Verdict] | None:
+    """Each pod's last verdict, once every pod has the one for what kube-scheduler did."""
+    last = last_verdicts(shadow.verdicts())
+    for uid, outcome in kube.items():
+        verdict = last.get(uid)
+        if verdict is None:
+            return None
+        if outcome.node and verdict.data.get("node") != outcome.node:
+            return None
+        if not outcome.node and verdict.data.get("message") != outcome.message:
+            return None
+    return last
 
 
 def empty(api: KubeApi) -> None:

@@ -27,6 +27,7 @@ from tests.shadow.harness import (
     ShadowProcess,
     Verdict,
     all_decided,
+    covered,
     create_mix,
     create_pods,
     empty,
@@ -55,27 +56,6 @@ def api(plane: ControlPlane) -> KubeApi:
     api = KubeApi(plane.url, plane.admin_token, str(plane.ca_file))
     empty(api)
     return api
-
-
-def _last_verdicts(verdicts: list[Verdict]) -> dict[str, Verdict]:
-    last: dict[str, Verdict] = {}
-    for v in verdicts:
-        last[v.uid] = v
-    return last
-
-
-def _covered(shadow: ShadowProcess, kube: dict[str, KubeOutcome]) -> dict[str, Verdict] | None:
-    """Each pod's last verdict, once every pod has the one for what kube-scheduler did."""
-    last = _last_verdicts(shadow.verdicts())
-    for uid, outcome in kube.items():
-        verdict = last.get(uid)
-        if verdict is None:
-            return None
-        if outcome.node and verdict.data.get("node") != outcome.node:
-            return None
-        if not outcome.node and verdict.data.get("message") != outcome.message:
-            return None
-    return last
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +96,7 @@ def _run_mix(
         else:
             create_pods(api, mix.pods)
         kube = wait(lambda: all_decided(api, pods + 1), 300, "kube-scheduler to decide every pod")
-        last = wait(lambda: _covered(shadow, kube), 600, "a verdict for every pod")
+        last = wait(lambda: covered(shadow, kube), 600, "a verdict for every pod")
         metrics = shadow.metrics()
         verdicts = len(shadow.verdicts())
     finally:

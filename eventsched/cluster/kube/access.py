@@ -54,3 +54,17 @@ REQUIRED_ACCESS: tuple[Access, ...] = (
     # Leader election on a Lease.
     Access("coordination.k8s.io", "leases", ("create", "get", "update"), own_namespace=True),
 )
+
+#: The verbs that only read.
+READ_VERBS = frozenset({"get", "list", "watch"})
+
+
+def read_access() -> tuple[Access, ...]:
+    """The cluster-wide reads of REQUIRED_ACCESS, nothing else: what `eventsched shadow`,
+    which binds, evicts and writes nothing, is granted (deploy/shadow/). Its informers
+    list and watch; the volume reads it forwards (`read_volume`, `read_claim`) get."""
+    return tuple(
+        Access(a.api_group, a.resource, tuple(v for v in a.verbs if v in READ_VERBS))
+        for a in REQUIRED_ACCESS
+        if not a.own_namespace and READ_VERBS & set(a.verbs)
+    )

@@ -37,6 +37,12 @@ app.kubernetes.io/component: scheduler
 app.kubernetes.io/component: ui
 {{- end }}
 
+{{/* The shadow's pods' labels, also its Deployment's selector and its Service's. */}}
+{{- define "eventsched.shadowLabels" -}}
+{{ include "eventsched.labels" . }}
+app.kubernetes.io/component: shadow
+{{- end }}
+
 {{- define "eventsched.serviceAccountName" -}}
 {{- default (include "eventsched.fullname" .) .Values.serviceAccount.name }}
 {{- end }}

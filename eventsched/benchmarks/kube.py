@@ -134,7 +134,7 @@ def _create_pods(cp: ControlPlane, count: int, scheduler_name: str) -> None:
         client.close()
 
 
-def _scheduler_config(path: Path, name: str, qps: float, burst: int, kubeconfig: Path) -> Path:
+def scheduler_config(path: Path, name: str, qps: float, burst: int, kubeconfig: Path) -> Path:
     config = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
@@ -147,7 +147,7 @@ def _scheduler_config(path: Path, name: str, qps: float, burst: int, kubeconfig:
 
 
 @contextlib.contextmanager
-def _eventsched_database(url: str | None, workdir: Path, run: int) -> Iterator[tuple[str, str]]:
+def fresh_database(url: str | None, workdir: Path, run: int) -> Iterator[tuple[str, str]]:
     """(URL for eventsched, what to print): a fresh SQLite file, or a fresh PostgreSQL schema
     (selected through search_path) in the given database, dropped afterwards."""
     if url is None or url.startswith("sqlite"):
@@ -196,7 +196,7 @@ def _count_events(url: str) -> int | None:
         engine.dispose()
 
 
-def _stop(proc: subprocess.Popen[bytes] | None) -> None:
+def stop_process(proc: subprocess.Popen[bytes] | None) -> None:
     if proc is None or proc.poll() is not None:
         return
     proc.terminate()
@@ -215,7 +215,7 @@ def _tail(path: Path, lines: int = 15) -> str:
 
 
 @functools.cache
-def _bytecode_compiled() -> bool:
+def bytecode_compiled() -> bool:
     """Compile eventsched's modules to bytecode where they lie (False where that failed,
     e.g. a read-only installation, which pip compiled already)."""
     import eventsched
@@ -246,20 +246,20 @@ def measure(
         cp.make_ready_nodes(_nodes(nodes))
         _create_pods(cp, pods, SCHEDULER_NAMES[scheduler])
         kubeconfig = cp.kubeconfig()
-        config = _scheduler_config(
+        config = scheduler_config(
             workdir / f"{scheduler}.yaml", SCHEDULER_NAMES[scheduler], qps, burst, kubeconfig
         )
         database = events_url = None
         if scheduler == EVENTSCHED:
             events_url, database = stack.enter_context(
-                _eventsched_database(db_url, workdir, round_)
+                fresh_database(db_url, workdir, round_)
             )
             upgrade_database(events_url)
         watch = BindWatch(cp, NAMESPACE)
         stack.callback(watch.close)
         log = workdir / f"{scheduler}-run.log"
         if scheduler == EVENTSCHED:
-            _bytecode_compiled()
+            bytecode_compiled()
         postgres_before = postgres_cpu() if database == "PostgreSQL" else None
         cpu_before = cp.cpu_seconds()
         started = time.monotonic()
@@ -275,7 +275,7 @@ def measure(
         else:
             proc = cp.start_kube_scheduler(config)
             log = workdir / "kube-scheduler.log"
-        stack.callback(_stop, proc)
+        stack.callback(stop_process, proc)
         watch.start(pods)
         error: str | None = None
         deadline = started + timeout

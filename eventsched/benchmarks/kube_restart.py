@@ -194,19 +194,19 @@ def measure(
         cp: ControlPlane = stack.enter_context(ControlPlane(binaries))
         cp.make_ready_nodes(kube._nodes(nodes))
         kube._create_pods(cp, pods, name)
-        config = kube._scheduler_config(
+        config = kube.scheduler_config(
             cp.workdir / f"{scheduler}.yaml", name, qps, burst, cp.kubeconfig()
         )
         events_url = None
         if scheduler == EVENTSCHED:
-            events_url, _ = stack.enter_context(kube._eventsched_database(db_url, cp.workdir, 1))
+            events_url, _ = stack.enter_context(kube.fresh_database(db_url, cp.workdir, 1))
             kube.upgrade_database(events_url)
-            kube._bytecode_compiled()
+            kube.bytecode_compiled()
         watch = BindWatch(cp, kube.NAMESPACE)
         stack.callback(watch.close)
         started = time.monotonic()
         proc = _start(scheduler, cp, config, events_url, cp.workdir / f"{scheduler}-1.log")
-        stack.callback(kube._stop, proc)
+        stack.callback(kube.stop_process, proc)
         watch.start(pods)
         try:
             _wait_bound(watch, proc, timeout, on_progress)
@@ -214,7 +214,7 @@ def measure(
             result.error = f"placing the first {pods} pods: {exc}"
             return result
         result.first_run_seconds = max(watch.bound.values()) - started
-        kube._stop(proc)
+        kube.stop_process(proc)
         for round_ in range(restarts):
             restart = _restart(
                 cp, scheduler, config, events_url, stack, round_, pods, late, timeout
@@ -260,7 +260,7 @@ def _restart(
     restarted = time.monotonic()
     log = cp.workdir / f"{scheduler}-{round_ + 2}.log"
     proc = _start(scheduler, cp, config, events_url, log)
-    stack.callback(kube._stop, proc)
+    stack.callback(kube.stop_process, proc)
     again.start(pods + (round_ + 1) * late)
     prefix = f"late-{round_}-"
     try:
@@ -277,7 +277,7 @@ def _restart(
             events_url, f"WHERE kind = 'permitted' AND position > {before}", first=True
         )
         restart.relogged, restart.log_events = _events_by_kind(events_url, before, permitted + 1)
-    kube._stop(proc)
+    kube.stop_process(proc)
     again.close()
     return restart
 

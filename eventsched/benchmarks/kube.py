@@ -172,10 +172,15 @@ def fresh_database(url: str | None, workdir: Path, run: int) -> Iterator[tuple[s
         engine.dispose()
 
 
+def eventsched_command(events_url: str) -> list[str]:
+    """The CLI of this installation on the benchmark's log (the command's words follow)."""
+    return [sys.executable, "-m", "eventsched.cli.main", "--db", events_url]
+
+
 def upgrade_database(events_url: str) -> None:
     """`eventsched db upgrade` on the benchmark's log, as a user would run it first."""
     upgrade = subprocess.run(
-        [sys.executable, "-m", "eventsched.cli.main", "--db", events_url, "db", "upgrade"],
+        [*eventsched_command(events_url), "db", "upgrade"],
         capture_output=True,
         text=True,
     )
@@ -251,9 +256,7 @@ def measure(
         )
         database = events_url = None
         if scheduler == EVENTSCHED:
-            events_url, database = stack.enter_context(
-                fresh_database(db_url, workdir, round_)
-            )
+            events_url, database = stack.enter_context(fresh_database(db_url, workdir, round_))
             upgrade_database(events_url)
         watch = BindWatch(cp, NAMESPACE)
         stack.callback(watch.close)
@@ -267,8 +270,7 @@ def measure(
             assert events_url is not None
             http = f"127.0.0.1:{free_port()}"
             argv = [
-                sys.executable, "-m", "eventsched.cli.main", "--db", events_url,
-                "run", "--config", str(config), "--kubeconfig", str(kubeconfig),
+                *eventsched_command(events_url), "run", "--config", str(config), "--kubeconfig", str(kubeconfig),
                 "--leader-elect", "false", "--http-address", http,
             ]  # fmt: skip
             proc = spawn_logged(argv, log)

@@ -22,7 +22,6 @@ import argparse
 import contextlib
 import json
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -93,7 +92,7 @@ def _start(
         assert events_url is not None
         http = f"127.0.0.1:{free_port()}"
         argv = [
-            sys.executable, "-m", "eventsched.cli.main", "--db", events_url,
+            *kube.eventsched_command(events_url),
             "run", "--config", str(config), "--kubeconfig", str(cp.kubeconfig()),
             "--leader-elect", "false", "--http-address", http,
         ]  # fmt: skip

@@ -134,12 +134,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     kube.add_argument(
         "--late", type=count(1), default=10, help="pods created before each restart (default 10)"
     )
+    kube.add_argument(
+        "--shadow",
+        action="store_true",
+        help="instead: kube-scheduler places a generated mix (--pods on --nodes) with "
+        "`eventsched shadow` beside it; prints both rates, the shadow's lag (p50, p99) and "
+        "its agreement (eventsched/benchmarks/kube_shadow.py)",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.restarts is not None and not args.kube:
         return _error("--restarts restarts a scheduler on a real control plane: add --kube")
+    if args.shadow and not args.kube:
+        return _error("--shadow runs beside kube-scheduler on a real control plane: add --kube")
     if args.workload is not None:
         return run_workload(args)
     if args.kube:
@@ -302,6 +311,10 @@ def run_kube(args: argparse.Namespace) -> int:
         return 2
     if args.restarts is not None:
         return run_kube_restarts(args, binaries)
+    if args.shadow:
+        from eventsched.cli.benchshadow import run_kube_shadow
+
+        return run_kube_shadow(args, binaries)
     url = resolve_url(args.db) if args.db else None
     nodes = 500 if args.nodes is None else args.nodes
     pods = 3000 if args.pods is None else args.pods
@@ -320,7 +333,7 @@ def run_kube(args: argparse.Namespace) -> int:
         return lambda bound: bar.update(bound - bar.n)
 
     try:
-        with _sigterm_unwinds():
+        with sigterm_unwinds():
             result = kube.run(
                 binaries,
                 nodes,
@@ -350,7 +363,7 @@ def run_kube_restarts(args: argparse.Namespace, binaries: KubeBinaries) -> int:
     url = resolve_url(args.db) if args.db else None
     schedulers = [EVENTSCHED] + ([KUBE_SCHEDULER] if binaries.scheduler else [])
     results: list[kube_restart.RestartResult] = []
-    with _sigterm_unwinds():
+    with sigterm_unwinds():
         for scheduler in schedulers:
             with progress_bar(pods, f"{scheduler}: placing") as bar:
                 result = kube_restart.measure(
@@ -373,7 +386,7 @@ def run_kube_restarts(args: argparse.Namespace, binaries: KubeBinaries) -> int:
 
 
 @contextlib.contextmanager
-def _sigterm_unwinds() -> Iterator[None]:
+def sigterm_unwinds() -> Iterator[None]:
     """SIGTERM unwinds like Ctrl-C, so every process a benchmark started is stopped on the
     way out."""
     previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)

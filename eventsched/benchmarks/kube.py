@@ -134,14 +134,23 @@ def _create_pods(cp: ControlPlane, count: int, scheduler_name: str) -> None:
         client.close()
 
 
-def scheduler_config(path: Path, name: str, qps: float, burst: int, kubeconfig: Path) -> Path:
-    config = {
+def scheduler_config(
+    path: Path,
+    name: str,
+    qps: float,
+    burst: int,
+    kubeconfig: Path,
+    percentage_of_nodes_to_score: int | None = None,
+) -> Path:
+    config: dict[str, Any] = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
         "clientConnection": {"kubeconfig": str(kubeconfig), "qps": qps, "burst": burst},
         "leaderElection": {"leaderElect": False},
         "profiles": [{"schedulerName": name}],
     }
+    if percentage_of_nodes_to_score is not None:
+        config["percentageOfNodesToScore"] = percentage_of_nodes_to_score
     path.write_text(json.dumps(config, indent=2) + "\n")  # JSON is YAML
     return path
 

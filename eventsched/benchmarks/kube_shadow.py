@@ -56,8 +56,11 @@ def measure(
     burst: int,
     db_url: str | None,
     timeout: float,
+    percentage: int | None = None,
     on_progress: Callable[[int], None] | None = None,
 ) -> ShadowRunResult:
+    """One run. `percentage`: kube-scheduler's percentageOfNodesToScore (None: its
+    default, adaptive), in the configuration both are given."""
     with contextlib.ExitStack() as stack:
         cp: ControlPlane = stack.enter_context(ControlPlane(binaries))
         mix = generate(nodes, pods, NAMESPACE)
@@ -65,9 +68,9 @@ def measure(
         events_url, database = stack.enter_context(kube.fresh_database(db_url, cp.workdir, 1))
         kube.upgrade_database(events_url)
         kube.bytecode_compiled()
-        result = ShadowRunResult(nodes, pods, database)
+        result = ShadowRunResult(nodes, pods, database, percentage)
         config = kube.scheduler_config(
-            cp.workdir / "kube-scheduler.yaml", SHADOWED, qps, burst, cp.kubeconfig()
+            cp.workdir / "kube-scheduler.yaml", SHADOWED, qps, burst, cp.kubeconfig(), percentage
         )
         shadow_log = cp.workdir / "shadow.log"
         shadow = spawn_logged(
@@ -281,6 +284,7 @@ def run(
     db_url: str | None = None,
     rounds: int = 1,
     timeout: float | None = None,
+    percentage: int | None = None,
     progress: Callable[[str], Callable[[int], None]] | None = None,
 ) -> Iterator[ShadowRunResult]:
     """`rounds` runs, each on a fresh control plane and log."""
@@ -289,5 +293,5 @@ def run(
         callback = progress(f"kube-scheduler round {round_}") if progress else None
         yield measure(
             binaries, nodes, pods, qps=qps, burst=burst, db_url=db_url, timeout=limit,
-            on_progress=callback,
+            percentage=percentage, on_progress=callback,
         )  # fmt: skip

@@ -42,6 +42,8 @@ class ShadowRunResult:
     nodes: int
     pods: int
     database: str
+    #: kube-scheduler's percentageOfNodesToScore (None: its default, adaptive).
+    percentage_of_nodes_to_score: int | None = None
     #: Pods kube-scheduler bound, and left pending with a FailedScheduling message.
     bound: int = 0
     pending: int = 0
@@ -71,7 +73,8 @@ class ShadowRunResult:
         if self.error is not None:
             return f"shadow {self.nodes} nodes x {self.pods} pods: FAILED: {self.error}"
         return (
-            f"shadow {self.nodes} nodes x {self.pods} pods ({self.database}): "
+            f"shadow {self.nodes} nodes x {self.pods} pods ({self.database}, "
+            f"percentageOfNodesToScore {self.percentage_of_nodes_to_score or 'adaptive'}): "
             f"kube-scheduler {self.kube_pods_per_second:.0f} pods/s, shadow decided "
             f"{self.decided}/{self.bound + self.pending} at {self.shadow_pods_per_second:.0f} "
             f"pods/s ({1000 * self.shadow_cpu_seconds / max(self.decided, 1):.1f} ms CPU/pod); "

@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import json
-import signal
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from eventsched.cli.arguments import count
 from eventsched.cli.commands import summary
 from eventsched.cli.database import resolve_url
 from eventsched.cli.progress import progress_bar
+from eventsched.cli.signals import sigterm_unwinds
 
 if TYPE_CHECKING:
     from eventsched.benchmarks.kubebinaries import KubeBinaries
@@ -140,6 +139,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="instead: kube-scheduler places a generated mix (--pods on --nodes) with "
         "`eventsched shadow` beside it; prints both rates, the shadow's lag (p50, p99) and "
         "its agreement (eventsched/benchmarks/kube_shadow.py)",
+    )
+    kube.add_argument(
+        "--percentage-of-nodes-to-score",
+        type=count(1),
+        metavar="P",
+        help="with --shadow: kube-scheduler's percentageOfNodesToScore (default: its adaptive "
+        "one; the shadow scores every node either way)",
     )
     p.set_defaults(func=run)
 
@@ -383,18 +389,3 @@ def run_kube_restarts(args: argparse.Namespace, binaries: KubeBinaries) -> int:
         runs = [r.to_dict() for r in results]
         print(json.dumps({"nodes": nodes, "pods": pods, "late": args.late, "runs": runs}))
     return 1 if any(r.error for r in results) else 0
-
-
-@contextlib.contextmanager
-def sigterm_unwinds() -> Iterator[None]:
-    """SIGTERM unwinds like Ctrl-C, so every process a benchmark started is stopped on the
-    way out."""
-    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _exit_on_sigterm(signum: int, frame: Any) -> None:
-    raise SystemExit(128 + signum)

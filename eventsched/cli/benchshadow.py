@@ -10,12 +10,12 @@ from typing import Any
 from eventsched.benchmarks.kubebinaries import KubeBinaries
 from eventsched.cli.database import resolve_url
 from eventsched.cli.progress import progress_bar
+from eventsched.cli.signals import sigterm_unwinds
 
 
 def run_kube_shadow(args: argparse.Namespace, binaries: KubeBinaries) -> int:
     """Each round on a fresh control plane: one line per run (JSON with --json)."""
     from eventsched.benchmarks import kube_shadow
-    from eventsched.cli.bench import sigterm_unwinds
 
     if binaries.scheduler is None:
         print(
@@ -41,7 +41,8 @@ def run_kube_shadow(args: argparse.Namespace, binaries: KubeBinaries) -> int:
         with sigterm_unwinds():
             for result in kube_shadow.run(
                 binaries, nodes, pods, qps=args.qps, burst=args.burst, db_url=url,
-                rounds=args.rounds, timeout=args.timeout, progress=progress,
+                rounds=args.rounds, timeout=args.timeout,
+                percentage=args.percentage_of_nodes_to_score, progress=progress,
             ):  # fmt: skip
                 for bar in bars:
                     bar.close()

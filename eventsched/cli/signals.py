@@ -21,10 +21,12 @@ interrupted, and the stop is ordinary code on an ordinary thread.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
 STOP_SIGNALS = frozenset({signal.SIGTERM, signal.SIGINT})
 
@@ -65,3 +67,21 @@ class StopSignals:
             if self._closing:
                 return
             self._on_signal(signal.Signals(signum))
+
+
+# -- the benchmarks' -----------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def sigterm_unwinds() -> Iterator[None]:
+    """SIGTERM unwinds like Ctrl-C, so every process a benchmark started is stopped on the
+    way out."""
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _exit_on_sigterm(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)

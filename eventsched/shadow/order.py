@@ -25,6 +25,7 @@ What the watch shows is held for `window` seconds, so that what was decided befo
 from __future__ import annotations
 
 import bisect
+import heapq
 import itertools
 from collections import deque
 from dataclasses import dataclass, field
@@ -75,6 +76,9 @@ class QueueOrder(Generic[T]):
         self._holding: dict[str, int] = {}
         #: Pods in the queue whose first outcome is not seen yet.
         self._undecided: dict[str, _Entry] = {}
+        #: The same by priority, earliest entry first (lazily: an entry no longer in
+        #: `_undecided` is dropped when it comes first).
+        self._first_undecided: dict[int, list[tuple[int, str]]] = {}
 
     def __len__(self) -> int:
         return sum(len(fifo) for fifo in self._fifos.values())
@@ -86,6 +90,9 @@ class QueueOrder(Generic[T]):
             entry = self._entered[uid] = _Entry(next(self._sequence), at, priority)
             if undecided:
                 self._undecided[uid] = entry
+                heapq.heappush(
+                    self._first_undecided.setdefault(priority, []), (entry.sequence, uid)
+                )
 
     def reentered(self, uid: str, at: float) -> None:
         """The pod failed and went back to the queue at `at`."""
@@ -124,14 +131,35 @@ class QueueOrder(Generic[T]):
 
     def blocked(self, value: T, now: float) -> bool:
         """Whether the outcome (the likeliest candidate) waits for a pod kube-scheduler
-        popped before it: one of its priority or higher, in the queue before the outcome
-        was seen, undecided still (for at most `max_wait` past the outcome)."""
+        popped before it and whose outcome is not seen yet (for at most `max_wait` past
+        the outcome): one of its priority that entered the queue before it, or one of a
+        higher priority that entered before the outcome was seen."""
         item = next(fifo[0] for fifo in self._fifos.values() if fifo[0].value is value)
         if now - item.arrived >= self.max_wait:
             return False
-        return any(
-            u.priority >= item.priority and u.at < item.arrived for u in self._undecided.values()
-        )
+        for priority in list(self._first_undecided):
+            if priority < item.priority:
+                continue
+            first = self._first(priority)
+            if first is None:
+                continue
+            if priority == item.priority and first.sequence < item.entered.sequence:
+                return True
+            if priority > item.priority and first.at < item.arrived:
+                return True
+        return False
+
+    def _first(self, priority: int) -> _Entry | None:
+        """The undecided pod of `priority` that entered the queue first."""
+        heap = self._first_undecided[priority]
+        while heap:
+            sequence, uid = heap[0]
+            entry = self._undecided.get(uid)
+            if entry is not None and entry.sequence == sequence:
+                return entry
+            heapq.heappop(heap)
+        del self._first_undecided[priority]
+        return None
 
     def candidates(self) -> list[T]:
         """The outcomes whose pod kube-scheduler may have popped next, the likeliest first.

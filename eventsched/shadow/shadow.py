@@ -24,7 +24,7 @@ with `shadow_verdict`: nothing is reserved, bound, evicted or written to the clu
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from eventsched.model import Pod
@@ -91,10 +91,6 @@ class Shadow:
         self._reported: dict[str, str] = {}
         self.victims = Victims(VICTIM_HOLD)
 
-    @property
-    def schedulers(self) -> Collection[str]:
-        return self.profiles.frameworks.keys()
-
     def before(self, change: ClusterChange) -> bool:
         """What `change` shows the shadowed scheduler did is held, to be decided in its
         queue's order (False: the change is held back and folded once decided); any other
@@ -104,7 +100,7 @@ class Shadow:
         if not isinstance(pod, Pod):
             return True
         if self.order.holding(pod.uid):
-            self.settle(everything=True)
+            self.settle(until_decided=pod.uid)
         if self.victims.seen(change, self.view.cache.node_of(pod.uid), change.seen):
             return False
         if change.type == "DELETED":
@@ -186,9 +182,10 @@ class Shadow:
         self._reported[pod.uid] = message
         return Theirs(pod.scheduler_name, UNSCHEDULABLE, message=message)
 
-    def settle(self, everything: bool = False) -> None:
+    def settle(self, everything: bool = False, until_decided: str = "") -> None:
         """Decide (then fold) what was held long enough, in the order kube-scheduler
-        decided it (`everything`: all of it); fold the victim deletions held longer than
+        decided it (`everything`: all of it; `until_decided`: up to what was held of
+        that pod, which changed again); fold the victim deletions held longer than
         VICTIM_HOLD.
 
         Where that order is uncertain (order.py: pods of different priorities seen close
@@ -198,10 +195,12 @@ class Shadow:
         if self.view.relisting is not None:
             return  # the view is what is listed only once the lists are in
         now = self.clock()
-        while len(self.order) and (everything or self.order.any_due(now)):
+        while len(self.order) and (
+            everything or self.order.holding(until_decided) or self.order.any_due(now)
+        ):
             candidates = self.order.candidates()
-            chosen = candidates[0]
-            if not everything and self.order.blocked(chosen, now):
+            forced = everything or self.order.holding(until_decided)
+            if not forced and self.order.blocked(candidates[0], now):
                 break
             best = self._first_explained(candidates)
             chosen = best.observed

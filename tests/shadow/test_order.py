@@ -78,3 +78,17 @@ def test_a_failed_pod_enters_the_queue_again() -> None:
     order.hold("a", 0, 3.0, "a")
     order.hold("b", 0, 3.1, "b")
     assert _release(order, 3.7) == ["b", "a"]
+
+
+def test_a_pod_queued_behind_an_outcome_holds_nothing_back() -> None:
+    """A backlog: pods that entered after b (of its priority) were popped after it."""
+    order: QueueOrder[str] = QueueOrder(window=0.5)
+    order.entered("b", 0.0)
+    for i in range(100):
+        order.entered(f"later-{i}", 0.1 + i / 1000)
+    order.entered("urgent", 0.5, priority=1000)
+    order.hold("b", 0, 1.0, "b")
+    # urgent (higher priority, queued before b's outcome) may have gone first: b waits.
+    assert _release(order, 1.6) == []
+    order.hold("urgent", 1000, 1.7, "urgent")
+    assert _release(order, 2.3) == ["b", "urgent"]

@@ -3,8 +3,9 @@
 Run by `eventsched bench --kube --shadow`. A fresh control plane gets the generated mix's
 nodes (shadowmix.py: several sizes, zones, taints); `eventsched shadow` starts with
 kube-scheduler's own configuration (its default profile, client QPS and burst as given),
-then kube-scheduler, and once kube-scheduler has placed a first pod the mix's pods are
-created. Measured: from the first pod created to kube-scheduler's last decision (each pod
+then kube-scheduler, and the mix's pods are created (as fast as eight clients create them);
+or (`--pods-first`) the pods are created first and kube-scheduler then places them all
+as fast as it can. Measured: from the first pod created to kube-scheduler's last decision (each pod
 bound, or pending with a FailedScheduling message) and to the shadow's verdict on every
 one of them; the shadow process's CPU; each verdict's lag (from the watch's delivery to
 the verdict); the agreement on placements and on FailedScheduling messages.
@@ -57,10 +58,13 @@ def measure(
     db_url: str | None,
     timeout: float,
     percentage: int | None = None,
+    pods_first: bool = False,
     on_progress: Callable[[int], None] | None = None,
 ) -> ShadowRunResult:
     """One run. `percentage`: kube-scheduler's percentageOfNodesToScore (None: its
-    default, adaptive), in the configuration both are given."""
+    default, adaptive), in the configuration both are given. `pods_first`: the pods are
+    created (and seen pending by the shadow) before kube-scheduler starts, which then
+    places them as fast as it can; measured from its start."""
     with contextlib.ExitStack() as stack:
         cp: ControlPlane = stack.enter_context(ControlPlane(binaries))
         mix = generate(nodes, pods, NAMESPACE)
@@ -68,7 +72,7 @@ def measure(
         events_url, database = stack.enter_context(kube.fresh_database(db_url, cp.workdir, 1))
         kube.upgrade_database(events_url)
         kube.bytecode_compiled()
-        result = ShadowRunResult(nodes, pods, database, percentage)
+        result = ShadowRunResult(nodes, pods, database, percentage, pods_first)
         config = kube.scheduler_config(
             cp.workdir / "kube-scheduler.yaml", SHADOWED, qps, burst, cp.kubeconfig(), percentage
         )
@@ -81,8 +85,6 @@ def measure(
             shadow_log,
         )  # fmt: skip
         stack.callback(kube.stop_process, shadow)
-        scheduler = cp.start_kube_scheduler(config)
-        stack.callback(kube.stop_process, scheduler)
         engine = sa.create_engine(events_url)
         stack.callback(engine.dispose)
         deadline = time.monotonic() + timeout
@@ -91,8 +93,13 @@ def measure(
             watch = BindWatch(cp, NAMESPACE)
             stack.callback(watch.close)
             watch.start(pods)
+            if pods_first:
+                _create_pods(cp, mix.pods)
+                _wait_for_pending(engine, shadow, shadow_log, pods, deadline)
             started = time.monotonic()
-            _create_pods(cp, mix.pods)
+            stack.callback(kube.stop_process, cp.start_kube_scheduler(config))
+            if not pods_first:
+                _create_pods(cp, mix.pods)
             pending = _kube_done(cp, watch, pods, deadline, on_progress)
             result.kube_seconds = max(watch.bound.values(), default=started) - started
             result.bound, result.pending = len(watch.bound), len(pending)
@@ -163,6 +170,20 @@ def _wait_for_shadow(engine: sa.Engine, shadow: Any, log: Path, deadline: float)
                 return
         _before(deadline, "the shadow to list the cluster")
         time.sleep(0.2)
+
+
+def _wait_for_pending(
+    engine: sa.Engine, shadow: Any, log: Path, pods: int, deadline: float
+) -> None:
+    """Until the shadow has logged every pod pending."""
+    query = sa.text("SELECT count(DISTINCT uid) FROM events WHERE kind = 'pod_observed'")
+    while True:
+        _alive(shadow, log)
+        with engine.connect() as conn:
+            if conn.execute(query).scalar_one() >= pods:
+                return
+        _before(deadline, "the shadow to see the pods pending")
+        time.sleep(0.5)
 
 
 def _kube_done(
@@ -285,6 +306,7 @@ def run(
     rounds: int = 1,
     timeout: float | None = None,
     percentage: int | None = None,
+    pods_first: bool = False,
     progress: Callable[[str], Callable[[int], None]] | None = None,
 ) -> Iterator[ShadowRunResult]:
     """`rounds` runs, each on a fresh control plane and log."""
@@ -293,5 +315,5 @@ def run(
         callback = progress(f"kube-scheduler round {round_}") if progress else None
         yield measure(
             binaries, nodes, pods, qps=qps, burst=burst, db_url=db_url, timeout=limit,
-            percentage=percentage, on_progress=callback,
+            percentage=percentage, pods_first=pods_first, on_progress=callback,
         )  # fmt: skip

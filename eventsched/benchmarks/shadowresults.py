@@ -44,6 +44,8 @@ class ShadowRunResult:
     database: str
     #: kube-scheduler's percentageOfNodesToScore (None: its default, adaptive).
     percentage_of_nodes_to_score: int | None = None
+    #: The pods were created before kube-scheduler started.
+    pods_first: bool = False
     #: Pods kube-scheduler bound, and left pending with a FailedScheduling message.
     bound: int = 0
     pending: int = 0
@@ -74,7 +76,8 @@ class ShadowRunResult:
             return f"shadow {self.nodes} nodes x {self.pods} pods: FAILED: {self.error}"
         return (
             f"shadow {self.nodes} nodes x {self.pods} pods ({self.database}, "
-            f"percentageOfNodesToScore {self.percentage_of_nodes_to_score or 'adaptive'}): "
+            f"percentageOfNodesToScore {self.percentage_of_nodes_to_score or 'adaptive'}"
+            f"{', pods first' if self.pods_first else ''}): "
             f"kube-scheduler {self.kube_pods_per_second:.0f} pods/s, shadow decided "
             f"{self.decided}/{self.bound + self.pending} at {self.shadow_pods_per_second:.0f} "
             f"pods/s ({1000 * self.shadow_cpu_seconds / max(self.decided, 1):.1f} ms CPU/pod); "

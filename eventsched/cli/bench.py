@@ -147,6 +147,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="with --shadow: kube-scheduler's percentageOfNodesToScore (default: its adaptive "
         "one; the shadow scores every node either way)",
     )
+    kube.add_argument(
+        "--pods-first",
+        action="store_true",
+        help="with --shadow: create the pods before kube-scheduler starts, so that it places "
+        "them as fast as it can (default: it runs first, and the pods come as created)",
+    )
     p.set_defaults(func=run)
 
 

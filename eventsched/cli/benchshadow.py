@@ -42,7 +42,8 @@ def run_kube_shadow(args: argparse.Namespace, binaries: KubeBinaries) -> int:
             for result in kube_shadow.run(
                 binaries, nodes, pods, qps=args.qps, burst=args.burst, db_url=url,
                 rounds=args.rounds, timeout=args.timeout,
-                percentage=args.percentage_of_nodes_to_score, progress=progress,
+                percentage=args.percentage_of_nodes_to_score, pods_first=args.pods_first,
+                progress=progress,
             ):  # fmt: skip
                 for bar in bars:
                     bar.close()

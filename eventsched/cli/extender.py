@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import signal
 import threading
-from collections.abc import Sequence
-from dataclasses import dataclass
 
 import structlog
 
 from eventsched.cli.commands import summary
 from eventsched.cli.database import open_store, wait_for_schema
-from eventsched.cli.serve import AddressError, Check, parse_address
-from eventsched.cli.signals import StopSignals
+from eventsched.cli.driverstate import DriverState, run_driver
+from eventsched.cli.serve import AddressError, parse_address
 from eventsched.cluster.kube import ClientConnection, KubeCluster, api_client
 from eventsched.config.file import ConfigError, SchedulerConfig, load_config
 from eventsched.extenderserver.scheduler import ExtenderScheduler
@@ -65,29 +62,13 @@ def served_profile(config: SchedulerConfig, name: str | None) -> Profile:
     raise ConfigError("--profile", "", f"no profile named {name!r}; the configuration has {known}")
 
 
-@dataclass(slots=True)
-class _State:
-    schema_current: bool = False
-    scheduler: ExtenderScheduler | None = None
-    started: bool = False
-    stopping: bool = False
-
-
 def run(args: argparse.Namespace) -> int:
-    state = _State()
-    stop = threading.Event()
-
-    def stopping(signum: signal.Signals) -> None:
-        log.info("stopping: in-flight bindings finish and the log is flushed")
-        state.stopping = True
-        stop.set()
-
-    # Entered before the first thread starts: see cli/signals.py.
-    with StopSignals(stopping):
-        return _serve(args, state, stop)
+    return run_driver(args, _serve, "stopping: in-flight bindings finish and the log is flushed")
 
 
-def _serve(args: argparse.Namespace, state: _State, stop: threading.Event) -> int:
+def _serve(
+    args: argparse.Namespace, state: DriverState[ExtenderScheduler], stop: threading.Event
+) -> int:
     try:
         host, port = parse_address(args.listen)
     except AddressError as exc:
@@ -101,20 +82,7 @@ def _serve(args: argparse.Namespace, state: _State, stop: threading.Event) -> in
     store = open_store(args.db, require_schema=False)
     metrics = SchedulerMetrics()
 
-    def readiness() -> Sequence[Check]:
-        scheduler = state.scheduler
-        return [
-            ("event-log-schema", state.schema_current, "run `eventsched db upgrade`"),
-            ("informer-sync", state.started, "waiting for nodes and pods"),
-            (
-                "event-log-writable",
-                scheduler is not None and not scheduler.log_down,
-                "appends fail",
-            ),
-            ("running", not state.stopping, "shutting down"),
-        ]
-
-    server = ExtenderServer(host, port, lambda: state.scheduler, metrics.registry, readiness)
+    server = ExtenderServer(host, port, lambda: state.scheduler, metrics.registry, state.readiness)
     server.start()
     try:
         if not wait_for_schema(store, stop):

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import signal
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import structlog
 
 from eventsched.cli.commands import summary
 from eventsched.cli.database import open_store
+from eventsched.cli.driverstate import DriverState, run_driver
 from eventsched.cli.extender import wait_for_schema
-from eventsched.cli.serve import Check, Endpoints, parse_address
-from eventsched.cli.signals import StopSignals
+from eventsched.cli.serve import Endpoints, parse_address
 from eventsched.cluster.kube import ClientConnection, KubeCluster, api_client
 from eventsched.config.defaults import default_profile
 from eventsched.config.file import ConfigError, SchedulerConfig, load_config
@@ -95,28 +94,13 @@ def shadowed_profiles(
     return profiles
 
 
-@dataclass(slots=True)
-class _State:
-    schema_current: bool = False
-    scheduler: ShadowScheduler | None = None
-    started: bool = False
-    stopping: bool = False
-
-
 def run(args: argparse.Namespace) -> int:
-    state = _State()
-    stop = threading.Event()
-
-    def stopping(signum: signal.Signals) -> None:
-        log.info("stopping: the log is flushed")
-        state.stopping = True
-        stop.set()
-
-    with StopSignals(stopping):
-        return _shadow(args, state, stop)
+    return run_driver(args, _shadow, "stopping: the log is flushed")
 
 
-def _shadow(args: argparse.Namespace, state: _State, stop: threading.Event) -> int:
+def _shadow(
+    args: argparse.Namespace, state: DriverState[ShadowScheduler], stop: threading.Event
+) -> int:
     parse_address(args.http_address)  # refused before anything starts
     registry = full_registry()
     config = load_config(args.config, registry) if args.config else SchedulerConfig()
@@ -135,20 +119,7 @@ def _shadow(args: argparse.Namespace, state: _State, stop: threading.Event) -> i
     store = open_store(args.db, require_schema=False)
     metrics = SchedulerMetrics()
 
-    def readiness() -> Sequence[Check]:
-        scheduler = state.scheduler
-        return [
-            ("event-log-schema", state.schema_current, "run `eventsched db upgrade`"),
-            ("informer-sync", state.started, "waiting for nodes and pods"),
-            (
-                "event-log-writable",
-                scheduler is not None and not scheduler.log_down,
-                "appends fail",
-            ),
-            ("running", not state.stopping, "shutting down"),
-        ]
-
-    endpoints = Endpoints(args.http_address, metrics.registry, readiness)
+    endpoints = Endpoints(args.http_address, metrics.registry, state.readiness)
     endpoints.start()
     try:
         if not wait_for_schema(store, stop):

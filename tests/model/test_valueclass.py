@@ -58,6 +58,14 @@ MANIFEST = {
         "phase": "Running",
         "nominatedNodeName": "node-b",
         "startTime": "2026-11-27T12:01:00Z",
+        "conditions": [
+            {
+                "type": "PodScheduled",
+                "status": "False",
+                "reason": "Unschedulable",
+                "message": "0/3 nodes are available: 3 Insufficient cpu.",
+            }
+        ],
     },
 }
 

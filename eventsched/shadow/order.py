@@ -166,8 +166,9 @@ class QueueOrder(Generic[T]):
 
         The likeliest is, of the first of each priority to enter, the one seen first; the
         others are the first of each higher priority that entered before the likeliest's
-        outcome was seen (so might have been popped before it: a pod of lower priority
-        popped first would have been popped before the likeliest entered, and seen first). When the likeliest was
+        outcome was seen, then the first of each lower priority that entered before the
+        likeliest did (popped before it entered, its outcome may still come later: a
+        Binding takes longer than the status write of a failure). When the likeliest was
         seen with no order, so may the next UNORDERED_CANDIDATES unordered ones."""
         heads = [fifo[0] for fifo in self._fifos.values()]
         if not heads:
@@ -180,14 +181,15 @@ class QueueOrder(Generic[T]):
             )
             pool = [i for i in pool if i is not likeliest][: UNORDERED_CANDIDATES - 1]
             return [likeliest.value, *(i.value for i in pool)]
-        others = sorted(
-            (
-                h
-                for h in heads
-                if h.priority > likeliest.priority and h.entered.at < likeliest.arrived
-            ),
-            key=lambda item: item.arrived,
-        )
+        higher = [
+            h for h in heads if h.priority > likeliest.priority and h.entered.at < likeliest.arrived
+        ]
+        lower = [
+            h
+            for h in heads
+            if h.priority < likeliest.priority and h.entered.at < likeliest.entered.at
+        ]
+        others = sorted(higher, key=lambda i: i.arrived) + sorted(lower, key=lambda i: i.arrived)
         return [likeliest.value, *(item.value for item in others)]
 
     def take(self, value: T) -> None:

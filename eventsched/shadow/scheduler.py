@@ -99,6 +99,7 @@ class ShadowScheduler:
             percentages=percentages,
             window=window,
             on_verdict=self._counted,
+            caught_up=scheduler.inbox.empty,
         )
         scheduler.before_change = self.shadow.before
         #: Told of each verdict after it is counted (progress, tests).

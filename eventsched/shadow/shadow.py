@@ -71,6 +71,7 @@ class Shadow:
         percentages: Mapping[str, int | None] | None = None,
         on_verdict: Callable[[Decided], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        caught_up: Callable[[], bool] = lambda: True,
     ) -> None:
         """`fold`: the event handlers' `on_change`, for the changes held and released.
         `history`: what the log says of a pod from before this process started.
@@ -78,7 +79,10 @@ class Shadow:
         (order.py). `percentages`: per scheduler, its percentageOfNodesToScore (None or
         0: adaptive, as kube-scheduler's default), named when a difference may come from
         the nodes it left unscored (the shadow scores every node). `on_verdict`: told of
-        each verdict."""
+        each verdict. `caught_up`: whether no change waits to be handled (the loop's inbox
+        is empty); while one does, time for the window and the waits is the delivery time
+        of the last change handled, not the clock: an outcome handled late is not decided
+        before the outcomes delivered just after it, still waiting in the inbox."""
         self.profiles = profiles
         self.view = view
         self.fold = fold
@@ -86,6 +90,9 @@ class Shadow:
         self.decider = Decider(profiles, view, attempts, percentages or {}, clock)
         self.on_verdict = on_verdict
         self.clock = clock
+        self.caught_up = caught_up
+        #: When the last change handled was delivered.
+        self._handled_to = 0.0
         self.order: QueueOrder[Observed] = QueueOrder(window)
         #: The failure message each pending pod's last verdict compared.
         self._reported: dict[str, str] = {}
@@ -95,6 +102,7 @@ class Shadow:
         """What `change` shows the shadowed scheduler did is held, to be decided in its
         queue's order (False: the change is held back and folded once decided); any other
         change is folded now (True), once what was held for its pod is decided."""
+        self._handled_to = max(self._handled_to, change.seen)
         self.settle()
         pod = change.obj
         if not isinstance(pod, Pod):
@@ -194,7 +202,7 @@ class Shadow:
         are, and the first it agrees (or ties) with goes; the trial is what is logged."""
         if self.view.relisting is not None:
             return  # the view is what is listed only once the lists are in
-        now = self.clock()
+        now = self.clock() if self.caught_up() else self._handled_to
         while len(self.order) and (
             everything or self.order.holding(until_decided) or self.order.any_due(now)
         ):
@@ -216,15 +224,24 @@ class Shadow:
         self._fold_all(self.victims.expired(now))
 
     def _first_explained(self, candidates: list[Observed]) -> Trial:
-        """The trial of the likeliest outcome unless eventsched differs from it; else of the
-        first other one it agrees (or ties) with; else the likeliest's."""
+        """The trial of the outcome to decide next, of those that may come next.
+
+        The likeliest, unless eventsched differs from it: then the first other one it
+        agrees (or ties) with. When it agrees with the likeliest and with another too, the
+        order of the two is asked of both: the other goes first only if, placed first, it
+        leaves the likeliest agreeing while the likeliest, placed first, would not leave it
+        so (a dry run each, with the first one's pod assumed on its node)."""
         likeliest = self.decider.trial(candidates[0])
-        if likeliest.judgement.verdict != "differ":
-            return likeliest
-        for other in candidates[1:]:
-            trial = self.decider.trial(other)
-            if trial.judgement.verdict != "differ":
-                return trial
+        others = (self.decider.trial(c) for c in candidates[1:])
+        if likeliest.judgement.verdict == "differ":
+            return next((t for t in others if t.judgement.verdict != "differ"), likeliest)
+        for other in others:
+            if other.judgement.verdict == "differ":
+                continue
+            after_other = self.decider.trial_after(likeliest.observed, other.observed)
+            after_likeliest = self.decider.trial_after(other.observed, likeliest.observed)
+            if _agrees(after_other) and not _agrees(after_likeliest):
+                return other
         return likeliest
 
     def release_all(self) -> None:
@@ -235,3 +252,7 @@ class Shadow:
     def _fold_all(self, changes: list[ClusterChange]) -> None:
         for change in changes:
             self.fold(change)
+
+
+def _agrees(trial: Trial) -> bool:
+    return trial.judgement.verdict != "differ"

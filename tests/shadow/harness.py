@@ -226,17 +226,19 @@ def last_verdicts(verdicts: list[Verdict]) -> dict[str, Verdict]:
 
 
 def covered(shadow: ShadowProcess, kube: dict[str, KubeOutcome]) -> dict[str, Verdict] | None:
-    """Each pod's last verdict, once every pod has the one for what kube-scheduler did."""
-    last = last_verdicts(shadow.verdicts())
-    for uid, outcome in kube.items():
-        verdict = last.get(uid)
-        if verdict is None:
-            return None
-        if outcome.node and verdict.data.get("node") != outcome.node:
-            return None
-        if not outcome.node and verdict.data.get("message") != outcome.message:
-            return None
-    return last
+    """Each pod's verdict on what kube-scheduler did as `kube` saw it (its placement, or
+    its FailedScheduling message then: kube-scheduler may try a pending pod again later,
+    and the shadow judge that too), once every pod has one."""
+    matching: dict[str, Verdict] = {}
+    for verdict in shadow.verdicts():
+        outcome = kube.get(verdict.uid)
+        if outcome is None:
+            continue
+        if (outcome.node and verdict.data.get("node") == outcome.node) or (
+            not outcome.node and verdict.data.get("message") == outcome.message
+        ):
+            matching[verdict.uid] = verdict
+    return matching if len(matching) == len(kube) else None
 
 
 def empty(api: KubeApi) -> None:

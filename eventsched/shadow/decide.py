@@ -29,7 +29,7 @@ from eventsched.model import Pod
 from eventsched.model.changes import ClusterChange
 from eventsched.scheduler.attempts import Attempts, Drawn
 from eventsched.scheduler.profiles import Profiles
-from eventsched.shadow.verdict import PLACED, Judgement, Ours, Theirs, judge
+from eventsched.shadow.verdict import Judgement, Ours, Theirs, judge
 from eventsched.view import ClusterView
 
 #: Verdicts by how strongly they say the trial saw what the shadowed scheduler saw.
@@ -98,18 +98,6 @@ class Decider:
         theirs = observed.theirs
         judgement = judge(ours, theirs, self.view.table, self._sample(theirs.scheduler))
         return Trial(observed, drawn, decisions, ours, judgement)
-
-    def trial_after(self, observed: Observed, first: Observed) -> Trial:
-        """The trial of `observed` had `first`'s placement come before it: `first`'s pod is
-        assumed on its node for the trial, and forgotten after (as Reserve and Unreserve
-        leave the view), so nothing of it stays."""
-        if first.theirs.observed != PLACED or self.view.cache.node_of(first.pod.uid):
-            return self.trial(observed)
-        self.view.cache.assume(first.pod, first.theirs.node)
-        try:
-            return self.trial(observed)
-        finally:
-            self.view.cache.forget(first.pod.uid)
 
     def commit(self, trial: Trial) -> Decided:
         """Log the trial as the attempt it was, and its verdict."""

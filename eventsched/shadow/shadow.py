@@ -224,25 +224,15 @@ class Shadow:
         self._fold_all(self.victims.expired(now))
 
     def _first_explained(self, candidates: list[Observed]) -> Trial:
-        """The trial of the outcome to decide next, of those that may come next.
-
-        The likeliest, unless eventsched differs from it: then the first other one it
-        agrees (or ties) with. When it agrees with the likeliest and with another too, the
-        order of the two is asked of both: the other goes first only if, placed first, it
-        leaves the likeliest agreeing while the likeliest, placed first, would not leave it
-        so (a dry run each, with the first one's pod assumed on its node)."""
+        """The trial of the outcome to decide next, of those that may come next: the
+        likeliest's, unless eventsched differs from it (beyond what the shadowed
+        scheduler's sample of the nodes explains); then the first other one it agrees (or
+        ties) with, else still the likeliest's."""
         likeliest = self.decider.trial(candidates[0])
+        if _agrees(likeliest):
+            return likeliest
         others = (self.decider.trial(c) for c in candidates[1:])
-        if likeliest.judgement.verdict == "differ":
-            return next((t for t in others if t.judgement.verdict != "differ"), likeliest)
-        for other in others:
-            if other.judgement.verdict == "differ":
-                continue
-            after_other = self.decider.trial_after(likeliest.observed, other.observed)
-            after_likeliest = self.decider.trial_after(other.observed, likeliest.observed)
-            if _agrees(after_other) and not _agrees(after_likeliest):
-                return other
-        return likeliest
+        return next((t for t in others if _agrees(t)), likeliest)
 
     def release_all(self) -> None:
         """Decide and fold everything held (the shadow stops)."""
@@ -255,4 +245,6 @@ class Shadow:
 
 
 def _agrees(trial: Trial) -> bool:
-    return trial.judgement.verdict != "differ"
+    """Agrees or ties, or differs only as the shadowed scheduler's sample of the nodes
+    explains (no sign of another order)."""
+    return trial.judgement.verdict != "differ" or trial.judgement.sampled

@@ -72,6 +72,9 @@ class Judgement:
     #: Weighted totals: eventsched's pick and the shadowed scheduler's node (None: not scored).
     our_total: int | None = None
     their_total: int | None = None
+    #: A differ the shadowed scheduler's sample of the nodes explains: its node was
+    #: feasible, and it scored only some of the nodes.
+    sampled: bool = False
 
 
 def judge(ours: Ours, theirs: Theirs, table: NodeTable, sample: int | None = None) -> Judgement:
@@ -109,7 +112,7 @@ def _placement(ours: Ours, theirs: Theirs, table: NodeTable, sample: int | None)
                 f"; {who} scores only {sample} of the {len(table)} nodes "
                 f"(percentageOfNodesToScore), which may have left out {ours.node}"
             )
-        return Judgement("differ", cause, mine, theirs_total)
+        return Judgement("differ", cause, mine, theirs_total, sampled=sample is not None)
     rejected = _rejection(ours.diagnosis, row) if ours.diagnosis is not None else None
     if rejected is not None:
         plugin, reasons = rejected

@@ -32,9 +32,6 @@ from eventsched.scheduler.profiles import Profiles
 from eventsched.shadow.verdict import Judgement, Ours, Theirs, judge
 from eventsched.view import ClusterView
 
-#: Verdicts by how strongly they say the trial saw what the shadowed scheduler saw.
-STRENGTH = {"agree": 0, "tie": 1, "differ": 2}
-
 
 @dataclass(slots=True)
 class Observed:
@@ -55,10 +52,6 @@ class Trial:
     decisions: ListSink
     ours: Ours
     judgement: Judgement
-
-    @property
-    def strength(self) -> int:
-        return STRENGTH[self.judgement.verdict]
 
 
 @dataclass(slots=True)

@@ -126,13 +126,14 @@ def test_the_shadow_agrees_with_kube_scheduler_on_a_generated_mix(
     assert (counts["agree"] + counts["tie"]) / len(placed) >= 0.995, (counts, differ[:5])
     # Pending, or nominated for a preemption (a tie: another node as good). Under load a
     # pod kube-scheduler fails in the busiest moment of the burst may be judged with one
-    # placement more or less than it saw (docs/shadow.md, "Limits"): at most 1 in 100.
+    # placement more or less than it saw (docs/shadow.md, "Limits"), its message or its
+    # preemption's victims then differing: at most 1 in 100.
     other = [
-        last[uid].data for uid in failed if last[uid].data.get("ourMessage") != kube[uid].message
+        last[uid].data
+        for uid in failed
+        if last[uid].data.get("ourMessage") != kube[uid].message or last[uid].verdict == "differ"
     ]
     assert len(other) <= len(failed) // 100, other
-    for uid in failed:
-        assert last[uid].verdict in ("agree", "tie") or last[uid].data in other, last[uid].data
     for v in last.values():
         if v.verdict == "differ":
             assert v.data["cause"]

@@ -33,11 +33,10 @@ from eventsched.view import ClusterView
 
 @dataclass(slots=True)
 class ShadowCounts:
-    """The verdicts so far, and each one's lag (what `bench --shadow` reports)."""
+    """The verdicts so far, by verdict (said when the shadow stops; each one's lag is in
+    /metrics and in the log)."""
 
     verdicts: Counter[str] = field(default_factory=Counter)
-    by_observed: Counter[str] = field(default_factory=Counter)
-    lags: list[float] = field(default_factory=list)
 
     @property
     def total(self) -> int:
@@ -125,8 +124,6 @@ class ShadowScheduler:
     def _counted(self, decided: Decided) -> None:
         verdict = decided.judgement.verdict
         self.counts.verdicts[verdict] += 1
-        self.counts.by_observed[decided.theirs.observed] += 1
-        self.counts.lags.append(decided.lag)
         if self.metrics is not None:
             self.metrics.verdicts.labels(verdict).inc()
             self.metrics.lag.observe(decided.lag)

@@ -22,7 +22,10 @@ from eventsched.audit.explainpreemption import (
     preemption_of,
 )
 from eventsched.audit.explainshadow import ShadowVerdict, shadow_verdict_of
+from eventsched.audit.numbers import Figure
+from eventsched.audit.queuestanding import QueueStanding
 from eventsched.audit.replay import full_scores
+from eventsched.audit.scoretable import NodeScore
 from eventsched.events.reader import EventReader
 from eventsched.events.record import StoredEvent
 from eventsched.framework import Registry, score_cells
@@ -36,13 +39,6 @@ class Rejected:
     reasons: list[str]
     #: The status's detail (`Status.detail`), e.g. which NUMA zones fit.
     detail: list[str] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class NodeScore:
-    node: str
-    total: int
-    plugins: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -88,6 +84,8 @@ class AttemptExplanation:
     #: Set for an attempt of `eventsched shadow`: what the shadowed scheduler did with
     #: the pod and eventsched's verdict on it (the attempt's `shadow_verdict`).
     shadow: ShadowVerdict | None = None
+    #: The numbers behind the reasons, from the view the attempt saw (explain_numbers).
+    numbers: list[Figure] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -107,6 +105,8 @@ class PodExplanation:
     observed_node: str | None = None
     #: Whether the pod's last event is its removal from the cluster.
     removed: bool = False
+    #: Where the pod stands in the queue at the log's head, when it is in one.
+    queue: QueueStanding | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

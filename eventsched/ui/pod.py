@@ -13,7 +13,7 @@ from eventsched.audit import (
     explain_full,
     explain_pod,
 )
-from eventsched.audit.explain import NodeScore
+from eventsched.audit.scoretable import NodeScore
 from eventsched.events.reader import EventReader
 from eventsched.plugins import full_registry
 from eventsched.ui.shadow import PLACED, PodShadow, ShadowVerdict, sentence

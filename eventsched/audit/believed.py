@@ -7,8 +7,11 @@ decision is judged by what the scheduler believed, not by what is true now.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
+from eventsched.audit.numbers import amount
 from eventsched.audit.viewat import ViewAt
 from eventsched.view import ClusterView
 
@@ -31,7 +34,11 @@ class NodeChange:
     node: str
     #: "added", "removed" or "changed".
     change: str
-    fields: dict[str, dict[str, object]] = field(default_factory=dict)
+    fields: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def described(self) -> list[str]:
+        """Each changed field in words: "requested: cpu 1 → 4.25", "pods: +shop/db-0"."""
+        return [_field(name, v["then"], v["now"]) for name, v in self.fields.items()]
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,3 +102,27 @@ def _changes(then: dict[str, NodeAsSeen], now: dict[str, NodeAsSeen]) -> list[No
         if fields:
             changes.append(NodeChange(name, "changed", fields))
     return changes
+
+
+def _field(name: str, then: Any, now: Any) -> str:
+    if isinstance(then, Mapping) and isinstance(now, Mapping):
+        keys = sorted(set(then) | set(now))
+        shown = ", ".join(
+            f"{k} {_value(name, k, then.get(k))} → {_value(name, k, now.get(k))}"
+            for k in keys
+            if then.get(k) != now.get(k)
+        )
+        return f"{name}: {shown}"
+    if isinstance(then, list) and isinstance(now, list):
+        gone = [f"-{x}" for x in then if x not in now]
+        new = [f"+{x}" for x in now if x not in then]
+        return f"{name}: " + ", ".join(gone + new)
+    return f"{name}: {then} → {now}"
+
+
+def _value(field: str, key: str, value: object) -> str:
+    if value is None:
+        return "-"
+    if field in ("allocatable", "requested") and isinstance(value, int):
+        return amount(key, value)
+    return str(value)

@@ -11,10 +11,16 @@ from eventsched.framework import Registry
 
 
 def explain_numbers(
-    explanation: PodExplanation, views: ViewAt, registry: Registry | None, head: int
+    explanation: PodExplanation,
+    views: ViewAt,
+    registry: Registry | None,
+    head: int,
+    last: int | None = None,
 ) -> None:
-    """Fill each attempt's `numbers` and the pod's `queue` (folding the log as far as `head`)."""
-    for attempt in sorted(explanation.attempts, key=lambda a: a.started_position):
+    """Fill the attempts' `numbers` (the `last` ones only, when given: each folds the log to
+    its own position) and the pod's `queue` (folding the log as far as `head`)."""
+    chosen = sorted(explanation.attempts, key=lambda a: a.started_position)
+    for attempt in chosen[-last:] if last else chosen:
         folded = views.at(attempt.started_position - 1)
         attempt.numbers = attempt_numbers(
             folded.view,
@@ -25,12 +31,12 @@ def explain_numbers(
                 [p["name"] for p in attempt.score_plugins], attempt.top, attempt.selected
             ),
         )
-    last = explanation.attempts[-1] if explanation.attempts else None
-    uid = last.pod_uid if last is not None else ""
+    latest = explanation.attempts[-1] if explanation.attempts else None
+    uid = latest.pod_uid if latest is not None else ""
     if not uid or explanation.final_node or explanation.removed:
         return
     explanation.queue = queue_standing(
-        views.at(head), uid, registry, last.config_digest if last else "", _rejecting(last)
+        views.at(head), uid, registry, latest.config_digest if latest else "", _rejecting(latest)
     )
 
 

@@ -68,13 +68,15 @@ class ViewAt:
         return self._fold(start, position)
 
     def _start_for(self, position: int) -> Folded:
+        """The nearest fold at or before `position`: the last view or a checkpoint."""
         last = self._last
-        if last is not None and last.position <= position:
-            return last
         keys = [c.position for c in self._checkpoints]
         i = bisect.bisect_right(keys, position) - 1
-        if i >= 0:
-            point = self._checkpoints[i]
+        point = self._checkpoints[i] if i >= 0 else None
+        last_fits = last is not None and last.position <= position
+        if last is not None and last_fits and (point is None or point.position <= last.position):
+            return last
+        if point is not None:
             return Folded(point.position, ClusterView.from_state(point.state), point.queue.copy())
         return self._from_base()
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from eventsched.audit.believed import ClusterAsSeen, NodeAsSeen
 from eventsched.audit.numbers import Figure, amount
@@ -64,7 +63,8 @@ def render_cluster(seen: ClusterAsSeen) -> list[str]:
         if not seen.changes:
             out.append("  nothing")
         for change in seen.changes:
-            out.append(f"  {change.node}: {change.change}" + _fields(change.fields))
+            detail = "; ".join(change.described())
+            out.append(f"  {change.node}: {change.change}" + (f" ({detail})" if detail else ""))
     return out
 
 
@@ -73,33 +73,3 @@ def _of(resource: str, node: NodeAsSeen) -> str:
         f"{amount(resource, node.requested.get(resource, 0))}/"
         f"{amount(resource, node.allocatable.get(resource, 0))}"
     )
-
-
-def _fields(fields: Mapping[str, Mapping[str, Any]]) -> str:
-    if not fields:
-        return ""
-    return " (" + "; ".join(_field(f, v["then"], v["now"]) for f, v in fields.items()) + ")"
-
-
-def _field(name: str, then: Any, now: Any) -> str:
-    if isinstance(then, Mapping) and isinstance(now, Mapping):
-        keys = sorted(set(then) | set(now))
-        shown = ", ".join(
-            f"{k} {_value(name, k, then.get(k))} → {_value(name, k, now.get(k))}"
-            for k in keys
-            if then.get(k) != now.get(k)
-        )
-        return f"{name}: {shown}"
-    if isinstance(then, list) and isinstance(now, list):
-        gone = [f"-{x}" for x in then if x not in now]
-        new = [f"+{x}" for x in now if x not in then]
-        return f"{name}: " + ", ".join(gone + new)
-    return f"{name}: {then} → {now}"
-
-
-def _value(field: str, key: str, value: object) -> str:
-    if value is None:
-        return "-"
-    if field in ("allocatable", "requested") and isinstance(value, int):
-        return amount(key, value)
-    return str(value)

@@ -27,7 +27,9 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from eventsched.audit import PodNotFound, explain_full
+from eventsched.audit import PodExplanation, PodNotFound, explain_full
+from eventsched.audit.believed import cluster_as_seen
+from eventsched.audit.explainnumbers import explain_numbers
 from eventsched.audit.readonly import read_only_engine
 from eventsched.config.types import ConfigError
 from eventsched.events.errors import DatabaseUnavailableError, EventStoreError
@@ -36,6 +38,7 @@ from eventsched.plugins import full_registry
 from eventsched.ui import node as node_page
 from eventsched.ui import pod, reads, search, shadow, shadowoverview, whatif
 from eventsched.ui.chain import ChainChecker
+from eventsched.ui.folds import SharedFold
 from eventsched.ui.web import STATIC, BadRequest, Busy, NotFound, error_page, page, time_range
 
 log = structlog.get_logger(__name__)
@@ -62,6 +65,10 @@ class Overview:
     last_position: int
 
 
+#: The attempts page's attempts with numbers (each folds the log to its own position).
+NUMBERED_ATTEMPTS = 5
+
+
 class UI:
     """The state the routes share: the log read through a read-only engine, the chain
     check, the what-if jobs."""
@@ -72,6 +79,7 @@ class UI:
         self.reader = LogReader(self.engine)
         self.chain = ChainChecker(self.reader, settings.chain_interval)
         self.jobs = whatif.Jobs(self.reader, self.engine)
+        self.folds = SharedFold(self.reader)
 
     # -- pages ---------------------------------------------------------------------
 
@@ -102,8 +110,15 @@ class UI:
             asked_window="shadow" in request.query_params,
         )
 
+    def _numbers(self, explanation: PodExplanation, attempts: int) -> None:
+        """The numbers of the `attempts` latest attempts and the queue, from the shared fold."""
+        head = reads.last_position(self.engine)
+        with self.folds.views() as views:
+            explain_numbers(explanation, views, full_registry(), head, last=attempts)
+
     def pod_summary(self, request: Request) -> Response:
         explanation = pod.load(self.reader, *self._pod(request))
+        self._numbers(explanation, 1)
         decided = shadow.load_pod(self.engine, explanation)
         shadow.mark_attempts(explanation, decided)
         return page(
@@ -120,6 +135,7 @@ class UI:
         if request.query_params.get("full") == "1":
             # explain --full: every feasible node's scores, by replaying the log.
             explain_full(self.reader, full_registry(), explanation)
+        self._numbers(explanation, NUMBERED_ATTEMPTS)
         decided = shadow.load_pod(self.engine, explanation)
         shadow.mark_attempts(explanation, decided)
         tables = {a.attempt: pod.filter_table(a) for a in explanation.attempts}
@@ -130,6 +146,7 @@ class UI:
             e=explanation,
             tables=tables,
             shadow=decided,
+            numbered=min(NUMBERED_ATTEMPTS, len(explanation.attempts)),
             nodes=reads.known_nodes(self.engine),
         )
 
@@ -159,6 +176,22 @@ class UI:
         if found is None:
             raise NotFound(f"the event log has no event for node {name}.")
         return page(request, "node.html", title=f"Node {name}", n=found)
+
+    def cluster_at(self, request: Request) -> Response:
+        position = int(request.path_params["position"])
+        head = reads.last_position(self.engine)
+        if position > head:
+            raise NotFound(f"the log's positions run from 0 to {head}.")
+        with self.folds.views() as views:
+            seen = cluster_as_seen(views, position, head)
+        ns, _, name = request.query_params.get("pod", "").rpartition("/")
+        return page(
+            request,
+            "cluster.html",
+            title=f"The cluster at position {position}",
+            c=seen,
+            pod=(ns, name) if name else None,
+        )
 
     def search(self, request: Request) -> Response:
         query = search.parse(request.query_params)
@@ -245,16 +278,21 @@ def _threaded(handler: Callable[[Request], Response]) -> Callable[[Request], Any
     return endpoint
 
 
-def create_app(settings: Settings, *, start_chain_check: bool = True) -> Starlette:
+def create_app(
+    settings: Settings, *, start_chain_check: bool = True, warm_fold: bool = True
+) -> Starlette:
     ui = UI(settings)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         if start_chain_check:
             ui.chain.start()
+        if warm_fold:
+            ui.folds.start()
         try:
             yield
         finally:
+            ui.folds.stop()
             ui.chain.stop()
             ui.reader.close()
 
@@ -265,6 +303,7 @@ def create_app(settings: Settings, *, start_chain_check: bool = True) -> Starlet
         Route("/pods/{namespace}/{name}/attempts", _threaded(ui.pod_attempts), methods=get),
         Route("/pods/{namespace}/{name}/why-not", _threaded(ui.pod_why_not), methods=get),
         Route("/nodes/{node}", _threaded(ui.node), methods=get),
+        Route("/cluster-at/{position:int}", _threaded(ui.cluster_at), methods=get),
         Route("/search", _threaded(ui.search), methods=get),
         Route("/what-if", _threaded(ui.what_if_form), methods=get),
         Route("/what-if", ui.what_if_start, methods=["POST"]),

@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from eventsched.audit.numbers.affinity import PLUGIN as POD_AFFINITY
+from eventsched.audit.numbers.affinity import affinity_pod_figures
 from eventsched.audit.numbers.figure import Figure, amount
 from eventsched.audit.numbers.nodematch import (
     AFFINITY,
@@ -28,6 +30,8 @@ from eventsched.audit.numbers.quotas import quota_figures
 from eventsched.audit.numbers.resources import PLUGIN as FIT_PLUGIN
 from eventsched.audit.numbers.resources import resource_figures
 from eventsched.audit.numbers.scores import score_figures
+from eventsched.audit.numbers.spread import PLUGIN as SPREAD
+from eventsched.audit.numbers.spread import spread_figures
 from eventsched.audit.scoretable import NodeScore
 from eventsched.view import ClusterView
 
@@ -81,10 +85,15 @@ def attempt_numbers(
         figures.extend(cordon_figures(pod, [r.node for r in by_plugin[UNSCHEDULABLE]], limit))
     if AFFINITY in by_plugin:
         figures.extend(affinity_figures(pod, table, [r.node for r in by_plugin[AFFINITY]], limit))
+    if SPREAD in by_plugin:
+        figures.extend(spread_figures(pod, table, [r.node for r in by_plugin[SPREAD]], limit))
+    if POD_AFFINITY in by_plugin:
+        nodes = [r.node for r in by_plugin[POD_AFFINITY]]
+        figures.extend(affinity_pod_figures(pod, table, nodes, limit))
     for recorded in inputs:
         if recorded.get("plugin") == QUOTA_PLUGIN and recorded.get("key") == "quota":
             value = recorded.get("value") or {}
-            figures.extend(quota_figures(value, _quota_record(view, value)))
+            figures.extend(quota_figures(value, _quota_record(view, value), pod.requests))
     figures.extend(_score_numbers(view, scored))
     return figures
 

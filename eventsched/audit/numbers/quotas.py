@@ -15,7 +15,11 @@ from eventsched.audit.numbers.figure import Figure, amount
 PLUGIN = "CapacityScheduling"
 
 
-def quota_figures(recorded: Mapping[str, Any], quota: Mapping[str, Any]) -> list[Figure]:
+def quota_figures(
+    recorded: Mapping[str, Any], quota: Mapping[str, Any], own: Mapping[str, int]
+) -> list[Figure]:
+    """`own`: the pod's own requests (the recorded request adds the pods nominated in its
+    quota's namespace, as upstream's PreFilter counts them)."""
     used: Mapping[str, int] = recorded.get("used") or {}
     request: Mapping[str, int] = recorded.get("request") or {}
     minimum: Mapping[str, int] = quota.get("min") or {}
@@ -23,7 +27,14 @@ def quota_figures(recorded: Mapping[str, Any], quota: Mapping[str, Any]) -> list
     namespace = recorded.get("namespace", "")
     figures = []
     for resource in sorted(request):
-        parts = [f"requests {amount(resource, int(request[resource]))}"]
+        asked = int(request[resource])
+        mine = int(own.get(resource, 0))
+        parts = [f"requests {amount(resource, asked)}"]
+        if asked != mine:
+            parts[0] += (
+                f" ({amount(resource, mine)} for the pod, {amount(resource, asked - mine)} "
+                "for pods nominated in the namespace)"
+            )
         parts.append(f"namespace {namespace} uses {amount(resource, int(used.get(resource, 0)))}")
         if resource in minimum:
             parts.append(f"min {amount(resource, int(minimum[resource]))}")

@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from eventsched.events.record import StoredEvent
+from eventsched.events.vocabulary import is_process_start
 
 #: The kinds the book reads.
 QUEUE_KINDS = frozenset(
     {"queued", "requeued", "attempt_started", "unschedulable", "bound", "pod_removed"}
-    | {"shadow_verdict"}
+    | {"shadow_verdict", "maintenance"}
 )
 #: The pseudo-queue of a pod popped into a scheduling cycle (not in any queue).
 IN_CYCLE = "scheduling cycle"
@@ -51,6 +52,9 @@ class QueueBook:
         self._entries: dict[str, QueueEntry] = {}
 
     def apply(self, event: StoredEvent) -> None:
+        if is_process_start(event.kind, event.data):
+            self._entries.clear()
+            return
         if event.kind not in QUEUE_KINDS or not event.uid:
             return
         if event.kind in ("bound", "pod_removed", "shadow_verdict"):

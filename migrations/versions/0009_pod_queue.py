@@ -7,7 +7,8 @@ Create Date: 2026-11-28
 `pod_queue` has one row per pod that is in a scheduling queue at the log's
 head: the pod's last queue event (`queued`, `requeued`, or the `unschedulable`
 that sent it back) when no `attempt_started`, `bound`, `pod_removed` or shadow
-verdict came after it; its `queue` (active, backoff, unschedulable, gated),
+verdict came after it, nor a scheduler's start (which queues anew what it finds
+pending); its `queue` (active, backoff, unschedulable, gated),
 `since`, the `reason` it went there (the cluster event, or "failed scheduling
 cycle"), its `priority` (its last observation's) and its `place` in that queue
 by priority, then time (PrioritySort's order; 1 is the next to pop).
@@ -56,6 +57,9 @@ FROM (
       AND NOT EXISTS (SELECT 1 FROM events AS l
                       WHERE l.uid = e.uid AND l.position > e.position
                         AND l.kind IN ({_QUEUE_KINDS}, {_LEAVING_KINDS}))
+      AND NOT EXISTS (SELECT 1 FROM events AS m
+                      WHERE m.kind = 'maintenance' AND m.position > e.position
+                        AND m.data ->> 'action' = 'scheduler_started')
 ) AS q
 """
 
@@ -103,6 +107,9 @@ FROM (
       AND NOT EXISTS (SELECT 1 FROM events AS l
                       WHERE l.uid = e.uid AND l.position > e.position
                         AND l.kind IN ({_QUEUE_KINDS}, {_LEAVING_KINDS}))
+      AND NOT EXISTS (SELECT 1 FROM events AS m
+                      WHERE m.kind = 'maintenance' AND m.position > e.position
+                        AND json_extract(m.data, '$.action') = 'scheduler_started')
 ) AS q
 """
 

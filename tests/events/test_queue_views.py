@@ -55,6 +55,24 @@ def test_pod_queue_matches_the_fold(db_url: str, cli: Callable[..., Done], tmp_p
         reader.close()
 
 
+def test_a_started_scheduler_queues_anew(db_url: str, cli: Callable[..., Done]) -> None:
+    """Two runs of the example: the second process starts from an empty queue, so only its
+    own too-big is queued, as the fold says too."""
+    upgrade(db_url)
+    for _ in range(2):
+        assert cli("simulate", str(ROOT / "examples" / "cluster")).code == 0
+    rows = _rows(db_url, "SELECT name, uid, place FROM pod_queue")
+    assert [(r["name"], r["place"]) for r in rows] == [("too-big", 1)]
+    reader = LogReader.connect(db_url)
+    try:
+        explanation = explain_pod(reader, "default", "too-big")
+        explain_numbers(explanation, ViewAt(reader), full_registry(), reader.last_position())
+        assert explanation.queue is not None and explanation.queue.in_queue == 1
+        assert explanation.attempts[-1].pod_uid == rows[0]["uid"]
+    finally:
+        reader.close()
+
+
 def test_resource_rejections_name_the_request_and_the_allocatable(
     db_url: str, cli: Callable[..., Done]
 ) -> None:

@@ -110,15 +110,23 @@ class UI:
             asked_window="shadow" in request.query_params,
         )
 
-    def _numbers(self, explanation: PodExplanation, attempts: int) -> None:
-        """The numbers of the `attempts` latest attempts and the queue, from the shared fold."""
+    def _numbers(self, explanation: PodExplanation, attempts: int) -> str:
+        """The numbers of the `attempts` latest attempts and the queue, from the shared fold;
+        or, while its first fold is short of the head, why there are none yet."""
         head = reads.last_position(self.engine)
-        with self.folds.views() as views:
+        with self.folds.views(head) as views:
+            if views is None:
+                return (
+                    f"The numbers behind the reasons and the queue appear once this page's "
+                    f"fold of the log reaches position {head:,} (it is at "
+                    f"{self.folds.warmed:,}); reload in a few seconds."
+                )
             explain_numbers(explanation, views, full_registry(), head, last=attempts)
+        return ""
 
     def pod_summary(self, request: Request) -> Response:
         explanation = pod.load(self.reader, *self._pod(request))
-        self._numbers(explanation, 1)
+        folding = self._numbers(explanation, 1)
         decided = shadow.load_pod(self.engine, explanation)
         shadow.mark_attempts(explanation, decided)
         return page(
@@ -126,6 +134,7 @@ class UI:
             "pod.html",
             title=f"{explanation.namespace}/{explanation.name}",
             s=pod.summarize(explanation, decided),
+            folding=folding,
             verdicts=len(decided.verdicts),
             nodes=reads.known_nodes(self.engine),
         )
@@ -135,7 +144,7 @@ class UI:
         if request.query_params.get("full") == "1":
             # explain --full: every feasible node's scores, by replaying the log.
             explain_full(self.reader, full_registry(), explanation)
-        self._numbers(explanation, NUMBERED_ATTEMPTS)
+        folding = self._numbers(explanation, NUMBERED_ATTEMPTS)
         decided = shadow.load_pod(self.engine, explanation)
         shadow.mark_attempts(explanation, decided)
         tables = {a.attempt: pod.filter_table(a) for a in explanation.attempts}
@@ -147,6 +156,7 @@ class UI:
             tables=tables,
             shadow=decided,
             numbered=min(NUMBERED_ATTEMPTS, len(explanation.attempts)),
+            folding=folding,
             nodes=reads.known_nodes(self.engine),
         )
 
@@ -182,7 +192,12 @@ class UI:
         head = reads.last_position(self.engine)
         if position > head:
             raise NotFound(f"the log's positions run from 0 to {head}.")
-        with self.folds.views() as views:
+        with self.folds.views(head) as views:
+            if views is None:
+                raise Busy(
+                    f"this page's fold of the log is at position {self.folds.warmed:,} of "
+                    f"{head:,}; reload in a few seconds."
+                )
             seen = cluster_as_seen(views, position, head)
         ns, _, name = request.query_params.get("pod", "").rpartition("/")
         return page(

@@ -212,6 +212,24 @@ LOGS = [
             "examples/coscheduling/",
         ),
     ),
+    # The numbers page: the cluster as the scheduler saw it, the queue and numbers in SQL.
+    Log(
+        {
+            # Which pods share a node varies from run to run (ties are broken by seed).
+            "explain-at.txt": Sample(
+                ("eventsched explain shop/checkout --at 40",), compare="header"
+            ),
+            "query-pod-queue.txt": output(
+                "eventsched query 'SELECT namespace, name, queue, reason, priority, place "
+                "FROM pod_queue ORDER BY queue, place'"
+            ),
+            "query-resource-rejections.txt": output(
+                "eventsched query 'SELECT name, node, resource, request, allocatable "
+                "FROM resource_rejections ORDER BY position, node'"
+            ),
+        },
+        setup=("eventsched simulate examples/cluster/",),
+    ),
     # The query cookbook's preemption views: the preemption example, where two pods preempt.
     Log(
         {

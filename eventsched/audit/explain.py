@@ -116,12 +116,16 @@ class PodNotFound(LookupError):
     pass
 
 
-def explain_pod(reader: EventReader, namespace: str, name: str) -> PodExplanation:
-    events = list(reader.read_pod(namespace, name))
+def explain_pod(
+    reader: EventReader, namespace: str, name: str, until: int | None = None
+) -> PodExplanation:
+    """The pod's explanation from its events (those at or before `until`, when given)."""
+    events = [e for e in reader.read_pod(namespace, name) if until is None or e.position <= until]
     if not events:
+        when = "" if until is None else f" at or before position {until}"
         raise PodNotFound(
-            f"the event log has no event for pod {namespace}/{name}; "
-            "check the name (NAMESPACE/NAME) and --db"
+            f"the event log has no event for pod {namespace}/{name}{when}; "
+            "check the name (NAMESPACE/NAME)" + (" and --db" if until is None else " and --at")
         )
     explanation = explain_events(namespace, name, events)
     uids = {e.position: e.uid for e in events if e.kind == "evicted"}

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from eventsched.audit.queuebook import QueueEntry
+from eventsched.audit.queuebook import IN_CYCLE, QueueEntry
 from eventsched.audit.viewat import Folded
 from eventsched.framework import ClusterEvent, Framework, Handle, Registry
 
@@ -46,7 +46,7 @@ class QueueStanding:
     #: Why it went there: the cluster event or step ("PodAdd", "NodeAdd", "failed ...").
     reason: str
     priority: int
-    #: 1 + how many pods of the same queue are ahead of it.
+    #: 1 + how many pods of the same queue are ahead of it (0: in a scheduling cycle).
     place: int
     in_queue: int
     ahead: list[Ahead] = field(default_factory=list)
@@ -83,13 +83,16 @@ def queue_standing(
         since=entry.since.isoformat(),
         reason=entry.event,
         priority=priority,
-        place=len(ahead) + 1,
+        place=0 if entry.queue == IN_CYCLE else len(ahead) + 1,
         in_queue=len(same) + 1,
         ahead=[
             Ahead(e.key, pods[e.uid].priority if e.uid in pods else 0, e.since.isoformat())
             for e in ahead[:AHEAD_SHOWN]
         ],
-        moved_by=_moved_by(folded, registry, config_digest, set(rejecting)),
+        # Cluster events move pods out of the unschedulable pool (kube's queueing hints).
+        moved_by=_moved_by(folded, registry, config_digest, set(rejecting))
+        if entry.queue == "unschedulable"
+        else [],
         backoff_until=entry.backoff_until,
     )
 

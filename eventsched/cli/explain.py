@@ -62,7 +62,6 @@ def run(args: argparse.Namespace) -> int:
     namespace, _, name = args.pod.rpartition("/")
     reader = open_reader(args.db)
     try:
-        explanation = explain_pod(reader, namespace or "default", name)
         head = reader.last_position()
         if args.at is not None and not 0 <= args.at <= head:
             print(
@@ -72,8 +71,7 @@ def run(args: argparse.Namespace) -> int:
             )
             return 2
         at: int | None = args.at
-        if at is not None:
-            explanation.attempts = [a for a in explanation.attempts if a.started_position <= at]
+        explanation = explain_pod(reader, namespace or "default", name, until=at)
         if args.full:
             explain_full(reader, full_registry(), explanation)
         views = ViewAt(reader)

@@ -21,10 +21,12 @@ def render_numbers(figures: Sequence[Figure]) -> list[str]:
 
 
 def render_queue(standing: QueueStanding) -> list[str]:
+    where = f"Queue (at log position {standing.position}): {standing.queue} since {standing.since}"
+    if not standing.place:
+        return [f"{where} ({standing.reason})"]
     place = f"{standing.place} of {standing.in_queue}"
     out = [
-        f"Queue (at log position {standing.position}): {standing.queue} since {standing.since} "
-        f"({standing.reason}); place {place} by priority ({standing.priority}) and time",
+        f"{where} ({standing.reason}); place {place} by priority ({standing.priority}) and time",
     ]
     if standing.backoff_until:
         out.append(f"  backoff until {standing.backoff_until}")

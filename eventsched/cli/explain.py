@@ -13,6 +13,7 @@ from eventsched.cli.commands import summary
 from eventsched.cli.database import open_reader
 from eventsched.cli.preemptionlines import render_preempted_by, render_preemption
 from eventsched.cli.shadowlines import render_shadow_verdict
+from eventsched.events.slices import read_origin
 from eventsched.plugins import full_registry
 
 
@@ -41,14 +42,20 @@ def run(args: argparse.Namespace) -> int:
     namespace, _, name = args.pod.rpartition("/")
     reader = open_reader(args.db)
     try:
+        origin = read_origin(reader)
         explanation = explain_pod(reader, namespace or "default", name)
         if args.full:
             explain_full(reader, full_registry(), explanation)
     finally:
         reader.close()
     if args.json:
-        print(json.dumps(explanation.to_dict(), indent=2, default=str))
+        out = explanation.to_dict()
+        if origin is not None:
+            out["slice"] = origin.to_state()
+        print(json.dumps(out, indent=2, default=str))
     else:
+        if origin is not None:
+            print(f"From a {origin.describe()}")
         print(render(explanation, args.max_rejections))
     return 0
 

@@ -32,6 +32,7 @@ from eventsched.audit.readonly import read_only_engine
 from eventsched.config.types import ConfigError
 from eventsched.events.errors import DatabaseUnavailableError, EventStoreError
 from eventsched.events.logreader import LogReader
+from eventsched.events.slices import SliceOrigin, read_origin
 from eventsched.plugins import full_registry
 from eventsched.ui import node as node_page
 from eventsched.ui import pod, reads, search, shadow, shadowoverview, whatif
@@ -72,6 +73,15 @@ class UI:
         self.reader = LogReader(self.engine)
         self.chain = ChainChecker(self.reader, settings.chain_interval)
         self.jobs = whatif.Jobs(self.reader, self.engine)
+        #: Where the log came from, when it is a slice (`eventsched export`): every page says so.
+        self.origin = self._origin()
+
+    def _origin(self) -> SliceOrigin | None:
+        try:
+            return read_origin(self.reader)
+        except EventStoreError as exc:  # the database is down: the pages will say so
+            log.warning("could not read whether the log is a slice", error=str(exc))
+            return None
 
     # -- pages ---------------------------------------------------------------------
 
@@ -297,6 +307,7 @@ def create_app(settings: Settings, *, start_chain_check: bool = True) -> Starlet
     )
     app.add_middleware(ServerTiming)
     app.state.ui = ui
+    app.state.slice = ui.origin
     return app
 
 

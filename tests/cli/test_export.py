@@ -15,13 +15,15 @@ import struct
 import subprocess
 import sys
 import termios
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from eventsched.cli.database import wait_for_schema
 from eventsched.cli.main import main
-from eventsched.events import display_url, downgrade, upgrade
+from eventsched.events import EventStore, EventStoreError, display_url, downgrade, upgrade
 from eventsched.ui.app import Settings
 from tests.ui.conftest import Served
 from tests.ui.test_routes import text
@@ -269,6 +271,12 @@ def test_a_slice_is_not_appended_to(tmp_path: Path) -> None:
     assert "is a slice of" in line and "made to be read" in line
     listed = ok(eventsched("sticky", "list", "--db", "slice.db", cwd=tmp_path))
     assert listed  # reading it is fine
+    # What `shadow` and `extender` wait for before they start: the slice is refused there.
+    with (
+        EventStore.connect(f"sqlite:///{tmp_path / 'slice.db'}") as store,
+        pytest.raises(EventStoreError, match=r"is a slice of .* made to be read"),
+    ):
+        wait_for_schema(store, threading.Event())
 
 
 def test_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:

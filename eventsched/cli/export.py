@@ -28,12 +28,12 @@ from eventsched.events import LogBase, LogReader, read_base
 from eventsched.events.export import (
     Copied,
     SliceFile,
-    SliceRange,
     batches_of_pod,
     batches_recorded,
     copy_slice,
     recorded_span,
 )
+from eventsched.events.slices import SliceRange
 
 
 class ExportRefused(ValueError):
@@ -212,19 +212,20 @@ def _chain(copied: Copied) -> dict[str, Any]:
 
 
 def render(copied: Copied, out: Path) -> str:
-    o = copied.origin
+    o, held = copied.origin, copied.origin.held
     head = o.source_head
     start = (
-        f"after batch {o.anchor_batch}, whose hash is {o.anchor_hash}"
-        if o.anchor_batch
+        f"after batch {held.anchor.batch}, whose hash is {held.anchor_hash}"
+        if held.anchor.batch
         else "at the log's first batch"
     )
     lines = [
-        f"exported {o.events} events in {o.batches} batches ({o.selection}) of {o.source} to {out}",
-        f"  batches {o.first_batch}..{o.last_batch}, positions {o.first_position}.."
-        f"{o.last_position}; the source's head: batch {head.batch}, position {head.position}",
+        f"exported {held.events} events in {held.batches} batches ({o.selection}) of "
+        f"{o.source} to {out}",
+        f"  batches {held.first_batch}..{held.last_batch}, positions {held.first_position}.."
+        f"{held.last_position}; the source's head: batch {head.batch}, position {head.position}",
         f"  starts {start}",
-        f"  ends at batch {o.last_batch}, whose hash is {o.last_hash}",
+        f"  ends at batch {held.last_batch}, whose hash is {held.last_hash}",
     ]
     if copied.chain.ok:
         lines.append("  hash chain: ok (every hash computed again as it was copied)")

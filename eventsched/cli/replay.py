@@ -159,17 +159,17 @@ def run(args: argparse.Namespace) -> int:
 
 def slice_lines(origin: SliceOrigin, chain: ChainReport) -> list[str]:
     """Where a slice came from, and how to compare its hashes with the source's."""
+    held = origin.held
+    anchor = held.anchor
     start = (
-        f"batch {origin.anchor_batch}'s hash {origin.anchor_hash}"
-        if origin.anchor_batch
-        else "the source's first batch"
+        f"batch {anchor.batch}'s hash {anchor.hash}" if anchor.batch else "the source's first batch"
     )
     lines = [origin.describe()]
     if chain.ok:
         lines.append(
-            f"its chain runs from {start} to batch {origin.last_batch}'s hash {chain.last_hash}"
+            f"its chain runs from {start} to batch {held.last_batch}'s hash {chain.last_hash}"
         )
-    batches = ", ".join(str(b) for b in (origin.anchor_batch, origin.last_batch) if b)
+    batches = ", ".join(str(b) for b in (anchor.batch, held.last_batch) if b)
     lines.append(
         f"compare on the source: eventsched query --db '{origin.source}' "
         f'"SELECT batch, hash FROM event_batches WHERE batch IN ({batches})"'

@@ -36,53 +36,26 @@ from sqlalchemy.exc import SQLAlchemyError
 from eventsched import __version__
 from eventsched.events.appendsql import SQLITE, SQLITE_INSERT_EVENTS
 from eventsched.events.canonical import canonical_json
-from eventsched.events.chain import BatchRow, ChainPoint, ChainReport, verify
+from eventsched.events.chain import BatchRow, ChainReport, verify
 from eventsched.events.engine import connection, create_engine, display_url, translate
 from eventsched.events.logreader import PAGE_SIZE, LogReader
 from eventsched.events.migrate import upgrade
 from eventsched.events.record import StoredEvent
 from eventsched.events.retention import BASE_NAME, LogBase
 from eventsched.events.schema import event_batches, events, pod_uids, snapshots
-from eventsched.events.slices import SLICE_NAME, SliceOrigin
+from eventsched.events.slices import SLICE_NAME, SliceOrigin, SliceRange
 
 Row = TypeVar("Row")
 
 __all__ = [
     "Copied",
     "SliceFile",
-    "SliceRange",
     "Span",
     "batches_of_pod",
     "batches_recorded",
     "copy_slice",
     "recorded_span",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class SliceRange:
-    """The whole batches a slice holds: first..last, positions first..last, and the hashes
-    at both ends (the first batch's `prev_hash`, the last batch's hash)."""
-
-    first_batch: int
-    last_batch: int
-    first_position: int
-    last_position: int
-    anchor_hash: str
-    last_hash: str
-
-    @property
-    def anchor(self) -> ChainPoint:
-        """What the slice starts after: the batch before its first, as the chain names it."""
-        return ChainPoint(self.first_batch - 1, self.first_position - 1, self.anchor_hash)
-
-    @property
-    def batches(self) -> int:
-        return self.last_batch - self.first_batch + 1
-
-    @property
-    def events(self) -> int:
-        return self.last_position - self.first_position + 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,12 +232,7 @@ def copy_slice(
         host=socket.gethostname(),
         selection=selection,
         exported_at=datetime.now(UTC).isoformat(),
-        first_batch=chosen.first_batch,
-        last_batch=chosen.last_batch,
-        first_position=chosen.first_position,
-        last_position=chosen.last_position,
-        anchor_hash=chosen.anchor_hash,
-        last_hash=chosen.last_hash,
+        held=chosen,
         base_digest=LogBase(anchor.batch, anchor.position, anchor.hash, stored_base).digest,
         source_head=reader.chain_head(),
         version=__version__,

@@ -275,7 +275,7 @@ class LogReader:
         origin = slices.read_origin(self)
         if origin is not None:
             detail = slices.slice_problem(origin, base, report)
-            return None if detail is None else _Problem(origin.first_batch, detail)
+            return None if detail is None else _Problem(origin.held.first_batch, detail)
         if base is not None:
             detail = retention.base_problem(self, base)
             return None if detail is None else _Problem(base.batch + 1, detail)

@@ -34,39 +34,26 @@ if TYPE_CHECKING:
 #: The `snapshots.projection` of a slice's origin; one row, in slices only.
 SLICE_NAME = "log-slice/v1"
 
-__all__ = ["SLICE_NAME", "SliceOrigin", "read_origin", "slice_problem"]
+__all__ = ["SLICE_NAME", "SliceOrigin", "SliceRange", "read_origin", "slice_problem"]
 
 
 @dataclass(frozen=True, slots=True)
-class SliceOrigin:
-    """Where a slice came from, and the chain it must hold (batches first..last)."""
+class SliceRange:
+    """The whole batches a slice holds: first..last, positions first..last, and the hashes
+    at both ends (the first batch's `prev_hash`, "" when it is the log's first batch; the
+    last batch's hash)."""
 
-    #: The source's URL, password hidden (an SQLite path made absolute).
-    source: str
-    #: The host the export ran on (an SQLite path means a file there).
-    host: str
-    #: What was asked for, in words: "pod shop/db-0", "batches recorded from ... to ...".
-    selection: str
-    #: When it was exported, ISO 8601 in UTC.
-    exported_at: str
     first_batch: int
     last_batch: int
     first_position: int
     last_position: int
-    #: The hash of batch first_batch - 1 (the slice's base), "" when it starts at the beginning.
     anchor_hash: str
-    #: The hash of the slice's last batch.
     last_hash: str
-    #: The digest of the base the slice starts from (LogBase.digest).
-    base_digest: str
-    #: The source's newest batch when exported: its number, last position and hash.
-    source_head: ChainPoint
-    #: The eventsched that exported it.
-    version: str
 
     @property
-    def anchor_batch(self) -> int:
-        return self.first_batch - 1
+    def anchor(self) -> ChainPoint:
+        """What the slice starts after: the batch before its first, as the chain names it."""
+        return ChainPoint(self.first_batch - 1, self.first_position - 1, self.anchor_hash)
 
     @property
     def batches(self) -> int:
@@ -76,28 +63,48 @@ class SliceOrigin:
     def events(self) -> int:
         return self.last_position - self.first_position + 1
 
+
+@dataclass(frozen=True, slots=True)
+class SliceOrigin:
+    """Where a slice came from, and the chain it must hold."""
+
+    #: The source's URL, password hidden (an SQLite path made absolute).
+    source: str
+    #: The host the export ran on (an SQLite path means a file there).
+    host: str
+    #: What was asked for, in words: "pod shop/db-0", "batches recorded from ... to ...".
+    selection: str
+    #: When it was exported, ISO 8601 in UTC.
+    exported_at: str
+    #: The batches it holds.
+    held: SliceRange
+    #: The digest of the base the slice starts from (LogBase.digest).
+    base_digest: str
+    #: The source's newest batch when exported: its number, last position and hash.
+    source_head: ChainPoint
+    #: The eventsched that exported it.
+    version: str
+
     def describe(self) -> str:
         """One line: what the slice holds and where from."""
+        held = self.held
         return (
             f"slice of {self.source} (on {self.host}): {self.selection}; batches "
-            f"{self.first_batch}..{self.last_batch}, positions {self.first_position}.."
-            f"{self.last_position}; exported {self.exported_at} by eventsched {self.version}"
+            f"{held.first_batch}..{held.last_batch}, positions {held.first_position}.."
+            f"{held.last_position}; exported {self.exported_at} by eventsched {self.version}"
         )
 
     def to_state(self) -> dict[str, Any]:
-        state = asdict(self)
-        state["source_head"] = asdict(self.source_head)
-        return state
+        return asdict(self)
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any]) -> SliceOrigin:
-        head = state["source_head"]
-        fields = {**state, "source_head": ChainPoint(**head)}
-        origin = cls(**fields)
+        held = SliceRange(**state["held"])
         for name in ("first_batch", "last_batch", "first_position", "last_position"):
-            if not isinstance(getattr(origin, name), int):
-                raise TypeError(f"{name} is not a number")
-        return origin
+            if not isinstance(getattr(held, name), int):
+                raise TypeError(f"held.{name} is not a number")
+        fields = {**state, "held": held, "source_head": ChainPoint(**state["source_head"])}
+        return cls(**fields)
 
 
 def read_origin(reader: EventReader) -> SliceOrigin | None:
@@ -117,12 +124,13 @@ def read_origin(reader: EventReader) -> SliceOrigin | None:
 def slice_problem(origin: SliceOrigin, base: LogBase | None, report: ChainReport) -> str | None:
     """Why a slice whose chain verified as `report` (from `base`) is not what its origin
     says it holds, or None."""
+    held = origin.held
     if base is None:
         return "the slice has no base to start from (its snapshots row was removed)"
-    if base.batch != origin.anchor_batch or base.hash != origin.anchor_hash:
+    if base.batch != held.anchor.batch or base.hash != held.anchor_hash:
         return (
             f"the slice's base is batch {base.batch}, but it was exported to start after "
-            f"batch {origin.anchor_batch} (hash {origin.anchor_hash or 'none'})"
+            f"batch {held.anchor.batch} (hash {held.anchor_hash or 'none'})"
         )
     if base.digest != origin.base_digest:
         return (
@@ -130,9 +138,9 @@ def slice_problem(origin: SliceOrigin, base: LogBase | None, report: ChainReport
             "match the digest recorded when it was exported: it was changed"
         )
     reached = base.batch + report.batches
-    if reached != origin.last_batch or report.last_hash != origin.last_hash:
+    if reached != held.last_batch or report.last_hash != held.last_hash:
         return (
             f"the slice ends at batch {reached}, but it was exported through batch "
-            f"{origin.last_batch} (hash {origin.last_hash}): batches were added or cut"
+            f"{held.last_batch} (hash {held.last_hash}): batches were added or cut"
         )
     return None

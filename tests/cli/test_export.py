@@ -87,7 +87,7 @@ def test_a_pod_slice_opens_elsewhere_as_the_source_showed_it(source: str, tmp_pa
                 "export", "--pod", POD, "--out", "again.db", "--json", "--db", source, cwd=here
             )
         )
-    )["slice"]
+    )["slice"]["held"]
     first, last = origin["first_batch"], origin["last_batch"]
     # What the source says, before it is taken away.
     want_explain = json.loads(ok(eventsched("explain", POD, "--json", "--db", source, cwd=here)))

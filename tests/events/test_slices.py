@@ -50,7 +50,7 @@ def test_any_page_size_copies_the_whole_log_as_it_is(
         chain = sliced.verify_chain()
         assert chain.ok and chain.last_hash == chosen.last_hash, chain.detail
         origin = read_origin(sliced)
-        assert origin is not None and origin.anchor_batch == 0 and origin.selection == "all"
+        assert origin is not None and origin.held.anchor.batch == 0 and origin.selection == "all"
         assert replay(sliced, full_registry()).ok
     finally:
         sliced.close()
@@ -79,8 +79,10 @@ def test_a_slice_of_a_pruned_log_starts_from_what_the_prune_kept(
         )
     finally:
         source.close()
-    assert first.chain.ok and first.origin.anchor_batch == kept.batch
-    assert last.chain.ok and last.origin.anchor_batch == first.origin.last_batch > kept.batch
+    assert first.chain.ok and first.origin.held.anchor.batch == kept.batch
+    assert (
+        last.chain.ok and last.origin.held.anchor.batch == first.origin.held.last_batch > kept.batch
+    )
     attempts = 0
     for name in ("middle.db", "last.db"):
         sliced = LogReader.connect(f"sqlite:///{tmp_path / name}")

@@ -72,7 +72,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class Selection:
+class ExportRequest:
     """What to export: a pod's batches, or those recorded in a time range."""
 
     pod: tuple[str, str] | None
@@ -82,27 +82,27 @@ class Selection:
     def describe(self) -> str:
         if self.pod is not None:
             return f"pod {self.pod[0]}/{self.pod[1]}"
-        since = _when(self.since) if self.since else "the beginning"
-        until = _when(self.until) if self.until else "the end"
+        since = "the beginning" if self.since is None else _when(self.since)
+        until = "the end" if self.until is None else _when(self.until)
         return f"batches recorded from {since} to {until}"
 
 
-def selection_of(args: argparse.Namespace) -> Selection:
+def request_of(args: argparse.Namespace) -> ExportRequest:
     """--pod, or --since/--until (one or both), checked against each other."""
-    if args.pod is not None and (args.since or args.until):
+    if args.pod is not None and (args.since is not None or args.until is not None):
         raise ExportRefused("--pod and --since/--until: give one of the two selections")
     if args.pod is not None:
         namespace, _, name = args.pod.rpartition("/")
         if not name:
             raise ExportRefused(f"--pod {args.pod!r}: give NAMESPACE/NAME (NAME alone: default)")
-        return Selection((namespace or "default", name), None, None)
+        return ExportRequest((namespace or "default", name), None, None)
     if args.since is None and args.until is None:
         raise ExportRefused("give --pod NAMESPACE/NAME, or --since TIME and/or --until TIME")
-    if args.since and args.until and args.until < args.since:
+    if args.since is not None and args.until is not None and args.until < args.since:
         raise ExportRefused(
             f"--until {_when(args.until)} is before --since {_when(args.since)}: swap them"
         )
-    return Selection(None, args.since, args.until)
+    return ExportRequest(None, args.since, args.until)
 
 
 def check_out(out: Path, *, force: bool) -> None:
@@ -116,11 +116,11 @@ def check_out(out: Path, *, force: bool) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        chosen_by = selection_of(args)
+        request = request_of(args)
         check_out(args.out, force=args.force)
         reader = open_reader(args.db)
         try:
-            copied = export(reader, chosen_by, args.out, force=args.force)
+            copied = export(reader, request, args.out, force=args.force)
         finally:
             reader.close()
     except ExportRefused as exc:
@@ -135,10 +135,10 @@ def run(args: argparse.Namespace) -> int:
     return 0 if copied.chain.ok else 1
 
 
-def export(reader: LogReader, chosen_by: Selection, out: Path, *, force: bool) -> Copied:
-    """Choose, fold and copy: the slice of `reader`'s log that `chosen_by` selects, in `out`."""
+def export(reader: LogReader, request: ExportRequest, out: Path, *, force: bool) -> Copied:
+    """Choose, fold and copy: the slice of `reader`'s log that `request` selects, in `out`."""
     _refuse_the_source(reader, out)
-    chosen = choose(reader, chosen_by)
+    chosen = choose(reader, request)
     try:
         target = SliceFile(out)
     except OSError as exc:
@@ -150,7 +150,7 @@ def export(reader: LogReader, chosen_by: Selection, out: Path, *, force: bool) -
             base = fold_until(reader, since, anchor, _advance(bar, since.position))
         with progress_bar(chosen.events, "copying", unit="event") as bar:
             copied = copy_slice(
-                reader, target, chosen, base.state, chosen_by.describe(), _advance(bar, anchor)
+                reader, target, chosen, base.state, request.describe(), _advance(bar, anchor)
             )
         try:
             target.finish(replace=force)
@@ -159,10 +159,10 @@ def export(reader: LogReader, chosen_by: Selection, out: Path, *, force: bool) -
     return copied
 
 
-def choose(reader: LogReader, chosen_by: Selection) -> SliceRange:
-    """The batches `chosen_by` selects, or refused naming what the log holds instead."""
-    if chosen_by.pod is not None:
-        namespace, name = chosen_by.pod
+def choose(reader: LogReader, request: ExportRequest) -> SliceRange:
+    """The batches `request` selects, or refused naming what the log holds instead."""
+    if request.pod is not None:
+        namespace, name = request.pod
         found = batches_of_pod(reader, namespace, name)
         if found is None:
             raise ExportRefused(
@@ -170,7 +170,7 @@ def choose(reader: LogReader, chosen_by: Selection) -> SliceRange:
                 "that pod; check the name (eventsched ui's search lists pods)"
             )
         return found
-    found = batches_recorded(reader, chosen_by.since, chosen_by.until)
+    found = batches_recorded(reader, request.since, request.until)
     if found is None:
         span = recorded_span(reader)
         holds = (
@@ -180,7 +180,7 @@ def choose(reader: LogReader, chosen_by: Selection) -> SliceRange:
         )
         raise ExportRefused(
             f"--since/--until: the event log at {reader.url} recorded no batch "
-            f"{chosen_by.describe().removeprefix('batches recorded ')}; it holds {holds}"
+            f"{request.describe().removeprefix('batches recorded ')}; it holds {holds}"
         )
     return found
 

@@ -12,7 +12,7 @@ import pytest
 from eventsched.audit import replay
 from eventsched.audit.retention import fold_until
 from eventsched.cli.db import prune
-from eventsched.cli.export import Selection, export
+from eventsched.cli.export import ExportRequest, export
 from eventsched.cli.main import main
 from eventsched.events import EventStore, LogBase, LogReader, read_base, upgrade
 from eventsched.events.export import SliceFile, batches_recorded, copy_slice
@@ -69,11 +69,11 @@ def test_a_slice_of_a_pruned_log_starts_from_what_the_prune_kept(
     try:
         whole = replay(source, full_registry())
         # The day after the cut starts at the prune's base; today's is folded on from it.
-        middle = Selection(None, NOW - timedelta(days=2), NOW - timedelta(hours=12))
+        middle = ExportRequest(None, NOW - timedelta(days=2), NOW - timedelta(hours=12))
         first = export(source, middle, tmp_path / "middle.db", force=False)
         last = export(
             source,
-            Selection(None, NOW - timedelta(hours=12), None),
+            ExportRequest(None, NOW - timedelta(hours=12), None),
             tmp_path / "last.db",
             force=False,
         )

@@ -270,7 +270,7 @@ LOGS = [
                     "mkdir elsewhere && mv slice.db elsewhere/",
                     "cd elsewhere && eventsched replay --db slice.db",
                     "cd elsewhere && eventsched explain --db slice.db default/too-big | head -4",
-                    "cd elsewhere && eventsched query --db slice.db \"SELECT json_extract(state, "
+                    'cd elsewhere && eventsched query --db slice.db "SELECT json_extract(state, '
                     "'$.source') AS source, json_extract(state, '$.selection') AS selection "
                     "FROM snapshots WHERE projection = 'log-slice/v1'\"",
                     "eventsched export --since 1h --out last-hour.db --json | head -5",

@@ -20,6 +20,7 @@ from eventsched.cli.numberlines import render_cluster, render_numbers, render_qu
 from eventsched.cli.preemptionlines import render_preempted_by, render_preemption
 from eventsched.cli.progress import progress_bar
 from eventsched.cli.shadowlines import render_shadow_verdict
+from eventsched.events.slices import read_origin
 from eventsched.plugins import full_registry
 
 
@@ -62,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     namespace, _, name = args.pod.rpartition("/")
     reader = open_reader(args.db)
     try:
+        origin = read_origin(reader)
         head = reader.last_position()
         if args.at is not None and not 0 <= args.at <= head:
             print(
@@ -84,8 +86,12 @@ def run(args: argparse.Namespace) -> int:
         out = explanation.to_dict()
         if seen is not None:
             out["clusterAt"] = asdict(seen)
+        if origin is not None:
+            out["slice"] = origin.to_state()
         print(json.dumps(out, indent=2, default=str))
     else:
+        if origin is not None:
+            print(f"From a {origin.describe()}")
         print(render(explanation, args.max_rejections))
         if seen is not None:
             print("\n" + "\n".join(render_cluster(seen)))

@@ -12,6 +12,7 @@ below P, which is what lets `read` page by position.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
@@ -19,7 +20,7 @@ import structlog
 from sqlalchemy import ColumnElement, Engine, func, select, text
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-from eventsched.events import retention
+from eventsched.events import retention, slices
 from eventsched.events.chain import GENESIS, BatchRow, ChainPoint, ChainReport, verify
 from eventsched.events.engine import connection, create_engine, display_url, translate
 from eventsched.events.errors import EventStoreError
@@ -65,6 +66,14 @@ _NOT_EVICTED = text(
 ).bindparams(sa.bindparam("uids", expanding=True))
 
 Opened = TypeVar("Opened")
+
+
+@dataclass(frozen=True, slots=True)
+class _Problem:
+    """The batch a verified chain is reported broken at, and why."""
+
+    batch: int
+    detail: str
 
 
 def open_log(url: str, build: Callable[[Engine], Opened], *, require_schema: bool = True) -> Opened:
@@ -238,12 +247,16 @@ class LogReader:
             self.read(after=start[1], until=last_position),
             start,
         )
-        if base is not None and report.ok:
-            problem = retention.base_problem(self, base)
-            if problem is not None:
-                report = ChainReport(
-                    False, report.batches, base.batch + 1, problem, report.last_hash, report.events
-                )
+        problem = self._start_problem(base, report) if report.ok else None
+        if problem is not None:
+            report = ChainReport(
+                False,
+                report.batches,
+                problem.batch,
+                problem.detail,
+                report.last_hash,
+                report.events,
+            )
         if report.ok:
             log.info("hash chain verified", batches=report.batches, events=report.events)
         else:
@@ -253,6 +266,20 @@ class LogReader:
                 detail=report.detail,
             )
         return report
+
+    def _start_problem(
+        self, base: retention.LogBase | None, report: ChainReport
+    ) -> _Problem | None:
+        """Why what the verified chain starts from cannot be trusted, or None: a pruned log's
+        base must match its chained prune; a slice's base and ends, its origin (slices.py)."""
+        origin = slices.read_origin(self)
+        if origin is not None:
+            detail = slices.slice_problem(origin, base, report)
+            return None if detail is None else _Problem(origin.held.first_batch, detail)
+        if base is not None:
+            detail = retention.base_problem(self, base)
+            return None if detail is None else _Problem(base.batch + 1, detail)
+        return None
 
     def chain_head(self) -> ChainPoint:
         """The last batch appended, as a point to verify from (ChainPoint() when none)."""

@@ -34,6 +34,7 @@ from eventsched.audit.readonly import read_only_engine
 from eventsched.config.types import ConfigError
 from eventsched.events.errors import DatabaseUnavailableError, EventStoreError
 from eventsched.events.logreader import LogReader
+from eventsched.events.slices import SliceOrigin, read_origin
 from eventsched.plugins import full_registry
 from eventsched.ui import node as node_page
 from eventsched.ui import pod, reads, search, shadow, shadowoverview, whatif
@@ -80,6 +81,15 @@ class UI:
         self.chain = ChainChecker(self.reader, settings.chain_interval)
         self.jobs = whatif.Jobs(self.reader, self.engine)
         self.folds = SharedFold(self.reader)
+        #: Where the log came from, when it is a slice (`eventsched export`): every page says so.
+        self.origin = self._origin()
+
+    def _origin(self) -> SliceOrigin | None:
+        try:
+            return read_origin(self.reader)
+        except EventStoreError as exc:  # the database is down: the pages will say so
+            log.warning("could not read whether the log is a slice", error=str(exc))
+            return None
 
     # -- pages ---------------------------------------------------------------------
 
@@ -351,6 +361,7 @@ def create_app(
     )
     app.add_middleware(ServerTiming)
     app.state.ui = ui
+    app.state.slice = ui.origin
     return app
 
 

@@ -15,8 +15,8 @@ from typing import Any
 from eventsched.audit.explainpreemption import (
     PreemptedBy,
     Preemption,
-    apply_evictions,
     complete_preempted_by,
+    complete_preemption,
     not_evicted,
     preempted_by_of,
     preemption_of,
@@ -131,7 +131,7 @@ def explain_pod(reader: EventReader, namespace: str, name: str) -> PodExplanatio
     explanation.preempted_by = sorted(explanation.preempted_by + pending, key=lambda v: v.position)
     for attempt in explanation.attempts:
         if attempt.preemption is not None:
-            apply_evictions(attempt.preemption, reader.read_attempt(attempt.attempt))
+            complete_preemption(attempt.preemption, reader.read_attempt(attempt.attempt), events)
     return explanation
 
 

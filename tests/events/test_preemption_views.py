@@ -1,4 +1,4 @@
-"""The preemption views (migration 0005): same rows on SQLite and PostgreSQL."""
+"""The preemption views (migrations 0005, 0009): same rows on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ def preempted(
         kind="preempted",
         scheduler="prof",
         attempt=attempt,
+        plugin="DefaultPreemption",
         uid=f"uid-{preemptor}",
         namespace="ns",
         name=preemptor,
@@ -166,6 +167,9 @@ def test_preemption_victims_with_the_eviction_outcome(store: EventStore) -> None
         "reason",
         "evicted_position",
         "evicted_at",
+        "preemptor_priority",
+        "chosen_by",
+        "plugin",
     ]
     assert [
         (
@@ -194,6 +198,52 @@ def test_preemption_victims_with_the_eviction_outcome(store: EventStore) -> None
     assert {r["preemptor_uid"] for r in found} == {"uid-big", "uid-huge"}
 
 
+def test_preemption_victims_say_why_and_by_whom(store: EventStore) -> None:
+    """The preemptor's priority is its last observation before the decision; the criterion
+    and the plugin are the decision's."""
+    store.append(
+        [
+            observed("big", 100),
+            observed("big", 2000),
+            preempted("big", "att-1", "n2", [victim("ua", "a", 10), victim("ub", "b", 5)]),
+            observed("big", 3000),  # after the decision: not the priority it preempted with
+        ]
+    )
+    found = rows(
+        store,
+        "SELECT victim_name, priority, preemptor_priority, chosen_by, plugin "
+        "FROM preemption_victims ORDER BY victim_name",
+    )
+    assert found == [
+        {
+            "victim_name": "a",
+            "priority": 10,
+            "preemptor_priority": 2000,
+            "chosen_by": "only candidate",
+            "plugin": "DefaultPreemption",
+        },
+        {
+            "victim_name": "b",
+            "priority": 5,
+            "preemptor_priority": 2000,
+            "chosen_by": "only candidate",
+            "plugin": "DefaultPreemption",
+        },
+    ]
+
+
+def observed(name: str, priority: int) -> EventRecord:
+    record = {"uid": f"uid-{name}", "namespace": "ns", "name": name, "priority": priority}
+    return EventRecord(
+        kind="pod_observed",
+        scheduler="prof",
+        uid=f"uid-{name}",
+        namespace="ns",
+        name=name,
+        data=record,
+    )
+
+
 def test_a_failed_eviction_reads_with_its_reason(store: EventStore) -> None:
     store.append(
         [
@@ -213,6 +263,25 @@ def test_decisions_hold_preempted_and_evicted(store: EventStore) -> None:
         ("post_filtered", 1),
         ("preempted", 2),
     ]
+
+
+def test_downgrade_to_0008_restores_the_columns_of_0005(db_url: str) -> None:
+    with EventStore.connect(db_url) as store:
+        a_log(store)
+    downgrade(db_url, "0008")
+    engine = sa.create_engine(db_url)
+    try:
+        assert "scheduling_gates" not in set(sa.inspect(engine).get_view_names())
+        with engine.connect() as conn:
+            columns = list(conn.execute(sa.text("SELECT * FROM preemption_victims")).keys())
+        assert columns[-1] == "evicted_at" and len(columns) == 18
+    finally:
+        engine.dispose()
+    upgrade(db_url)
+    with EventStore.connect(db_url) as store:
+        assert rows(store, "SELECT DISTINCT plugin FROM preemption_victims") == [
+            {"plugin": "DefaultPreemption"}
+        ]
 
 
 def test_downgrade_to_0004_restores_the_old_decisions_view(db_url: str) -> None:

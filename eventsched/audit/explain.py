@@ -22,6 +22,8 @@ from eventsched.audit.explainpreemption import (
     preemption_of,
 )
 from eventsched.audit.explainshadow import ShadowVerdict, shadow_verdict_of
+from eventsched.audit.gang import Gang, gang_of_pod
+from eventsched.audit.gates import GateHistory, gate_history
 from eventsched.audit.replay import full_scores
 from eventsched.events.reader import EventReader
 from eventsched.events.record import StoredEvent
@@ -107,6 +109,10 @@ class PodExplanation:
     observed_node: str | None = None
     #: Whether the pod's last event is its removal from the cluster.
     removed: bool = False
+    #: The scheduling gates that held the pod, and what followed (None: never gated).
+    gates: GateHistory | None = None
+    #: The gang (Coscheduling pod group) the pod belongs to, its members' states.
+    gang: Gang | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -124,6 +130,8 @@ def explain_pod(reader: EventReader, namespace: str, name: str) -> PodExplanatio
             "check the name (NAMESPACE/NAME) and --db"
         )
     explanation = explain_events(namespace, name, events)
+    explanation.gates = gate_history(events)
+    explanation.gang = gang_of_pod(reader, events)
     uids = {e.position: e.uid for e in events if e.kind == "evicted"}
     for victim in explanation.preempted_by:
         complete_preempted_by(reader, victim, uids.get(victim.position))

@@ -11,6 +11,8 @@ from typing import Any
 from eventsched.audit import AttemptExplanation, PodExplanation, explain_full, explain_pod
 from eventsched.cli.commands import summary
 from eventsched.cli.database import open_reader
+from eventsched.cli.ganglines import render_gang
+from eventsched.cli.gatelines import render_gates
 from eventsched.cli.preemptionlines import render_preempted_by, render_preemption
 from eventsched.cli.shadowlines import render_shadow_verdict
 from eventsched.plugins import full_registry
@@ -56,6 +58,10 @@ def run(args: argparse.Namespace) -> int:
 def render(explanation: PodExplanation, max_rejections: int = 20) -> str:
     lines = [f"Pod {explanation.namespace}/{explanation.name}"]
     lines.append(f"  {len(explanation.attempts)} scheduling attempt(s); {_placement(explanation)}")
+    if explanation.gates is not None:
+        lines.extend("  " + line for line in render_gates(explanation.gates))
+    if explanation.gang is not None:
+        lines.extend("  " + line for line in render_gang(explanation.gang))
     for victim in explanation.preempted_by:
         lines.append("  " + render_preempted_by(victim))
     for note in explanation.notes:

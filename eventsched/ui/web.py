@@ -68,6 +68,10 @@ def node_url(node: str) -> str:
     return f"/nodes/{quote(node, safe='')}"
 
 
+def gang_url(namespace: str, name: str) -> str:
+    return f"/gangs/{quote(namespace, safe='')}/{quote(name, safe='')}"
+
+
 def with_query(path: str, **params: Any) -> str:
     kept = {k: v for k, v in params.items() if v not in (None, "")}
     return path + ("?" + urlencode(kept) if kept else "")
@@ -91,7 +95,9 @@ environment = Environment(
     lstrip_blocks=True,
 )
 environment.filters["when"] = when
-environment.globals.update(pod_url=pod_url, node_url=node_url, with_query=with_query)
+environment.globals.update(
+    pod_url=pod_url, node_url=node_url, gang_url=gang_url, with_query=with_query
+)
 
 
 def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:

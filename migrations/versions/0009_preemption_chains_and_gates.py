@@ -128,20 +128,22 @@ _SQLITE_EXTRA = """,
        json_extract(e.data, '$.chosenBy') AS chosen_by,
        e.plugin"""
 
+#: held_since is read from the first event's row, not as MIN(recorded_at): an aggregate
+#: loses the column's declared type, and the time would read as bare text.
 _SQLITE_SCHEDULING_GATES = """
 CREATE VIEW scheduling_gates AS
 WITH held AS (
     SELECT e.uid, e.namespace, e.name, g.value AS gate,
-           MIN(e.position) AS held_position, MIN(e.recorded_at) AS held_since,
-           MAX(e.position) AS last_held
+           MIN(e.position) AS held_position, MAX(e.position) AS last_held
     FROM events AS e
     JOIN json_each(e.data, '$.schedulingGates') AS g
     WHERE e.kind = 'pod_observed' AND json_type(e.data, '$.schedulingGates') = 'array'
     GROUP BY e.uid, e.namespace, e.name, g.value
 )
-SELECT h.namespace, h.name, h.uid, h.gate, h.held_position, h.held_since,
+SELECT h.namespace, h.name, h.uid, h.gate, h.held_position, f.recorded_at AS held_since,
        x.position AS lifted_position, x.recorded_at AS lifted_at
 FROM held AS h
+JOIN events AS f ON f.position = h.held_position
 LEFT JOIN events AS x ON x.position = (
     SELECT MIN(n.position) FROM events AS n
     WHERE n.kind = 'pod_observed' AND n.uid = h.uid AND n.position > h.last_held)

@@ -2,12 +2,12 @@
 the real Scheduler over the simulated cluster (the tests of explain, the pages and the
 views use them, and docs/samples/chains_run.py makes the docs' samples from them).
 
-- `blocked_gang`: gang ml/ring, three members with minMember 3 on two 2-CPU nodes,
-  one member (ring-2) asking for 4 CPUs: ring-0 and ring-1 reserve a node each and wait at
-  Permit, ring-2 fits nowhere. With Coscheduling's PostFilter off the two wait (up to
+- `blocked_gang`: gang ml/ring, three members with minMember 3 on two 2-CPU nodes (rack-1,
+  rack-2), one member (ring-2) asking for 4 CPUs: ring-0 and ring-1 reserve a node each and
+  wait at Permit, ring-2 fits nowhere. With Coscheduling's PostFilter off the two wait (up to
   PERMIT_WAIT_SECONDS); with it on, ring-2's failure rejects them at once.
 - `gated_pod`: default/train held by `kueue.x-k8s.io/admission` and `example.com/quota`,
-  lifted one after the other, then placed.
+  lifted one after the other, then placed on worker-1.
 """
 
 from __future__ import annotations
@@ -150,7 +150,7 @@ def blocked_gang(url: str, *, post_filter: bool = False) -> Iterator[Scheduler]:
         coscheduling_config(post_filter), "chainlogs", full_registry()
     ).profiles
     cluster = SimulatedCluster(
-        [node("node-a", "2"), node("node-b", "2")],
+        [node("rack-1", "2"), node("rack-2", "2")],
         [member("ring-0", "1"), member("ring-1", "1"), member("ring-2", "4")],
     )
     with EventStore.connect(url) as store:
@@ -176,7 +176,7 @@ def blocked_gang(url: str, *, post_filter: bool = False) -> Iterator[Scheduler]:
 def gated_pod(url: str) -> None:
     """default/train's log at `url`: held by two gates, lifted one after the other, placed."""
     pod = gated("train", GATES)
-    cluster = SimulatedCluster([node("node-a", "4")], [pod])
+    cluster = SimulatedCluster([node("worker-1", "4")], [pod])
     with EventStore.connect(url) as store:
         scheduler = Scheduler(
             store, cluster, [default_profile()], full_registry(), SchedulerOptions()

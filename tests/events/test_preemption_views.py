@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 
+from eventsched.cli.main import main
 from eventsched.events import EventRecord, EventStore, downgrade, upgrade
 from tests.cookbook import cookbook
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def rows(store: EventStore, sql: str) -> list[dict[str, Any]]:
@@ -320,3 +324,48 @@ def test_the_cookbook_preemption_queries(store: EventStore) -> None:
         ("ns/big", "ns/b", 5, False, "deleted"),
         ("ns/huge", "ns/c", 1, False, None),
     ]
+
+
+def test_the_simulated_preemption_of_two_victims(db_url: str) -> None:
+    """examples/preemption (the real scheduler over the simulated cluster): checkout, priority
+    1000, preempts batch-1 and batch-2 (priority 10) on node-a; one row per victim, with the
+    decision and the eviction each at its position and time."""
+    assert main(["simulate", str(ROOT / "examples" / "preemption"), "--db", db_url]) == 0
+    with EventStore.connect(db_url) as store:
+        found = rows(
+            store,
+            "SELECT * FROM preemption_victims WHERE preemptor_name = 'checkout' "
+            "ORDER BY victim_name",
+        )
+    assert [
+        (
+            r["preemptor_namespace"] + "/" + r["preemptor_name"],
+            r["preemptor_priority"],
+            r["node"],
+            r["victim_namespace"] + "/" + r["victim_name"],
+            r["priority"],
+            bool(r["pdb_violation"]),
+            r["chosen_by"],
+            r["plugin"],
+            r["outcome"],
+            r["code"],
+        )
+        for r in found
+    ] == [
+        (
+            "shop/checkout",
+            1000,
+            "node-a",
+            f"jobs/batch-{i}",
+            10,
+            False,
+            "lowest highest-victim priority",
+            "DefaultPreemption",
+            "deleted",
+            200,
+        )
+        for i in (1, 2)
+    ]
+    decision = {r["position"] for r in found}
+    assert len(decision) == 1 and all(r["evicted_position"] > r["position"] for r in found)
+    assert all(r["evicted_at"] is not None and r["recorded_at"] is not None for r in found)

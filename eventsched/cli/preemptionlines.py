@@ -56,7 +56,9 @@ def render_preempted_by(v: PreemptedBy) -> str:
 def _priorities(preemptor: int | None, victim: int | None) -> str:
     """Why the pod could be a victim: the preemptor's priority over its own."""
     if preemptor is not None and victim is not None:
-        return f" (priority {preemptor} over this pod's {victim})"
+        # CapacityScheduling may also preempt a pod of equal priority (over its quota).
+        relation = "over" if preemptor > victim else "against"
+        return f" (priority {preemptor} {relation} this pod's {victim})"
     if preemptor is not None:
         return f" (priority {preemptor})"
     return f" (this pod's priority {victim})" if victim is not None else ""

@@ -65,7 +65,7 @@ def test_the_preemptor_lists_its_victims_and_each_names_it(site: Served, browser
     assert "nominated node-a (chosen by lowest highest-victim priority among 3 candidate(s))" in (
         section
     )
-    assert "evicted 2 pod(s) of lower priority than this pod's 1000" in section
+    assert "chose 2 pod(s) to evict for this pod of priority 1000" in section
     rows = [r.split(" ", 4)[:4] for r in texts(browser, "#preemption-1 tbody tr")]
     assert rows == [
         ["jobs/batch-1", "10", "respected", "deleted"],

@@ -28,6 +28,7 @@ from eventsched.model import Node, Pod
 from eventsched.model.podgroup import MIN_AVAILABLE_ANNOTATION, POD_GROUP_LABEL
 from eventsched.plugins import full_registry
 from eventsched.scheduler import Scheduler, SchedulerOptions
+from tests.plugins.test_coscheduling import config_doc
 
 GATES = ("kueue.x-k8s.io/admission", "example.com/quota")
 #: Long enough that the waiting members still wait while a test reads the log.
@@ -72,33 +73,6 @@ def gated(name: str, gates: tuple[str, ...]) -> Pod:
             },
         }
     )
-
-
-def coscheduling_config(post_filter: bool) -> dict[str, Any]:
-    plugins: dict[str, Any] = {
-        "multiPoint": {
-            "enabled": [{"name": "Coscheduling"}],
-            "disabled": [{"name": "PrioritySort"}],
-        }
-    }
-    if not post_filter:
-        plugins["postFilter"] = {"disabled": [{"name": "Coscheduling"}]}
-    return {
-        "apiVersion": "kubescheduler.config.k8s.io/v1",
-        "kind": "KubeSchedulerConfiguration",
-        "profiles": [
-            {
-                "schedulerName": "eventsched",
-                "plugins": plugins,
-                "pluginConfig": [
-                    {
-                        "name": "Coscheduling",
-                        "args": {"permitWaitingTimeSeconds": PERMIT_WAIT_SECONDS},
-                    }
-                ],
-            }
-        ],
-    }
 
 
 def wait_for(condition: Callable[[], bool], what: str) -> None:
@@ -146,9 +120,8 @@ def blocked_gang(url: str, *, post_filter: bool = False) -> Iterator[Scheduler]:
     """The gang's log at `url`, the scheduler still running, once it is stuck: without
     PostFilter ring-0 and ring-1 wait at Permit; with it they were rejected (and back off
     for a minute, so the log stays as it is while the caller reads it)."""
-    (profile,) = parse_config(
-        coscheduling_config(post_filter), "chainlogs", full_registry()
-    ).profiles
+    args = {"permitWaitingTimeSeconds": PERMIT_WAIT_SECONDS}
+    (profile,) = parse_config(config_doc(args, post_filter), "chainlogs", full_registry()).profiles
     cluster = SimulatedCluster(
         [node("rack-1", "2"), node("rack-2", "2")],
         [member("ring-0", "1"), member("ring-1", "1"), member("ring-2", "4")],

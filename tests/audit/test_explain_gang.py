@@ -6,10 +6,6 @@ that block the gang and why, on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 from eventsched.audit import explain_pod
 from eventsched.audit.gang import BOUND, REJECTED, UNSCHEDULABLE, WAITING, load_gang
@@ -17,8 +13,8 @@ from eventsched.cli.explain import render
 from eventsched.cli.main import main
 from eventsched.events import EventStore
 from tests.chainlogs import blocked_gang
+from tests.cli.test_cli import ROOT, eventsched
 
-ROOT = Path(__file__).resolve().parents[2]
 NO_ROOM = (
     "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
     "2 No preemption victims found for incoming pod.."
@@ -26,15 +22,7 @@ NO_ROOM = (
 
 
 def explain_json(db_url: str, pod: str) -> dict:
-    done = subprocess.run(
-        [sys.executable, "-m", "eventsched.cli.main", "explain", pod, "--json"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "EVENTSCHED_DATABASE_URL": db_url},
-        cwd=ROOT,
-        timeout=120,
-        check=False,
-    )
+    done = eventsched("explain", pod, "--json", db=db_url)
     assert done.returncode == 0, done.stderr
     return dict(json.loads(done.stdout))
 

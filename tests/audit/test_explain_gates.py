@@ -6,11 +6,7 @@ PostgreSQL."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
@@ -20,21 +16,13 @@ from eventsched.audit.gates import gate_history
 from eventsched.cli.explain import render
 from eventsched.events import EventRecord, EventStore
 from tests.chainlogs import GATES, gated_pod
+from tests.cli.test_cli import eventsched
 
-ROOT = Path(__file__).resolve().parents[2]
 ADMISSION, QUOTA = GATES
 
 
-def eventsched(db_url: str, *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "eventsched.cli.main", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "EVENTSCHED_DATABASE_URL": db_url},
-        cwd=ROOT,
-        timeout=120,
-        check=False,
-    )
+def explain(db_url: str, *args: str) -> str:
+    done = eventsched("explain", *args, db=db_url)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -79,11 +67,11 @@ def test_two_gates_lifted_one_after_the_other(db_url: str) -> None:
         "placed on worker-1",
     ]
 
-    out = json.loads(eventsched(db_url, "explain", "default/train", "--json"))
+    out = json.loads(explain(db_url, "default/train", "--json"))
     assert [g["name"] for g in out["gates"]["gates"]] == list(GATES)
     assert [s["what"] for s in out["gates"]["steps"]] == [s[0] for s in steps]
     assert out["gates"]["gates"][0]["lifted_position"] == admission.lifted_position
-    assert "  Scheduling gates: " in eventsched(db_url, "explain", "default/train")
+    assert "  Scheduling gates: " in explain(db_url, "default/train")
 
 
 def test_the_scheduling_gates_view(db_url: str) -> None:

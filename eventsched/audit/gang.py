@@ -35,7 +35,7 @@ SCHEDULING = "being scheduled"
 UNSCHEDULABLE = "unschedulable"
 REJECTED = "rejected at Permit"
 BIND_FAILED = "binding failed"
-QUEUED = "not attempted yet"
+NOT_ATTEMPTED = "not attempted yet"
 GATED = "held by scheduling gates"
 REMOVED = "removed"
 
@@ -50,7 +50,7 @@ NOT_BLOCKING = (*PLACED_STATES, REJECTED, REMOVED)
 class GangMember:
     namespace: str
     name: str
-    state: str = QUEUED
+    state: str = NOT_ATTEMPTED
     #: The node it is bound to, or reserved while waiting / being permitted.
     node: str | None = None
     #: Its last failure's message (unschedulable, rejected, binding failed), else "".
@@ -121,10 +121,6 @@ class Gang:
         return text
 
 
-def _names(members: list[GangMember]) -> str:
-    return ", ".join(m.name for m in members)
-
-
 def group_of_events(events: Iterable[StoredEvent]) -> tuple[str, str] | None:
     """(namespace, gang) named by the pod's last observation, None outside any gang."""
     observed = [e for e in events if e.kind == "pod_observed"]
@@ -185,10 +181,10 @@ def _observed(member: GangMember, event: StoredEvent) -> None:
     if node:  # bound (by us or another scheduler) as the cluster shows it
         member.node = str(node)
         _set(member, event, BOUND)
-    elif gates and member.state in (QUEUED, GATED):
+    elif gates and member.state in (NOT_ATTEMPTED, GATED):
         _set(member, event, GATED, "held by scheduling gates: " + ", ".join(map(str, gates)))
     elif member.state == GATED:
-        _set(member, event, QUEUED, "")
+        _set(member, event, NOT_ATTEMPTED, "")
 
 
 def _started(member: GangMember, event: StoredEvent) -> None:

@@ -117,6 +117,7 @@ class _Tracker:
     def _observed(self, event: StoredEvent) -> None:
         if event.uid != self.uid:  # the pod re-created under the same name: a new life
             self.uid, self.open = event.uid, {}
+            self.awaiting_queue = self.awaiting_node = False
         gates = _gates(event.data)
         added = [g for g in gates if g not in self.open]
         lifted = [g for g in self.open if g not in gates]

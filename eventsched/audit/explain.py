@@ -15,13 +15,15 @@ from typing import Any
 from eventsched.audit.explainpreemption import (
     PreemptedBy,
     Preemption,
-    apply_evictions,
     complete_preempted_by,
+    complete_preemption,
     not_evicted,
     preempted_by_of,
     preemption_of,
 )
 from eventsched.audit.explainshadow import ShadowVerdict, shadow_verdict_of
+from eventsched.audit.gang import Gang, gang_of_pod
+from eventsched.audit.gates import GateHistory, gate_history
 from eventsched.audit.numbers import Figure
 from eventsched.audit.queuestanding import QueueStanding
 from eventsched.audit.replay import full_scores
@@ -107,6 +109,10 @@ class PodExplanation:
     removed: bool = False
     #: Where the pod stands in the queue at the log's head, when it is in one.
     queue: QueueStanding | None = None
+    #: The scheduling gates that held the pod, and what followed (None: never gated).
+    gates: GateHistory | None = None
+    #: The gang (Coscheduling pod group) the pod belongs to, its members' states.
+    gang: Gang | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -128,6 +134,8 @@ def explain_pod(
             "check the name (NAMESPACE/NAME)" + (" and --db" if until is None else " and --at")
         )
     explanation = explain_events(namespace, name, events)
+    explanation.gates = gate_history(events)
+    explanation.gang = gang_of_pod(reader, events)
     uids = {e.position: e.uid for e in events if e.kind == "evicted"}
     for victim in explanation.preempted_by:
         complete_preempted_by(reader, victim, uids.get(victim.position))
@@ -135,7 +143,7 @@ def explain_pod(
     explanation.preempted_by = sorted(explanation.preempted_by + pending, key=lambda v: v.position)
     for attempt in explanation.attempts:
         if attempt.preemption is not None:
-            apply_evictions(attempt.preemption, reader.read_attempt(attempt.attempt))
+            complete_preemption(attempt.preemption, reader.read_attempt(attempt.attempt), events)
     return explanation
 
 

@@ -16,6 +16,8 @@ from eventsched.audit.explainnumbers import explain_numbers
 from eventsched.audit.viewat import ViewAt
 from eventsched.cli.commands import summary
 from eventsched.cli.database import open_reader
+from eventsched.cli.ganglines import render_gang
+from eventsched.cli.gatelines import render_gates
 from eventsched.cli.numberlines import render_cluster, render_numbers, render_queue
 from eventsched.cli.preemptionlines import render_preempted_by, render_preemption
 from eventsched.cli.progress import progress_bar
@@ -112,6 +114,10 @@ def _add_numbers(views: ViewAt, explanation: PodExplanation, head: int) -> None:
 def render(explanation: PodExplanation, max_rejections: int = 20) -> str:
     lines = [f"Pod {explanation.namespace}/{explanation.name}"]
     lines.append(f"  {len(explanation.attempts)} scheduling attempt(s); {_placement(explanation)}")
+    if explanation.gates is not None:
+        lines.extend("  " + line for line in render_gates(explanation.gates))
+    if explanation.gang is not None:
+        lines.extend("  " + line for line in render_gang(explanation.gang))
     for victim in explanation.preempted_by:
         lines.append("  " + render_preempted_by(victim))
     for note in explanation.notes:

@@ -361,7 +361,8 @@ LOGS = [
         setup=(f"{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'shadow_run.py'))}",),
         kube=True,
     ),
-    # Refused input: one line naming the field (configuration page, query page).
+    # Refused input: one line naming the field (configuration page, query page), and the
+    # views a query may name.
     Log(
         {
             "config-errors.txt": Sample(
@@ -370,6 +371,10 @@ LOGS = [
                 stderr=True,
             ),
             "query-refused.txt": Sample(('eventsched query "DELETE FROM snapshots"',), stderr=True),
+            "query-views.txt": Sample(("eventsched query --list-views",)),
+            "query-unknown-view.txt": Sample(
+                ('eventsched query "SELECT * FROM decision"',), stderr=True
+            ),
         },
         setup=(
             f"printf '%s\\n' {shlex.quote(CONFIG_HEAD)} '    pluginConfig:' "

@@ -366,7 +366,12 @@ LOGS = [
     Log(
         {
             "config-errors.txt": Sample(
-                ("eventsched config check range.yaml", "eventsched config check typo.yaml"),
+                (
+                    "eventsched config check range.yaml",
+                    "eventsched config check typo.yaml",
+                    "eventsched config check extenders.yaml",
+                    "eventsched config check binders.yaml",
+                ),
                 transcript=False,
                 stderr=True,
             ),
@@ -382,6 +387,12 @@ LOGS = [
             "'        args: {address: \"http://prometheus:9090\", timeRange: 1m}' > range.yaml",
             f"printf '%s\\n' {shlex.quote(CONFIG_HEAD)} '    plugins:' '      score:' "
             "'        enabled:' '          - name: NodeAfinity' > typo.yaml",
+            f"printf '%s\\n' {shlex.quote(CONFIG_HEAD)} 'extenders:' "
+            "'  - urlPrefix: http://127.0.0.1:8888/' '    prioritizeVerb: prioritize' "
+            "> extenders.yaml",
+            f"printf '%s\\n' {shlex.quote(CONFIG_HEAD)} 'extenders:' "
+            "'  - {urlPrefix: \"http://a:8888/\", bindVerb: bind}' "
+            "'  - {urlPrefix: \"http://b:8888/\", bindVerb: bind}' > binders.yaml",
         ),
     ),
     *[

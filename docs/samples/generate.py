@@ -395,6 +395,19 @@ LOGS = [
             "'  - {urlPrefix: \"http://b:8888/\", bindVerb: bind}' > binders.yaml",
         ),
     ),
+    # CapacityScheduling with an ElasticQuota whose min is above its max: the warning too.
+    Log(
+        {
+            "plugin-capacityscheduling-min-above-max.txt": Sample(
+                (
+                    "eventsched simulate --config examples/profiles/capacityscheduling.yaml "
+                    "examples/capacityscheduling-min-above-max/",
+                    "eventsched explain team-a/b",
+                ),
+                stderr=True,
+            )
+        }
+    ),
     *[
         Log(
             {f"plugin-{name}.txt": Sample(lines, compare=compare)},

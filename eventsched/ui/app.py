@@ -37,6 +37,7 @@ from eventsched.events.errors import DatabaseUnavailableError, EventStoreError
 from eventsched.events.logreader import LogReader
 from eventsched.events.slices import SliceOrigin, read_origin
 from eventsched.plugins import full_registry
+from eventsched.plugins.capacityscheduling.minmax import notes_of
 from eventsched.ui import gang as gang_page
 from eventsched.ui import node as node_page
 from eventsched.ui import nodelist, pod, reads, search, shadow, shadowoverview, whatif
@@ -166,6 +167,7 @@ class UI:
             title=f"{explanation.namespace}/{explanation.name}: attempts",
             e=explanation,
             tables=tables,
+            notes={a.attempt: notes_of(a.steps) for a in explanation.attempts},
             shadow=decided,
             numbered=min(NUMBERED_ATTEMPTS, len(explanation.attempts)),
             folding=folding,

@@ -74,8 +74,8 @@ def _walk(root: Path, skipped: list[str]) -> list[Path]:
     """The manifest files under `root`, sorted by their path relative to it."""
     files: list[Path] = []
     # The directories above the root count as ones it is in: a link to any of them loops.
-    real = Path(os.path.realpath(root))
-    above = tuple(str(p) for p in (real, *real.parents))
+    resolved = Path(os.path.realpath(root))
+    above = tuple(str(p) for p in (resolved, *resolved.parents))
     pending: list[tuple[Path, tuple[str, ...]]] = [(root, above)]
     while pending:
         directory, ancestors = pending.pop()
@@ -94,9 +94,8 @@ def _walk(root: Path, skipped: list[str]) -> list[Path]:
             if entry.is_dir():
                 real = os.path.realpath(path)
                 if real in ancestors:
-                    raise _loop(
-                        path, f"is a loop: it points to {os.readlink(path)}, a directory it is in"
-                    )
+                    target = os.readlink(path) if entry.is_symlink() else real
+                    raise _loop(path, f"is a loop: it points to {target}, a directory it is in")
                 pending.append((path, (*ancestors, real)))
             elif entry.is_file() and path.suffix.lower() in MANIFEST_SUFFIXES:
                 files.append(path)

@@ -5,15 +5,10 @@ logged, and at 0% estimated hours)."""
 
 from __future__ import annotations
 
-import fcntl
 import io
-import os
-import pty
 import re
-import struct
 import subprocess
 import sys
-import termios
 import time
 from pathlib import Path
 
@@ -23,6 +18,7 @@ import yaml
 from eventsched.cli.progress import BYTES, Progress
 from eventsched.cluster.generate import generate_manifests
 from eventsched.events import upgrade
+from tests.terminal import on_a_terminal
 from tests.waiting import wait_for
 
 PODS = 4000
@@ -38,29 +34,30 @@ def large(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return where
 
 
-def simulate(url: str, *args: str, **kw: object) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
+def simulate(url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """`eventsched simulate` as a process, stdout and stderr in pipes."""
+    return subprocess.run(
         [sys.executable, "-m", "eventsched.cli.main", "--db", url, "simulate", *args],
         stdin=subprocess.DEVNULL,
-        **kw,  # type: ignore[arg-type]
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
 
 
 def test_plain_lines_when_stderr_is_not_a_terminal(large: Path, tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'e.db'}"
     upgrade(url)
-    done = simulate(
-        url, str(large), "--progress-every", "0.2", stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
-    out, err = done.communicate(timeout=600)
-    assert done.returncode == 0, err
-    lines = err.decode().splitlines()
-    assert "\r" not in err.decode()  # no bar
+    done = simulate(url, str(large), "--progress-every", "0.2")
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert "\r" not in done.stderr  # no bar
     loading = f"loading manifests from {large}: "
     reading = [line for line in lines if line.startswith(loading) and "%" in line]
     assert reading, lines
-    shares = [int(re.search(r"\((\d+)%\)", line).group(1)) for line in reading]  # type: ignore[union-attr]
-    assert shares == sorted(shares) and all(0 <= s <= 100 for s in shares)
+    shares = [int(m.group(1)) for line in reading if (m := re.search(r"\((\d+)%\)", line))]
+    assert len(shares) == len(reading) and shares == sorted(shares) and max(shares) <= 100
     assert re.fullmatch(re.escape(loading) + r"[\d.]+ MiB in \d+ s", lines[len(reading)]), lines
     scheduling = [line for line in lines if line.startswith("scheduling: ")]
     assert re.fullmatch(
@@ -68,17 +65,16 @@ def test_plain_lines_when_stderr_is_not_a_terminal(large: Path, tmp_path: Path) 
         scheduling[0],
     ), scheduling
     assert scheduling[-1].startswith(f"scheduling: {PODS:,} pods in ")
-    assert f"of {PODS} pending pods bound" in out.decode()
+    assert f"of {PODS} pending pods bound" in done.stdout
 
 
 def test_a_small_cluster_prints_no_progress(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'e.db'}"
     upgrade(url)
     examples = Path(__file__).resolve().parents[2] / "examples" / "cluster"
-    done = simulate(url, str(examples), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    _, err = done.communicate(timeout=300)
+    done = simulate(url, str(examples))
     assert done.returncode == 0
-    assert err.decode() == ""  # every phase took less than a second
+    assert done.stderr == ""  # every phase took less than a second
 
 
 def test_a_phase_without_updates_still_says_it_runs() -> None:
@@ -117,22 +113,11 @@ def seconds(clock: str) -> int:
 def test_on_a_terminal_each_phase_has_its_own_bar_and_estimate(large: Path, tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'e.db'}"
     upgrade(url)
-    main_fd, terminal = pty.openpty()
-    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
     began = time.monotonic()
-    done = simulate(url, str(large), stdout=subprocess.DEVNULL, stderr=terminal)
-    os.close(terminal)
-    drawn = b""
-    while True:
-        try:
-            chunk = os.read(main_fd, 65536)
-        except OSError:  # the terminal closed with the process
-            break
-        if not chunk:
-            break
-        drawn += chunk
-    os.close(main_fd)
-    assert done.wait(timeout=600) == 0
+    drawn = on_a_terminal(
+        [sys.executable, "-m", "eventsched.cli.main", "--db", url, "simulate", str(large)],
+        columns=120,
+    )
     wall = time.monotonic() - began
     text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", drawn.decode(errors="replace"))
     frames = [m for part in re.split(r"[\r\n]", text) if (m := FRAME.search(part.strip()))]

@@ -145,16 +145,13 @@ def parsed(extenders: list[dict[str, Any]]) -> Any:
     return parse_config({**HEAD, "extenders": extenders}, "c.yaml", REGISTRY)
 
 
-@pytest.mark.parametrize("case", sorted(REFUSED_BY_BOTH.items()), ids=lambda c: c[0])
-def test_refused_with_kube_schedulers_path_and_message(case: tuple[str, Any]) -> None:
-    extenders, line = case[1]
-    with pytest.raises(ConfigError) as caught:
-        parsed(extenders)
-    assert str(caught.value) == f"c.yaml: {line}"
-
-
-@pytest.mark.parametrize("case", sorted(REFUSED_BY_EVENTSCHED.items()), ids=lambda c: c[0])
-def test_what_eventsched_refuses_beyond_upstream(case: tuple[str, Any]) -> None:
+@pytest.mark.parametrize(
+    "case",
+    sorted({**REFUSED_BY_BOTH, **REFUSED_BY_EVENTSCHED}.items()),
+    ids=lambda c: c[0],
+)
+def test_refused_with_the_path_and_message(case: tuple[str, Any]) -> None:
+    """kube-scheduler's line for what it refuses; eventsched's own for the rest."""
     extenders, line = case[1]
     with pytest.raises(ConfigError) as caught:
         parsed(extenders)

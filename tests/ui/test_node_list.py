@@ -26,7 +26,7 @@ from eventsched.scheduler import Scheduler, SchedulerOptions
 from eventsched.ui.app import Settings
 from tests.conftest import BACKENDS
 from tests.scheduler.helpers import node, pod
-from tests.ui.conftest import Log, Served, postgres_log
+from tests.ui.conftest import Log, Served, filled_log
 from tests.waiting import wait_for
 
 TAINT = [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]
@@ -93,13 +93,7 @@ def nodes_log(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Log, Cluster]]:
     made: dict[str, Cluster] = {}
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path_factory.mktemp('nodes') / 'events.db'}"
-        fill(url, made)
-        yield Log("sqlite", url, url), made["cluster"]
-        return
-    server = request.getfixturevalue("postgres_server")
-    with postgres_log(server, lambda owner: fill(owner, made)) as log:
+    with filled_log(request, tmp_path_factory, lambda url: fill(url, made)) as log:
         yield log, made["cluster"]
 
 

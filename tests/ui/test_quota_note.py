@@ -14,7 +14,7 @@ from eventsched.plugins.capacityscheduling.minmax import HANDLING
 from eventsched.ui.app import Settings
 from tests.conftest import BACKENDS
 from tests.ui.browser import MIN_COLOURS, needs_browser, screenshot, wait_for
-from tests.ui.conftest import ROOT, Log, Served, postgres_log
+from tests.ui.conftest import ROOT, Log, Served, filled_log
 from tests.ui.test_routes import text
 
 EXAMPLE = ROOT / "examples" / "capacityscheduling-min-above-max"
@@ -33,12 +33,7 @@ def fill(url: str) -> None:
 def quota_log(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Log]:
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path_factory.mktemp('quota') / 'events.db'}"
-        fill(url)
-        yield Log("sqlite", url, url)
-        return
-    with postgres_log(request.getfixturevalue("postgres_server"), fill) as log:
+    with filled_log(request, tmp_path_factory, fill) as log:
         yield log
 
 

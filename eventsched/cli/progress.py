@@ -14,8 +14,8 @@ from tqdm import tqdm
 
 #: Seconds between two plain progress lines, by default.
 DEFAULT_EVERY = 5.0
-#: The first line comes once a phase has lasted this long (or `every`, if shorter):
-#: a phase that ends sooner prints nothing.
+#: The first plain line comes once a phase has lasted this long (or `every`, if shorter):
+#: a phase that ends sooner prints nothing. (A bar is drawn at once, and erased at the end.)
 FIRST_AFTER = 1.0
 
 
@@ -89,7 +89,6 @@ class Progress:
                 dynamic_ncols=True,
                 unit_scale=measure.scaled,
                 unit_divisor=1024,
-                delay=FIRST_AFTER,
                 # Without a total, the time so far: not "0pod [00:05, ?pod/s]".
                 bar_format=None if total is not None else "{desc}: {elapsed}",
             )

@@ -1,11 +1,8 @@
 """`eventsched query "SQL"`: one read-only statement over the log, as a table, CSV or JSON.
 
-The views `decisions`, `placements`, `filter_rejections`,
-`plugin_scores`, `preemptions`, `preemption_victims`, `scheduling_gates` and
-`shadow_verdicts`
-(docs/querying.md) are what people query;
-`events` is there too. The guard against writes is in
-`eventsched.audit.query`; this module only turns values into text.
+The views (eventsched/audit/views.py; `--list-views` prints them, docs/querying.md
+shows them at work) are what people query; `events` is there too. The guard against
+writes is in `eventsched.audit.query`; this module only turns values into text.
 """
 
 from __future__ import annotations

@@ -13,10 +13,12 @@ import html
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from eventsched.audit.numbers import amount
+from eventsched.cli.db import prune
 from eventsched.cluster import SimulatedCluster
 from eventsched.config import default_profile
 from eventsched.events import EventStore, upgrade
@@ -150,3 +152,35 @@ def test_the_navigation_links_the_node_list(nodes_log: tuple[Log, Cluster]) -> N
     with Served(Settings(log.reader_url, chain_interval=0.5)) as served:
         assert '<a href="/nodes"' in served.request("/").body
         assert '<a href="/nodes" class="here">' in served.request("/nodes").body
+
+
+def test_a_pruned_logs_nodes_come_from_its_base(db_url: str) -> None:
+    """Nodes observed only before a prune's cut are in the log's base, not in `events`:
+    listed from the fold, which starts from that base."""
+    cluster = SimulatedCluster([node("a"), node("b")], [pod(f"p{i}") for i in range(4)])
+    now = datetime.now(UTC)
+    for when in (now - timedelta(days=3), now):  # the restart logs no unchanged node again
+        with EventStore.connect(db_url) as store:
+            store.clock = lambda when=when: when
+            scheduler = _scheduler(store, cluster)
+            scheduler.start()
+            scheduler.run(until_idle=True)
+            scheduler.stop()
+        cluster.add_pod(pod(f"later-{when.day}"))
+    with EventStore.connect(db_url) as store:
+        assert prune(store, now - timedelta(days=2)) is not None
+        assert not list(store.read(kinds=["node_observed"]))
+    placed = {n: sum(p.node_name == n for p in cluster.list_pods()) for n in ("a", "b")}
+    with Served(Settings(db_url, chain_interval=0.5)) as served:
+        page = wait_for(
+            "the page's fold to reach the log's head",
+            lambda: (
+                (body := served.request("/nodes").body) and "as of the log's head" in body and body
+            ),
+            timeout=60,
+        )
+    table = rows(page)
+    assert sorted(table) == ["a", "b"]
+    for name in ("a", "b"):
+        assert table[name][1] == f"{placed[name]} / 110"
+        assert table[name][6] == "before the log's base"

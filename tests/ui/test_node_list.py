@@ -99,6 +99,15 @@ def nodes_log(
         yield log, made["cluster"]
 
 
+def counted_list(served: Served) -> str:
+    """The node list once the page's fold has reached the log's head (its sentence says)."""
+    return wait_for(
+        "the page's fold to reach the log's head",
+        lambda: (body := served.request("/nodes").body) and "as of the log's head" in body and body,
+        timeout=60,
+    )
+
+
 def rows(page: str) -> dict[str, list[str]]:
     """The node table's cells, by node name."""
     body = page.split('id="nodes"', 1)[1].split("</table>", 1)[0]
@@ -117,13 +126,7 @@ def test_every_node_with_its_pods_as_the_log_last_saw_it(
 ) -> None:
     log, cluster = nodes_log
     with Served(Settings(log.reader_url, chain_interval=0.5)) as served:
-        page = wait_for(
-            "the page's fold to reach the log's head",
-            lambda: (
-                (body := served.request("/nodes").body) and "as of the log's head" in body and body
-            ),
-            timeout=60,
-        )
+        page = counted_list(served)
         table = rows(page)
         assert sorted(table) == ["a", "b", "c", "gone-live", "gone-while-down"]
         for name in ("a", "b", "c"):
@@ -172,13 +175,7 @@ def test_a_pruned_logs_nodes_come_from_its_base(db_url: str) -> None:
         assert not list(store.read(kinds=["node_observed"]))
     placed = {n: sum(p.node_name == n for p in cluster.list_pods()) for n in ("a", "b")}
     with Served(Settings(db_url, chain_interval=0.5)) as served:
-        page = wait_for(
-            "the page's fold to reach the log's head",
-            lambda: (
-                (body := served.request("/nodes").body) and "as of the log's head" in body and body
-            ),
-            timeout=60,
-        )
+        page = counted_list(served)
     table = rows(page)
     assert sorted(table) == ["a", "b"]
     for name in ("a", "b"):

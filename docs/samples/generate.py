@@ -361,15 +361,26 @@ LOGS = [
         setup=(f"{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'shadow_run.py'))}",),
         kube=True,
     ),
-    # Refused input: one line naming the field (configuration page, query page).
+    # Refused input: one line naming the field (configuration page, query page), and the
+    # views a query may name.
     Log(
         {
             "config-errors.txt": Sample(
-                ("eventsched config check range.yaml", "eventsched config check typo.yaml"),
+                (
+                    "eventsched config check range.yaml",
+                    "eventsched config check typo.yaml",
+                    "eventsched config check extenders.yaml",
+                    "eventsched config check binders.yaml",
+                ),
                 transcript=False,
                 stderr=True,
             ),
             "query-refused.txt": Sample(('eventsched query "DELETE FROM snapshots"',), stderr=True),
+            "query-views.txt": Sample(("eventsched query --list-views",)),
+            "simulate-symlink-loop.txt": Sample(("eventsched simulate manifests",), stderr=True),
+            "query-unknown-view.txt": Sample(
+                ('eventsched query "SELECT * FROM decision"',), stderr=True
+            ),
         },
         setup=(
             f"printf '%s\\n' {shlex.quote(CONFIG_HEAD)} '    pluginConfig:' "
@@ -377,7 +388,48 @@ LOGS = [
             "'        args: {address: \"http://prometheus:9090\", timeRange: 1m}' > range.yaml",
             f"printf '%s\\n' {shlex.quote(CONFIG_HEAD)} '    plugins:' '      score:' "
             "'        enabled:' '          - name: NodeAfinity' > typo.yaml",
+            f"printf '%s\\n' {shlex.quote(CONFIG_HEAD)} 'extenders:' "
+            "'  - urlPrefix: http://127.0.0.1:8888/' '    prioritizeVerb: prioritize' "
+            "> extenders.yaml",
+            "mkdir manifests && cp examples/cluster/nodes.yaml manifests/ "
+            "&& ln -s .. manifests/all",
+            f"printf '%s\\n' {shlex.quote(CONFIG_HEAD)} 'extenders:' "
+            "'  - {urlPrefix: \"http://a:8888/\", bindVerb: bind}' "
+            "'  - {urlPrefix: \"http://b:8888/\", bindVerb: bind}' > binders.yaml",
         ),
+    ),
+    # simulate on a large manifest, stderr in a pipe: what it loads, and progress lines
+    # (their count and figures depend on the machine: the first line of each is compared).
+    Log(
+        {
+            "simulate-progress.txt": Sample(
+                ("eventsched simulate large.yaml --progress-every 0.5 > summary.txt",),
+                stderr=True,
+                compare="header",
+            )
+        },
+        setup=(
+            f"{shlex.quote(sys.executable)} -c "
+            + shlex.quote(
+                "import sys, yaml; from eventsched.cluster.generate import generate_manifests; "
+                "yaml.dump_all(generate_manifests(500, 6000, 0), sys.stdout, "
+                "Dumper=getattr(yaml, 'CSafeDumper', yaml.SafeDumper), sort_keys=False)"
+            )
+            + " > large.yaml",
+        ),
+    ),
+    # CapacityScheduling with an ElasticQuota whose min is above its max: the warning too.
+    Log(
+        {
+            "plugin-capacityscheduling-min-above-max.txt": Sample(
+                (
+                    "eventsched simulate --config examples/profiles/capacityscheduling.yaml "
+                    "examples/capacityscheduling-min-above-max/",
+                    "eventsched explain team-a/b",
+                ),
+                stderr=True,
+            )
+        }
     ),
     *[
         Log(

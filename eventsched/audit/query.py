@@ -39,6 +39,7 @@ from typing import Any
 
 from sqlalchemy.engine import URL
 
+from eventsched.audit import views
 from eventsched.audit.statements import split
 from eventsched.events.engine import create_engine, display_url, parse_url
 from eventsched.events.errors import DatabaseUnavailableError
@@ -120,8 +121,13 @@ def run_read_only(url: str | URL, sql: str, *, timeout: float = DEFAULT_TIMEOUT_
     except QueryError as exc:
         text = str(exc)
         if "no such table" in text or ("relation" in text and "does not exist" in text):
-            raise QueryError(text + _schema_hint(parsed)) from exc
+            raise QueryError(text + (_schema_hint(parsed) or _views_hint())) from exc
         raise
+
+
+def _views_hint() -> str:
+    """What the log does have, when a query names a table or view it has not."""
+    return f"; the views are {views.named()} (eventsched query --list-views says what each holds)"
 
 
 def _schema_hint(url: URL) -> str:

@@ -24,6 +24,7 @@ from eventsched.cli.progress import progress_bar
 from eventsched.cli.shadowlines import render_shadow_verdict
 from eventsched.events.slices import read_origin
 from eventsched.plugins import full_registry
+from eventsched.plugins.capacityscheduling.minmax import step_note
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -223,6 +224,9 @@ def _render_attempt(number: int, a: AttemptExplanation, max_rejections: int) -> 
             out.extend("  " + line for line in render_preemption(a.preemption))
             continue
         out.append("  " + _render_step(step))
+        note = step_note(step)
+        if note is not None:
+            out.append("    " + note)
     if a.shadow is not None:
         out.append("  " + render_shadow_verdict(a.shadow))
     if call is not None and call.get("verb") in ("filter", "prioritize"):

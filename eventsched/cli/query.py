@@ -1,11 +1,8 @@
 """`eventsched query "SQL"`: one read-only statement over the log, as a table, CSV or JSON.
 
-The views `decisions`, `placements`, `filter_rejections`,
-`plugin_scores`, `preemptions`, `preemption_victims`, `scheduling_gates` and
-`shadow_verdicts`
-(docs/querying.md) are what people query;
-`events` is there too. The guard against writes is in
-`eventsched.audit.query`; this module only turns values into text.
+The views (eventsched/audit/views.py; `--list-views` prints them, docs/querying.md
+shows them at work) are what people query; `events` is there too. The guard against
+writes is in `eventsched.audit.query`; this module only turns values into text.
 """
 
 from __future__ import annotations
@@ -21,6 +18,7 @@ from decimal import Decimal
 from typing import Any, TextIO
 from uuid import UUID
 
+from eventsched.audit import views
 from eventsched.audit.query import DEFAULT_TIMEOUT_S, QueryError, QueryResult, run_read_only
 from eventsched.cli.commands import summary
 from eventsched.cli.database import resolve_url
@@ -35,10 +33,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help=summary("query"),
         description="Run one SQL statement over the event log, read-only: on PostgreSQL in a "
         "READ ONLY transaction that is rolled back, on SQLite with the file opened read-only. "
-        "Views: decisions, placements, filter_rejections, plugin_scores, preemptions, "
-        "preemption_victims, scheduling_gates, shadow_verdicts; table: events.",
+        f"Views: {views.named()} (--list-views says what each holds).",
     )
-    p.add_argument("sql", metavar="SQL", help="one SQL statement; - reads it from stdin")
+    p.add_argument("sql", metavar="SQL", nargs="?", help="one SQL statement; - reads it from stdin")
+    p.add_argument(
+        "--list-views",
+        action="store_true",
+        help="list the views (and the table) to query, with what one row of each is; no SQL",
+    )
     p.add_argument(
         "--format",
         choices=["table", "csv", "json"],
@@ -59,16 +61,28 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="CHARS",
         help=f"table format: cut longer cells with … (default {DEFAULT_MAX_WIDTH}; 0: never)",
     )
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, usage_error=p.error)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.list_views:
+        if args.sql is not None:
+            args.usage_error("--list-views takes no SQL")
+        return _write(_views_result(), args)
+    if args.sql is None:
+        args.usage_error(
+            'give one SQL statement, e.g. "SELECT * FROM decisions LIMIT 10", or --list-views'
+        )
     sql = sys.stdin.read() if args.sql == "-" else args.sql
     try:
         result = run_read_only(resolve_url(args.db), sql, timeout=args.timeout)
     except QueryError as exc:
         print(f"eventsched: error: {exc}", file=sys.stderr)
         return 2
+    return _write(result, args)
+
+
+def _write(result: QueryResult, args: argparse.Namespace) -> int:
     if args.format == "csv":
         write_csv(result, sys.stdout)
     elif args.format == "json":
@@ -76,6 +90,12 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(render_table(result, args.max_width))
     return 0
+
+
+def _views_result() -> QueryResult:
+    """The views and the table, as a result in the format asked for."""
+    listed = [*views.VIEWS, views.EVENTS]
+    return QueryResult(("view", "one row per"), [(v.name, v.row) for v in listed], "")
 
 
 # -- values --------------------------------------------------------------------

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from eventsched.cli.arguments import count
 from eventsched.cli.commands import summary
 from eventsched.cli.database import open_store
-from eventsched.cli.progress import progress_bar
+from eventsched.cli.progress import BYTES, DEFAULT_EVERY, Progress
 from eventsched.cluster import SimulatedCluster, generate_cluster, load_manifests
 from eventsched.config.file import SchedulerConfig, load_config
 from eventsched.events import EventStore
@@ -41,6 +41,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="KubeSchedulerConfiguration (v1) file: its profiles schedule the pods whose "
         "schedulerName they carry (default: one default profile named eventsched)",
     )
+    p.add_argument(
+        "--progress-every",
+        type=float,
+        default=DEFAULT_EVERY,
+        metavar="SECONDS",
+        help="when stderr is not a terminal: a progress line every SECONDS while loading, "
+        f"starting and scheduling take longer than a second (default {DEFAULT_EVERY:g}; "
+        "0: none); on a terminal a progress bar",
+    )
     p.set_defaults(func=run, usage_error=p.error)
 
 
@@ -68,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
         args.usage_error("give manifest paths, or --nodes N --pods M")
     if args.nodes is not None and args.paths:
         args.usage_error("give manifest paths or --nodes N --pods M, not both")
+    if args.progress_every < 0:
+        args.usage_error(f"--progress-every is 0 or more seconds, not {args.progress_every:g}")
     store = open_store(args.db)  # a database problem first, before reading anything else
     try:
         return _simulate(args, store)
@@ -76,10 +87,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _simulate(args: argparse.Namespace, store: EventStore) -> int:
+    every = args.progress_every
     if args.nodes is not None:
         loaded = generate_cluster(args.nodes, args.pods or 0, seed=args.seed)
     else:
-        loaded = load_manifests(args.paths)
+        where = ", ".join(args.paths)
+        with Progress(f"loading manifests from {where}", measure=BYTES, every=every) as reading:
+            loaded = load_manifests(
+                args.paths, on_progress=lambda p: reading.update(p.bytes, p.total_bytes)
+            )
         _warn_skipped(loaded.skipped, loaded.unused)
     registry = full_registry()
     config = load_config(args.config, registry) if args.config else SchedulerConfig()
@@ -101,18 +117,20 @@ def _simulate(args: argparse.Namespace, store: EventStore) -> int:
     names = set(config.scheduler_names)
     ours = [p for p in loaded.pods if not p.node_name and p.scheduler_name in names]
     before = scheduler.store.last_position()
-    with progress_bar(len(ours), "scheduling") as bar:
+    listed = f"{len(loaded.nodes):,} nodes and {len(loaded.pods):,} pods"
+    started = time.monotonic()
+    with Progress(f"starting: logging the {listed} the cluster lists", every=every):
+        scheduler.start()
+    firsts_before = dict(scheduler.projections.first_placements)
+    _print_rebuilt(scheduler, before)
+    # Its own phase: a rate and estimate counted from the start of scheduling, not from
+    # before the loading and the start (which read as hours left at 0%).
+    with Progress("scheduling", len(ours), every=every) as deciding:
 
         def progress(stats: object) -> None:
-            # update() redraws at most every 0.1 s; a refresh per pod drew every pod.
-            bar.update(scheduler.stats.bound + len(scheduler.last_failure) - bar.n)
+            deciding.update(scheduler.stats.bound + len(scheduler.last_failure))
 
         scheduler.on_progress = progress
-        started = time.monotonic()
-        scheduler.start()
-        rebuilt = scheduler.projections
-        firsts_before = dict(rebuilt.first_placements)
-        _print_rebuilt(scheduler, before)
         scheduler.run(until_idle=True)
         seconds = time.monotonic() - started
         scheduler.stop()

@@ -9,9 +9,7 @@ first thing a newcomer meets.
 
 from __future__ import annotations
 
-import errno
-import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,9 +17,9 @@ from typing import Any
 from uuid import uuid4
 
 import structlog
-import yaml
 
 from eventsched.cluster.controllers import WORKLOAD_KINDS, UidFactory, expand_workload
+from eventsched.cluster.manifestfiles import Document, manifest_files, read_documents
 from eventsched.cluster.naming import check_name, rfc3339, stable_token
 from eventsched.cluster.priorities import PriorityClasses
 from eventsched.cluster.types import LoadedCluster
@@ -31,8 +29,6 @@ from eventsched.model.objects import object_from_manifest
 from eventsched.model.resources import PODS
 
 log = structlog.get_logger(__name__)
-
-MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
 #: What the kubelet reports as `pods` when `maxPods` is not configured. Hand-written
 #: Node manifests often leave it out, and a node without it would fit no pod at all.
@@ -54,40 +50,40 @@ _OBSERVED = (
     "PodDisruptionBudget",
 )
 
-_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
 
 @dataclass(frozen=True, slots=True)
-class _Document:
-    """One object of one file; `location` says where, e.g. `a.yaml (document 2, items[0])`."""
+class LoadProgress:
+    """How far `load_manifests` got: files and bytes read of all, objects found so far."""
 
-    location: str
-    obj: Mapping[str, Any]
+    files: int
+    total_files: int
+    bytes: int
+    total_bytes: int
+    documents: int
 
 
 def load_manifests(
-    paths: Sequence[str | Path] | str | Path, *, now: datetime | None = None
+    paths: Sequence[str | Path] | str | Path,
+    *,
+    now: datetime | None = None,
+    on_progress: Callable[[LoadProgress], None] | None = None,
 ) -> LoadedCluster:
     """Nodes and pods from files and directories (searched recursively, in sorted order).
 
     Pods without `metadata.uid` get a fresh uid and those without
     `creationTimestamp` get `now` (default: the current time), as the API
-    server would. Raises `ManifestError` for content that cannot be read and
-    `FileNotFoundError` for a path that does not exist or holds no manifests.
+    server would. Raises `ManifestError` for content that cannot be read (a symlink
+    that loops among them) and `FileNotFoundError` for a path that does not exist or
+    holds no manifests. `on_progress` is told how far the reading got as it goes
+    (every 100 documents of a large file, and after each file).
     """
-    files = _manifest_files(paths)
-    documents: list[_Document] = []
-    empty: list[str] = []
-    for path in files:
-        found = list(_read_documents(path))
-        if not found:
-            empty.append(f"{path}: no objects in the file")
-        documents += found
+    found = manifest_files(paths)
+    documents, empty = _FileReader(found.files, on_progress).read_all()
     loaded = _build(documents, rfc3339(now or datetime.now(UTC)), lambda _: str(uuid4()))
-    loaded.skipped[:0] = empty
+    loaded.skipped[:0] = [*found.skipped, *empty]
     log.info(
         "manifests loaded",
-        files=len(files),
+        files=len(found.files),
         documents=len(documents),
         nodes=len(loaded.nodes),
         pods=len(loaded.pods),
@@ -95,7 +91,53 @@ def load_manifests(
     return loaded
 
 
-def _build(documents: Sequence[_Document], created: str, new_uid: UidFactory) -> LoadedCluster:
+class _FileReader:
+    """Reads the files one after another, telling `on_progress` how far it got."""
+
+    def __init__(
+        self, files: Sequence[Path], on_progress: Callable[[LoadProgress], None] | None
+    ) -> None:
+        self.files = files
+        self.sizes = [f.stat().st_size for f in files]
+        self.on_progress = on_progress
+        self.files_read = 0
+        self.bytes_read = 0
+        self.documents = 0
+        #: The size of the file being read (0 between files).
+        self.size = 0
+
+    def read_all(self) -> tuple[list[Document], list[str]]:
+        """Every document, and a note for each file that holds none."""
+        documents: list[Document] = []
+        empty: list[str] = []
+        for path, size in zip(self.files, self.sizes, strict=True):
+            self.size = size
+            read = list(read_documents(path, self._told))
+            if not read:
+                empty.append(f"{path}: no objects in the file")
+            documents += read
+            self.files_read += 1
+            self.bytes_read += size
+            self.documents += len(read)
+            self.size = 0
+            self._told(0, 0)
+        return documents, empty
+
+    def _told(self, chars: int, parsed: int) -> None:
+        """How far: `chars` into the file being read, `parsed` documents in it."""
+        if self.on_progress is not None:
+            self.on_progress(
+                LoadProgress(
+                    self.files_read,
+                    len(self.files),
+                    self.bytes_read + min(chars, self.size),
+                    sum(self.sizes),
+                    self.documents + parsed,
+                )
+            )
+
+
+def _build(documents: Sequence[Document], created: str, new_uid: UidFactory) -> LoadedCluster:
     """Turn located objects into nodes and pods, refusing duplicates."""
     priorities = PriorityClasses.from_objects(
         (doc.location, doc.obj) for doc in documents if doc.obj.get("kind") == "PriorityClass"
@@ -259,111 +301,3 @@ def _requests_defaulted(container: Any) -> Any:
     requests = requests or {}
     merged = {**requests, **{name: value for name, value in limits.items() if name not in requests}}
     return {**container, "resources": {**resources, "requests": merged}}
-
-
-# -- files and documents ---------------------------------------------------------------
-
-
-def _manifest_files(paths: Sequence[str | Path] | str | Path) -> list[Path]:
-    """Every manifest file once, in a deterministic order."""
-    if isinstance(paths, str | Path):
-        paths = [paths]
-    files: list[Path] = []
-    seen: set[Path] = set()
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            found = sorted(
-                (
-                    p
-                    for p in path.rglob("*")
-                    if p.is_file()
-                    and p.suffix.lower() in MANIFEST_SUFFIXES
-                    and not any(part.startswith(".") for part in p.relative_to(path).parts)
-                ),
-                key=lambda p: p.relative_to(path).as_posix(),
-            )
-            if not found:
-                raise FileNotFoundError(
-                    errno.ENOENT,
-                    f"no manifests ({', '.join('*' + s for s in MANIFEST_SUFFIXES)}) in directory",
-                    str(path),
-                )
-        elif path.is_file():
-            found = [path]
-        else:
-            raise FileNotFoundError(errno.ENOENT, "no such manifest file or directory", str(path))
-        for file in found:
-            if file.resolve() not in seen:
-                seen.add(file.resolve())
-                files.append(file)
-    return files
-
-
-def _read_documents(path: Path) -> Iterator[_Document]:
-    """The objects of one file: documents of a YAML stream, items of `kind: List`."""
-    for index, doc in enumerate(_parse(path), start=1):
-        if doc is None:
-            continue
-        if not isinstance(doc, Mapping):
-            raise ManifestError(
-                str(path),
-                f"document {index}",
-                f"is a {_type_name(doc)}, not a Kubernetes object "
-                "(a mapping with apiVersion, kind and metadata)",
-            )
-        kind = doc.get("kind")
-        if isinstance(kind, str) and kind.endswith("List") and "items" in doc:
-            yield from _list_items(doc, kind, f"{path} (document {index}")
-        else:
-            yield _Document(f"{path} (document {index})", doc)
-
-
-def _list_items(doc: Mapping[str, Any], kind: str, opened: str) -> Iterator[_Document]:
-    """`kind: List` (kubectl) or `NodeList`/`PodList` (the API, whose items carry no kind).
-
-    `opened` is the location of the list without its closing parenthesis.
-    """
-    items = doc.get("items")
-    if not isinstance(items, list):
-        raise ManifestError(f"{opened})", "items", f"must be a list (got {_type_name(items)})")
-    item_kind = kind[: -len("List")]
-    for position, item in enumerate(items):
-        where = f"{opened}, items[{position}])"
-        if not isinstance(item, Mapping):
-            raise ManifestError(where, "(item)", f"is a {_type_name(item)}, not an object")
-        if item_kind and not item.get("kind"):
-            item = {**item, "kind": item_kind}
-        yield _Document(where, item)
-
-
-def _parse(path: Path) -> list[Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ManifestError(str(path), f"byte {exc.start}", "is not UTF-8 text") from exc
-    if path.suffix.lower() == ".json":
-        try:
-            return [json.loads(text)]
-        except json.JSONDecodeError as exc:
-            raise ManifestError(
-                str(path), f"line {exc.lineno}, column {exc.colno}", f"not valid JSON: {exc.msg}"
-            ) from exc
-    documents: list[Any] = []
-    try:
-        for doc in yaml.load_all(text, Loader=_Loader):  # a safe loader: no arbitrary objects
-            documents.append(doc)
-    except yaml.YAMLError as exc:
-        at = f"document {len(documents) + 1}"
-        mark = getattr(exc, "problem_mark", None)
-        if mark is not None:
-            at += f", line {mark.line + 1}, column {mark.column + 1}"
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ManifestError(str(path), at, f"not valid YAML: {problem}") from exc
-    return documents
-
-
-def _type_name(value: object) -> str:
-    return {list: "list", str: "string", int: "number", float: "number", bool: "boolean"}.get(
-        type(value), type(value).__name__
-    )

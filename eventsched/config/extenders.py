@@ -1,8 +1,8 @@
-"""`extenders[]` of KubeSchedulerConfiguration v1: the fields and what a name must look like.
+"""`extenders[]` of KubeSchedulerConfiguration v1: its fields, and giving them to every profile.
 
 The parsed form (`ExtenderConfig`) lives in the framework, which calls the
-extenders (framework/extenders/client.py); config/file.py parses it with
-kube-scheduler's rules (`validateExtenders`).
+extenders (framework/extenders/client.py); config/file.py parses it, and
+extendercheck.py checks it with kube-scheduler's rules (`validateExtenders`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ __all__ = [
     "TLS_FIELDS",
     "ExtenderConfig",
     "ManagedResource",
-    "is_extended_resource_name",
     "with_extenders",
 ]
 
@@ -47,14 +46,6 @@ EXTENDER_FIELDS = frozenset(
 TLS_FIELDS = frozenset(
     {"insecure", "serverName", "certFile", "keyFile", "caFile", "certData", "keyData", "caData"}
 )
-
-
-def is_extended_resource_name(name: str) -> bool:
-    """Upstream's `IsExtendedResourceName`: domain-prefixed, not kubernetes.io, not requests.*"""
-    if "/" not in name or name.startswith("requests."):
-        return False
-    domain = name.split("/", 1)[0]
-    return not (domain == "kubernetes.io" or domain.endswith(".kubernetes.io"))
 
 
 def with_extenders(

@@ -16,13 +16,13 @@ import yaml
 
 from eventsched.config import pluginsets
 from eventsched.config.defaults import DEFAULT_SCHEDULER_NAME
+from eventsched.config.extendercheck import extender_errors
 from eventsched.config.extenders import (
     DEFAULT_HTTP_TIMEOUT,
     EXTENDER_FIELDS,
     TLS_FIELDS,
     ExtenderConfig,
     ManagedResource,
-    is_extended_resource_name,
     with_extenders,
 )
 from eventsched.config.fields import FieldReader, parse_duration, percent
@@ -337,12 +337,9 @@ class _Reader(FieldReader):
         found: list[ExtenderConfig] = []
         for i, item in enumerate(self.items(value, "extenders")):
             found.append(self.extender(item, f"extenders[{i}]"))
-        binders = [i for i, e in enumerate(found) if e.bind_verb]
-        if len(binders) > 1:
-            raise self.fail(
-                f"extenders[{binders[1]}].bindVerb",
-                f"found {len(binders)} extenders implementing bind; only one may",
-            )
+        errors = extender_errors(found)
+        if errors:
+            raise self.fail(errors[0].field, errors[0].problem)
         return tuple(found)
 
     def extender(self, value: Any, path: str) -> ExtenderConfig:
@@ -356,25 +353,13 @@ class _Reader(FieldReader):
             for k in ("filterVerb", "preemptVerb", "prioritizeVerb", "bindVerb")
         }
         weight = self.whole(obj, "weight", 0, path)
-        if verbs["prioritizeVerb"] and weight <= 0:
-            raise self.fail(
-                f"{path}.weight", f"must be positive when prioritizeVerb is set (got {weight})"
-            )
         flags = {
             k: self.flag(obj, k, False, path)
             for k in ("enableHTTPS", "nodeCacheCapable", "ignorable")
         }
         tls = self.mapping(obj.get("tlsConfig"), f"{path}.tlsConfig")
         self.refuse(tls, f"{path}.tlsConfig", set(TLS_FIELDS))
-        timeout = DEFAULT_HTTP_TIMEOUT
-        if "httpTimeout" in obj:
-            raw = obj["httpTimeout"]
-            try:
-                timeout = parse_duration(raw) if isinstance(raw, str) else -1.0
-            except ValueError as exc:
-                raise self.fail(f"{path}.httpTimeout", str(exc)) from exc
-            if timeout <= 0:
-                raise self.fail(f"{path}.httpTimeout", f"must be a duration like 30s (got {raw!r})")
+        timeout = self.http_timeout(obj.get("httpTimeout"), f"{path}.httpTimeout")
         resources: list[ManagedResource] = []
         for j, item in enumerate(
             self.items(obj.get("managedResources"), f"{path}.managedResources")
@@ -383,11 +368,6 @@ class _Reader(FieldReader):
             res = self.mapping(item, where)
             self.refuse(res, where, {"name", "ignoredByScheduler"})
             rname = self.string(res, "name", "", where)
-            if not is_extended_resource_name(rname):
-                raise self.fail(
-                    f"{where}.name",
-                    f"must be an extended resource name like example.com/foo (got {rname!r})",
-                )
             ignored = self.flag(res, "ignoredByScheduler", False, where)
             resources.append(ManagedResource(rname, ignored))
         return ExtenderConfig(
@@ -404,3 +384,18 @@ class _Reader(FieldReader):
             managed_resources=tuple(resources),
             ignorable=flags["ignorable"],
         )
+
+    def http_timeout(self, raw: Any, path: str) -> float:
+        """A metav1.Duration in seconds, negative ones too (extender_errors refuses them);
+        absent or 0 is kube-scheduler's DefaultExtenderTimeout."""
+        if raw is None:
+            return DEFAULT_HTTP_TIMEOUT
+        if not isinstance(raw, str):
+            raise self.fail(path, f"must be a duration like 30s (got {raw!r})")
+        text = raw.strip()
+        sign = -1.0 if text.startswith("-") else 1.0
+        try:
+            seconds = parse_duration(text.lstrip("+-"))
+        except ValueError as exc:
+            raise self.fail(path, str(exc)) from exc
+        return sign * seconds if seconds else DEFAULT_HTTP_TIMEOUT

@@ -37,9 +37,10 @@ from eventsched.events.errors import DatabaseUnavailableError, EventStoreError
 from eventsched.events.logreader import LogReader
 from eventsched.events.slices import SliceOrigin, read_origin
 from eventsched.plugins import full_registry
+from eventsched.plugins.capacityscheduling.minmax import notes_of
 from eventsched.ui import gang as gang_page
 from eventsched.ui import node as node_page
-from eventsched.ui import pod, reads, search, shadow, shadowoverview, whatif
+from eventsched.ui import nodelist, pod, reads, search, shadow, shadowoverview, whatif
 from eventsched.ui.chain import ChainChecker
 from eventsched.ui.folds import SharedFold
 from eventsched.ui.web import STATIC, BadRequest, Busy, NotFound, error_page, page, time_range
@@ -166,6 +167,7 @@ class UI:
             title=f"{explanation.namespace}/{explanation.name}: attempts",
             e=explanation,
             tables=tables,
+            notes={a.attempt: notes_of(a.steps) for a in explanation.attempts},
             shadow=decided,
             numbered=min(NUMBERED_ATTEMPTS, len(explanation.attempts)),
             folding=folding,
@@ -194,6 +196,13 @@ class UI:
     def gang(self, request: Request) -> Response:
         found = gang_page.load(self.reader, *self._pod(request))
         return page(request, "gang.html", title=f"Gang {found.key}", g=found)
+
+    def node_list(self, request: Request) -> Response:
+        head = reads.last_position(self.engine)
+        with self.folds.views(head) as views:
+            counted = nodelist.count(views, head, self.folds.warmed)
+        listed = nodelist.load(self.engine, counted)
+        return page(request, "nodes.html", title=f"Nodes ({len(listed.rows)})", l=listed)
 
     def node(self, request: Request) -> Response:
         name = request.path_params["node"]
@@ -337,6 +346,7 @@ def create_app(
         Route("/pods/{namespace}/{name}/attempts", _threaded(ui.pod_attempts), methods=get),
         Route("/pods/{namespace}/{name}/why-not", _threaded(ui.pod_why_not), methods=get),
         Route("/gangs/{namespace}/{name}", _threaded(ui.gang), methods=get),
+        Route("/nodes", _threaded(ui.node_list), methods=get),
         Route("/nodes/{node}", _threaded(ui.node), methods=get),
         Route("/cluster-at/{position:int}", _threaded(ui.cluster_at), methods=get),
         Route("/search", _threaded(ui.search), methods=get),

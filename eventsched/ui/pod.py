@@ -16,6 +16,7 @@ from eventsched.audit import (
 from eventsched.audit.scoretable import NodeScore
 from eventsched.events.reader import EventReader
 from eventsched.plugins import full_registry
+from eventsched.plugins.capacityscheduling.minmax import notes_of
 from eventsched.ui.shadow import PLACED, PodShadow, ShadowVerdict, sentence
 from eventsched.ui.web import NotFound
 
@@ -65,6 +66,8 @@ class PodSummary:
     #: The latest shadow verdict on the pod, when `eventsched shadow` decided it.
     shadow: ShadowVerdict | None = None
     shadow_sentence: str = ""
+    #: What plugins said of the attempt's inputs (an ElasticQuota's min above its max).
+    notes: list[str] = field(default_factory=list)
 
 
 def load(reader: EventReader, namespace: str, name: str) -> PodExplanation:
@@ -94,6 +97,7 @@ def summarize(explanation: PodExplanation, shadow: PodShadow | None = None) -> P
     else:
         status = "never attempted"
     summary = PodSummary(explanation, attempt, _removed(explanation, status))
+    summary.notes = notes_of(attempt.steps) if attempt is not None else []
     summary.placed = explanation.final_node
     if verdict is not None:  # decided by the shadow, bound by eventsched later: both
         summary.shadow, summary.shadow_sentence = verdict, sentence(verdict)

@@ -6,13 +6,7 @@ an internal function's name in the message, or a simulation that never ended.
 
 from __future__ import annotations
 
-import fcntl
-import os
-import pty
-import struct
-import subprocess
 import sys
-import termios
 from pathlib import Path
 
 import pytest
@@ -20,6 +14,7 @@ import pytest
 from eventsched.cli.main import main
 from eventsched.events import EventStore
 from eventsched.model.quantity import format_bytes_of, format_cpu_of
+from tests.terminal import on_a_terminal
 
 
 def usage_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
@@ -284,10 +279,7 @@ def test_a_quantity_past_64_bits_is_refused(
 
 def test_the_progress_bar_on_a_terminal_is_throttled(db_url: str) -> None:
     # It redrew for every pod; tqdm's update() redraws at most every 0.1 s.
-    main_fd, terminal = pty.openpty()
-    # A terminal of 24 x 100: tqdm draws nothing in one of no width.
-    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
-    done = subprocess.Popen(
+    drawn = on_a_terminal(
         [
             sys.executable,
             "-m",
@@ -299,22 +291,7 @@ def test_the_progress_bar_on_a_terminal_is_throttled(db_url: str) -> None:
             "20",
             "--pods",
             "1500",
-        ],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=terminal,
+        ]
     )
-    os.close(terminal)
-    drawn = b""
-    while True:
-        try:
-            chunk = os.read(main_fd, 65536)
-        except OSError:  # the terminal closed with the process
-            break
-        if not chunk:
-            break
-        drawn += chunk
-    os.close(main_fd)
-    assert done.wait(timeout=120) == 0
     redraws = drawn.count(b"\r")
     assert b"scheduling" in drawn and 1 <= redraws < 300, redraws

@@ -224,8 +224,8 @@ def test_all_profiles_share_one_queue_sort() -> None:
                 {"urlPrefix": "http://e", "bindVerb": "b"},
                 {"urlPrefix": "http://f", "bindVerb": "b"},
             ],
-            "extenders[1].bindVerb",
-            "only one",
+            "extenders",
+            "only one extender can implement bind",
         ),
         (
             [{"urlPrefix": "http://e", "httpTimeout": "soon"}],

@@ -155,6 +155,65 @@ def test_nominated_pods_of_the_namespace_with_at_least_its_priority_count() -> N
     assert prefilter(plugin, pod("q", "ns1", 201, priority=5)).code == Code.UNSCHEDULABLE
 
 
+# -- a min above its max: used as given (no upstream test; cases.py's quota-min-above-max
+# records the real binary doing the same) ---------------------------------------------------
+
+
+def _recorded(plugin: CapacityScheduling, p: Pod) -> tuple[Status, dict[tuple[str, str], Any]]:
+    recorded: dict[tuple[str, str], Any] = {}
+
+    class Sink:
+        def record(self, kind: str, data: Any, *, node: Any = None, plugin: Any = None) -> None:
+            if kind == "input_recorded":
+                recorded[(plugin, data["key"])] = data["value"]
+
+    _, status = plugin.pre_filter(CycleState(sink=Sink()), p, plugin.handle.table)
+    return status or Status(), recorded
+
+
+def test_a_min_above_its_max_is_used_as_given_and_said() -> None:
+    # ns1 may use 2 CPU though its min is 4; its 4 still counts in the sum of mins (5).
+    table = table_with(
+        [quota("ns1", {"cpu": "4"}, {"cpu": "2"}), quota("ns2", {"cpu": "1"}, {"cpu": "8"})],
+        [pod("a", "ns1", cpu="1500m"), pod("b", "ns2", cpu="100m")],
+    )
+    plugin = CapacityScheduling({}, Handle(table))
+    with capture_logs() as logs:
+        status, recorded = _recorded(plugin, pod("over", "ns1", cpu="600m"))
+    assert status.message == (
+        "Pod ns1/over is rejected in PreFilter because ElasticQuota ns1 is more than Max"
+    )
+    assert recorded[("CapacityScheduling", "quota")]["minAboveMax"] == {
+        "cpu": {"min": 4000, "max": 2000}
+    }
+    warned = [e for e in logs if e["event"].startswith("an ElasticQuota's min is above its max")]
+    (warning,) = warned
+    assert (warning["namespace"], warning["quota"], warning["min_above_max"]) == (
+        "ns1",
+        "eq",
+        {"cpu": {"min": 4000, "max": 2000}},
+    )
+    assert warning["log_level"] == "warning" and "uses both as given" in warning["event"]
+    # ns2 borrows against 4 + 1: 1.5 + 0.1 + 3.4 = 5 fits, a milli-CPU more does not.
+    assert prefilter(plugin, pod("fits", "ns2", cpu="3400m")).code == Code.SUCCESS
+    status, recorded = _recorded(plugin, pod("more", "ns2", cpu="3401m"))
+    assert status.message == (
+        "Pod ns2/more is rejected in PreFilter because total ElasticQuota used is more than min"
+    )
+    assert "minAboveMax" not in recorded[("CapacityScheduling", "quota")]  # ns2's is fine
+
+
+def test_a_base_resource_the_max_leaves_out_is_a_max_of_0() -> None:
+    above = quota("ns1", {"cpu": "1", "memory": "1Gi"}, {"cpu": "4"})
+    info = QuotaInfo.of(above, {})
+    assert info.min_above_max() == {"memory": {"min": 1 << 30, "max": 0}}
+    # A scalar resource a max leaves out is unbounded; a min without a max is never above.
+    assert (
+        QuotaInfo.of(quota("ns1", {"example.com/gpu": 2}, {"cpu": "4"}), {}).min_above_max() == {}
+    )
+    assert QuotaInfo.of(quota("ns1", {"cpu": "4"}, None), {}).min_above_max() == {}
+
+
 # -- which quotas v0.28.9 knows -------------------------------------------------------------
 
 

@@ -128,16 +128,27 @@ def _reader_role(owner_url: str, schema: str) -> tuple[str, str]:
     return role, reader.render_as_string(hide_password=False)
 
 
+@contextlib.contextmanager
+def filled_log(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    fill: Callable[[str], None],
+) -> Iterator[Log]:
+    """A log filled by `fill(owner URL)` on the fixture's backend (`request.param`)."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path_factory.mktemp('ui') / 'events.db'}"
+        fill(url)
+        yield Log("sqlite", url, url)
+        return
+    with postgres_log(request.getfixturevalue("postgres_server"), fill) as log:
+        yield log
+
+
 @pytest.fixture(scope="module", params=BACKENDS)
 def ui_log(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Log]:
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path_factory.mktemp('ui') / 'events.db'}"
-        simulate(url)
-        yield Log("sqlite", url, url)
-        return
-    with postgres_log(request.getfixturevalue("postgres_server"), simulate) as log:
+    with filled_log(request, tmp_path_factory, simulate) as log:
         yield log
 
 

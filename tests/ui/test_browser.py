@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from eventsched.ui.app import Settings
-from tests.ui.browser import MIN_COLOURS, needs_browser, screenshot, wait_for
+from tests.ui.browser import MIN_COLOURS, WAIT_S, needs_browser, screenshot, wait_for
 from tests.ui.conftest import PROFILES, Served, simulate
 
 pytestmark = needs_browser
@@ -39,6 +39,7 @@ def test_every_page_draws(site: Served, browser: object) -> None:
         "node": ("/nodes/worker-2", "#rejections, p.muted"),
         "pod-numbers": ("/pods/default/too-big", "#numbers-summary"),
         "cluster-at": ("/cluster-at/40?pod=shop/checkout", "#nodes-then"),
+        "nodes": ("/nodes", "#nodes"),
         "search": ("/search?since=1d", "table.rows"),
         "what-if-form": ("/what-if", "#run"),
         "not-found": ("/pods/default/nobody", "#error"),
@@ -71,6 +72,30 @@ def test_links_from_overview_to_pod_to_node(site: Served, browser: object) -> No
     wait_for(browser, "tr.chosen a.node").click()  # type: ignore[attr-defined]
     wait_for(browser, "h1")
     assert "/nodes/" in browser.current_url  # type: ignore[attr-defined]
+
+
+def test_node_list_from_the_navigation_to_a_node(site: Served, browser: object) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(site.base + "/")  # type: ignore[attr-defined]
+    wait_for(browser, "#chain")
+    browser.find_element(By.LINK_TEXT, "Nodes").click()  # type: ignore[attr-defined]
+    wait_for(browser, "#nodes")
+    assert browser.current_url == site.base + "/nodes"  # type: ignore[attr-defined]
+    # The page's fold of the log reaches the head (a positive signal: its sentence).
+    WebDriverWait(browser, WAIT_S).until(  # type: ignore[arg-type]
+        lambda d: "as of the log's head" in d.find_element(By.ID, "fold").text or d.refresh()
+    )
+    cells = browser.find_elements(By.CSS_SELECTOR, "#nodes tbody tr")  # type: ignore[attr-defined]
+    names = [c.find_element(By.CSS_SELECTOR, "a.node").text for c in cells]
+    assert names == sorted(names) and "worker-2" in names and len(names) == 6
+    worker2 = cells[names.index("worker-2")].find_elements(By.TAG_NAME, "td")
+    assert worker2[1].text.endswith(" / 110") and not worker2[1].text.startswith("—")
+    assert screenshot(browser, "nodes") >= MIN_COLOURS
+    browser.find_element(By.LINK_TEXT, "worker-2").click()  # type: ignore[attr-defined]
+    wait_for(browser, "#rejections, p.muted")
+    assert browser.current_url == site.base + "/nodes/worker-2"  # type: ignore[attr-defined]
 
 
 def test_what_if_through_the_form(site: Served, browser: object) -> None:

@@ -17,6 +17,7 @@ PAGES = [
     "/pods/shop/checkout",
     "/pods/shop/checkout/attempts",
     "/pods/shop/checkout/why-not?node=worker-1",
+    "/nodes",
     "/nodes/worker-1",
     "/cluster-at/40?pod=shop/checkout",
     "/search?pod=shop/checkout",

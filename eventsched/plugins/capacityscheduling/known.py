@@ -29,6 +29,8 @@ import structlog
 
 from eventsched.model import NodeTable
 from eventsched.plugins.capacityscheduling.elasticquota import ElasticQuota, namespace_quota
+from eventsched.plugins.capacityscheduling.minmax import HANDLING
+from eventsched.plugins.capacityscheduling.quotas import min_above_max
 
 log = structlog.get_logger(__name__)
 
@@ -59,6 +61,7 @@ class KnownQuotas:
                 continue
             self.quotas[namespace] = quota
             self._looked.pop(namespace, None)
+            _warn_if_min_above_max(quota)
             changed = True
         self._recorded = True
         return changed
@@ -85,3 +88,15 @@ class KnownQuotas:
         self.quotas = {
             str(ns): ElasticQuota.from_record(value) for ns, value in (record or {}).items()
         }
+
+
+def _warn_if_min_above_max(quota: ElasticQuota) -> None:
+    """Say so when a quota read has a min above its max: it is used as given (minmax.py)."""
+    above = min_above_max(quota.effective_min(), quota.effective_max())
+    if above:
+        log.warning(
+            "an ElasticQuota's min is above its max: " + HANDLING,
+            namespace=quota.namespace,
+            quota=quota.name,
+            min_above_max=above,
+        )

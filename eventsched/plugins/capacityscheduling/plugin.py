@@ -19,8 +19,9 @@ adds the pod to its quota, Unreserve takes it off; the NodeTable counts assumed 
 same way), never `status.used`.
 
 The log holds what PreFilter weighed: the known quotas whenever they change (`known`),
-and per attempt of a pod with a known quota its namespace's figures (`quota`); replay
-reads the known quotas back, so it decides as the live scheduler did across restarts.
+and per attempt of a pod with a known quota its namespace's figures (`quota`, with
+`minAboveMax` when its min is above its max: used as given, minmax.py); replay reads the
+known quotas back, so it decides as the live scheduler did across restarts.
 
 Preemption (PostFilter) is in quotapreemption.py.
 """
@@ -118,21 +119,21 @@ class CapacityScheduling:
         state.write(STATE_KEY, PreFilterState(quotas, request, in_quota, every))
         over_max = info.used_over_max_with(in_quota)
         over_min = not over_max and quotas.aggregated_used_over_min_with(every)
-        state.record_input(
-            self.name,
-            "quota",
-            {
-                "namespace": info.namespace,
-                "quota": info.quota,
-                "used": dict(info.used),
-                "request": in_quota,
-                "totalRequest": every,
-                "totalUsed": quotas.total_used(),
-                "totalMin": quotas.total_min(),
-                "overMax": over_max,
-                "totalOverMin": over_min,
-            },
-        )
+        weighed: dict[str, Any] = {
+            "namespace": info.namespace,
+            "quota": info.quota,
+            "used": dict(info.used),
+            "request": in_quota,
+            "totalRequest": every,
+            "totalUsed": quotas.total_used(),
+            "totalMin": quotas.total_min(),
+            "overMax": over_max,
+            "totalOverMin": over_min,
+        }
+        above = info.min_above_max()
+        if above:  # used as given, as upstream: said where the pod's page shows it
+            weighed["minAboveMax"] = above
+        state.record_input(self.name, "quota", weighed)
         if over_max:
             return None, Status.unschedulable(
                 f"Pod {pod.namespace}/{pod.name} is rejected in PreFilter because "

@@ -38,6 +38,18 @@ def exceeds(x1: Mapping[str, int], x2: Mapping[str, int], y: Mapping[str, int], 
     return False
 
 
+def min_above_max(low: Mapping[str, int], high: Mapping[str, int]) -> dict[str, dict[str, int]]:
+    """The resources whose min is above the max the namespace's use is held to, as `cmp2`
+    bounds them (a base resource the max does not list is 0, a scalar one MaxInt64):
+    {resource: {"min": amount, "max": amount}}. v0.28.9 uses both as given."""
+    above = {}
+    for name, amount in low.items():
+        bound = high.get(name, 0 if name in BASE_RESOURCES else UPPER_BOUND_OF_MAX)
+        if amount > bound:
+            above[name] = {"min": amount, "max": bound}
+    return above
+
+
 def total(amounts: Iterable[Mapping[str, int]]) -> Resources:
     out: Resources = {}
     for amount in amounts:
@@ -72,6 +84,9 @@ class QuotaInfo:
     def used_over_min(self) -> bool:
         """`usedOverMin`: used > min."""
         return exceeds(self.used, _EMPTY, self.min, LOWER_BOUND_OF_MIN)
+
+    def min_above_max(self) -> dict[str, dict[str, int]]:
+        return min_above_max(self.min, self.max)
 
     def record(self) -> dict[str, object]:
         return {

@@ -105,6 +105,23 @@ def quota_cases() -> list[QuotaCase]:
         .pend("a", None, "1400m", namespace="q1")
         .pend("b", None, "1", namespace="q1"),
         QuotaCase(
+            "quota-min-above-max",
+            "q1's min (cpu 4) is above its max (cpu 2): v0.28.9 uses both as given, so q1 is"
+            " held to 2 while its 4 still counts in the sum of mins (5) that q2 borrows against",
+            tag="minmax",
+        )
+        .quota("q1", {"cpu": "4"}, {"cpu": "2"})
+        .quota("q2", {"cpu": "1"}, {"cpu": "8"})
+        .node("node-0", cpu="8")
+        .seed("q1")
+        .seed("q2")
+        .pend("a", None, "1500m", namespace="q1")
+        .pend("b", None, "1", namespace="q1")
+        .pend("c1", None, "1", namespace="q2")
+        .pend("c2", None, "1", namespace="q2")
+        .pend("c3", None, "1", namespace="q2")
+        .pend("c4", None, "1", namespace="q2"),
+        QuotaCase(
             "quota-borrowing-within-min-sum",
             "q1 (min 1, max 4) borrows q2's unused min (3): its pods bind past its own min"
             " until its max (4, also the sum of mins) is reached",

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -43,7 +42,8 @@ from eventsched.ui import node as node_page
 from eventsched.ui import nodelist, pod, reads, search, shadow, shadowoverview, whatif
 from eventsched.ui.chain import ChainChecker
 from eventsched.ui.folds import SharedFold
-from eventsched.ui.web import STATIC, BadRequest, Busy, NotFound, error_page, page, time_range
+from eventsched.ui.serving import ServerTiming, error, http_error
+from eventsched.ui.web import STATIC, BadRequest, Busy, NotFound, page, time_range
 
 log = structlog.get_logger(__name__)
 
@@ -372,10 +372,10 @@ def create_app(
                     EventStoreError,
                     DBAPIError,
                 ),
-                _error,
+                error,
             ),
-            HTTPException: _http_error,
-            Exception: _error,
+            HTTPException: http_error,
+            Exception: error,
         },
         lifespan=lifespan,
     )
@@ -383,68 +383,3 @@ def create_app(
     app.state.ui = ui
     app.state.slice = ui.origin
     return app
-
-
-class ServerTiming:
-    """Adds `Server-Timing: app;dur=MS`: the time from the request to its response headers."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        start = time.perf_counter()
-
-        async def timed(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                ms = (time.perf_counter() - start) * 1000
-                headers = list(message.get("headers", []))
-                headers.append((b"server-timing", f"app;dur={ms:.2f}".encode()))
-                message = {**message, "headers": headers}
-            await send(message)
-
-        await self.app(scope, receive, timed)
-
-
-async def _http_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, HTTPException)
-    if exc.status_code == 405:
-        return error_page(
-            request,
-            405,
-            "Read-only",
-            f"{request.method} is not allowed here: this page only reads.",
-        )
-    if exc.status_code == 404:
-        return error_page(request, 404, "Not found", f"No page at {request.url.path}.")
-    return error_page(request, exc.status_code, "Error", str(exc.detail))
-
-
-async def _error(request: Request, exc: Exception) -> Response:
-    if isinstance(exc, PodNotFound | NotFound):
-        return error_page(request, 404, "Not found", _sentence(str(exc)))
-    if isinstance(exc, BadRequest):
-        return error_page(request, 400, "Bad request", str(exc))
-    if isinstance(exc, Busy):
-        return error_page(request, 429, "Busy", str(exc))
-    if isinstance(exc, ConfigError):
-        return error_page(request, 400, "Bad configuration", _sentence(str(exc)))
-    if isinstance(exc, DatabaseUnavailableError | DBAPIError):
-        return error_page(
-            request,
-            503,
-            "Database unavailable",
-            "The event log's database is not answering; try again once it is back.",
-        )
-    if isinstance(exc, EventStoreError):  # a read failed: its reason, the password hidden
-        return error_page(request, 503, "Database error", _sentence(str(exc)))
-    log.exception("page failed", path=request.url.path)
-    return error_page(request, 500, "Error", "This page failed; the server's log has the details.")
-
-
-def _sentence(text: str) -> str:
-    text = text.splitlines()[0] if text else ""
-    text = text[0].upper() + text[1:] if text else text
-    return text if text.endswith(".") else text + "."

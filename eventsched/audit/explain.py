@@ -22,6 +22,7 @@ from eventsched.audit.explainpreemption import (
     preemption_of,
 )
 from eventsched.audit.explainshadow import ShadowVerdict, shadow_verdict_of
+from eventsched.audit.integrity import Integrity, check_events
 from eventsched.audit.replay import full_scores
 from eventsched.events.reader import EventReader
 from eventsched.events.record import StoredEvent
@@ -107,6 +108,9 @@ class PodExplanation:
     observed_node: str | None = None
     #: Whether the pod's last event is its removal from the cluster.
     removed: bool = False
+    #: The hash chain where these events are, and their contradictions (integrity.py);
+    #: None when not checked.
+    integrity: Integrity | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -132,6 +136,7 @@ def explain_pod(reader: EventReader, namespace: str, name: str) -> PodExplanatio
     for attempt in explanation.attempts:
         if attempt.preemption is not None:
             apply_evictions(attempt.preemption, reader.read_attempt(attempt.attempt))
+    explanation.integrity = check_events(reader, events, [v.position for v in pending])
     return explanation
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from eventsched.audit import AttemptExplanation, PodExplanation, explain_full, explain_pod
 from eventsched.cli.commands import summary
 from eventsched.cli.database import open_reader
+from eventsched.cli.integritylines import exit_code, warning_lines
 from eventsched.cli.preemptionlines import render_preempted_by, render_preemption
 from eventsched.cli.shadowlines import render_shadow_verdict
 from eventsched.plugins import full_registry
@@ -50,11 +51,12 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(explanation.to_dict(), indent=2, default=str))
     else:
         print(render(explanation, args.max_rejections))
-    return 0
+    return exit_code(explanation.integrity)
 
 
 def render(explanation: PodExplanation, max_rejections: int = 20) -> str:
     lines = [f"Pod {explanation.namespace}/{explanation.name}"]
+    lines.extend("  " + line for line in warning_lines(explanation.integrity))
     lines.append(f"  {len(explanation.attempts)} scheduling attempt(s); {_placement(explanation)}")
     for victim in explanation.preempted_by:
         lines.append("  " + render_preempted_by(victim))

@@ -11,6 +11,7 @@ below P, which is what lets `read` page by position.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -57,12 +58,22 @@ _NEXT_BATCH = text(
 _VERIFY_HEAD = text(
     "SELECT (SELECT max(batch) FROM event_batches), (SELECT max(position) FROM events)"
 )
+_BATCH_ROWS = select(
+    event_batches.c.batch,
+    event_batches.c.first_position,
+    event_batches.c.last_position,
+    event_batches.c.prev_hash,
+    event_batches.c.hash,
+)
 #: Decisions that chose one of the uids as a victim with no `evicted` logged for it
 #: (the view `preemption_victims`, migration 0005).
 _NOT_EVICTED = text(
     "SELECT attempt, victim_uid FROM preemption_victims "
     "WHERE evicted_position IS NULL AND victim_uid IN :uids ORDER BY position"
 ).bindparams(sa.bindparam("uids", expanding=True))
+
+#: Values one `IN (...)` list carries at most (SQLite allows 32,766 bound parameters).
+IN_CHUNK = 1000
 
 Opened = TypeVar("Opened")
 
@@ -178,6 +189,15 @@ class LogReader:
         stmt = stmt.order_by(stmt.selected_columns.position)
         return [_to_event(row) for row in self._fetch(stmt, f"reading attempt {attempt}")]
 
+    def read_uids(self, uids: Collection[str], kinds: Collection[str]) -> list[StoredEvent]:
+        """The events of these kinds of the pods with these uids, in order (by the uid index)."""
+        wanted = sorted(set(uids))
+        found: list[StoredEvent] = []
+        for start in range(0, len(wanted), IN_CHUNK):
+            where = events.c.uid.in_(wanted[start : start + IN_CHUNK]) & kind_in(sorted(kinds))
+            found.extend(self._select_events(where, "reading pods' events"))
+        return sorted(found, key=lambda e: e.position)
+
     def victims_not_evicted(self, uids: Collection[str]) -> list[ChosenVictim]:
         """The decisions that chose one of `uids` as a victim and logged no eviction of it,
         in log order."""
@@ -254,6 +274,39 @@ class LogReader:
             )
         return report
 
+    def batches(self, numbers: Collection[int]) -> list[BatchRow]:
+        """The stored batches with these numbers, in order (a number not stored has none)."""
+        wanted = sorted(set(numbers))
+        found: list[BatchRow] = []
+        for start in range(0, len(wanted), IN_CHUNK):
+            stmt = _BATCH_ROWS.where(event_batches.c.batch.in_(wanted[start : start + IN_CHUNK]))
+            found.extend(_batch_row(r) for r in self._fetch(stmt, "reading the hash chain"))
+        return sorted(found, key=lambda b: b.batch)
+
+    def batches_holding(self, positions: Collection[int]) -> list[BatchRow]:
+        """The batches that hold these positions, in order; a position no batch holds (an
+        event written around the append) has none. One probe of the index on
+        last_position (migration 0009) per batch found."""
+        wanted = sorted(set(positions))
+        found: list[BatchRow] = []
+        i = 0
+        while i < len(wanted):
+            stmt = (
+                _BATCH_ROWS.where(event_batches.c.last_position >= wanted[i])
+                .order_by(event_batches.c.last_position)
+                .limit(1)
+            )
+            rows = self._fetch(stmt, "reading the hash chain")
+            if not rows:
+                break
+            row = _batch_row(rows[0])
+            inside = bisect_left(wanted, row.first_position, i)
+            after = bisect_right(wanted, row.last_position, inside)
+            if after > inside:
+                found.append(row)
+            i = after
+        return found
+
     def chain_head(self) -> ChainPoint:
         """The last batch appended, as a point to verify from (ChainPoint() when none)."""
         rows = self._fetch(_CHAIN_HEAD, "reading the hash chain's head")
@@ -301,14 +354,12 @@ class LogReader:
     def _batches(self, after: int, last_batch: int) -> Iterator[BatchRow]:
         cursor = after
         t = event_batches.c
-        base = select(t.batch, t.first_position, t.last_position, t.prev_hash, t.hash).order_by(
-            t.batch
-        )
+        base = _BATCH_ROWS.order_by(t.batch)
         while cursor < last_batch:
             stmt = base.where(t.batch > cursor, t.batch <= last_batch).limit(PAGE_SIZE)
             rows = self._fetch(stmt, "verifying the hash chain")
             for row in rows:
-                yield BatchRow(int(row[0]), int(row[1]), int(row[2]), row[3], row[4])
+                yield _batch_row(row)
             if len(rows) < PAGE_SIZE:
                 return
             cursor = int(rows[-1][0])
@@ -328,6 +379,10 @@ class LogReader:
         if not rows:
             return None
         return int(rows[0][0]), dict(rows[0][1])
+
+
+def _batch_row(row: Sequence[Any]) -> BatchRow:
+    return BatchRow(int(row[0]), int(row[1]), int(row[2]), str(row[3]), str(row[4]))
 
 
 def _to_event(row: Sequence[Any]) -> StoredEvent:

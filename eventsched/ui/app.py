@@ -33,6 +33,7 @@ from eventsched.config.types import ConfigError
 from eventsched.events.errors import DatabaseUnavailableError, EventStoreError
 from eventsched.events.logreader import LogReader
 from eventsched.plugins import full_registry
+from eventsched.ui import integrity as page_integrity
 from eventsched.ui import node as node_page
 from eventsched.ui import pod, reads, search, shadow, shadowoverview, whatif
 from eventsched.ui.chain import ChainChecker
@@ -100,6 +101,9 @@ class UI:
             windows=shadowoverview.WINDOWS,
             window=window,
             asked_window="shadow" in request.query_params,
+            integrity=page_integrity.of_rows(
+                self.reader, data.pending + data.recent, self.chain.status
+            ),
         )
 
     def pod_summary(self, request: Request) -> Response:
@@ -113,6 +117,7 @@ class UI:
             s=pod.summarize(explanation, decided),
             verdicts=len(decided.verdicts),
             nodes=reads.known_nodes(self.engine),
+            integrity=page_integrity.of_pod(explanation, self.chain.status),
         )
 
     def pod_attempts(self, request: Request) -> Response:
@@ -131,6 +136,7 @@ class UI:
             tables=tables,
             shadow=decided,
             nodes=reads.known_nodes(self.engine),
+            integrity=page_integrity.of_pod(explanation, self.chain.status),
         )
 
     def pod_why_not(self, request: Request) -> Response:
@@ -150,6 +156,7 @@ class UI:
             title=f"Why not {node}?",
             e=explanation,
             w=answer,
+            integrity=page_integrity.of_pod(explanation, self.chain.status),
         )
 
     def node(self, request: Request) -> Response:
@@ -158,7 +165,11 @@ class UI:
         found = node_page.load(self.engine, name, since or datetime.min.replace(tzinfo=UTC))
         if found is None:
             raise NotFound(f"the event log has no event for node {name}.")
-        return page(request, "node.html", title=f"Node {name}", n=found)
+        # The rejections are counted up to the head: a break anywhere before it counts.
+        integrity = page_integrity.of_rows(
+            self.reader, found.rows(), self.chain.status, reads.last_position(self.engine)
+        )
+        return page(request, "node.html", title=f"Node {name}", n=found, integrity=integrity)
 
     def search(self, request: Request) -> Response:
         query = search.parse(request.query_params)
@@ -171,6 +182,11 @@ class UI:
             q=query,
             rows=rows[: reads.PAGE_ROWS],
             more=more,
+            integrity=page_integrity.of_rows(
+                self.reader, rows[: reads.PAGE_ROWS], self.chain.status
+            )
+            if rows
+            else None,
             asked=search.asked(query),
             params=dict(request.query_params),
         )

@@ -134,16 +134,6 @@ def _batch_problem(reader: EventReader, row: BatchRow, by_number: dict[int, Batc
             f"batch {after.batch}'s prev_hash does not match batch {row.batch}'s hash: "
             f"batch {row.batch} was rewritten, its hash with it"
         )
-    for left, right in ((before, row), (row, after)):
-        if (
-            left is not None
-            and right is not None
-            and right.first_position != left.last_position + 1
-        ):
-            return (
-                f"batch {right.batch} starts at position {right.first_position}, but batch "
-                f"{left.batch} ends at {left.last_position}: a batch's range was rewritten"
-            )
     return ""
 
 

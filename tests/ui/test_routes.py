@@ -279,3 +279,15 @@ def test_what_if_refuses_a_third_concurrent_run(served: Served) -> None:
     finally:
         for job in busy:
             del jobs._jobs[job.id]
+
+
+def test_a_log_that_verifies_raises_no_warning(served: Served) -> None:
+    """Every page that shows events says what it checked, and finds nothing on a log that
+    nobody edited."""
+    for path in PAGES[:7]:
+        body = served.request(path).body
+        assert 'id="integrity"' not in body, path
+        scope = re.search(r'<p class="muted integrity-scope" id="integrity-scope">([^<]*)</p>', body)
+        assert scope, path
+        assert "batch(es) holding the events shown" in scope.group(1), path
+        assert scope.group(1).endswith("; nothing found."), (path, scope.group(1))

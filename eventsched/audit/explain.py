@@ -120,7 +120,11 @@ class PodNotFound(LookupError):
     pass
 
 
-def explain_pod(reader: EventReader, namespace: str, name: str) -> PodExplanation:
+def explain_pod(
+    reader: EventReader, namespace: str, name: str, max_checked_events: int | None = None
+) -> PodExplanation:
+    """The pod's attempts, and the check of what they show (integrity.py: the batches
+    holding its events, newest first while they fit in `max_checked_events`)."""
     events = list(reader.read_pod(namespace, name))
     if not events:
         raise PodNotFound(
@@ -136,7 +140,9 @@ def explain_pod(reader: EventReader, namespace: str, name: str) -> PodExplanatio
     for attempt in explanation.attempts:
         if attempt.preemption is not None:
             apply_evictions(attempt.preemption, reader.read_attempt(attempt.attempt))
-    explanation.integrity = check_events(reader, events, [v.position for v in pending])
+    explanation.integrity = check_events(
+        reader, events, [v.position for v in pending], max_checked_events
+    )
     return explanation
 
 

@@ -47,10 +47,12 @@ class ChainBreak:
 class Integrity:
     """What the checks of the events a reader shows found."""
 
-    #: Batches checked and the events they hold; batches left unchecked (over budget).
+    #: Batches checked and the events they hold; batches left unchecked (over the
+    #: budget) and theirs.
     batches: int = 0
     events: int = 0
     unchecked: int = 0
+    unchecked_events: int = 0
     breaks: list[ChainBreak] = field(default_factory=list)
     contradictions: list[Contradiction] = field(default_factory=list)
     #: How far the whole chain is known to verify from the log's base (None: not
@@ -92,7 +94,8 @@ def check_batches(
     reader: EventReader, positions: Collection[int], max_events: int | None = None
 ) -> Integrity:
     """Recompute the batches holding `positions` and check their links, newest first,
-    up to about `max_events` events (at least one batch; None: all of them)."""
+    while they fit in `max_events` events (None: all of them); a batch that does not
+    fit is counted as unchecked."""
     wanted = sorted(set(positions))
     result = Integrity(newest_position=wanted[-1] if wanted else 0)
     if not wanted:
@@ -104,8 +107,9 @@ def check_batches(
     by_number = {row.batch: row for row in [*rows, *around]}
     for row in reversed(rows):
         size = row.last_position - row.first_position + 1
-        if max_events is not None and result.batches and result.events + size > max_events:
+        if max_events is not None and result.events + size > max_events:
             result.unchecked += 1
+            result.unchecked_events += size
             continue
         problem = _batch_problem(reader, row, by_number)
         if problem:
@@ -219,7 +223,10 @@ def scope(integrity: Integrity) -> str:
     """What was checked, in words."""
     checked = f"{integrity.batches} batch(es) holding the events shown ({integrity.events} events)"
     if integrity.unchecked:
-        checked += f"; {integrity.unchecked} more not checked here"
+        checked += (
+            f"; {integrity.unchecked} more ({integrity.unchecked_events} events) not checked "
+            "here, over this page's budget (`eventsched explain` checks them all)"
+        )
     if integrity.verified_through is not None:
         checked += f"; the whole chain verified through position {integrity.verified_through}"
     return checked

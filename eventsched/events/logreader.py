@@ -191,11 +191,16 @@ class LogReader:
 
     def read_uids(self, uids: Collection[str], kinds: Collection[str]) -> list[StoredEvent]:
         """The events of these kinds of the pods with these uids, in order (by the uid index)."""
-        wanted = sorted(set(uids))
+        wanted, chosen = sorted(set(uids)), frozenset(kinds)
         found: list[StoredEvent] = []
         for start in range(0, len(wanted), IN_CHUNK):
-            where = events.c.uid.in_(wanted[start : start + IN_CHUNK]) & kind_in(sorted(kinds))
-            found.extend(self._select_events(where, "reading pods' events"))
+            # The kinds are chosen here, not in SQL: given both, SQLite (which indexes
+            # every row's kind) walks the kinds' index through the whole log (0.2 s for
+            # 100 pods of a 225,000-event log, against 3 ms by their uids).
+            where = events.c.uid.in_(wanted[start : start + IN_CHUNK])
+            found.extend(
+                e for e in self._select_events(where, "reading pods' events") if e.kind in chosen
+            )
         return sorted(found, key=lambda e: e.position)
 
     def victims_not_evicted(self, uids: Collection[str]) -> list[ChosenVictim]:

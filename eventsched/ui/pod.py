@@ -16,6 +16,7 @@ from eventsched.audit import (
 from eventsched.audit.explain import NodeScore
 from eventsched.events.reader import EventReader
 from eventsched.plugins import full_registry
+from eventsched.ui.integrity import PAGE_EVENTS
 from eventsched.ui.shadow import PLACED, PodShadow, ShadowVerdict, sentence
 from eventsched.ui.web import NotFound
 
@@ -70,7 +71,7 @@ class PodSummary:
 def load(reader: EventReader, namespace: str, name: str) -> PodExplanation:
     """The pod's explanation; NotFound when the log has nothing of it."""
     try:
-        return explain_pod(reader, namespace, name)
+        return explain_pod(reader, namespace, name, PAGE_EVENTS)
     except PodNotFound:
         raise NotFound(f"the event log has no event for pod {namespace}/{name}.") from None
 

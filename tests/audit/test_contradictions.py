@@ -21,7 +21,9 @@ from tests.events.test_event_chain import drop_triggers
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def ev(kind: str, node: str | None = None, attempt: str | None = "a1", **data: object) -> EventRecord:
+def ev(
+    kind: str, node: str | None = None, attempt: str | None = "a1", **data: object
+) -> EventRecord:
     return EventRecord(
         kind=kind, attempt=attempt, uid="u1", namespace="shop", name="db-0", node=node, data=data
     )
@@ -63,7 +65,12 @@ CASES: dict[str, tuple[list[EventRecord], str]] = {
         "selected w-1 (position 3), which NodeResourcesFit rejected in the same attempt's Filter",
     ),
     "unreserved another node": (
-        [ev("attempt_started"), ev("selected", "w-1"), ev("reserved", "w-1"), ev("unreserved", "w-2")],
+        [
+            ev("attempt_started"),
+            ev("selected", "w-1"),
+            ev("reserved", "w-1"),
+            ev("unreserved", "w-2"),
+        ],
         "unreserved w-2 (position 4), but the attempt reserved w-1 (position 3)",
     ),
     "bound twice without a removal": (
@@ -163,7 +170,9 @@ def test_no_false_alarm_on_the_examples(tmp_path: Path, example: str, profile: s
     rules read events, not the database."""
     url = f"sqlite:///{tmp_path / 'events.db'}"
     upgrade(url)
-    config = ["--config", str(ROOT / "examples" / "profiles" / f"{profile}.yaml")] if profile else []
+    config = (
+        ["--config", str(ROOT / "examples" / "profiles" / f"{profile}.yaml")] if profile else []
+    )
     for _ in range(2):
         assert main(["simulate", *config, str(ROOT / "examples" / example), "--db", url]) == 0
     reader = LogReader.connect(url)

@@ -104,9 +104,13 @@ def test_a_rewritten_range_leaves_an_event_in_no_batch(store: EventStore, raw: s
     assert "does not match its hash" in found.breaks[0].detail
 
 
-def test_the_budget_checks_the_newest_batches_first(store: EventStore) -> None:
+def test_the_budget_checks_the_newest_batches_first(store: EventStore, raw: sa.Engine) -> None:
     fill(store)
-    found = check_batches(store, [1, 4, 7, 10, 13], max_events=6)
-    assert (found.batches, found.events, found.unchecked) == (2, 6, 3)
-    # At least one batch is always checked.
-    assert check_batches(store, [13], max_events=1).batches == 1
+    edit(raw, "UPDATE events SET uid = 'forged' WHERE position IN (1, 13)")
+    found = check_batches(store, [1, 4, 7, 10, 13], max_events=7)
+    assert (found.batches, found.events, found.unchecked, found.unchecked_events) == (2, 6, 3, 9)
+    assert [b.batch for b in found.breaks] == [5]  # batch 1 was not read
+    # A batch larger than the budget is left unchecked, and counted.
+    found = check_batches(store, [13], max_events=2)
+    assert (found.batches, found.unchecked, found.unchecked_events) == (0, 1, 3)
+    assert found.ok

@@ -52,7 +52,9 @@ def fill(url: str, tampered: Tampered) -> None:
             )
         ).one()
         batch = conn.execute(
-            sa.text("SELECT batch FROM event_batches WHERE :p BETWEEN first_position AND last_position"),
+            sa.text(
+                "SELECT batch FROM event_batches WHERE :p BETWEEN first_position AND last_position"
+            ),
             {"p": bound.position},
         ).scalar_one()
         other = next(n for n in ("worker-1", "worker-2", "worker-3") if n != bound.node)
@@ -71,7 +73,9 @@ class Site:
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
-def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+def site(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Site]:
     tampered = Tampered()
     if request.param == "sqlite":
         url = f"sqlite:///{tmp_path_factory.mktemp('integrity') / 'events.db'}"
@@ -81,9 +85,11 @@ def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
             yield Site(served, tampered)
         return
     server = request.getfixturevalue("postgres_server")
-    with postgres_log(server, lambda owner: _fill_postgres(owner, tampered)) as log:
-        with Served(Settings(log.reader_url, PROFILES, chain_interval=0.5)) as served:
-            yield Site(served, tampered)
+    with (
+        postgres_log(server, lambda owner: _fill_postgres(owner, tampered)) as log,
+        Served(Settings(log.reader_url, PROFILES, chain_interval=0.5)) as served,
+    ):
+        yield Site(served, tampered)
 
 
 def _fill_postgres(owner: str, tampered: Tampered) -> None:

@@ -287,7 +287,9 @@ def test_a_log_that_verifies_raises_no_warning(served: Served) -> None:
     for path in PAGES[:7]:
         body = served.request(path).body
         assert 'id="integrity"' not in body, path
-        scope = re.search(r'<p class="muted integrity-scope" id="integrity-scope">([^<]*)</p>', body)
+        scope = re.search(
+            r'<p class="muted integrity-scope" id="integrity-scope">([^<]*)</p>', body
+        )
         assert scope, path
         assert "batch(es) holding the events shown" in scope.group(1), path
         assert scope.group(1).endswith("; nothing found."), (path, scope.group(1))

@@ -190,9 +190,7 @@ def test_the_differences_link_to_the_pods_pages(
     assert browser.current_url == f"{site.base}/pods/{ns}/{name}"  # type: ignore[attr-defined]
 
 
-def test_the_shadow_record_raises_no_integrity_warning(
-    site: Served, shadow_log: ShadowLog
-) -> None:
+def test_the_shadow_record_raises_no_integrity_warning(site: Served, shadow_log: ShadowLog) -> None:
     """A shadow attempt selects a node and binds nothing while the cluster shows the pod on
     the shadowed scheduler's node: no contradiction (audit/contradictions.py), on any pod."""
     for ns, name, _ in shadow_log.verdicts:

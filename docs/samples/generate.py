@@ -94,6 +94,12 @@ EDIT_A_ROW = (
     "UPDATE events SET data = json_set(data, '$.allocatable.cpu', 500) WHERE position = 5\""
 )
 
+#: Move shop/checkout's binding to another node behind the triggers' back.
+MOVE_A_BINDING = (
+    'sqlite3 eventsched.db "DROP TRIGGER events_no_update; '
+    "UPDATE events SET node = 'worker-3' WHERE kind = 'bound' AND name = 'checkout'\""
+)
+
 #: The plugin pages' samples: each plugin's example, on a log of its own.
 PLUGIN_SAMPLES: dict[str, tuple[tuple[str, ...], Compare]] = {
     "nodelabel": (
@@ -232,6 +238,26 @@ LOGS = [
                 compare="header",
             ),
             "audit-edit.txt": Sample((EDIT_A_ROW, "eventsched replay"), compare="header"),
+        },
+        setup=("eventsched simulate examples/cluster",),
+    ),
+    # The audit page: a binding moved behind the triggers' back, as each reader says it.
+    Log(
+        {
+            "integrity-explain.txt": Sample(
+                (MOVE_A_BINDING, "eventsched explain shop/checkout | head -4")
+            ),
+            "integrity-json.txt": Sample(("eventsched explain shop/checkout --json | jq .integrity",)),
+            "integrity-query.txt": Sample(
+                (
+                    'eventsched query "SELECT position, name, node FROM placements '
+                    "WHERE namespace = 'shop' ORDER BY position\"",
+                    "eventsched query 'SELECT node, COUNT(*) AS pods FROM placements "
+                    "GROUP BY node ORDER BY node'",
+                ),
+                stderr=True,
+            ),
+            "integrity-replay.txt": Sample(("eventsched replay",)),
         },
         setup=("eventsched simulate examples/cluster",),
     ),

@@ -247,7 +247,9 @@ LOGS = [
             "integrity-explain.txt": Sample(
                 (MOVE_A_BINDING, "eventsched explain shop/checkout | head -4")
             ),
-            "integrity-json.txt": Sample(("eventsched explain shop/checkout --json | jq .integrity",)),
+            "integrity-json.txt": Sample(
+                ("eventsched explain shop/checkout --json | jq .integrity",)
+            ),
             "integrity-query.txt": Sample(
                 (
                     'eventsched query "SELECT position, name, node FROM placements '

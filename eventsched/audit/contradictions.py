@@ -35,6 +35,7 @@ LEDGER_KINDS = (
     "attempt_started",
     "filtered",
     "selected",
+    "unschedulable",
     "reserved",
     "unreserved",
     "bound",
@@ -65,9 +66,10 @@ class Contradiction:
 
 @dataclass(slots=True)
 class _Attempt:
-    started: bool = False
-    #: node -> the Filter plugin that rejected it; dropped once the attempt selected.
+    #: node -> the Filter plugin that rejected it (in `filtered` at `filtered_at`);
+    #: dropped once the attempt selected.
     rejected: dict[str, str] = field(default_factory=dict)
+    filtered_at: int = 0
     selected: str | None = None
     selected_at: int = 0
     reserved: str | None = None
@@ -102,6 +104,12 @@ class PodLedger:
             handler(self, event, found)
         return found
 
+    def cycle_ended(self) -> None:
+        """Another pod's event came: this pod's scheduling cycle is over (a cycle's events
+        are contiguous in the log), so what its Filter rejected is no longer needed."""
+        for attempt in self._attempts.values():
+            attempt.rejected = {}
+
     # -- time --------------------------------------------------------------------------
 
     def _time(self, event: StoredEvent, found: list[Contradiction]) -> None:
@@ -128,11 +136,11 @@ class PodLedger:
     def _started(self, event: StoredEvent, found: list[Contradiction]) -> None:
         # A pod's attempts follow one another: an attempt starts once the one before has
         # ended (no node, or its binding answered), so only the newest is kept.
-        self._attempts = {event.attempt or "": _Attempt(started=True)}
+        self._attempts = {event.attempt or "": _Attempt()}
 
     def _filtered(self, event: StoredEvent, found: list[Contradiction]) -> None:
         attempt = self._attempt(event)
-        attempt.rejected = rejected_nodes(event.data)
+        attempt.rejected, attempt.filtered_at = rejected_nodes(event.data), event.position
 
     def _selected(self, event: StoredEvent, found: list[Contradiction]) -> None:
         attempt = self._attempt(event)
@@ -142,10 +150,10 @@ class PodLedger:
             found.append(
                 _said(
                     event,
-                    event.position,
+                    attempt.filtered_at,
                     event.attempt or "",
                     f"selected {node} (position {event.position}), which {plugin} rejected "
-                    "in the same attempt's Filter",
+                    f"in the same attempt's Filter (position {attempt.filtered_at})",
                 )
             )
         attempt.rejected = {}
@@ -302,15 +310,24 @@ def contradictions(events: Iterable[StoredEvent]) -> list[Contradiction]:
 
 
 class LogLedger:
-    """A PodLedger per pod uid, fed the log in order; a pod's is dropped once removed."""
+    """A PodLedger per pod uid, fed the log in order; a pod's is dropped once removed.
+
+    What an attempt's Filter rejected (a list as long as the cluster) is kept for one
+    pod at a time: the one whose scheduling cycle the log is in."""
 
     def __init__(self) -> None:
         self._pods: dict[str, PodLedger] = {}
+        self._cycle: str = ""
 
     def see(self, event: StoredEvent) -> list[Contradiction]:
         uid = event.uid
         if not uid:
             return []
+        if uid != self._cycle:
+            previous = self._pods.get(self._cycle)
+            if previous is not None:
+                previous.cycle_ended()
+            self._cycle = uid
         ledger = self._pods.get(uid)
         if ledger is None:
             ledger = self._pods[uid] = PodLedger()

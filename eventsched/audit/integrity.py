@@ -71,7 +71,8 @@ class Integrity:
         self.ok = not self.breaks and not self.contradictions
 
     def flagged_positions(self) -> set[int]:
-        """The positions a page should mark: in a broken batch, or contradicting."""
+        """The positions of the contradicting events and of those they contradict (a
+        position in a broken batch is `broken_at`'s)."""
         marked = {c.position for c in self.contradictions}
         marked.update(c.earlier_position for c in self.contradictions)
         return marked

@@ -5,11 +5,19 @@ from __future__ import annotations
 from eventsched.audit.integrity import Integrity, describe
 
 
-def warning_lines(integrity: Integrity | None) -> list[str]:
-    """One `WARNING:` line per finding; none when the check found nothing (or did not run)."""
-    if integrity is None or integrity.ok:
+def warning_lines(integrity: Integrity | None, budget: str = "") -> list[str]:
+    """One `WARNING:` line per finding, and a note when batches were left unchecked
+    (`budget`: the option that sets how many events are checked); none when the check
+    found nothing and left nothing (or did not run)."""
+    if integrity is None:
         return []
-    return [f"WARNING: {sentence}" for sentence in describe(integrity)]
+    lines = [f"WARNING: {sentence}" for sentence in describe(integrity)]
+    if integrity.unchecked:
+        lines.append(
+            f"Note: {integrity.unchecked} hash-chain batch(es) holding these events "
+            f"({integrity.unchecked_events} events) not checked{budget}"
+        )
+    return lines
 
 
 def exit_code(integrity: Integrity | None) -> int:

@@ -10,9 +10,9 @@ import pytest
 import sqlalchemy as sa
 
 from eventsched.audit.integrity import check_batches
-from eventsched.events import EventRecord, EventStore
+from eventsched.events import EventStore
 from eventsched.events.chain import batch_hash, stored_event_json
-from tests.events.test_event_chain import drop_triggers
+from tests.events.test_event_chain import drop_triggers, fill  # four batches of three
 
 
 @pytest.fixture
@@ -24,14 +24,6 @@ def raw(db_url: str) -> Iterator[sa.Engine]:
     engine.dispose()
 
 
-def fill(store: EventStore) -> None:
-    """Five batches of three events: batch b holds positions 3b-2..3b."""
-    for b in range(5):
-        store.append(
-            [EventRecord(kind="queued", uid=f"u{b}", data={"batch": b, "i": i}) for i in range(3)]
-        )
-
-
 def edit(raw: sa.Engine, statement: str, **params: object) -> None:
     with raw.begin() as conn:
         conn.execute(sa.text(statement), params)
@@ -39,10 +31,10 @@ def edit(raw: sa.Engine, statement: str, **params: object) -> None:
 
 def test_an_untouched_log_verifies_where_shown(store: EventStore) -> None:
     fill(store)
-    found = check_batches(store, [1, 5, 6, 14])
+    found = check_batches(store, [1, 5, 6, 12])
     assert found.ok and found.breaks == []
-    assert (found.batches, found.events, found.newest_position) == (3, 9, 14)
-    assert [b.batch for b in store.batches_holding([1, 5, 6, 14, 99])] == [1, 2, 5]
+    assert (found.batches, found.events, found.newest_position) == (3, 9, 12)
+    assert [b.batch for b in store.batches_holding([1, 5, 6, 12, 99])] == [1, 2, 4]
     assert [b.batch for b in store.batches([0, 2, 4, 9])] == [2, 4]
 
 
@@ -57,7 +49,7 @@ def test_an_edited_event_breaks_its_batch_and_nothing_else_is_read(
     assert (broken.batch, broken.first_position, broken.last_position) == (3, 7, 9)
     assert "does not match its hash" in broken.detail
     # Shown elsewhere, the local check cannot see it: that is the whole chain's to find.
-    assert check_batches(store, [1, 13]).ok
+    assert check_batches(store, [1, 12]).ok
 
 
 def test_a_deleted_event_is_missing_from_its_batch(store: EventStore, raw: sa.Engine) -> None:
@@ -73,14 +65,14 @@ def test_an_event_inserted_around_the_append_is_in_no_batch(
     fill(store)
     edit(
         raw,
-        "INSERT INTO events (position, recorded_at, kind, data) VALUES (16, :at, 'queued', '{}')",
+        "INSERT INTO events (position, recorded_at, kind, data) VALUES (13, :at, 'queued', '{}')",
         at=datetime.now(UTC),
     )
-    found = check_batches(store, [15, 16])
+    found = check_batches(store, [12, 13])
     [broken] = found.breaks
-    assert (broken.batch, broken.first_position, broken.last_position) == (None, 16, 16)
+    assert (broken.batch, broken.first_position, broken.last_position) == (None, 13, 13)
     assert "written around the store's append" in broken.detail
-    assert found.batches == 1  # batch 5 itself verifies
+    assert found.batches == 1  # batch 4 itself verifies
 
 
 def test_a_batch_rewritten_with_its_hash_breaks_the_next_link(
@@ -106,11 +98,11 @@ def test_a_rewritten_range_leaves_an_event_in_no_batch(store: EventStore, raw: s
 
 def test_the_budget_checks_the_newest_batches_first(store: EventStore, raw: sa.Engine) -> None:
     fill(store)
-    edit(raw, "UPDATE events SET uid = 'forged' WHERE position IN (1, 13)")
-    found = check_batches(store, [1, 4, 7, 10, 13], max_events=7)
-    assert (found.batches, found.events, found.unchecked, found.unchecked_events) == (2, 6, 3, 9)
-    assert [b.batch for b in found.breaks] == [5]  # batch 1 was not read
+    edit(raw, "UPDATE events SET uid = 'forged' WHERE position IN (1, 10)")
+    found = check_batches(store, [1, 4, 7, 10], max_events=7)
+    assert (found.batches, found.events, found.unchecked, found.unchecked_events) == (2, 6, 2, 6)
+    assert [b.batch for b in found.breaks] == [4]  # batch 1 was not read
     # A batch larger than the budget is left unchecked, and counted.
-    found = check_batches(store, [13], max_events=2)
+    found = check_batches(store, [10], max_events=2)
     assert (found.batches, found.unchecked, found.unchecked_events) == (0, 1, 3)
     assert found.ok

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 import sqlalchemy as sa
 
 from eventsched.events import EventRecord, EventStore
@@ -190,3 +191,26 @@ def test_a_contradiction_written_through_the_append_api(
     [mismatch] = report["mismatches"]
     assert mismatch["attempt"] == binding.attempt and mismatch["kind"] == "bound"
     assert report["reproduced"] == report["attempts"] - 1
+
+
+def test_explain_says_what_it_left_unchecked(
+    cli: Callable[..., Done], store: EventStore, capsys: pytest.CaptureFixture[str]
+) -> None:
+    simulated(cli, store)
+    done = cli("explain", "shop/checkout", "--check-events", "1")
+    assert done.code == 0  # nothing found: nothing checked
+    note = done.out.splitlines()[1]
+    assert note.startswith("  Note: ") and "hash-chain batch(es) holding these events" in note
+    assert note.endswith("not checked: over --check-events (0 checks them all)")
+    found = json.loads(cli("explain", "shop/checkout", "--json", "--check-events", "1").out)
+    assert found["integrity"]["batches"] == 0 and found["integrity"]["unchecked"] >= 2
+    everything = json.loads(cli("explain", "shop/checkout", "--json", "--check-events", "0").out)
+    assert everything["integrity"]["unchecked"] == 0
+    assert everything["integrity"]["batches"] == found["integrity"]["unchecked"]
+    with pytest.raises(SystemExit) as refused:
+        cli("explain", "shop/checkout", "--check-events", "-1")
+    assert refused.value.code == 2
+    assert capsys.readouterr().err == (
+        "eventsched explain: error: argument --check-events: must be 0 or more, got -1 "
+        "(see eventsched explain --help)\n"
+    )

@@ -93,6 +93,11 @@ EDIT_A_ROW = (
     'sqlite3 eventsched.db "DROP TRIGGER events_no_update; '
     "UPDATE events SET data = json_set(data, '$.allocatable.cpu', 500) WHERE position = 5\""
 )
+#: Edit the unschedulable event a slice holds (its triggers dropped first, as above).
+EDIT_A_SLICE = (
+    'sqlite3 elsewhere/slice.db "DROP TRIGGER events_no_update; UPDATE events SET data = '
+    "json_set(data, '$.message', 'fits nowhere') WHERE kind = 'unschedulable'\""
+)
 
 #: Move shop/checkout's binding to another node behind the triggers' back.
 MOVE_A_BINDING = (
@@ -218,6 +223,24 @@ LOGS = [
             "examples/coscheduling/",
         ),
     ),
+    # The numbers page: the cluster as the scheduler saw it, the queue and numbers in SQL.
+    Log(
+        {
+            # Which pods share a node varies from run to run (ties are broken by seed).
+            "explain-at.txt": Sample(
+                ("eventsched explain shop/checkout --at 40",), compare="header"
+            ),
+            "query-pod-queue.txt": output(
+                "eventsched query 'SELECT namespace, name, queue, reason, priority, place "
+                "FROM pod_queue ORDER BY queue, place'"
+            ),
+            "query-resource-rejections.txt": output(
+                "eventsched query 'SELECT name, node, resource, request, allocatable "
+                "FROM resource_rejections ORDER BY position, node'"
+            ),
+        },
+        setup=("eventsched simulate examples/cluster/",),
+    ),
     # The query cookbook's preemption views: the preemption example, where two pods preempt.
     Log(
         {
@@ -282,6 +305,35 @@ LOGS = [
                 )
             ),
         }
+    ),
+    # The export page: a pod's slice, taken to another directory and opened there; then
+    # an edited one, and refused input. The source log is the example cluster, twice.
+    Log(
+        {
+            "export.txt": Sample(
+                (
+                    "eventsched export --pod default/too-big --out slice.db",
+                    "mkdir elsewhere && mv slice.db elsewhere/",
+                    "cd elsewhere && eventsched replay --db slice.db",
+                    "cd elsewhere && eventsched explain --db slice.db default/too-big | head -4",
+                    'cd elsewhere && eventsched query --db slice.db "SELECT json_extract(state, '
+                    "'$.source') AS source, json_extract(state, '$.selection') AS selection "
+                    "FROM snapshots WHERE projection = 'log-slice/v1'\"",
+                    "eventsched export --since 1h --out last-hour.db --json | head -5",
+                )
+            ),
+            "export-edit.txt": Sample((EDIT_A_SLICE, "eventsched replay --db elsewhere/slice.db")),
+            "export-refused.txt": Sample(
+                (
+                    "eventsched export --pod default/nobody --out x.db",
+                    "eventsched export --since 2h --until 3h --out x.db",
+                    "eventsched export --since 1h --out elsewhere/slice.db",
+                    "eventsched simulate --db elsewhere/slice.db examples/cluster",
+                ),
+                stderr=True,
+            ),
+        },
+        setup=("eventsched simulate examples/cluster", "eventsched simulate examples/cluster"),
     ),
     # The extender page: kube-scheduler's calls for one pod, explained and replayed.
     Log(
@@ -427,7 +479,11 @@ def _sh(line: str, where: Path, env: dict[str, str], *, stderr: bool) -> str:
 
 
 def mask(text: str) -> str:
-    """What stays the same from run to run: no times, uids, hashes or numbers."""
+    """What stays the same from run to run: no times, uids, hashes or numbers, nor the
+    temporary directory a log is made in or the host a slice was exported on."""
+    text = re.sub(r"/tmp/tmp\w+", "<dir>", text)
+    text = re.sub(r"\(on [^)]+\)", "(on <host>)", text)
+    text = re.sub(r'"host": "[^"]*"', '"host": "<host>"', text)
     text = re.sub(r"\d{4}-\d\d-\d\dT[\d:.]+(?:\+00:00|Z)?", "<time>", text)
     text = re.sub(r"\b[0-9a-f]{8}-[0-9a-f-]{27}\b", "<uid>", text)
     text = re.sub(r"\b[0-9a-f]{16,}\b", "<hex>", text)

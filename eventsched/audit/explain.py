@@ -23,7 +23,10 @@ from eventsched.audit.explainpreemption import (
 )
 from eventsched.audit.explainshadow import ShadowVerdict, shadow_verdict_of
 from eventsched.audit.integrity import Integrity, check_events
+from eventsched.audit.numbers import Figure
+from eventsched.audit.queuestanding import QueueStanding
 from eventsched.audit.replay import full_scores
+from eventsched.audit.scoretable import NodeScore
 from eventsched.events.reader import EventReader
 from eventsched.events.record import StoredEvent
 from eventsched.framework import Registry, score_cells
@@ -37,13 +40,6 @@ class Rejected:
     reasons: list[str]
     #: The status's detail (`Status.detail`), e.g. which NUMA zones fit.
     detail: list[str] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class NodeScore:
-    node: str
-    total: int
-    plugins: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -89,6 +85,8 @@ class AttemptExplanation:
     #: Set for an attempt of `eventsched shadow`: what the shadowed scheduler did with
     #: the pod and eventsched's verdict on it (the attempt's `shadow_verdict`).
     shadow: ShadowVerdict | None = None
+    #: The numbers behind the reasons, from the view the attempt saw (explain_numbers).
+    numbers: list[Figure] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -108,6 +106,8 @@ class PodExplanation:
     observed_node: str | None = None
     #: Whether the pod's last event is its removal from the cluster.
     removed: bool = False
+    #: Where the pod stands in the queue at the log's head, when it is in one.
+    queue: QueueStanding | None = None
     #: The hash chain where these events are, and their contradictions (integrity.py);
     #: None when not checked.
     integrity: Integrity | None = None
@@ -121,15 +121,22 @@ class PodNotFound(LookupError):
 
 
 def explain_pod(
-    reader: EventReader, namespace: str, name: str, max_checked_events: int | None = None
+    reader: EventReader,
+    namespace: str,
+    name: str,
+    until: int | None = None,
+    *,
+    max_checked_events: int | None = None,
 ) -> PodExplanation:
-    """The pod's attempts, and the check of what they show (integrity.py: the batches
-    holding its events, newest first while they fit in `max_checked_events`)."""
-    events = list(reader.read_pod(namespace, name))
+    """The pod's explanation from its events (those at or before `until`, when given),
+    and the check of what they show (integrity.py: the batches holding its events,
+    newest first while they fit in `max_checked_events`)."""
+    events = [e for e in reader.read_pod(namespace, name) if until is None or e.position <= until]
     if not events:
+        when = "" if until is None else f" at or before position {until}"
         raise PodNotFound(
-            f"the event log has no event for pod {namespace}/{name}; "
-            "check the name (NAMESPACE/NAME) and --db"
+            f"the event log has no event for pod {namespace}/{name}{when}; "
+            "check the name (NAMESPACE/NAME)" + (" and --db" if until is None else " and --at")
         )
     explanation = explain_events(namespace, name, events)
     uids = {e.position: e.uid for e in events if e.kind == "evicted"}

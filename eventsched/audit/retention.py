@@ -9,7 +9,8 @@ from the base and replaying the whole log agree on every later attempt (a
 test replays both).
 
 Folding only reads; planning and carrying out the cut (events.prune) is
-`eventsched db prune`'s, with the store that appends.
+`eventsched db prune`'s, with the store that appends. `eventsched export`
+folds a slice's base the same way (`fold_until`, events.export).
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from dataclasses import dataclass
 
 from eventsched.audit.base import base_state, loaded
 from eventsched.events.reader import EventReader
-from eventsched.events.retention import PrunePlan
+from eventsched.events.retention import LogBase, PrunePlan
 
-__all__ = ["FoldedBase", "fold_base"]
+__all__ = ["FoldedBase", "fold_base", "fold_until"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,8 +37,19 @@ def fold_base(
     reader: EventReader, cut: PrunePlan, progress: Callable[[int], None] | None = None
 ) -> FoldedBase:
     """Fold the events `cut` drops onto the log's current base: the base after the cut."""
-    view, projections = loaded(cut.since)
-    for event in reader.read(after=cut.since.position, until=cut.position):
+    return fold_until(reader, cut.since, cut.position, progress)
+
+
+def fold_until(
+    reader: EventReader,
+    since: LogBase,
+    through: int,
+    progress: Callable[[int], None] | None = None,
+) -> FoldedBase:
+    """Fold the events after `since` through position `through` onto it: the base of a log
+    that starts after `through` (a prune's cut, or a slice's first batch)."""
+    view, projections = loaded(since)
+    for event in reader.read(after=since.position, until=through):
         view.apply(event)
         projections.apply(event)
         if progress is not None:

@@ -32,6 +32,11 @@ COMMANDS: dict[str, Command] = {
     "query": Command(
         "query", "run one read-only SQL statement over the event log (table, CSV or JSON)"
     ),
+    "export": Command(
+        "export",
+        "write a slice of the log (a pod's batches, or a time range) to a file that explain, "
+        "replay, query and ui open elsewhere",
+    ),
     "config": Command("configcheck", "check a KubeSchedulerConfiguration file"),
     "db": Command("db", "manage the event log's database"),
     "extender": Command(

@@ -16,6 +16,7 @@ from eventsched.events import (
     SchemaOutdatedError,
     check_schema,
 )
+from eventsched.events.slices import read_origin
 
 log = structlog.get_logger(__name__)
 
@@ -32,7 +33,8 @@ class DatabaseURLError(ValueError):
 def resolve_url(url: str | None) -> str:
     """--db, else EVENTSCHED_DATABASE_URL, else a SQLite file in the working directory.
 
-    `postgresql://` is taken to mean psycopg 3, the driver eventsched ships with.
+    `postgresql://` is taken to mean psycopg 3, the driver eventsched ships with. A value
+    without `://` is the path of a SQLite file (`--db slice.db` = `sqlite:///slice.db`).
     """
     if url is not None and not url.strip():
         raise DatabaseURLError(
@@ -40,14 +42,16 @@ def resolve_url(url: str | None) -> str:
             "postgresql://USER@HOST:5432/DB, or leave --db out for the default"
         )
     url = url or os.environ.get("EVENTSCHED_DATABASE_URL") or DEFAULT_DATABASE_URL
+    if "://" not in url:
+        return f"sqlite:///{url}"
     for prefix in ("postgresql://", "postgres://"):
         if url.startswith(prefix):
             return "postgresql+psycopg://" + url[len(prefix) :]
     scheme = url.split("://", 1)[0].split("+", 1)[0] if "://" in url else ""
     if scheme not in SUPPORTED:
         raise DatabaseURLError(
-            f"bad database URL {url!r}: use sqlite:///PATH or postgresql://USER@HOST:5432/DB "
-            "(--db or EVENTSCHED_DATABASE_URL)"
+            f"bad database URL {url!r}: use sqlite:///PATH (or the PATH alone) or "
+            "postgresql://USER@HOST:5432/DB (--db or EVENTSCHED_DATABASE_URL)"
         )
     return url
 
@@ -61,7 +65,26 @@ def open_store(url: str | None, *, require_schema: bool = True) -> EventStore:
     resolved = resolve_url(url)
     if require_schema:
         _refuse_missing_file(resolved)
-    return EventStore.connect(resolved, require_schema=require_schema)
+    store = EventStore.connect(resolved, require_schema=require_schema)
+    if require_schema:
+        try:
+            refuse_slice(store)
+        except BaseException:
+            store.close()
+            raise
+    return store
+
+
+def refuse_slice(store: EventStore) -> None:
+    """A slice (`eventsched export`) is only read: appending would continue another log's
+    chain past what its origin records."""
+    origin = read_origin(store)
+    if origin is not None:
+        raise EventStoreError(
+            f"the event log at {store.url} is a slice of {origin.source} "
+            f"({origin.selection}), made to be read: open it with explain, replay, query "
+            "or ui; to change the log, use its source"
+        )
 
 
 def open_reader(url: str | None) -> LogReader:
@@ -96,11 +119,13 @@ def wait_for_schema(store: EventStore, stop: threading.Event) -> bool:
     while not stop.is_set():
         try:
             check_schema(store.engine)
-            return True
         except (SchemaOutdatedError, EventStoreError) as exc:
             log.warning("waiting for the event log (not ready)", problem=str(exc).splitlines()[0])
         except Exception as exc:  # a database that does not answer yet
             log.warning("event log unreachable; retrying", error=str(exc).splitlines()[0])
+        else:
+            refuse_slice(store)
+            return True
         stop.wait(delay)
         delay = min(delay * 2, 30.0)
     return False

@@ -12,7 +12,7 @@ from eventsched.audit.retention import fold_base
 from eventsched.cli.commands import summary
 from eventsched.cli.database import open_store
 from eventsched.cli.progress import progress_bar
-from eventsched.cli.replay import FORMS, parse_bound
+from eventsched.cli.replay import FORMS, time_parser
 from eventsched.events import EventStore, PrunePlan, StoredEvent, head_revision, upgrade
 from eventsched.events.prune import carry_out, plan
 
@@ -40,12 +40,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _past_time(text: str) -> datetime:
-    try:
-        value = parse_bound(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(f"{err}: give a time: {FORMS}") from None
-    if isinstance(value, int):
-        raise argparse.ArgumentTypeError(f"--before takes a time, not a position: {FORMS}")
+    value = time_parser("--before")(text)
     if value > datetime.now(UTC):
         raise argparse.ArgumentTypeError(f"--before {text!r} is in the future")
     return value

@@ -4,22 +4,26 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from typing import Any
 
 from eventsched.audit import AttemptExplanation, PodExplanation, explain_full, explain_pod
+from eventsched.audit.believed import cluster_as_seen
+from eventsched.audit.explainnumbers import explain_numbers
+from eventsched.audit.viewat import ViewAt
 from eventsched.cli.arguments import count
 from eventsched.cli.commands import summary
 from eventsched.cli.database import open_reader
-from eventsched.cli.integritylines import exit_code, warning_lines
+from eventsched.cli.integritylines import CHECK_EVENTS, exit_code, warning_lines
+from eventsched.cli.numberlines import render_cluster, render_numbers, render_queue
 from eventsched.cli.preemptionlines import render_preempted_by, render_preemption
+from eventsched.cli.progress import progress_bar
 from eventsched.cli.shadowlines import render_shadow_verdict
+from eventsched.events.slices import read_origin
 from eventsched.plugins import full_registry
-
-#: Events of the hash-chain batches explain checks by default: every batch of a pod's
-#: attempts, not the batch of everything a starting scheduler listed once it is large.
-CHECK_EVENTS = 50_000
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -41,6 +45,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--max-rejections", type=int, default=20, help="nodes listed per plugin and reason"
     )
     p.add_argument(
+        "--no-numbers",
+        action="store_true",
+        help="leave out the numbers behind each reason and the queue (they fold the log "
+        "up to each attempt: seconds on a log of millions of events)",
+    )
+    p.add_argument(
+        "--at",
+        type=int,
+        metavar="POSITION",
+        help="the pod as of this log position (attempts started at or before it) and the "
+        "cluster as the scheduler saw it there: each node's allocatable, requested, pods, "
+        "taints and labels, with what changed since",
+    )
+    p.add_argument(
         "--check-events",
         type=count(0),
         default=CHECK_EVENTS,
@@ -55,17 +73,53 @@ def run(args: argparse.Namespace) -> int:
     namespace, _, name = args.pod.rpartition("/")
     reader = open_reader(args.db)
     try:
-        budget = args.check_events if args.check_events > 0 else None
-        explanation = explain_pod(reader, namespace or "default", name, budget)
+        origin = read_origin(reader)
+        head = reader.last_position()
+        if args.at is not None and not 0 <= args.at <= head:
+            print(
+                f"eventsched: error: --at {args.at}: the log's positions run from 0 to {head}; "
+                "pick one of them (explain --json shows each attempt's startedPosition)",
+                file=sys.stderr,
+            )
+            return 2
+        at: int | None = args.at
+        budget = args.check_events or None
+        explanation = explain_pod(
+            reader, namespace or "default", name, until=at, max_checked_events=budget
+        )
         if args.full:
             explain_full(reader, full_registry(), explanation)
+        views = ViewAt(reader)
+        if not args.no_numbers:
+            _add_numbers(views, explanation, head if at is None else at)
+        seen = cluster_as_seen(views, at, head) if at is not None else None
     finally:
         reader.close()
     if args.json:
-        print(json.dumps(explanation.to_dict(), indent=2, default=str))
+        out = explanation.to_dict()
+        if seen is not None:
+            out["clusterAt"] = asdict(seen)
+        if origin is not None:
+            out["slice"] = origin.to_state()
+        print(json.dumps(out, indent=2, default=str))
     else:
+        if origin is not None:
+            print(f"From a {origin.describe()}")
         print(render(explanation, args.max_rejections))
+        if seen is not None:
+            print("\n" + "\n".join(render_cluster(seen)))
     return exit_code(explanation.integrity)
+
+
+def _add_numbers(views: ViewAt, explanation: PodExplanation, head: int) -> None:
+    with progress_bar(head, "folding the log", unit="position") as bar:
+
+        def told(reached: int, wanted: int) -> None:
+            bar.update(reached - bar.n)
+
+        views.progress = told
+        explain_numbers(explanation, views, full_registry(), head)
+        views.progress = None
 
 
 def render(explanation: PodExplanation, max_rejections: int = 20) -> str:
@@ -83,6 +137,8 @@ def render(explanation: PodExplanation, max_rejections: int = 20) -> str:
             f"  Note from {note['plugin']} at log position {note['position']}: "
             + json.dumps(detail, default=str, sort_keys=True)
         )
+    if explanation.queue is not None:
+        lines.extend("  " + line for line in render_queue(explanation.queue))
     for number, attempt in enumerate(explanation.attempts, 1):
         lines.append("")
         lines.extend(_render_attempt(number, attempt, max_rejections))
@@ -161,6 +217,7 @@ def _render_attempt(number: int, a: AttemptExplanation, max_rejections: int) -> 
         widths = [max(len(line[i]) for line in table) for i in range(len(header))]
         for line in table:
             out.append("    " + "  ".join(c.ljust(widths[i]) for i, c in enumerate(line)).rstrip())
+    out.extend("  " + line for line in render_numbers(a.numbers))
     if a.selected:
         sel = a.selection or {}
         why = sel.get("reason", "")

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from eventsched.audit.integrity import Integrity, describe
 
+#: Events of the hash-chain batches `explain` checks by default: every batch of a pod's
+#: attempts, not the batch of everything a starting scheduler listed once it is large.
+CHECK_EVENTS = 50_000
+
 
 def warning_lines(integrity: Integrity | None, budget: str = "") -> list[str]:
     """One `WARNING:` line per finding, and a note when batches were left unchecked

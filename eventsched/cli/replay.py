@@ -20,6 +20,7 @@ from eventsched.cli.database import open_reader
 from eventsched.cli.progress import progress_bar
 from eventsched.config.file import load_config
 from eventsched.events import ChainReport
+from eventsched.events.slices import SliceOrigin, read_origin
 from eventsched.plugins import full_registry
 
 
@@ -106,6 +107,21 @@ def bound_parser(flag: str) -> Callable[[str], Bound]:
     return parse
 
 
+def time_parser(flag: str) -> Callable[[str], datetime]:
+    """An argparse type for `flag`, which takes a time and not a log position."""
+
+    def parse(text: str) -> datetime:
+        try:
+            value = parse_bound(text)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(f"{err}: give a time: {FORMS}") from None
+        if isinstance(value, int):
+            raise argparse.ArgumentTypeError(f"{flag} takes a time, not a position: {FORMS}")
+        return value
+
+    return parse
+
+
 def run(args: argparse.Namespace) -> int:
     if args.config:
         if args.since != 0 or args.until is not None:
@@ -122,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
     selection = Selection(args.since, args.until, pod)
     reader = open_reader(args.db)
     try:
+        origin = read_origin(reader)
         chain = reader.verify_chain()
         last = reader.last_position()
         with _positions(last) as advance:
@@ -130,10 +147,34 @@ def run(args: argparse.Namespace) -> int:
         reader.close()
     if args.json:
         out = {"chain": _chain(chain), "selection": selection.to_dict(), **report.to_dict()}
+        if origin is not None:
+            out["slice"] = origin.to_state()
         print(json.dumps(out, indent=2))
     else:
+        if origin is not None:
+            print("\n".join(slice_lines(origin, chain)))
         print(render(report, chain, selection))
     return 0 if report.ok and chain.ok else 1
+
+
+def slice_lines(origin: SliceOrigin, chain: ChainReport) -> list[str]:
+    """Where a slice came from, and how to compare its hashes with the source's."""
+    held = origin.held
+    anchor = held.anchor
+    start = (
+        f"batch {anchor.batch}'s hash {anchor.hash}" if anchor.batch else "the source's first batch"
+    )
+    lines = [origin.describe()]
+    if chain.ok:
+        lines.append(
+            f"its chain runs from {start} to batch {held.last_batch}'s hash {chain.last_hash}"
+        )
+    batches = ", ".join(str(b) for b in (anchor.batch, held.last_batch) if b)
+    lines.append(
+        f"compare on the source: eventsched query --db '{origin.source}' "
+        f'"SELECT batch, hash FROM event_batches WHERE batch IN ({batches})"'
+    )
+    return lines
 
 
 @contextmanager

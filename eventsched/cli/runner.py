@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import structlog
 from sqlalchemy.exc import SQLAlchemyError
 
+from eventsched.cli.database import refuse_slice
 from eventsched.cli.gctuning import collection_paused, resume_collection
 from eventsched.cli.serve import Check
 from eventsched.cluster.kube import ClientConnection, KubeCluster
@@ -189,6 +190,7 @@ class Runner:
                     retry_seconds=delay,
                 )
             else:
+                refuse_slice(self.store)
                 self.state.schema_current = True
                 return True
             self.stop.wait(delay)

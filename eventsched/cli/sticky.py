@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from eventsched.cli.commands import summary
-from eventsched.cli.database import open_store
-from eventsched.events import EventRecord, EventStore, Placement, rebuild
+from eventsched.cli.database import open_reader, open_store
+from eventsched.events import EventReader, EventRecord, Placement, rebuild
 
 #: Above this many placements `list` does not look up each one's time (one read each).
 MAX_TIME_LOOKUPS = 1000
@@ -71,12 +71,12 @@ class Row:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    store = open_store(args.db)
+    reader = open_reader(args.db)
     try:
-        placements = rebuild(store).first_placements
-        times = _times(store, placements) if len(placements) <= MAX_TIME_LOOKUPS else {}
+        placements = rebuild(reader).first_placements
+        times = _times(reader, placements) if len(placements) <= MAX_TIME_LOOKUPS else {}
     finally:
-        store.close()
+        reader.close()
     rows = [Row(k, p, times.get(p.position)) for k, p in sorted(placements.items())]
     if args.json:
         print(json.dumps([r.to_dict() for r in rows], indent=2))
@@ -103,11 +103,11 @@ def run_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _times(store: EventStore, placements: Mapping[str, Placement]) -> dict[int, str]:
+def _times(reader: EventReader, placements: Mapping[str, Placement]) -> dict[int, str]:
     """recorded_at of each placement's event: one primary-key read each."""
     out: dict[int, str] = {}
     for position in {p.position for p in placements.values()}:
-        for event in store.read(after=position - 1, until=position, limit=1):
+        for event in reader.read(after=position - 1, until=position, limit=1):
             out[position] = event.recorded_at.isoformat(timespec="seconds")
     return out
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Collection, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
@@ -20,7 +21,7 @@ import structlog
 from sqlalchemy import ColumnElement, Engine, func, select, text
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-from eventsched.events import retention
+from eventsched.events import retention, slices
 from eventsched.events.chain import GENESIS, BatchRow, ChainPoint, ChainReport, verify
 from eventsched.events.engine import connection, create_engine, display_url, translate
 from eventsched.events.errors import EventStoreError
@@ -76,6 +77,14 @@ _NOT_EVICTED = text(
 IN_CHUNK = 1000
 
 Opened = TypeVar("Opened")
+
+
+@dataclass(frozen=True, slots=True)
+class _Problem:
+    """The batch a verified chain is reported broken at, and why."""
+
+    batch: int
+    detail: str
 
 
 def open_log(url: str, build: Callable[[Engine], Opened], *, require_schema: bool = True) -> Opened:
@@ -263,12 +272,16 @@ class LogReader:
             self.read(after=start[1], until=last_position),
             start,
         )
-        if base is not None and report.ok:
-            problem = retention.base_problem(self, base)
-            if problem is not None:
-                report = ChainReport(
-                    False, report.batches, base.batch + 1, problem, report.last_hash, report.events
-                )
+        problem = self._start_problem(base, report) if report.ok else None
+        if problem is not None:
+            report = ChainReport(
+                False,
+                report.batches,
+                problem.batch,
+                problem.detail,
+                report.last_hash,
+                report.events,
+            )
         if report.ok:
             log.info("hash chain verified", batches=report.batches, events=report.events)
         else:
@@ -291,7 +304,7 @@ class LogReader:
     def batches_holding(self, positions: Collection[int]) -> list[BatchRow]:
         """The batches that hold these positions, in order; a position no batch holds (an
         event written around the append) has none. One probe of the index on
-        last_position (migration 0009) per batch found."""
+        last_position (migration 0010) per batch found."""
         wanted = sorted(set(positions))
         found: list[BatchRow] = []
         i = 0
@@ -311,6 +324,20 @@ class LogReader:
                 found.append(row)
             i = after
         return found
+
+    def _start_problem(
+        self, base: retention.LogBase | None, report: ChainReport
+    ) -> _Problem | None:
+        """Why what the verified chain starts from cannot be trusted, or None: a pruned log's
+        base must match its chained prune; a slice's base and ends, its origin (slices.py)."""
+        origin = slices.read_origin(self)
+        if origin is not None:
+            detail = slices.slice_problem(origin, base, report)
+            return None if detail is None else _Problem(origin.held.first_batch, detail)
+        if base is not None:
+            detail = retention.base_problem(self, base)
+            return None if detail is None else _Problem(base.batch + 1, detail)
+        return None
 
     def chain_head(self) -> ChainPoint:
         """The last batch appended, as a point to verify from (ChainPoint() when none)."""

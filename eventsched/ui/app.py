@@ -27,16 +27,20 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from eventsched.audit import PodNotFound, explain_full
+from eventsched.audit import PodExplanation, PodNotFound, explain_full
+from eventsched.audit.believed import cluster_as_seen
+from eventsched.audit.explainnumbers import explain_numbers
 from eventsched.audit.readonly import read_only_engine
 from eventsched.config.types import ConfigError
 from eventsched.events.errors import DatabaseUnavailableError, EventStoreError
 from eventsched.events.logreader import LogReader
+from eventsched.events.slices import SliceOrigin, read_origin
 from eventsched.plugins import full_registry
 from eventsched.ui import integrity as page_integrity
 from eventsched.ui import node as node_page
 from eventsched.ui import pod, reads, search, shadow, shadowoverview, whatif
 from eventsched.ui.chain import ChainChecker
+from eventsched.ui.folds import SharedFold
 from eventsched.ui.web import STATIC, BadRequest, Busy, NotFound, error_page, page, time_range
 
 log = structlog.get_logger(__name__)
@@ -63,6 +67,10 @@ class Overview:
     last_position: int
 
 
+#: The attempts page's attempts with numbers (each folds the log to its own position).
+NUMBERED_ATTEMPTS = 5
+
+
 class UI:
     """The state the routes share: the log read through a read-only engine, the chain
     check, the what-if jobs."""
@@ -73,6 +81,16 @@ class UI:
         self.reader = LogReader(self.engine)
         self.chain = ChainChecker(self.reader, settings.chain_interval)
         self.jobs = whatif.Jobs(self.reader, self.engine)
+        self.folds = SharedFold(self.reader)
+        #: Where the log came from, when it is a slice (`eventsched export`): every page says so.
+        self.origin = self._origin()
+
+    def _origin(self) -> SliceOrigin | None:
+        try:
+            return read_origin(self.reader)
+        except EventStoreError as exc:  # the database is down: the pages will say so
+            log.warning("could not read whether the log is a slice", error=str(exc))
+            return None
 
     # -- pages ---------------------------------------------------------------------
 
@@ -106,8 +124,23 @@ class UI:
             ),
         )
 
+    def _numbers(self, explanation: PodExplanation, attempts: int) -> str:
+        """The numbers of the `attempts` latest attempts and the queue, from the shared fold;
+        or, while its first fold is short of the head, why there are none yet."""
+        head = reads.last_position(self.engine)
+        with self.folds.views(head) as views:
+            if views is None:
+                return (
+                    f"The numbers behind the reasons and the queue appear once this page's "
+                    f"fold of the log reaches position {head:,} (it is at "
+                    f"{self.folds.warmed:,}); reload in a few seconds."
+                )
+            explain_numbers(explanation, views, full_registry(), head, last=attempts)
+        return ""
+
     def pod_summary(self, request: Request) -> Response:
         explanation = pod.load(self.reader, *self._pod(request))
+        folding = self._numbers(explanation, 1)
         decided = shadow.load_pod(self.engine, explanation)
         shadow.mark_attempts(explanation, decided)
         return page(
@@ -115,6 +148,7 @@ class UI:
             "pod.html",
             title=f"{explanation.namespace}/{explanation.name}",
             s=pod.summarize(explanation, decided),
+            folding=folding,
             verdicts=len(decided.verdicts),
             nodes=reads.known_nodes(self.engine),
             integrity=page_integrity.of_pod(explanation, self.chain.status),
@@ -125,6 +159,7 @@ class UI:
         if request.query_params.get("full") == "1":
             # explain --full: every feasible node's scores, by replaying the log.
             explain_full(self.reader, full_registry(), explanation)
+        folding = self._numbers(explanation, NUMBERED_ATTEMPTS)
         decided = shadow.load_pod(self.engine, explanation)
         shadow.mark_attempts(explanation, decided)
         tables = {a.attempt: pod.filter_table(a) for a in explanation.attempts}
@@ -135,6 +170,8 @@ class UI:
             e=explanation,
             tables=tables,
             shadow=decided,
+            numbered=min(NUMBERED_ATTEMPTS, len(explanation.attempts)),
+            folding=folding,
             nodes=reads.known_nodes(self.engine),
             integrity=page_integrity.of_pod(explanation, self.chain.status),
         )
@@ -170,6 +207,28 @@ class UI:
             self.reader, found.rows(), self.chain.status, reads.last_position(self.engine)
         )
         return page(request, "node.html", title=f"Node {name}", n=found, integrity=integrity)
+
+    def cluster_at(self, request: Request) -> Response:
+        position = int(request.path_params["position"])
+        head = reads.last_position(self.engine)
+        if position > head:
+            raise NotFound(f"the log's positions run from 0 to {head}.")
+        with self.folds.views(head) as views:
+            if views is None:
+                raise Busy(
+                    f"this page's fold of the log is at position {self.folds.warmed:,} of "
+                    f"{head:,}; reload in a few seconds."
+                )
+            seen = cluster_as_seen(views, position, head)
+        ns, _, name = request.query_params.get("pod", "").rpartition("/")
+        return page(
+            request,
+            "cluster.html",
+            title=f"The cluster at position {position}",
+            c=seen,
+            pod=(ns, name) if name else None,
+            integrity=page_integrity.of_fold(self.chain.status, head),
+        )
 
     def search(self, request: Request) -> Response:
         query = search.parse(request.query_params)
@@ -261,16 +320,21 @@ def _threaded(handler: Callable[[Request], Response]) -> Callable[[Request], Any
     return endpoint
 
 
-def create_app(settings: Settings, *, start_chain_check: bool = True) -> Starlette:
+def create_app(
+    settings: Settings, *, start_chain_check: bool = True, warm_fold: bool = True
+) -> Starlette:
     ui = UI(settings)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         if start_chain_check:
             ui.chain.start()
+        if warm_fold:
+            ui.folds.start()
         try:
             yield
         finally:
+            ui.folds.stop()
             ui.chain.stop()
             ui.reader.close()
 
@@ -281,6 +345,7 @@ def create_app(settings: Settings, *, start_chain_check: bool = True) -> Starlet
         Route("/pods/{namespace}/{name}/attempts", _threaded(ui.pod_attempts), methods=get),
         Route("/pods/{namespace}/{name}/why-not", _threaded(ui.pod_why_not), methods=get),
         Route("/nodes/{node}", _threaded(ui.node), methods=get),
+        Route("/cluster-at/{position:int}", _threaded(ui.cluster_at), methods=get),
         Route("/search", _threaded(ui.search), methods=get),
         Route("/what-if", _threaded(ui.what_if_form), methods=get),
         Route("/what-if", ui.what_if_start, methods=["POST"]),
@@ -313,6 +378,7 @@ def create_app(settings: Settings, *, start_chain_check: bool = True) -> Starlet
     )
     app.add_middleware(ServerTiming)
     app.state.ui = ui
+    app.state.slice = ui.origin
     return app
 
 

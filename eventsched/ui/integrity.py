@@ -89,6 +89,18 @@ def of_rows(
     return _page(integrity, chain, newest or 0, rows)
 
 
+def of_fold(chain: ChainStatus, through: int) -> PageIntegrity:
+    """A page of what the log folds to (the cluster at a position, with what changed by
+    `through`): every event up to `through` counts, so only the whole chain's check can
+    vouch for them."""
+    found = _page(Integrity(newest_position=through), chain, through, [])
+    found.scope = (
+        f"the events folded, through position {through}, by the check of the whole chain "
+        f"(verified through position {chain.verified_position})"
+    )
+    return found
+
+
 def _page(
     integrity: Integrity, chain: ChainStatus, newest: int, rows: Iterable[Row]
 ) -> PageIntegrity:

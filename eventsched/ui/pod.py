@@ -13,7 +13,7 @@ from eventsched.audit import (
     explain_full,
     explain_pod,
 )
-from eventsched.audit.explain import NodeScore
+from eventsched.audit.scoretable import NodeScore
 from eventsched.events.reader import EventReader
 from eventsched.plugins import full_registry
 from eventsched.ui.integrity import PAGE_EVENTS
@@ -71,7 +71,7 @@ class PodSummary:
 def load(reader: EventReader, namespace: str, name: str) -> PodExplanation:
     """The pod's explanation; NotFound when the log has nothing of it."""
     try:
-        return explain_pod(reader, namespace, name, PAGE_EVENTS)
+        return explain_pod(reader, namespace, name, max_checked_events=PAGE_EVENTS)
     except PodNotFound:
         raise NotFound(f"the event log has no event for pod {namespace}/{name}.") from None
 

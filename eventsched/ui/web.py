@@ -12,6 +12,8 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
+from eventsched.audit.numbers import amount
+
 HERE = Path(__file__).parent
 TEMPLATES = HERE / "templates"
 STATIC = HERE / "static"
@@ -68,6 +70,12 @@ def node_url(node: str) -> str:
     return f"/nodes/{quote(node, safe='')}"
 
 
+def cluster_url(position: int, explanation: Any = None) -> str:
+    """The page of the cluster as the scheduler saw it after `position` (for a pod's attempt)."""
+    pod = f"{explanation.namespace}/{explanation.name}" if explanation is not None else ""
+    return with_query(f"/cluster-at/{max(position, 0)}", pod=pod)
+
+
 def with_query(path: str, **params: Any) -> str:
     kept = {k: v for k, v in params.items() if v not in (None, "")}
     return path + ("?" + urlencode(kept) if kept else "")
@@ -91,7 +99,13 @@ environment = Environment(
     lstrip_blocks=True,
 )
 environment.filters["when"] = when
-environment.globals.update(pod_url=pod_url, node_url=node_url, with_query=with_query)
+environment.globals.update(
+    pod_url=pod_url,
+    node_url=node_url,
+    with_query=with_query,
+    cluster_url=cluster_url,
+    amount=amount,
+)
 
 
 def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:

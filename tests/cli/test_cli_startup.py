@@ -79,6 +79,7 @@ def _minimal(name: str) -> list[str]:
         "config": ["check", "f.yaml"],
         "db": ["upgrade"],
         "sticky": ["list"],
+        "export": ["--out", "slice.db"],
     }.get(name, [])
 
 

@@ -37,6 +37,8 @@ def test_every_page_draws(site: Served, browser: object) -> None:
         "attempts": ("/pods/shop/checkout/attempts", "tr.chosen"),
         "why-not": ("/pods/shop/checkout/why-not?node=worker-1", "#answer"),
         "node": ("/nodes/worker-2", "#rejections, p.muted"),
+        "pod-numbers": ("/pods/default/too-big", "#numbers-summary"),
+        "cluster-at": ("/cluster-at/40?pod=shop/checkout", "#nodes-then"),
         "search": ("/search?since=1d", "table.rows"),
         "what-if-form": ("/what-if", "#run"),
         "not-found": ("/pods/default/nobody", "#error"),

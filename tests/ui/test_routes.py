@@ -18,6 +18,7 @@ PAGES = [
     "/pods/shop/checkout/attempts",
     "/pods/shop/checkout/why-not?node=worker-1",
     "/nodes/worker-1",
+    "/cluster-at/40?pod=shop/checkout",
     "/search?pod=shop/checkout",
     "/what-if",
     "/healthz",
@@ -84,6 +85,42 @@ def test_pod_summary_of_a_pending_pod(served: Served) -> None:
     # Closest to fitting: nodes kept out by one resolvable reason (Insufficient cpu).
     closest = reply.body.split('id="closest"')[1].split("</table>")[0]
     assert {"worker-1", "worker-2", "worker-3"} <= set(re.findall(r">(worker-\d)<", closest))
+
+
+def test_pending_pod_numbers_and_queue(served: Served) -> None:
+    """The numbers behind "Insufficient cpu" (the request against each node's room, from the
+    view the attempt saw), where the pod stands in the queue and what would move it."""
+    reply = served.request("/pods/default/too-big")
+    numbers = text(reply.body.split('id="numbers-summary"')[1].split("</table>")[0])
+    rooms = re.findall(
+        r"cpu: requests 64, node (worker-\d) has ([\d.]+) allocatable, ([\d.]+) requested, "
+        r"([\d.]+) free",
+        numbers,
+    )
+    assert {r[0] for r in rooms} == {"worker-1", "worker-2", "worker-3"}
+    for _, allocatable, requested, free in rooms:
+        assert round(float(allocatable) - float(requested), 3) == float(free) < 64
+    assert "nvidia.com/gpu=present:NoSchedule" in numbers
+    queue = text(reply.body.split('id="queue"')[1].split("</section>")[0])
+    assert "In the unschedulable queue since" in queue and "place 1 of 1" in queue
+    assert "a node added (NodeResourcesFit, NodeUnschedulable, TaintToleration)" in queue
+    attempts = served.request("/pods/default/too-big/attempts")
+    assert 'id="numbers-1"' in attempts.body and 'id="queue"' in attempts.body
+
+
+def test_the_cluster_as_the_scheduler_saw_it(served: Served) -> None:
+    attempts = served.request("/pods/shop/checkout/attempts").body
+    link = re.search(r'href="(/cluster-at/(\d+)\?pod=shop%2Fcheckout)"', attempts)
+    assert link, "the attempts page links to the cluster at the attempt"
+    page = served.request(html.unescape(link.group(1)))
+    assert page.status == 200
+    nodes = text(page.body.split('id="nodes-then"')[1].split("</table>")[0])
+    assert "worker-2" in nodes and "(cordoned)" in nodes  # worker-4
+    changes = text(page.body.split('id="changes"')[1].split("</ul>")[0])
+    # The attempt saw the cluster before checkout was placed: the node it went to changed.
+    assert re.search(r"worker-\d : changed; requested: [^;]*; pods: [^;]*\+shop/checkout", changes)
+    beyond = served.request("/cluster-at/99999999")
+    assert beyond.status == 404 and "positions run from 0 to" in one_sentence(beyond.body)
 
 
 def test_pod_summary_of_a_bound_pod(served: Served) -> None:

@@ -41,4 +41,5 @@ $$;
 ALTER ROLE eventsched_reader SET default_transaction_read_only = on;
 
 GRANT SELECT ON events, decisions, placements, filter_rejections, plugin_scores, preemptions,
-    preemption_victims, shadow_verdicts, event_batches, snapshots TO eventsched_reader;
+    preemption_victims, shadow_verdicts, pod_queue, resource_rejections, event_batches, snapshots
+    TO eventsched_reader;

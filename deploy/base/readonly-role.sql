@@ -1,10 +1,10 @@
 -- eventsched_reader: a PostgreSQL role for `eventsched query`, `eventsched ui` and
 -- for people who run SQL over the event log. It may connect, and read the events
 -- table, the views (decisions, placements, filter_rejections, plugin_scores,
--- preemptions, preemption_victims, shadow_verdicts), event_batches (the hash
--- chain, which the web page verifies) and snapshots (a pruned log's base, which
--- explain --full and the what-if replay start from); nothing else of eventsched's
--- (no alembic_version, no writes).
+-- preemptions, preemption_victims, scheduling_gates, shadow_verdicts),
+-- event_batches (the hash chain, which the web page verifies) and snapshots (a
+-- pruned log's base, which explain --full and the what-if replay start from);
+-- nothing else of eventsched's (no alembic_version, no writes).
 --
 -- `eventsched query` already runs every statement in a READ ONLY transaction;
 -- this role is the second wall, for what a read-only transaction still allows
@@ -41,5 +41,6 @@ $$;
 ALTER ROLE eventsched_reader SET default_transaction_read_only = on;
 
 GRANT SELECT ON events, decisions, placements, filter_rejections, plugin_scores, preemptions,
-    preemption_victims, shadow_verdicts, pod_queue, resource_rejections, event_batches, snapshots
+    preemption_victims, scheduling_gates, shadow_verdicts, pod_queue, resource_rejections,
+    event_batches, snapshots
     TO eventsched_reader;

@@ -252,6 +252,26 @@ LOGS = [
         },
         setup=("eventsched simulate examples/preemption/",),
     ),
+    # The audit page's gates: a pod held by two gates, lifted one after the other (chains_run.py).
+    Log(
+        {
+            "explain-gates.txt": Sample(("eventsched explain default/train",)),
+            "query-scheduling-gates.txt": query("scheduling-gates"),
+        },
+        setup=(f"{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'chains_run.py'))} gates",),
+    ),
+    # The audit page's gang: ml/ring stuck, explained while its scheduler runs (chains_run.py).
+    Log(
+        {
+            "explain-gang.txt": Sample(
+                (
+                    f"{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'chains_run.py'))} "
+                    "gang 'eventsched explain ml/ring-0' 'eventsched explain ml/ring-2'",
+                ),
+                transcript=False,
+            ),
+        }
+    ),
     # The audit page: replay, counterfactual replay, then an edited row.
     Log(
         {

@@ -15,13 +15,15 @@ from typing import Any
 from eventsched.audit.explainpreemption import (
     PreemptedBy,
     Preemption,
-    apply_evictions,
     complete_preempted_by,
+    complete_preemption,
     not_evicted,
     preempted_by_of,
     preemption_of,
 )
 from eventsched.audit.explainshadow import ShadowVerdict, shadow_verdict_of
+from eventsched.audit.gang import Gang, gang_of_pod
+from eventsched.audit.gates import GateHistory, gate_history
 from eventsched.audit.integrity import Integrity, check_events
 from eventsched.audit.numbers import Figure
 from eventsched.audit.queuestanding import QueueStanding
@@ -108,6 +110,10 @@ class PodExplanation:
     removed: bool = False
     #: Where the pod stands in the queue at the log's head, when it is in one.
     queue: QueueStanding | None = None
+    #: The scheduling gates that held the pod, and what followed (None: never gated).
+    gates: GateHistory | None = None
+    #: The gang (Coscheduling pod group) the pod belongs to, its members' states.
+    gang: Gang | None = None
     #: The hash chain where these events are, and their contradictions (integrity.py);
     #: None when not checked.
     integrity: Integrity | None = None
@@ -139,6 +145,8 @@ def explain_pod(
             "check the name (NAMESPACE/NAME)" + (" and --db" if until is None else " and --at")
         )
     explanation = explain_events(namespace, name, events)
+    explanation.gates = gate_history(events)
+    explanation.gang = gang_of_pod(reader, events)
     uids = {e.position: e.uid for e in events if e.kind == "evicted"}
     for victim in explanation.preempted_by:
         complete_preempted_by(reader, victim, uids.get(victim.position))
@@ -146,7 +154,7 @@ def explain_pod(
     explanation.preempted_by = sorted(explanation.preempted_by + pending, key=lambda v: v.position)
     for attempt in explanation.attempts:
         if attempt.preemption is not None:
-            apply_evictions(attempt.preemption, reader.read_attempt(attempt.attempt))
+            complete_preemption(attempt.preemption, reader.read_attempt(attempt.attempt), events)
     explanation.integrity = check_events(
         reader, events, [v.position for v in pending], max_checked_events
     )

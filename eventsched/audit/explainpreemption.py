@@ -4,8 +4,10 @@ A `preempted` event (uid = the preemptor) is in the preemptor's attempt; an
 `evicted` event carries the victim's uid and name but the preemptor's
 attempt. So a preemptor's explanation reads its attempt's `evicted` events
 for the victims' outcomes, and a victim's explanation reads the attempt its
-`evicted` names for the decision that chose it (node, criterion) and the
-preemptor's last `pod_observed` before it for the preemptor's priority. A
+`evicted` names for the decision that chose it (node, criterion, its own
+priority and PodDisruptionBudget as the decision saw them) and the
+preemptor's last `pod_observed` before it for the preemptor's priority, which
+is why a victim is one: DefaultPreemption evicts only pods of lower priority. A
 victim chosen but not (yet) evicted has no `evicted` event: the view
 `preemption_victims` (migration 0005) finds those decisions by its uid.
 """
@@ -32,6 +34,9 @@ class Victim:
     code: int | None = None
     reason: str | None = None
     reconciled: bool = False
+    #: Where and when the `evicted` event was written; None while unwritten.
+    evicted_position: int | None = None
+    evicted_at: str | None = None
 
 
 @dataclass(slots=True)
@@ -59,6 +64,11 @@ class Preemption:
     candidate_count: int = 0
     #: Lower-priority pods nominated to the node whose nomination is cleared (ns/name).
     lower_nominated: list[str] = field(default_factory=list)
+    #: The plugin that decided (DefaultPreemption, CapacityScheduling) and when.
+    plugin: str = ""
+    recorded_at: str = ""
+    #: The preemptor's priority as last observed before the decision (None: not in the log).
+    priority: int | None = None
 
     def others(self) -> list[Candidate]:
         """The candidates not chosen (the first one on the nominated node is the chosen)."""
@@ -84,8 +94,14 @@ class PreemptedBy:
     #: From the attempt's `preempted` event and the preemptor's `pod_observed`.
     chosen_by: str | None = None
     preemptor_priority: int | None = None
-    #: This pod's own priority as the decision recorded it.
+    #: This pod's own priority, and whether evicting it violates a PodDisruptionBudget,
+    #: as the decision recorded them.
     priority: int | None = None
+    pdb_violation: bool = False
+    #: The decision's position and time (`position` and `recorded_at` are the eviction's,
+    #: or the decision's while no eviction is logged).
+    decided_position: int | None = None
+    decided_at: str | None = None
 
 
 def _int(value: Any) -> int | None:
@@ -127,6 +143,8 @@ def preemption_of(event: StoredEvent) -> Preemption:
         lower_nominated=[
             f"{p.get('namespace')}/{p.get('name')}" for p in _objects(data.get("lowerNominated"))
         ],
+        plugin=event.plugin or "",
+        recorded_at=event.recorded_at.isoformat(),
     )
 
 
@@ -160,6 +178,25 @@ def apply_evictions(preemption: Preemption, events: Iterable[StoredEvent]) -> No
         victim.code = _int(data.get("code"))
         victim.reason = data.get("reason")
         victim.reconciled = bool(data.get("reconciled", False))
+        victim.evicted_position = event.position
+        victim.evicted_at = event.recorded_at.isoformat()
+
+
+def complete_preemption(
+    preemption: Preemption,
+    attempt_events: Iterable[StoredEvent],
+    preemptor_events: Iterable[StoredEvent],
+) -> None:
+    """The victims' outcomes from the attempt's events, and the preemptor's priority from
+    its own events (its last `pod_observed` before the decision)."""
+    apply_evictions(preemption, attempt_events)
+    preemption.priority = priority_before(preemptor_events, preemption.position)
+
+
+def priority_before(events: Iterable[StoredEvent], position: int) -> int | None:
+    """The priority of the pod's last `pod_observed` among `events` before `position`."""
+    observed = [e for e in events if e.kind == "pod_observed" and e.position < position]
+    return _int(observed[-1].data.get("priority", 0)) if observed else None
 
 
 def complete_preempted_by(reader: EventReader, found: PreemptedBy, uid: str | None) -> None:
@@ -172,16 +209,15 @@ def complete_preempted_by(reader: EventReader, found: PreemptedBy, uid: str | No
     if decision is None:
         return
     found.chosen_by = decision.data.get("chosenBy")
+    found.decided_position = decision.position
+    found.decided_at = decision.recorded_at.isoformat()
     for victim in _objects(decision.data.get("victims")):
         if uid is not None and victim.get("uid") == uid:
             found.priority = _int(victim.get("priority"))
-    observed = [
-        e
-        for e in reader.read_uid(decision.uid or found.preemptor_uid)
-        if e.kind == "pod_observed" and e.position < decision.position
-    ]
-    if observed:
-        found.preemptor_priority = _int(observed[-1].data.get("priority", 0))
+            found.pdb_violation = bool(victim.get("pdbViolation", False))
+    found.preemptor_priority = priority_before(
+        reader.read_uid(decision.uid or found.preemptor_uid), decision.position
+    )
 
 
 def not_evicted(reader: EventReader, uids: set[str]) -> list[PreemptedBy]:

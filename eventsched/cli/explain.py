@@ -17,6 +17,8 @@ from eventsched.audit.viewat import ViewAt
 from eventsched.cli.arguments import count
 from eventsched.cli.commands import summary
 from eventsched.cli.database import open_reader
+from eventsched.cli.ganglines import render_gang
+from eventsched.cli.gatelines import render_gates
 from eventsched.cli.integritylines import CHECK_EVENTS, exit_code, warning_lines
 from eventsched.cli.numberlines import render_cluster, render_numbers, render_queue
 from eventsched.cli.preemptionlines import render_preempted_by, render_preemption
@@ -127,6 +129,10 @@ def render(explanation: PodExplanation, max_rejections: int = 20) -> str:
     unchecked = ": over --check-events (0 checks them all)"
     lines.extend("  " + line for line in warning_lines(explanation.integrity, unchecked))
     lines.append(f"  {len(explanation.attempts)} scheduling attempt(s); {_placement(explanation)}")
+    if explanation.gates is not None:
+        lines.extend("  " + line for line in render_gates(explanation.gates))
+    if explanation.gang is not None:
+        lines.extend("  " + line for line in render_gang(explanation.gang))
     for victim in explanation.preempted_by:
         lines.append("  " + render_preempted_by(victim))
     for note in explanation.notes:

@@ -1,7 +1,8 @@
 """`eventsched query "SQL"`: one read-only statement over the log, as a table, CSV or JSON.
 
 The views `decisions`, `placements`, `filter_rejections`,
-`plugin_scores`, `preemptions`, `preemption_victims` and `shadow_verdicts`
+`plugin_scores`, `preemptions`, `preemption_victims`, `scheduling_gates` and
+`shadow_verdicts`
 (docs/querying.md) are what people query;
 `events` is there too. The guard against writes is in
 `eventsched.audit.query`; this module only turns values into text.
@@ -38,7 +39,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Run one SQL statement over the event log, read-only: on PostgreSQL in a "
         "READ ONLY transaction that is rolled back, on SQLite with the file opened read-only. "
         "Views: decisions, placements, filter_rejections, plugin_scores, preemptions, "
-        "preemption_victims, shadow_verdicts; table: events.",
+        "preemption_victims, scheduling_gates, shadow_verdicts; table: events.",
     )
     p.add_argument("sql", metavar="SQL", help="one SQL statement; - reads it from stdin")
     p.add_argument(

@@ -218,6 +218,20 @@ class LogReader:
         rows = self._fetch(_NOT_EVICTED.bindparams(uids=sorted(uids)), "reading victims")
         return [ChosenVictim(str(attempt), str(uid)) for attempt, uid in rows]
 
+    def pods_labelled(self, namespace: str, key: str, value: str) -> list[str]:
+        """The names of the pods of `namespace` ever observed with the label key=value, in
+        the order first observed; found through the index on (namespace, name)."""
+        label = events.c.data[("labels", key)].as_string()
+        first = func.min(events.c.position).label("first")
+        stmt = (
+            select(events.c.name, first)
+            .where(kind_in(["pod_observed"]), events.c.namespace == namespace, label == value)
+            .group_by(events.c.name)
+            .order_by(first)
+        )
+        rows = self._fetch(stmt, f"reading the pods labelled {key}={value} in {namespace}")
+        return [str(name) for name, _ in rows]
+
     def last_position(self) -> int:
         """The position of the newest event; 0 for an empty log."""
         rows = self._fetch(select(func.coalesce(func.max(events.c.position), 0)), "reading")
@@ -304,7 +318,7 @@ class LogReader:
     def batches_holding(self, positions: Collection[int]) -> list[BatchRow]:
         """The batches that hold these positions, in order; a position no batch holds (an
         event written around the append) has none. One probe of the index on
-        last_position (migration 0010) per batch found."""
+        last_position (migration 0011) per batch found."""
         wanted = sorted(set(positions))
         found: list[BatchRow] = []
         i = 0

@@ -65,6 +65,11 @@ class EventReader(Protocol):
         """The decisions that chose one of `uids` as a victim and logged no eviction of it."""
         ...
 
+    def pods_labelled(self, namespace: str, key: str, value: str) -> list[str]:
+        """The names of the pods of `namespace` ever observed with the label key=value, in
+        the order first observed (a gang's members, by its pod-group label)."""
+        ...
+
     def last_position(self) -> int:
         """The position of the newest event; 0 for an empty log."""
         ...

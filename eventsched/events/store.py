@@ -129,6 +129,9 @@ class EventStore:
     def victims_not_evicted(self, uids: Collection[str]) -> list[ChosenVictim]:
         return self.reader.victims_not_evicted(uids)
 
+    def pods_labelled(self, namespace: str, key: str, value: str) -> list[str]:
+        return self.reader.pods_labelled(namespace, key, value)
+
     def last_position(self) -> int:
         return self.reader.last_position()
 

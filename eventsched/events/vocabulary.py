@@ -98,7 +98,8 @@ DECISION_KINDS: dict[str, str] = {
     "unschedulable": "the attempt found no node; data: {message, plugins[], attempts, "
     "backoffSeconds, nominatedNodeName?} (nominatedNodeName: the PostFilter's nomination, '' "
     "clearing it; the view's nominator folds it)",
-    "requeued": "pod moved between queues; data: {from, to, event, backoffUntil?}",
+    "requeued": "pod moved between queues; data: {from, to, event, backoffUntil?} (from "
+    "`gated`, event PodUpdate: its scheduling gates were lifted; logged since 2026-11-28)",
     "shadow_verdict": "`eventsched shadow`'s verdict on what another scheduler (data.scheduler) "
     "did with a pod, ending the shadow attempt that decided the pod first (its attempt_started "
     "carries shadow{scheduler, observed, node?}); node column = that scheduler's node (placed "

@@ -56,9 +56,7 @@ from eventsched.framework import (
     check_args,
 )
 from eventsched.model import NodeTable, Pod
-
-POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
-MIN_AVAILABLE_ANNOTATION = "scheduling.x-k8s.io/min-available"
+from eventsched.model.podgroup import MIN_AVAILABLE_ANNOTATION, POD_GROUP_LABEL, group_of
 
 #: upstream CoschedulingArgs.permitWaitingTimeSeconds default.
 DEFAULT_PERMIT_WAITING_SECONDS = 60
@@ -74,12 +72,6 @@ FORGET_PENDING_AFTER = 15 * 60.0
 _PLACED_KEY = "Coscheduling/placed"
 
 KNOWN_ARGS = ("permitWaitingTimeSeconds", "defaultMinAvailable")
-
-
-def group_of(pod: Pod) -> str | None:
-    """`namespace/group` of a gang member, None for a pod outside any gang."""
-    name = pod.labels.get(POD_GROUP_LABEL, "")
-    return f"{pod.namespace}/{name}" if name else None
 
 
 class Coscheduling:

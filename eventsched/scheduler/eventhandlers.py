@@ -292,13 +292,19 @@ class EventHandlers:
         if self.cache.is_assumed(pod.uid):
             return  # its binding is in flight; the bound pod will be observed
         if pod.uid in self.queue:
-            where = self.queue.update(pod)
+            move = self.queue.update(pod)
+            if move is not None and move.source == "gated":
+                # Its gates lifted: the pod enters the queue, and the log says when (a
+                # gated pod's page reads ungated, queued, placed). A move out of the
+                # unschedulable pool on an update is still not logged.
+                self.moves.record([move])
             return
         backoff = self.projections.backoff.get(pod.uid)
-        if backoff is not None:
-            where = self.queue.restore(pod, backoff.attempts, backoff.backoff_until)
-        else:
-            where = self.queue.add(pod)
+        where = (
+            self.queue.restore(pod, backoff.attempts, backoff.backoff_until)
+            if backoff is not None
+            else self.queue.add(pod)
+        )
         if where is not None:
             self.journal.pending.add(
                 "queued", {"queue": where, "event": "PodAdd"}, pod=pod, scheduler=pod.scheduler_name

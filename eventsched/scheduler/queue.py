@@ -141,11 +141,14 @@ class SchedulingQueue:
         self._enter(info, "gated")
         return True
 
-    def update(self, pod: Pod) -> QueueName | None:
-        """A pending pod changed: keep its place, but a gated pod may now enter activeQ."""
+    def update(self, pod: Pod) -> Move | None:
+        """A pending pod changed: keep its place, but a gated pod may now enter activeQ
+        (its gates lifted) and an unschedulable one is tried again. The move, if any."""
         entry = self._where.get(pod.uid)
         if entry is None:
-            return self.add(pod) if pod.uid not in self._in_flight else None
+            if pod.uid not in self._in_flight:
+                self.add(pod)
+            return None
         info, queue = entry
         if queue == "active":
             # The sort key may have changed (priority, an importance annotation):
@@ -155,10 +158,11 @@ class SchedulingQueue:
         info.pod = pod
         if queue == "gated":
             self._leave(pod.uid)
-            return self._incoming(self._place_new(info), "PodUpdate")
+            to = self._incoming(self._place_new(info), "PodUpdate")
+            return Move(info, "gated", to, "PodUpdate") if to != "gated" else None
         if queue == "unschedulable":
             # An update to the pod itself may make it schedulable (kube: PodUpdate event).
-            return self._move(info, "unschedulable", "PodUpdate").to
+            return self._move(info, "unschedulable", "PodUpdate")
         return None
 
     def delete(self, uid: str) -> QueueName | None:

@@ -36,6 +36,7 @@ from eventsched.events.errors import DatabaseUnavailableError, EventStoreError
 from eventsched.events.logreader import LogReader
 from eventsched.events.slices import SliceOrigin, read_origin
 from eventsched.plugins import full_registry
+from eventsched.ui import gang as gang_page
 from eventsched.ui import integrity as page_integrity
 from eventsched.ui import node as node_page
 from eventsched.ui import pod, reads, search, shadow, shadowoverview, whatif
@@ -196,6 +197,12 @@ class UI:
             integrity=page_integrity.of_pod(explanation, self.chain.status),
         )
 
+    def gang(self, request: Request) -> Response:
+        found = gang_page.load(self.reader, *self._pod(request))
+        members = [(m.namespace, m.name) for m in found.members]
+        integrity = page_integrity.of_pods(self.reader, members, self.chain.status)
+        return page(request, "gang.html", title=f"Gang {found.key}", g=found, integrity=integrity)
+
     def node(self, request: Request) -> Response:
         name = request.path_params["node"]
         since, _ = time_range(request.query_params.get("since", "1d"), "")
@@ -344,6 +351,7 @@ def create_app(
         Route("/pods/{namespace}/{name}", _threaded(ui.pod_summary), methods=get),
         Route("/pods/{namespace}/{name}/attempts", _threaded(ui.pod_attempts), methods=get),
         Route("/pods/{namespace}/{name}/why-not", _threaded(ui.pod_why_not), methods=get),
+        Route("/gangs/{namespace}/{name}", _threaded(ui.gang), methods=get),
         Route("/nodes/{node}", _threaded(ui.node), methods=get),
         Route("/cluster-at/{position:int}", _threaded(ui.cluster_at), methods=get),
         Route("/search", _threaded(ui.search), methods=get),

@@ -22,6 +22,7 @@ from eventsched.audit.integrity import (
     ChainBreak,
     Integrity,
     check_batches,
+    check_events,
     describe,
     note_whole_chain,
     scope,
@@ -87,6 +88,14 @@ def of_rows(
         said = contradictions(reader.read_uids(uids, LEDGER_KINDS))
         integrity.found(said=[c for c in said if c.uid in uids])
     return _page(integrity, chain, newest or 0, rows)
+
+
+def of_pods(
+    reader: EventReader, pods: Iterable[tuple[str, str]], chain: ChainStatus
+) -> PageIntegrity:
+    """A page of several pods (a gang's members): each pod's events, as a pod's page."""
+    events = [e for namespace, name in pods for e in reader.read_pod(namespace, name)]
+    return _page(check_events(reader, events, max_events=PAGE_EVENTS), chain, 0, [])
 
 
 def of_fold(chain: ChainStatus, through: int) -> PageIntegrity:

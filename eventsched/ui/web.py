@@ -76,6 +76,10 @@ def cluster_url(position: int, explanation: Any = None) -> str:
     return with_query(f"/cluster-at/{max(position, 0)}", pod=pod)
 
 
+def gang_url(namespace: str, name: str) -> str:
+    return f"/gangs/{quote(namespace, safe='')}/{quote(name, safe='')}"
+
+
 def with_query(path: str, **params: Any) -> str:
     kept = {k: v for k, v in params.items() if v not in (None, "")}
     return path + ("?" + urlencode(kept) if kept else "")
@@ -102,6 +106,7 @@ environment.filters["when"] = when
 environment.globals.update(
     pod_url=pod_url,
     node_url=node_url,
+    gang_url=gang_url,
     with_query=with_query,
     cluster_url=cluster_url,
     amount=amount,

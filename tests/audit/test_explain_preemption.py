@@ -166,13 +166,20 @@ def test_explain_a_preemptor(store: EventStore) -> None:
         ("web-a", "deleted", 200),
         ("web-b", "failed", 500),
     ]
+    # The preemptor's priority: its last observation before the decision (500, then 1000).
+    assert preemption.priority == 1000 and preemption.plugin == "DefaultPreemption"
+    a, b = preemption.victims
+    assert (a.evicted_position, b.evicted_position) == (10, 11)
     text = render(explained)
     lines = text.splitlines()
     post = lines.index("  PostFilter: Success (nominated node n2)")
     assert lines[post + 1 :][:7] == [
-        "  Preemption: nominated node n2, 2 victims:",
-        "    prod/web-a (priority 10, violates a PodDisruptionBudget): deleted",
-        "    prod/web-b (priority 5): failed (500: etcd timeout)",
+        "  Preemption by DefaultPreemption: nominated node n2, 2 victims "
+        "(this pod's priority 1000):",
+        "    prod/web-a (priority 10, violates a PodDisruptionBudget): deleted at "
+        f"{a.evicted_at} (log position 10)",
+        f"    prod/web-b (priority 5): failed (500: etcd timeout) at {b.evicted_at} "
+        "(log position 11)",
         "  Dry run: 3 candidates among 3 node(s) visited (of 4 where preemption might help, "
         "from offset 1, looking for 3); chosen by lowest highest-victim priority",
         "    other candidates: n1: 3 victims, n3: 1 victim (2 PDB violations)",
@@ -190,17 +197,20 @@ def test_explain_a_victim(store: EventStore) -> None:
     assert explained.attempts == []
     (victim,) = explained.preempted_by
     assert (victim.preemptor, victim.preemptor_priority, victim.priority) == ("prod/big", 1000, 10)
+    assert victim.pdb_violation and victim.decided_position == 8 and victim.position == 10
     text = render(explained)
     # kube-scheduler placed web-a before eventsched ran: no attempt, but where it ran.
     assert (
         text.splitlines()[1] == "  0 scheduling attempt(s); not bound by eventsched; observed on n2"
     )
     assert (
-        f"  Preempted by prod/big (priority 1000) on node n2 in attempt {ATTEMPT}: chosen by "
-        "lowest highest-victim priority; outcome deleted"
+        f"  Preempted by prod/big (priority 1000 over this pod's 10) on node n2 in attempt "
+        f"{ATTEMPT} at {victim.decided_at}: chosen by lowest highest-victim priority; violates "
+        f"a PodDisruptionBudget; outcome deleted at {victim.recorded_at} (log position 10)"
     ) in text.splitlines()
     failed = render(explain_pod(store, "prod", "web-b"))
-    assert failed.splitlines()[2].endswith("; outcome failed (500: etcd timeout)")
+    assert "; outcome failed (500: etcd timeout) at " in failed.splitlines()[2]
+    assert failed.splitlines()[2].endswith(" (log position 11)")
 
 
 def test_a_victim_whose_eviction_is_not_written_yet(store: EventStore) -> None:
@@ -211,8 +221,9 @@ def test_a_victim_whose_eviction_is_not_written_yet(store: EventStore) -> None:
     (chosen,) = victim.preempted_by
     assert (chosen.outcome, chosen.priority, chosen.preemptor_priority) == (None, 5, 1000)
     assert render(victim).splitlines()[2] == (
-        f"  Preempted by prod/big (priority 1000) on node n2 in attempt {ATTEMPT}: chosen by "
-        "lowest highest-victim priority; no eviction recorded yet"
+        f"  Preempted by prod/big (priority 1000 over this pod's 5) on node n2 in attempt "
+        f"{ATTEMPT} at {chosen.decided_at}: chosen by lowest highest-victim priority; "
+        "no eviction recorded yet"
     )
 
 
@@ -242,7 +253,12 @@ def test_explain_command_json(db_url: str) -> None:
     ]
     web = json.loads(explain("prod/web-a", "--json"))
     assert web["preempted_by"][0]["outcome"] == "deleted"
-    assert "Preempted by prod/big (priority 1000) on node n2" in explain("prod/web-a")
+    assert web["preempted_by"][0]["pdb_violation"] is True
+    assert web["preempted_by"][0]["preemptor_priority"] == 1000
+    assert big["attempts"][0]["preemption"]["priority"] == 1000
+    assert "Preempted by prod/big (priority 1000 over this pod's 10) on node n2" in explain(
+        "prod/web-a"
+    )
 
 
 def test_explain_after_simulating_the_preemption_example(db_url: str) -> None:
@@ -265,11 +281,12 @@ def test_explain_after_simulating_the_preemption_example(db_url: str) -> None:
     assert "2 of 2 pending pods bound" in eventsched("simulate", "examples/preemption/")
     checkout = eventsched("explain", "shop/checkout").splitlines()
     start = checkout.index("  PostFilter: DefaultPreemption Success (nominated node node-a)")
-    assert checkout[start + 1 : start + 4] == [
-        "  Preemption: nominated node node-a, 2 victims:",
-        "    jobs/batch-1 (priority 10): deleted",
-        "    jobs/batch-2 (priority 10): deleted",
-    ]
+    assert checkout[start + 1] == (
+        "  Preemption by DefaultPreemption: nominated node node-a, 2 victims "
+        "(this pod's priority 1000):"
+    )
+    for line, victim in zip(checkout[start + 2 : start + 4], ("batch-1", "batch-2"), strict=True):
+        assert line.startswith(f"    jobs/{victim} (priority 10): deleted at ")
     assert checkout[start + 4].startswith("  Dry run: 3 candidates among 3 node(s) visited")
     assert checkout[start + 4].endswith("chosen by lowest highest-victim priority")
     assert checkout[start + 5].startswith("    other candidates: node-")
@@ -279,7 +296,9 @@ def test_explain_after_simulating_the_preemption_example(db_url: str) -> None:
         "  0 scheduling attempt(s); not bound by eventsched; observed on node-c; "
         "removed from the cluster"
     )
-    assert report[2].startswith("  Preempted by shop/payments (priority 1000) on node node-c in ")
-    assert report[2].endswith(": chosen by fewest PDB violations; outcome deleted")
+    assert report[2].startswith(
+        "  Preempted by shop/payments (priority 1000 over this pod's 50) on node node-c in "
+    )
+    assert ": chosen by fewest PDB violations; outcome deleted at " in report[2]
     web = json.loads(eventsched("explain", "shop/web-1", "--json"))
     assert web["preempted_by"] == []

@@ -616,6 +616,7 @@ def test_the_reader_role_reads_the_views_and_nothing_else(
             "plugin_scores",
             "preemptions",
             "preemption_victims",
+            "scheduling_gates",
             "shadow_verdicts",
             "event_batches",
             "snapshots",

@@ -1,14 +1,18 @@
-"""The preemption views (migration 0005): same rows on SQLite and PostgreSQL."""
+"""The preemption views (migrations 0005, 0009): same rows on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 
+from eventsched.cli.main import main
 from eventsched.events import EventRecord, EventStore, downgrade, upgrade
 from tests.cookbook import cookbook
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def rows(store: EventStore, sql: str) -> list[dict[str, Any]]:
@@ -27,6 +31,7 @@ def preempted(
         kind="preempted",
         scheduler="prof",
         attempt=attempt,
+        plugin="DefaultPreemption",
         uid=f"uid-{preemptor}",
         namespace="ns",
         name=preemptor,
@@ -166,6 +171,9 @@ def test_preemption_victims_with_the_eviction_outcome(store: EventStore) -> None
         "reason",
         "evicted_position",
         "evicted_at",
+        "preemptor_priority",
+        "chosen_by",
+        "plugin",
     ]
     assert [
         (
@@ -194,6 +202,52 @@ def test_preemption_victims_with_the_eviction_outcome(store: EventStore) -> None
     assert {r["preemptor_uid"] for r in found} == {"uid-big", "uid-huge"}
 
 
+def test_preemption_victims_say_why_and_by_whom(store: EventStore) -> None:
+    """The preemptor's priority is its last observation before the decision; the criterion
+    and the plugin are the decision's."""
+    store.append(
+        [
+            observed("big", 100),
+            observed("big", 2000),
+            preempted("big", "att-1", "n2", [victim("ua", "a", 10), victim("ub", "b", 5)]),
+            observed("big", 3000),  # after the decision: not the priority it preempted with
+        ]
+    )
+    found = rows(
+        store,
+        "SELECT victim_name, priority, preemptor_priority, chosen_by, plugin "
+        "FROM preemption_victims ORDER BY victim_name",
+    )
+    assert found == [
+        {
+            "victim_name": "a",
+            "priority": 10,
+            "preemptor_priority": 2000,
+            "chosen_by": "only candidate",
+            "plugin": "DefaultPreemption",
+        },
+        {
+            "victim_name": "b",
+            "priority": 5,
+            "preemptor_priority": 2000,
+            "chosen_by": "only candidate",
+            "plugin": "DefaultPreemption",
+        },
+    ]
+
+
+def observed(name: str, priority: int) -> EventRecord:
+    record = {"uid": f"uid-{name}", "namespace": "ns", "name": name, "priority": priority}
+    return EventRecord(
+        kind="pod_observed",
+        scheduler="prof",
+        uid=f"uid-{name}",
+        namespace="ns",
+        name=name,
+        data=record,
+    )
+
+
 def test_a_failed_eviction_reads_with_its_reason(store: EventStore) -> None:
     store.append(
         [
@@ -213,6 +267,25 @@ def test_decisions_hold_preempted_and_evicted(store: EventStore) -> None:
         ("post_filtered", 1),
         ("preempted", 2),
     ]
+
+
+def test_downgrade_to_0008_restores_the_columns_of_0005(db_url: str) -> None:
+    with EventStore.connect(db_url) as store:
+        a_log(store)
+    downgrade(db_url, "0008")
+    engine = sa.create_engine(db_url)
+    try:
+        assert "scheduling_gates" not in set(sa.inspect(engine).get_view_names())
+        with engine.connect() as conn:
+            columns = list(conn.execute(sa.text("SELECT * FROM preemption_victims")).keys())
+        assert columns[-1] == "evicted_at" and len(columns) == 18
+    finally:
+        engine.dispose()
+    upgrade(db_url)
+    with EventStore.connect(db_url) as store:
+        assert rows(store, "SELECT DISTINCT plugin FROM preemption_victims") == [
+            {"plugin": "DefaultPreemption"}
+        ]
 
 
 def test_downgrade_to_0004_restores_the_old_decisions_view(db_url: str) -> None:
@@ -251,3 +324,48 @@ def test_the_cookbook_preemption_queries(store: EventStore) -> None:
         ("ns/big", "ns/b", 5, False, "deleted"),
         ("ns/huge", "ns/c", 1, False, None),
     ]
+
+
+def test_the_simulated_preemption_of_two_victims(db_url: str) -> None:
+    """examples/preemption (the real scheduler over the simulated cluster): checkout, priority
+    1000, preempts batch-1 and batch-2 (priority 10) on node-a; one row per victim, with the
+    decision and the eviction each at its position and time."""
+    assert main(["simulate", str(ROOT / "examples" / "preemption"), "--db", db_url]) == 0
+    with EventStore.connect(db_url) as store:
+        found = rows(
+            store,
+            "SELECT * FROM preemption_victims WHERE preemptor_name = 'checkout' "
+            "ORDER BY victim_name",
+        )
+    assert [
+        (
+            r["preemptor_namespace"] + "/" + r["preemptor_name"],
+            r["preemptor_priority"],
+            r["node"],
+            r["victim_namespace"] + "/" + r["victim_name"],
+            r["priority"],
+            bool(r["pdb_violation"]),
+            r["chosen_by"],
+            r["plugin"],
+            r["outcome"],
+            r["code"],
+        )
+        for r in found
+    ] == [
+        (
+            "shop/checkout",
+            1000,
+            "node-a",
+            f"jobs/batch-{i}",
+            10,
+            False,
+            "lowest highest-victim priority",
+            "DefaultPreemption",
+            "deleted",
+            200,
+        )
+        for i in (1, 2)
+    ]
+    decision = {r["position"] for r in found}
+    assert len(decision) == 1 and all(r["evicted_position"] > r["position"] for r in found)
+    assert all(r["evicted_at"] is not None and r["recorded_at"] is not None for r in found)

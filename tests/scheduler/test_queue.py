@@ -139,9 +139,19 @@ def test_gated_pods_wait_for_an_update_without_gates() -> None:
         )
 
     q = make(Clock(), pre_enqueue=pre_enqueue)
-    assert q.add(pod("a", gates=("example.com/wait",))) == "gated"
+    assert q.add(pod("a", gates=("example.com/wait", "example.com/more"))) == "gated"
     assert q.pop() is None
-    assert q.update(pod("a")) == "active"
+    # One gate lifted, one left: still gated, no move.
+    assert q.update(pod("a", gates=("example.com/more",))) is None
+    assert q.pop() is None
+    move = q.update(pod("a"))
+    assert move is not None
+    assert (move.source, move.to, move.event, move.info.pod.name) == (
+        "gated",
+        "active",
+        "PodUpdate",
+        "a",
+    )
     assert q.pop() is not None
 
 

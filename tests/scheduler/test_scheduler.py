@@ -232,6 +232,14 @@ def test_gated_pod_waits_until_its_gates_are_removed(store: EventStore) -> None:
     scheduler.run(until_idle=True)
     scheduler.stop()
     assert bound_nodes(cluster) == {"default/gated": "a"}
+    # Its entry into the queue, once ungated, is in the log between the observation
+    # without gates and its attempt.
+    kinds = [(e.kind, e.data.get("from")) for e in store.read_pod("default", "gated")]
+    moved = kinds.index(("requeued", "gated"))
+    assert kinds[moved - 1][0] == "pod_observed"
+    assert kinds[moved + 1][0] == "attempt_started"
+    (requeued,) = store.read(kinds=["requeued"])
+    assert requeued.data == {"from": "gated", "to": "active", "event": "PodUpdate"}
 
 
 def test_events_appended_by_another_writer_are_folded_not_skipped(store: EventStore) -> None:

@@ -166,7 +166,14 @@ def test_all_scores_by_replay_and_preemption(tmp_path: Path) -> None:
         assert "Preemption: nominated node-c (fewest PDB violations" in page
         assert "jobs/report-1 (priority 50: deleted)" in page
         victim = text(served.request("/pods/jobs/report-1").body)
-        assert "Chosen as a victim of shop/payments 's preemption on node-c" in victim
+        assert (
+            "Chosen as a victim of shop/payments 's preemption (priority 1000 over this pod's 50)"
+            " on node-c (" in victim
+        )
+        assert "node chosen by fewest PDB violations): deleted (200) at " in victim
+        preemptor = text(served.request("/pods/shop/payments").body)
+        assert "Preemption by DefaultPreemption" in preemptor
+        assert "jobs/report-1 50 respected deleted (200)" in preemptor
 
 
 def test_the_benchmark_runs(tmp_path: Path) -> None:

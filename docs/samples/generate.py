@@ -287,6 +287,9 @@ LOGS = [
     # The audit page: a binding moved behind the triggers' back, as each reader says it.
     Log(
         {
+            "integrity-unchecked.txt": Sample(
+                ("eventsched explain default/too-big --check-events 1 | head -3",)
+            ),
             "integrity-explain.txt": Sample(
                 (MOVE_A_BINDING, "eventsched explain shop/checkout | head -4")
             ),

@@ -6,8 +6,9 @@ batches holding those positions (integrity.py), and the contradictions among
 the events of the pods its `uid`, `preemptor_uid` or `victim_uid` columns
 name, at most MAX_PODS of them. A result without positions (a count, a sum) came from rows it does not
 name, so the chain itself is verified: the newest NEWEST_EVENTS events of it
-by default (a few seconds), or all of it with `--verify all` (about 50 µs an
-event on a busy 2-core machine: 50 s for a million). The note says how far.
+by default (about a second), or all of it with `--verify all` (about 40 µs an
+event of 750 bytes on a 2-core machine: 40 s for a million; docs/audit.md has
+the measurements). The note says how far.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from eventsched.events.reader import EventReader
 #: part of the chain), the whole chain, or nothing.
 MODES = ("shown", "all", "none")
 #: Events of the newest part of the chain a result without positions verifies.
-NEWEST_EVENTS = 100_000
+NEWEST_EVENTS = 20_000
 #: Pods whose events are checked for contradictions, at most.
 MAX_PODS = 1000
 #: The columns that hold log positions, and pod uids (the views' names for them).

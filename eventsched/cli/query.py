@@ -70,7 +70,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "the hash-chain batches holding the rows' positions (a column named position), and "
         "the contradictions among the events of the pods its uid columns name; a result "
         f"without positions verifies the newest {NEWEST_EVENTS:,} events of the chain. all: "
-        "the whole chain (about 50 s a million events). Warnings go to stderr; exit 1 when "
+        "the whole chain (about 40 s a million events). Warnings go to stderr; exit 1 when "
         "the check finds something",
     )
     p.set_defaults(func=run)

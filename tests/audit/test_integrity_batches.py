@@ -10,6 +10,7 @@ import pytest
 import sqlalchemy as sa
 
 from eventsched.audit.integrity import check_batches
+from eventsched.audit.queryintegrity import verify_chain
 from eventsched.events import EventStore
 from eventsched.events.chain import batch_hash, stored_event_json
 from tests.events.test_event_chain import drop_triggers, fill  # four batches of three
@@ -106,3 +107,24 @@ def test_the_budget_checks_the_newest_batches_first(store: EventStore, raw: sa.E
     found = check_batches(store, [10], max_events=2)
     assert (found.batches, found.unchecked, found.unchecked_events) == (0, 1, 3)
     assert found.ok
+
+
+def test_a_count_verifies_the_newest_part_of_the_chain_and_says_so(
+    store: EventStore, raw: sa.Engine
+) -> None:
+    """What `query` does with a result that names no position (queryintegrity.py)."""
+    fill(store)
+    whole = verify_chain(store, None)
+    assert whole.integrity.ok and whole.note == "" and whole.integrity.verified_through == 12
+    edit(raw, "UPDATE events SET uid = 'forged' WHERE position = 2")
+    newest = verify_chain(store, 5)  # batches 3 and 4: whole batches holding the newest 5
+    assert newest.integrity.ok and newest.integrity.events == 6
+    assert newest.note == (
+        "hash chain verified for the newest 6 events (positions 7..12); older ones not "
+        "checked: --verify all checks them"
+    )
+    [broken] = verify_chain(store, None).integrity.breaks
+    assert (broken.batch, broken.first_position, broken.found_by) == (1, 1, "chain")
+    edit(raw, "UPDATE events SET uid = 'forged' WHERE position = 11")
+    [broken] = verify_chain(store, 5).integrity.breaks
+    assert (broken.batch, broken.first_position) == (4, 10)

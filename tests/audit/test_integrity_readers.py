@@ -125,7 +125,7 @@ def test_query_warns_on_stderr_and_exits_1(
     assert f"WARNING: hash chain broken at batch {binding.batch} (positions" in done.err
     assert contradiction(binding) in done.err
     # Counted rows name no position: the chain itself is verified (all of it, this log
-    # being smaller than the newest 100,000 events).
+    # being smaller than the newest 20,000 events).
     done = cli("query", counted)
     assert done.code == 1
     assert f"WARNING: hash chain broken at batch {binding.batch} (from position" in done.err

@@ -11,7 +11,6 @@ below P, which is what lets `read` page by position.
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -21,7 +20,7 @@ import structlog
 from sqlalchemy import ColumnElement, Engine, func, select, text
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-from eventsched.events import retention, slices
+from eventsched.events import batchreads, retention, slices
 from eventsched.events.chain import GENESIS, BatchRow, ChainPoint, ChainReport, verify
 from eventsched.events.engine import connection, create_engine, display_url, translate
 from eventsched.events.errors import EventStoreError
@@ -59,13 +58,6 @@ _NEXT_BATCH = text(
 _VERIFY_HEAD = text(
     "SELECT (SELECT max(batch) FROM event_batches), (SELECT max(position) FROM events)"
 )
-_BATCH_ROWS = select(
-    event_batches.c.batch,
-    event_batches.c.first_position,
-    event_batches.c.last_position,
-    event_batches.c.prev_hash,
-    event_batches.c.hash,
-)
 #: Decisions that chose one of the uids as a victim with no `evicted` logged for it
 #: (the view `preemption_victims`, migration 0005).
 _NOT_EVICTED = text(
@@ -73,8 +65,6 @@ _NOT_EVICTED = text(
     "WHERE evicted_position IS NULL AND victim_uid IN :uids ORDER BY position"
 ).bindparams(sa.bindparam("uids", expanding=True))
 
-#: Values one `IN (...)` list carries at most (SQLite allows 32,766 bound parameters).
-IN_CHUNK = 1000
 
 Opened = TypeVar("Opened")
 
@@ -202,11 +192,11 @@ class LogReader:
         """The events of these kinds of the pods with these uids, in order (by the uid index)."""
         wanted, chosen = sorted(set(uids)), frozenset(kinds)
         found: list[StoredEvent] = []
-        for start in range(0, len(wanted), IN_CHUNK):
+        for start in range(0, len(wanted), batchreads.IN_CHUNK):
             # The kinds are chosen here, not in SQL: given both, SQLite (which indexes
             # every row's kind) walks the kinds' index through the whole log (0.2 s for
             # 100 pods of a 225,000-event log, against 3 ms by their uids).
-            where = events.c.uid.in_(wanted[start : start + IN_CHUNK])
+            where = events.c.uid.in_(wanted[start : start + batchreads.IN_CHUNK])
             found.extend(
                 e for e in self._select_events(where, "reading pods' events") if e.kind in chosen
             )
@@ -308,36 +298,11 @@ class LogReader:
 
     def batches(self, numbers: Collection[int]) -> list[BatchRow]:
         """The stored batches with these numbers, in order (a number not stored has none)."""
-        wanted = sorted(set(numbers))
-        found: list[BatchRow] = []
-        for start in range(0, len(wanted), IN_CHUNK):
-            stmt = _BATCH_ROWS.where(event_batches.c.batch.in_(wanted[start : start + IN_CHUNK]))
-            found.extend(_batch_row(r) for r in self._fetch(stmt, "reading the hash chain"))
-        return sorted(found, key=lambda b: b.batch)
+        return batchreads.batches(self._fetch, numbers)
 
     def batches_holding(self, positions: Collection[int]) -> list[BatchRow]:
-        """The batches that hold these positions, in order; a position no batch holds (an
-        event written around the append) has none. One probe of the index on
-        last_position (migration 0011) per batch found."""
-        wanted = sorted(set(positions))
-        found: list[BatchRow] = []
-        i = 0
-        while i < len(wanted):
-            stmt = (
-                _BATCH_ROWS.where(event_batches.c.last_position >= wanted[i])
-                .order_by(event_batches.c.last_position)
-                .limit(1)
-            )
-            rows = self._fetch(stmt, "reading the hash chain")
-            if not rows:
-                break
-            row = _batch_row(rows[0])
-            inside = bisect_left(wanted, row.first_position, i)
-            after = bisect_right(wanted, row.last_position, inside)
-            if after > inside:
-                found.append(row)
-            i = after
-        return found
+        """The batches that hold these positions, in order (batchreads.py)."""
+        return batchreads.batches_holding(self._fetch, positions)
 
     def _start_problem(
         self, base: retention.LogBase | None, report: ChainReport
@@ -400,12 +365,12 @@ class LogReader:
     def _batches(self, after: int, last_batch: int) -> Iterator[BatchRow]:
         cursor = after
         t = event_batches.c
-        base = _BATCH_ROWS.order_by(t.batch)
+        base = batchreads.BATCH_ROWS.order_by(t.batch)
         while cursor < last_batch:
             stmt = base.where(t.batch > cursor, t.batch <= last_batch).limit(PAGE_SIZE)
             rows = self._fetch(stmt, "verifying the hash chain")
             for row in rows:
-                yield _batch_row(row)
+                yield batchreads.batch_row(row)
             if len(rows) < PAGE_SIZE:
                 return
             cursor = int(rows[-1][0])
@@ -425,10 +390,6 @@ class LogReader:
         if not rows:
             return None
         return int(rows[0][0]), dict(rows[0][1])
-
-
-def _batch_row(row: Sequence[Any]) -> BatchRow:
-    return BatchRow(int(row[0]), int(row[1]), int(row[2]), str(row[3]), str(row[4]))
 
 
 def _to_event(row: Sequence[Any]) -> StoredEvent:

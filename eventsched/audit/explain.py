@@ -110,6 +110,8 @@ class PodExplanation:
     removed: bool = False
     #: Where the pod stands in the queue at the log's head, when it is in one.
     queue: QueueStanding | None = None
+    #: Why the numbers and the queue are missing (the log could not be folded), if so.
+    numbers_unavailable: str = ""
     #: The scheduling gates that held the pod, and what followed (None: never gated).
     gates: GateHistory | None = None
     #: The gang (Coscheduling pod group) the pod belongs to, its members' states.

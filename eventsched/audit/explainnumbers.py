@@ -6,7 +6,7 @@ from __future__ import annotations
 from eventsched.audit.explain import AttemptExplanation, PodExplanation
 from eventsched.audit.numbers import RejectedNode, ScoredAttempt, attempt_numbers
 from eventsched.audit.queuestanding import queue_standing
-from eventsched.audit.viewat import ViewAt
+from eventsched.audit.viewat import FoldError, ViewAt
 from eventsched.framework import Registry
 
 
@@ -19,6 +19,19 @@ def explain_numbers(
 ) -> None:
     """Fill the attempts' `numbers` (the `last` ones only, when given: each folds the log to
     its own position) and the pod's `queue` (folding the log as far as `head`)."""
+    try:
+        _fill(explanation, views, registry, head, last)
+    except FoldError as exc:
+        explanation.numbers_unavailable = f"no numbers: {exc}"
+
+
+def _fill(
+    explanation: PodExplanation,
+    views: ViewAt,
+    registry: Registry | None,
+    head: int,
+    last: int | None,
+) -> None:
     chosen = sorted(explanation.attempts, key=lambda a: a.started_position)
     for attempt in chosen[-last:] if last else chosen:
         folded = views.at(attempt.started_position - 1)

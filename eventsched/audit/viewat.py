@@ -38,6 +38,10 @@ READ_KINDS = frozenset(FOLDED_KINDS | QUEUE_KINDS)
 CURSORS = 3
 
 
+class FoldError(ValueError):
+    """An event the fold cannot apply (a record missing what the fold reads)."""
+
+
 @dataclass(slots=True)
 class Folded:
     """The view and the queue after the event at `position` (and every one before it)."""
@@ -107,8 +111,15 @@ class ViewAt:
     def _fold(self, folded: Folded, position: int) -> Folded:
         since_checkpoint = 0
         for event in self.reader.read(after=folded.position, until=position, kinds=READ_KINDS):
-            folded.view.apply(event)
-            folded.queue.apply(event)
+            try:
+                folded.view.apply(event)
+                folded.queue.apply(event)
+            except (KeyError, TypeError, ValueError) as exc:
+                self._cursors.remove(folded)  # half-applied: never reused
+                raise FoldError(
+                    f"the log's {event.kind} at position {event.position} cannot be folded "
+                    f"({type(exc).__name__}: {exc})"
+                ) from exc
             folded.position = event.position
             since_checkpoint += 1
             if since_checkpoint >= self.checkpoint_every:

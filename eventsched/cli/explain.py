@@ -143,6 +143,8 @@ def render(explanation: PodExplanation, max_rejections: int = 20) -> str:
             f"  Note from {note['plugin']} at log position {note['position']}: "
             + json.dumps(detail, default=str, sort_keys=True)
         )
+    if explanation.numbers_unavailable:
+        lines.append(f"  ({explanation.numbers_unavailable})")
     if explanation.queue is not None:
         lines.extend("  " + line for line in render_queue(explanation.queue))
     for number, attempt in enumerate(explanation.attempts, 1):

@@ -31,6 +31,7 @@ from eventsched.audit import PodExplanation, PodNotFound, explain_full
 from eventsched.audit.believed import cluster_as_seen
 from eventsched.audit.explainnumbers import explain_numbers
 from eventsched.audit.readonly import read_only_engine
+from eventsched.audit.viewat import FoldError
 from eventsched.config.types import ConfigError
 from eventsched.events.errors import DatabaseUnavailableError, EventStoreError
 from eventsched.events.logreader import LogReader
@@ -137,7 +138,7 @@ class UI:
                     f"{self.folds.warmed:,}); reload in a few seconds."
                 )
             explain_numbers(explanation, views, full_registry(), head, last=attempts)
-        return ""
+        return explanation.numbers_unavailable
 
     def pod_summary(self, request: Request) -> Response:
         explanation = pod.load(self.reader, *self._pod(request))
@@ -226,7 +227,10 @@ class UI:
                     f"this page's fold of the log is at position {self.folds.warmed:,} of "
                     f"{head:,}; reload in a few seconds."
                 )
-            seen = cluster_as_seen(views, position, head)
+            try:
+                seen = cluster_as_seen(views, position, head)
+            except FoldError as exc:
+                raise BadRequest(f"no view at position {position}: {exc}.") from exc
         ns, _, name = request.query_params.get("pod", "").rpartition("/")
         return page(
             request,

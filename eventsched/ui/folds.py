@@ -14,9 +14,13 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from eventsched.audit.viewat import ViewAt
+import structlog
+
+from eventsched.audit.viewat import FoldError, ViewAt
 from eventsched.events.chainwatch import StepThread
 from eventsched.events.reader import EventReader
+
+log = structlog.get_logger(__name__)
 
 #: Positions folded per step of the thread (the lock is let go between steps).
 STEP = 20_000
@@ -73,7 +77,15 @@ class SharedFold:
             return False
         target = min(head, self._warmed + STEP)
         with self._lock:
-            self._views.at(target)
+            try:
+                self._views.at(target)
+            except FoldError as exc:
+                # Pages fold on their own from here, and each says why it has no numbers.
+                log.warning("the page's fold of the log stopped", error=str(exc))
+                with self._reached:
+                    self._running = False
+                    self._reached.notify_all()
+                return False
         with self._reached:
             self._warmed = target
             self._reached.notify_all()

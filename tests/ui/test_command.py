@@ -188,6 +188,7 @@ def test_the_benchmark_runs(tmp_path: Path) -> None:
         "",
         "pods",
         "pods",
+        "cluster-at",
         "nodes",
         "search",
         "search",
@@ -195,3 +196,4 @@ def test_the_benchmark_runs(tmp_path: Path) -> None:
     ]
     for r in results:
         assert 0 < r.p50_ms <= r.p95_ms <= r.max_ms and r.bytes > 0
+        assert 0 < r.first_ms <= r.max_ms

@@ -99,6 +99,12 @@ EDIT_A_SLICE = (
     "json_set(data, '$.message', 'fits nowhere') WHERE kind = 'unschedulable'\""
 )
 
+#: Move shop/checkout's binding to another node behind the triggers' back.
+MOVE_A_BINDING = (
+    'sqlite3 eventsched.db "DROP TRIGGER events_no_update; '
+    "UPDATE events SET node = 'worker-3' WHERE kind = 'bound' AND name = 'checkout'\""
+)
+
 #: The plugin pages' samples: each plugin's example, on a log of its own.
 PLUGIN_SAMPLES: dict[str, tuple[tuple[str, ...], Compare]] = {
     "nodelabel": (
@@ -275,6 +281,31 @@ LOGS = [
                 compare="header",
             ),
             "audit-edit.txt": Sample((EDIT_A_ROW, "eventsched replay"), compare="header"),
+        },
+        setup=("eventsched simulate examples/cluster",),
+    ),
+    # The audit page: a binding moved behind the triggers' back, as each reader says it.
+    Log(
+        {
+            "integrity-unchecked.txt": Sample(
+                ("eventsched explain default/too-big --check-events 1 | head -3",)
+            ),
+            "integrity-explain.txt": Sample(
+                (MOVE_A_BINDING, "eventsched explain shop/checkout | head -4")
+            ),
+            "integrity-json.txt": Sample(
+                ("eventsched explain shop/checkout --json | jq .integrity",)
+            ),
+            "integrity-query.txt": Sample(
+                (
+                    'eventsched query "SELECT position, name, node FROM placements '
+                    "WHERE namespace = 'shop' ORDER BY position\"",
+                    "eventsched query 'SELECT node, COUNT(*) AS pods FROM placements "
+                    "GROUP BY node ORDER BY node'",
+                ),
+                stderr=True,
+            ),
+            "integrity-replay.txt": Sample(("eventsched replay",)),
         },
         setup=("eventsched simulate examples/cluster",),
     ),

@@ -24,6 +24,7 @@ from eventsched.audit.explainpreemption import (
 from eventsched.audit.explainshadow import ShadowVerdict, shadow_verdict_of
 from eventsched.audit.gang import Gang, gang_of_pod
 from eventsched.audit.gates import GateHistory, gate_history
+from eventsched.audit.integrity import Integrity, check_events
 from eventsched.audit.numbers import Figure
 from eventsched.audit.queuestanding import QueueStanding
 from eventsched.audit.replay import full_scores
@@ -115,6 +116,9 @@ class PodExplanation:
     gates: GateHistory | None = None
     #: The gang (Coscheduling pod group) the pod belongs to, its members' states.
     gang: Gang | None = None
+    #: The hash chain where these events are, and their contradictions (integrity.py);
+    #: None when not checked.
+    integrity: Integrity | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -125,9 +129,16 @@ class PodNotFound(LookupError):
 
 
 def explain_pod(
-    reader: EventReader, namespace: str, name: str, until: int | None = None
+    reader: EventReader,
+    namespace: str,
+    name: str,
+    until: int | None = None,
+    *,
+    max_checked_events: int | None = None,
 ) -> PodExplanation:
-    """The pod's explanation from its events (those at or before `until`, when given)."""
+    """The pod's explanation from its events (those at or before `until`, when given),
+    and the check of what they show (integrity.py: the batches holding its events,
+    newest first while they fit in `max_checked_events`)."""
     events = [e for e in reader.read_pod(namespace, name) if until is None or e.position <= until]
     if not events:
         when = "" if until is None else f" at or before position {until}"
@@ -146,6 +157,9 @@ def explain_pod(
     for attempt in explanation.attempts:
         if attempt.preemption is not None:
             complete_preemption(attempt.preemption, reader.read_attempt(attempt.attempt), events)
+    explanation.integrity = check_events(
+        reader, events, [v.position for v in pending], max_checked_events
+    )
     return explanation
 
 

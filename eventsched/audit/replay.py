@@ -26,6 +26,7 @@ from typing import Any
 
 from eventsched.audit.base import from_base
 from eventsched.audit.replayer import Mismatch, Replayer, walk
+from eventsched.audit.replayledger import DIFFERS, REPRODUCED, SKIPPED, AttemptLedger
 from eventsched.events.reader import EventReader
 from eventsched.events.record import StoredEvent
 from eventsched.framework import Registry
@@ -118,13 +119,19 @@ def replay(
     selection = selection or Selection()
     replayer = Replayer(registry, *from_base(reader))
     report = ReplayReport()
+    checked = AttemptLedger()
 
     def seen(position: int) -> None:
         report.last_position = position
         if progress is not None:
             progress(position)
 
-    for events in walk(reader.read(), replayer.fold, seen):
+    def fold(event: StoredEvent) -> None:
+        replayer.fold(event)
+        for found in checked.see(event):
+            _contradicted(report, found.was, found.mismatch)
+
+    for events in walk(reader.read(), fold, seen):
         first = events[0]
         if not selection.wants(first):
             continue
@@ -136,8 +143,22 @@ def replay(
             report.reproduced += 1
         else:
             report.mismatches.append(mismatch)
+        outcome = SKIPPED if skipped else REPRODUCED if mismatch is None else DIFFERS
+        node = next((d.node for d in replayer.last_decisions if d.kind == "selected"), None)
+        checked.checked(first, node, outcome)
     report.events = replayer.folded
+    report.mismatches.sort(key=lambda m: m.position)
     return report
+
+
+def _contradicted(report: ReplayReport, was: str, mismatch: Mismatch) -> None:
+    """A checked attempt the log's later events contradict: a difference, whatever it was
+    counted as (reproduced, or skipped)."""
+    if was == REPRODUCED:
+        report.reproduced -= 1
+    elif was == SKIPPED:
+        report.skipped = [s for s in report.skipped if s["attempt"] != mismatch.attempt]
+    report.mismatches.append(mismatch)
 
 
 def skipped_attempt(started: StoredEvent, reason: str) -> dict[str, Any]:

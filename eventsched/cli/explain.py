@@ -14,10 +14,12 @@ from eventsched.audit import AttemptExplanation, PodExplanation, explain_full, e
 from eventsched.audit.believed import cluster_as_seen
 from eventsched.audit.explainnumbers import explain_numbers
 from eventsched.audit.viewat import ViewAt
+from eventsched.cli.arguments import count
 from eventsched.cli.commands import summary
 from eventsched.cli.database import open_reader
 from eventsched.cli.ganglines import render_gang
 from eventsched.cli.gatelines import render_gates
+from eventsched.cli.integritylines import CHECK_EVENTS, exit_code, warning_lines
 from eventsched.cli.numberlines import render_cluster, render_numbers, render_queue
 from eventsched.cli.preemptionlines import render_preempted_by, render_preemption
 from eventsched.cli.progress import progress_bar
@@ -59,6 +61,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "cluster as the scheduler saw it there: each node's allocatable, requested, pods, "
         "taints and labels, with what changed since",
     )
+    p.add_argument(
+        "--check-events",
+        type=count(0),
+        default=CHECK_EVENTS,
+        metavar="N",
+        help="check the hash-chain batches holding the pod's events, newest first, while "
+        f"they fit in N events (default {CHECK_EVENTS:,}, about 2 s; 0: all of them)",
+    )
     p.set_defaults(func=run)
 
 
@@ -76,7 +86,10 @@ def run(args: argparse.Namespace) -> int:
             )
             return 2
         at: int | None = args.at
-        explanation = explain_pod(reader, namespace or "default", name, until=at)
+        budget = args.check_events or None
+        explanation = explain_pod(
+            reader, namespace or "default", name, until=at, max_checked_events=budget
+        )
         if args.full:
             explain_full(reader, full_registry(), explanation)
         views = ViewAt(reader)
@@ -98,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         print(render(explanation, args.max_rejections))
         if seen is not None:
             print("\n" + "\n".join(render_cluster(seen)))
-    return 0
+    return exit_code(explanation.integrity)
 
 
 def _add_numbers(views: ViewAt, explanation: PodExplanation, head: int) -> None:
@@ -114,6 +127,8 @@ def _add_numbers(views: ViewAt, explanation: PodExplanation, head: int) -> None:
 
 def render(explanation: PodExplanation, max_rejections: int = 20) -> str:
     lines = [f"Pod {explanation.namespace}/{explanation.name}"]
+    unchecked = ": over --check-events (0 checks them all)"
+    lines.extend("  " + line for line in warning_lines(explanation.integrity, unchecked))
     lines.append(f"  {len(explanation.attempts)} scheduling attempt(s); {_placement(explanation)}")
     if explanation.gates is not None:
         lines.extend("  " + line for line in render_gates(explanation.gates))

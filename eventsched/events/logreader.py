@@ -20,7 +20,7 @@ import structlog
 from sqlalchemy import ColumnElement, Engine, func, select, text
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-from eventsched.events import retention, slices
+from eventsched.events import batchreads, retention, slices
 from eventsched.events.chain import GENESIS, BatchRow, ChainPoint, ChainReport, verify
 from eventsched.events.engine import connection, create_engine, display_url, translate
 from eventsched.events.errors import EventStoreError
@@ -64,6 +64,7 @@ _NOT_EVICTED = text(
     "SELECT attempt, victim_uid FROM preemption_victims "
     "WHERE evicted_position IS NULL AND victim_uid IN :uids ORDER BY position"
 ).bindparams(sa.bindparam("uids", expanding=True))
+
 
 Opened = TypeVar("Opened")
 
@@ -187,6 +188,20 @@ class LogReader:
         stmt = stmt.order_by(stmt.selected_columns.position)
         return [_to_event(row) for row in self._fetch(stmt, f"reading attempt {attempt}")]
 
+    def read_uids(self, uids: Collection[str], kinds: Collection[str]) -> list[StoredEvent]:
+        """The events of these kinds of the pods with these uids, in order (by the uid index)."""
+        wanted, chosen = sorted(set(uids)), frozenset(kinds)
+        found: list[StoredEvent] = []
+        for start in range(0, len(wanted), batchreads.IN_CHUNK):
+            # The kinds are chosen here, not in SQL: given both, SQLite (which indexes
+            # every row's kind) walks the kinds' index through the whole log (0.2 s for
+            # 100 pods of a 225,000-event log, against 3 ms by their uids).
+            where = events.c.uid.in_(wanted[start : start + batchreads.IN_CHUNK])
+            found.extend(
+                e for e in self._select_events(where, "reading pods' events") if e.kind in chosen
+            )
+        return sorted(found, key=lambda e: e.position)
+
     def victims_not_evicted(self, uids: Collection[str]) -> list[ChosenVictim]:
         """The decisions that chose one of `uids` as a victim and logged no eviction of it,
         in log order."""
@@ -281,6 +296,14 @@ class LogReader:
             )
         return report
 
+    def batches(self, numbers: Collection[int]) -> list[BatchRow]:
+        """The stored batches with these numbers, in order (a number not stored has none)."""
+        return batchreads.batches(self._fetch, numbers)
+
+    def batches_holding(self, positions: Collection[int]) -> list[BatchRow]:
+        """The batches that hold these positions, in order (batchreads.py)."""
+        return batchreads.batches_holding(self._fetch, positions)
+
     def _start_problem(
         self, base: retention.LogBase | None, report: ChainReport
     ) -> _Problem | None:
@@ -342,14 +365,12 @@ class LogReader:
     def _batches(self, after: int, last_batch: int) -> Iterator[BatchRow]:
         cursor = after
         t = event_batches.c
-        base = select(t.batch, t.first_position, t.last_position, t.prev_hash, t.hash).order_by(
-            t.batch
-        )
+        base = batchreads.BATCH_ROWS.order_by(t.batch)
         while cursor < last_batch:
             stmt = base.where(t.batch > cursor, t.batch <= last_batch).limit(PAGE_SIZE)
             rows = self._fetch(stmt, "verifying the hash chain")
             for row in rows:
-                yield BatchRow(int(row[0]), int(row[1]), int(row[2]), row[3], row[4])
+                yield batchreads.batch_row(row)
             if len(rows) < PAGE_SIZE:
                 return
             cursor = int(rows[-1][0])

@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from eventsched.events.chain import ChainPoint, ChainReport
+from eventsched.events.chain import BatchRow, ChainPoint, ChainReport
 from eventsched.events.record import StoredEvent
 
 
@@ -57,6 +57,10 @@ class EventReader(Protocol):
         """Every event of one attempt: its pod's events with that attempt id, and its evictions."""
         ...
 
+    def read_uids(self, uids: Collection[str], kinds: Collection[str]) -> list[StoredEvent]:
+        """The events of these kinds of the pods with these uids, in order."""
+        ...
+
     def victims_not_evicted(self, uids: Collection[str]) -> list[ChosenVictim]:
         """The decisions that chose one of `uids` as a victim and logged no eviction of it."""
         ...
@@ -72,6 +76,15 @@ class EventReader(Protocol):
 
     def latest_snapshot(self, projection: str) -> tuple[int, dict[str, Any]] | None:
         """The newest snapshot of `projection` (position, state), if any."""
+        ...
+
+    def batches(self, numbers: Collection[int]) -> list[BatchRow]:
+        """The stored batches with these numbers, in order (a number not stored has none)."""
+        ...
+
+    def batches_holding(self, positions: Collection[int]) -> list[BatchRow]:
+        """The batches that hold these positions, in order (a position no batch holds, an
+        event written around the append, has none): one index probe per batch."""
         ...
 
     def verify_chain(self) -> ChainReport:

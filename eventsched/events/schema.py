@@ -147,6 +147,8 @@ event_batches = Table(
     Column("recorded_at", UTCDateTime(), nullable=False),
     Column("prev_hash", Text, nullable=False),
     Column("hash", Text, nullable=False),
+    # The batch holding a position: the first whose last_position is at or after it (0011).
+    Index("ix_event_batches_last_position", "last_position"),
 )
 
 snapshots = Table(

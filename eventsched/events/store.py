@@ -25,7 +25,7 @@ from sqlalchemy import Connection, Engine, delete, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from eventsched.events.append import Appender
-from eventsched.events.chain import ChainPoint, ChainReport
+from eventsched.events.chain import BatchRow, ChainPoint, ChainReport
 from eventsched.events.engine import connection, display_url, translate
 from eventsched.events.logreader import LogReader, open_log
 from eventsched.events.partitions import DAYS_AHEAD
@@ -123,6 +123,9 @@ class EventStore:
     def read_attempt(self, attempt: str) -> list[StoredEvent]:
         return self.reader.read_attempt(attempt)
 
+    def read_uids(self, uids: Collection[str], kinds: Collection[str]) -> list[StoredEvent]:
+        return self.reader.read_uids(uids, kinds)
+
     def victims_not_evicted(self, uids: Collection[str]) -> list[ChosenVictim]:
         return self.reader.victims_not_evicted(uids)
 
@@ -135,6 +138,12 @@ class EventStore:
     def batch_committed(self, batch: int, batch_hash: str) -> bool:
         """Whether batch number `batch` is in the log with this hash: settles an AppendInDoubtError."""
         return self.reader.batch_committed(batch, batch_hash)
+
+    def batches(self, numbers: Collection[int]) -> list[BatchRow]:
+        return self.reader.batches(numbers)
+
+    def batches_holding(self, positions: Collection[int]) -> list[BatchRow]:
+        return self.reader.batches_holding(positions)
 
     def verify_chain(self) -> ChainReport:
         return self.reader.verify_chain()

@@ -38,6 +38,7 @@ from eventsched.events.slices import SliceOrigin, read_origin
 from eventsched.plugins import full_registry
 from eventsched.plugins.capacityscheduling.minmax import notes_of
 from eventsched.ui import gang as gang_page
+from eventsched.ui import integrity as page_integrity
 from eventsched.ui import node as node_page
 from eventsched.ui import nodelist, pod, reads, search, shadow, shadowoverview, whatif
 from eventsched.ui.chain import ChainChecker
@@ -121,6 +122,9 @@ class UI:
             windows=shadowoverview.WINDOWS,
             window=window,
             asked_window="shadow" in request.query_params,
+            integrity=page_integrity.of_rows(
+                self.reader, data.pending + data.recent, self.chain.status
+            ),
         )
 
     def _numbers(self, explanation: PodExplanation, attempts: int) -> str:
@@ -150,6 +154,7 @@ class UI:
             folding=folding,
             verdicts=len(decided.verdicts),
             nodes=reads.known_nodes(self.engine),
+            integrity=page_integrity.of_pod(explanation, self.chain.status),
         )
 
     def pod_attempts(self, request: Request) -> Response:
@@ -172,6 +177,7 @@ class UI:
             numbered=min(NUMBERED_ATTEMPTS, len(explanation.attempts)),
             folding=folding,
             nodes=reads.known_nodes(self.engine),
+            integrity=page_integrity.of_pod(explanation, self.chain.status),
         )
 
     def pod_why_not(self, request: Request) -> Response:
@@ -191,11 +197,14 @@ class UI:
             title=f"Why not {node}?",
             e=explanation,
             w=answer,
+            integrity=page_integrity.of_pod(explanation, self.chain.status),
         )
 
     def gang(self, request: Request) -> Response:
         found = gang_page.load(self.reader, *self._pod(request))
-        return page(request, "gang.html", title=f"Gang {found.key}", g=found)
+        members = [(m.namespace, m.name) for m in found.members]
+        integrity = page_integrity.of_pods(self.reader, members, self.chain.status)
+        return page(request, "gang.html", title=f"Gang {found.key}", g=found, integrity=integrity)
 
     def node_list(self, request: Request) -> Response:
         head = reads.last_position(self.engine)
@@ -210,7 +219,11 @@ class UI:
         found = node_page.load(self.engine, name, since or datetime.min.replace(tzinfo=UTC))
         if found is None:
             raise NotFound(f"the event log has no event for node {name}.")
-        return page(request, "node.html", title=f"Node {name}", n=found)
+        # The rejections are counted up to the head: a break anywhere before it counts.
+        integrity = page_integrity.of_rows(
+            self.reader, found.rows(), self.chain.status, reads.last_position(self.engine)
+        )
+        return page(request, "node.html", title=f"Node {name}", n=found, integrity=integrity)
 
     def cluster_at(self, request: Request) -> Response:
         position = int(request.path_params["position"])
@@ -234,6 +247,7 @@ class UI:
             title=f"The cluster at position {position}",
             c=seen,
             pod=(ns, name) if name else None,
+            integrity=page_integrity.of_fold(self.chain.status, head),
         )
 
     def search(self, request: Request) -> Response:
@@ -247,6 +261,11 @@ class UI:
             q=query,
             rows=rows[: reads.PAGE_ROWS],
             more=more,
+            integrity=page_integrity.of_rows(
+                self.reader, rows[: reads.PAGE_ROWS], self.chain.status
+            )
+            if rows
+            else None,
             asked=search.asked(query),
             params=dict(request.query_params),
         )

@@ -24,6 +24,8 @@ class ChainStatus:
     verified_position: int
     head_position: int
     detail: str = ""
+    #: The first batch that does not verify (state "broken").
+    broken_batch: int | None = None
 
 
 class ChainChecker:
@@ -72,12 +74,14 @@ class ChainChecker:
             self._set(ChainStatus("unavailable", self._verified(), 0, text))
             return False
         if not report.ok:
+            # report.events: the events of the batches that verified before the broken one.
             self._set(
                 ChainStatus(
                     "broken",
-                    self._point.position,
+                    self._point.position + report.events,
                     head,
                     f"batch {report.first_broken_batch}: {report.detail}",
+                    report.first_broken_batch,
                 )
             )
             return False

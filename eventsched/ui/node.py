@@ -18,6 +18,10 @@ class NodePage:
     rejections: list[tuple[str, str, int, datetime]]
     since: datetime
 
+    def rows(self) -> list[reads.Row]:
+        """The events the page lists."""
+        return self.placed + ([self.last_seen] if self.last_seen is not None else [])
+
 
 def load(engine: Engine, name: str, since: datetime) -> NodePage | None:
     """None when the log never mentions the node."""

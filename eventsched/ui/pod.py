@@ -17,6 +17,7 @@ from eventsched.audit.scoretable import NodeScore
 from eventsched.events.reader import EventReader
 from eventsched.plugins import full_registry
 from eventsched.plugins.capacityscheduling.minmax import notes_of
+from eventsched.ui.integrity import PAGE_EVENTS
 from eventsched.ui.shadow import PLACED, PodShadow, ShadowVerdict, sentence
 from eventsched.ui.web import NotFound
 
@@ -73,7 +74,7 @@ class PodSummary:
 def load(reader: EventReader, namespace: str, name: str) -> PodExplanation:
     """The pod's explanation; NotFound when the log has nothing of it."""
     try:
-        return explain_pod(reader, namespace, name)
+        return explain_pod(reader, namespace, name, max_checked_events=PAGE_EVENTS)
     except PodNotFound:
         raise NotFound(f"the event log has no event for pod {namespace}/{name}.") from None
 

@@ -132,3 +132,20 @@ def test_an_unknown_gang_is_one_sentence(site: Served) -> None:
     reply = site.request("/gangs/ml/nope")
     assert reply.status == 404
     assert "The event log has no pod of namespace ml in pod group nope" in reply.body
+
+
+def test_preemptions_gates_and_gangs_raise_no_integrity_warning(site: Served) -> None:
+    """Victims evicted and removed, gates lifted, members waiting at Permit: none of it is
+    a contradiction (audit/contradictions.py), and every batch shown verifies."""
+    for path in (
+        "/pods/shop/checkout",
+        "/pods/jobs/batch-1",
+        "/pods/default/train",
+        "/pods/ml/ring-0",
+        "/pods/ml/ring-2/attempts",
+        "/gangs/ml/ring",
+        "/nodes/rack-1",
+    ):
+        body = site.request(path).body
+        assert 'id="integrity"' not in body, path
+        assert "; nothing found.</p>" in body, path

@@ -317,3 +317,23 @@ def test_what_if_refuses_a_third_concurrent_run(served: Served) -> None:
     finally:
         for job in busy:
             del jobs._jobs[job.id]
+
+
+def test_a_log_that_verifies_raises_no_warning(served: Served) -> None:
+    """Every page that shows events says what it checked, and finds nothing on a log that
+    nobody edited."""
+    showing = [p for p in PAGES if p.startswith(("/pods/", "/nodes/", "/search", "/cluster-at/"))]
+    for path in ["/", *showing]:
+        body = served.request(path).body
+        assert 'id="integrity"' not in body, path
+        scope = re.search(
+            r'<p class="muted integrity-scope" id="integrity-scope">([^<]*)</p>', body
+        )
+        assert scope, path
+        checked = (
+            "the events folded, through position"
+            if path.startswith("/cluster-at/")
+            else "batch(es) holding the events shown"
+        )
+        assert checked in scope.group(1), (path, scope.group(1))
+        assert scope.group(1).endswith("; nothing found."), (path, scope.group(1))

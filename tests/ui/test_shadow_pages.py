@@ -188,3 +188,12 @@ def test_the_differences_link_to_the_pods_pages(
     first[1].find_element(By.CSS_SELECTOR, "a.pod").click()
     wait_for(browser, "#shadow.v-differ")
     assert browser.current_url == f"{site.base}/pods/{ns}/{name}"  # type: ignore[attr-defined]
+
+
+def test_the_shadow_record_raises_no_integrity_warning(site: Served, shadow_log: ShadowLog) -> None:
+    """A shadow attempt selects a node and binds nothing while the cluster shows the pod on
+    the shadowed scheduler's node: no contradiction (audit/contradictions.py), on any pod."""
+    for ns, name, _ in shadow_log.verdicts:
+        body = site.request(f"/pods/{ns}/{name}").body
+        assert 'id="integrity-scope"' in body, (ns, name)
+        assert 'id="integrity"' not in body, (ns, name)

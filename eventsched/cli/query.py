@@ -82,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
     if args.list_views:
         if args.sql is not None:
             args.usage_error("--list-views takes no SQL")
-        return _write(_views_result(), args)
+        _write(_views_result(), args)
+        return 0  # a list of names, not rows of the log: nothing to verify
     if args.sql is None:
         args.usage_error(
             'give one SQL statement, e.g. "SELECT * FROM decisions LIMIT 10", or --list-views'
@@ -93,10 +94,11 @@ def run(args: argparse.Namespace) -> int:
     except QueryError as exc:
         print(f"eventsched: error: {exc}", file=sys.stderr)
         return 2
-    return _write(result, args)
+    _write(result, args)
+    return verify(args.db, result, args.verify)
 
 
-def _write(result: QueryResult, args: argparse.Namespace) -> int:
+def _write(result: QueryResult, args: argparse.Namespace) -> None:
     if args.format == "csv":
         write_csv(result, sys.stdout)
     elif args.format == "json":
@@ -104,7 +106,6 @@ def _write(result: QueryResult, args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(render_table(result, args.max_width))
     sys.stdout.flush()
-    return verify(args.db, result, args.verify)
 
 
 def verify(db: str | None, result: QueryResult, mode: str) -> int:

@@ -280,14 +280,17 @@ MAX_VALUE_CHARS = 200
 
 
 def _assumed_volumes(volumes: Sequence[Mapping[str, Any]]) -> str:
-    """VolumeBinding's Reserve: each volume assumed bound to the pod's claim."""
-    if not volumes:
-        return ""
+    """VolumeBinding's Reserve: each volume assumed bound to the pod's claim, each claim
+    assumed to be provisioned on the node."""
     parts = []
     for volume in volumes:
         claim = volume.get("claimRef") or {}
-        parts.append(f"{volume.get('name')} for claim {claim.get('namespace')}/{claim.get('name')}")
-    return ", assuming volume " + ", ".join(parts)
+        claim_name = f"{claim.get('namespace')}/{claim.get('name')}"
+        if "selectedNode" in volume:
+            parts.append(f"claim {claim_name} provisioned on {volume['selectedNode']}")
+        else:
+            parts.append(f"volume {volume.get('name')} for claim {claim_name}")
+    return ", assuming " + ", ".join(parts) if parts else ""
 
 
 def _render_step(step: dict) -> str:

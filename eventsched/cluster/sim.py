@@ -179,6 +179,10 @@ class SimulatedCluster:
         """Update the volume pre-bound to the claim (simvolumes.py)."""
         self._volumes.bind_volume(volume, claim)
 
+    def select_node(self, claim: PersistentVolumeClaim, node_name: str) -> None:
+        """Update the claim with its selected node (simvolumes.py provisions it)."""
+        self._volumes.select_node(claim, node_name)
+
     def read_volume(self, name: str) -> PersistentVolume:
         return self._volumes.read_volume(name)
 
@@ -188,6 +192,10 @@ class SimulatedCluster:
     def set_pv_controller(self, running: bool) -> None:
         """Stop or start the PV controller (simvolumes.py)."""
         self._volumes.set_pv_controller(running)
+
+    def set_provisioner(self, running: bool, fails: bool = False) -> None:
+        """Stop or start the provisioner, or make it give up (simvolumes.py)."""
+        self._volumes.set_provisioner(running, fails)
 
     # -- failures for tests ------------------------------------------------------------
 

@@ -33,6 +33,10 @@ class VolumeApi(Protocol):
         """Write the volume's pre-binding to the claim (`GetBindVolumeToClaim`, then an
         update of the PersistentVolume)."""
 
+    def select_node(self, claim: PersistentVolumeClaim, node_name: str) -> None:
+        """Write the claim's `volume.kubernetes.io/selected-node` annotation (an update of
+        the PersistentVolumeClaim): its volume is to be provisioned for that node."""
+
     def read_volume(self, name: str) -> PersistentVolume:
         """The PersistentVolume as the API has it now."""
 

@@ -13,13 +13,21 @@ volume was already bound to the claim, the annotation
 `VolumeAssumption` is one assumed pre-binding as the `reserved` event
 records it and the view folds it (model/storage.py keeps it until the
 volume is observed again or the reservation is undone).
+
+A claim no available volume matches is provisioned instead: Reserve assumes
+it with the `volume.kubernetes.io/selected-node` annotation naming the node
+(`ClaimAssumption`, the PVC assume cache's `Assume(claimClone)`), PreBind
+writes that annotation, and the external provisioner and the PV controller
+create and bind its volume. Both kinds go into `reserved`'s `volumes` list;
+`assumption_from_record` tells them apart (a volume's has `name`, a claim's
+`selectedNode`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeAlias
 
 from eventsched.model.volumes import ClaimRef, PersistentVolume, PersistentVolumeClaim
 
@@ -57,10 +65,38 @@ class VolumeAssumption:
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> VolumeAssumption:
-        ref = record.get("claimRef") or {}
-        return cls(
-            str(record["name"]),
-            ClaimRef(
-                str(ref.get("namespace", "")), str(ref.get("name", "")), str(ref.get("uid", ""))
-            ),
-        )
+        return cls(str(record["name"]), _claim_ref(record))
+
+
+def _claim_ref(record: Mapping[str, Any]) -> ClaimRef:
+    ref = record.get("claimRef") or {}
+    return ClaimRef(
+        str(ref.get("namespace", "")), str(ref.get("name", "")), str(ref.get("uid", ""))
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimAssumption:
+    """A claim assumed with the selected-node annotation naming the node its volume is to be
+    provisioned for (`AssumePodVolumes`' dynamic provisions)."""
+
+    claim: ClaimRef
+    selected_node: str
+
+    def to_record(self) -> dict[str, Any]:
+        return {"claimRef": self.claim.to_dict(), "selectedNode": self.selected_node}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> ClaimAssumption:
+        return cls(_claim_ref(record), str(record["selectedNode"]))
+
+
+#: What a reservation assumes: a volume pre-bound to a claim, or a claim to provision.
+Assumption: TypeAlias = VolumeAssumption | ClaimAssumption
+
+
+def assumption_from_record(record: Mapping[str, Any]) -> Assumption:
+    """A `reserved` event's `volumes` item: a claim's has `selectedNode`, a volume's `name`."""
+    if "selectedNode" in record:
+        return ClaimAssumption.from_record(record)
+    return VolumeAssumption.from_record(record)

@@ -71,6 +71,12 @@ class Cluster(Protocol):
         `spec.claimRef` and `pv.kubernetes.io/bound-by-controller`); the PV controller
         completes the binding. Raises ApiError. Must be thread-safe."""
 
+    def select_node(self, claim: PersistentVolumeClaim, node_name: str) -> None:
+        """Update the PersistentVolumeClaim with the `volume.kubernetes.io/selected-node`
+        annotation (VolumeBinding's PreBind of a claim to provision); the external
+        provisioner and the PV controller do the rest. Raises ApiError. Must be
+        thread-safe."""
+
     def read_volume(self, name: str) -> PersistentVolume:
         """GET the PersistentVolume. Raises ApiError (404 included). Must be thread-safe."""
 

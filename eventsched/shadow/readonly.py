@@ -84,3 +84,9 @@ class ReadOnlyCluster:
 
     def bind_volume(self, volume: str, claim: PersistentVolumeClaim) -> None:
         raise ApiError(FORBIDDEN, self._refuse(f"binding volume {volume}"))
+
+    def select_node(self, claim: PersistentVolumeClaim, node_name: str) -> None:
+        raise ApiError(
+            FORBIDDEN,
+            self._refuse(f"selecting node {node_name} for claim {claim.namespace}/{claim.name}"),
+        )

@@ -11,7 +11,7 @@ from eventsched.model import Cache, Node, NodeTable, Pod
 from eventsched.model.imagestates import ImageSummary
 from eventsched.model.nominator import Nominator
 from eventsched.model.objects import object_from_record
-from eventsched.model.pvbinding import VolumeAssumption
+from eventsched.model.pvbinding import assumption_from_record
 from eventsched.model.storage import StorageObjects
 from eventsched.view.relist import Relist
 
@@ -140,7 +140,7 @@ class ClusterView:
         if self.cache.node_of(pod.uid) is None:
             self.cache.assume(pod, e.node)
         volumes = e.data.get("volumes") or ()
-        self.storage.assume(pod.uid, (VolumeAssumption.from_record(v) for v in volumes))
+        self.storage.assume(pod.uid, (assumption_from_record(v) for v in volumes))
 
     def _unreserved(self, e: Fact) -> None:
         if e.uid and self.placed_by_caller is None:
@@ -216,8 +216,8 @@ class ClusterView:
             "images": self._image_state(),
             "objects": [obj.to_record() for obj in self.table.objects],
             "assumedVolumes": [
-                {"pod": a.pod_uid, **a.assumption.to_record()}
-                for a in self.storage.assumed.values()
+                {"pod": pod_uid, **assumption.to_record()}
+                for pod_uid, assumption in self.storage.assumptions()
             ],
             "pods": [pod.to_record() for pod in self.pods.values()],
             "placements": [
@@ -265,7 +265,7 @@ class ClusterView:
         for record in state.get("objects", []):
             view.table.objects.upsert(object_from_record(record))
         for record in state.get("assumedVolumes", []):
-            view.storage.assume(str(record["pod"]), [VolumeAssumption.from_record(record)])
+            view.storage.assume(str(record["pod"]), [assumption_from_record(record)])
         for record in state.get("pods", []):
             pod = Pod.from_record(record)
             view.pods[pod.uid] = pod

@@ -1,7 +1,6 @@
 """VolumeBinding's PreFilter and Filter, after upstream's volume_binding_test.go TestVolumeBinding
-and binder_test.go's TestFindPodVolumesWithoutProvisioning / WithProvisioning (v1.28), with
-eventsched's refusal where kube-scheduler would provision a volume. Reserve and PreBind:
-test_volumebinding_binder.py."""
+and binder_test.go's TestFindPodVolumesWithoutProvisioning / WithProvisioning (v1.28).
+Reserve and PreBind: test_volumebinding_binder.py and test_volumebinding_provisioning.py."""
 
 from __future__ import annotations
 
@@ -17,7 +16,6 @@ from eventsched.plugins.volumebinding import (
     ERR_REASON_NODE_CONFLICT,
     ERR_REASON_PV_NOT_EXIST,
     ERR_UNBOUND_IMMEDIATE,
-    provisioning_refused,
 )
 from tests.plugins.conftest import plugin, run_filter
 from tests.plugins.storage import (
@@ -61,9 +59,26 @@ def static_bindings(
     result = p.filter_batch(state, pod, table, np.arange(len(table)))
     kept = state.read("VolumeBinding").by_node
     return {
-        name: [(b.claim.name, b.volume.name) for b in kept[name]]
+        name: [(b.claim.name, b.volume.name) for b in kept[name].static_bindings]
         for name, verdict in zip(table.names, result.verdict, strict=True)
         if verdict < 0 and name in kept
+    }
+
+
+def provisions(
+    pod: Pod, objects: list[Any], nodes: tuple[str, ...] = ("node-a",), **labels: dict[str, str]
+) -> dict[str, list[str]]:
+    """Filter's dynamic provisions per passing node: the claims' names."""
+    table = table_of([node(n, **labels.get(n, {})) for n in nodes], [*CLASSES, *objects])
+    p = plugin("VolumeBinding")
+    state = CycleState()
+    p.pre_filter(state, pod, table)
+    result = p.filter_batch(state, pod, table, np.arange(len(table)))
+    kept = state.read("VolumeBinding").by_node
+    return {
+        name: [c.name for c in kept[name].dynamic_provisions]
+        for name, verdict in zip(table.names, result.verdict, strict=True)
+        if verdict < 0
     }
 
 
@@ -323,33 +338,39 @@ def test_a_volume_pre_bound_to_the_claim_decides() -> None:
     }
 
 
-def test_a_claim_matched_and_a_claim_provisioned_wait_for_the_provisioner() -> None:
-    """binder_test (WithProvisioning) one-binding,one-provisioned: upstream binds one and
-    provisions the other; eventsched refuses the node, naming the claim to provision."""
-    provisioned = claim("pvc-p", "provisioned-sc")
+def test_one_binding_and_one_provisioned() -> None:
+    """binder_test (WithProvisioning) one-binding,one-provisioned: the node passes with one
+    static binding and one dynamic provision."""
     objects = [
         claim("pvc-a", "wait-sc"),
         volume("pv-a", "wait-sc"),
-        provisioned,
+        claim("pvc-p", "provisioned-sc"),
     ]
-    got = filter_nodes(pod_of("pvc-a", "pvc-p"), objects)
-    assert got == [Status.unresolvable(provisioning_refused(provisioned, "csi.example.com"))]
+    assert filter_nodes(pod_of("pvc-a", "pvc-p"), objects) == [None]
+    assert static_bindings(pod_of("pvc-a", "pvc-p"), objects) == {"node-a": [("pvc-a", "pv-a")]}
+    assert provisions(pod_of("pvc-a", "pvc-p"), objects) == {"node-a": ["pvc-p"]}
 
 
-def test_dynamic_provisioning_is_refused_with_what_the_pod_waits_for() -> None:
-    """binder_test (WithProvisioning) provisioning: a class with a provisioner would have a
-    volume provisioned on the node; eventsched refuses and says so. allowedTopologies
-    exclude node-b: there, the upstream bind conflict."""
+def test_provisioning_where_allowed_topologies_admit_the_node() -> None:
+    """binder_test (WithProvisioning) provisioning, and the allowedTopologies of
+    checkVolumeProvisions: node-a (zone z1) passes to provision the claim; node-b
+    (zone z2) is the upstream bind conflict."""
     zonal = storage_class("zonal-sc", provisioner="csi.example.com", topologies=[{ZONE: ["z1"]}])
     pvc = claim("pvc-a", "zonal-sc")
     table_labels = {"node-a": {ZONE: "z1"}, "node-b": {ZONE: "z2"}}
-    got = filter_nodes(pod_of("pvc-a"), [zonal, pvc], ("node-a", "node-b"), **table_labels)
-    waiting = Status.unresolvable(provisioning_refused(pvc, "csi.example.com"))
-    assert got == [waiting, BIND_CONFLICT]
-    assert waiting.message == (
-        "waiting for a PersistentVolume for claim default/pvc-a: dynamic provisioning "
-        "(provisioner csi.example.com) is not supported by eventsched"
-    )
+    nodes = ("node-a", "node-b")
+    assert filter_nodes(pod_of("pvc-a"), [zonal, pvc], nodes, **table_labels) == [
+        None,
+        BIND_CONFLICT,
+    ]
+    assert provisions(pod_of("pvc-a"), [zonal, pvc], nodes, **table_labels) == {"node-a": ["pvc-a"]}
+
+
+def test_provisioned_claim_with_another_that_cannot_be_provisioned() -> None:
+    """checkVolumeProvisions returns at the first claim whose class cannot provision."""
+    local = storage_class("local", provisioner="kubernetes.io/no-provisioner")
+    objects = [local, claim("pvc-p", "provisioned-sc"), claim("pvc-l", "local")]
+    assert filter_nodes(pod_of("pvc-p", "pvc-l"), objects) == [BIND_CONFLICT]
 
 
 def test_no_provisioner_is_a_bind_conflict() -> None:
@@ -360,12 +381,11 @@ def test_no_provisioner_is_a_bind_conflict() -> None:
 
 def test_selected_node_fast_path() -> None:
     """FindPodVolumes: a claim whose selected-node names another node fails that node at
-    once; on its node it waits for its provisioner."""
+    once; on its node it is provisioned (claimsToProvision)."""
     pvc = claim("pvc-a", "provisioned-sc", selected_node="node-b")
-    got = filter_nodes(pod_of("pvc-a"), [pvc], ("node-a", "node-b"))
-    assert got[0] == BIND_CONFLICT
-    assert got[1] == Status.unresolvable(provisioning_refused(pvc, "csi.example.com"))
-    assert "(selected node node-b)" in got[1].message
+    nodes = ("node-a", "node-b")
+    assert filter_nodes(pod_of("pvc-a"), [pvc], nodes) == [BIND_CONFLICT, None]
+    assert provisions(pod_of("pvc-a"), [pvc], nodes) == {"node-b": ["pvc-a"]}
 
 
 @pytest.mark.parametrize(

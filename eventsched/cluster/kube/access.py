@@ -33,9 +33,10 @@ REQUIRED_ACCESS: tuple[Access, ...] = (
     Access("apps", "replicasets", ("list", "watch")),
     Access("apps", "statefulsets", ("list", "watch")),
     # The volume plugins: claims, volumes, storage classes and CSI nodes' attach limits;
-    # VolumeBinding's PreBind updates a volume pre-bound to its claim (read first), then
-    # reads the volume and the claim until the PV controller has bound them.
-    Access("", "persistentvolumeclaims", ("get", "list", "watch")),
+    # VolumeBinding's PreBind updates a volume pre-bound to its claim (read first), or a
+    # claim to provision with its selected node, then reads the volume and the claim until
+    # the provisioner and the PV controller have bound them.
+    Access("", "persistentvolumeclaims", ("get", "list", "update", "watch")),
     Access("", "persistentvolumes", ("get", "list", "update", "watch")),
     Access("storage.k8s.io", "storageclasses", ("list", "watch")),
     Access("storage.k8s.io", "csinodes", ("list", "watch")),

@@ -194,6 +194,9 @@ class KubeCluster:
     def bind_volume(self, volume: str, claim: PersistentVolumeClaim) -> None:
         self.volumes.bind_volume(volume, claim)
 
+    def select_node(self, claim: PersistentVolumeClaim, node_name: str) -> None:
+        self.volumes.select_node(claim, node_name)
+
     def read_volume(self, name: str) -> PersistentVolume:
         return self.volumes.read_volume(name)
 

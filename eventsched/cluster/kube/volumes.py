@@ -1,4 +1,5 @@
-"""VolumeBinding's PreBind requests on a real API server: pre-bind a volume, read it and its claim.
+"""VolumeBinding's PreBind requests on a real API server: pre-bind a volume, select a claim's
+node, read a volume and a claim.
 
 kube-scheduler's `bindAPIUpdate` updates the PersistentVolume it assumed,
 `GetBindVolumeToClaim` applied: `spec.claimRef` names the claim (kind,
@@ -9,6 +10,11 @@ the volume is read (GET) and updated (PUT) with the resourceVersion read, and
 refused as the API would refuse a stale update when another claim holds it
 meanwhile. The PV controller of kube-controller-manager does the rest; PreBind
 polls the volume and the claim with GETs until it has.
+
+A claim to provision is updated with the `volume.kubernetes.io/selected-node`
+annotation (kube-scheduler updates the claim it assumed; here it is read and
+updated with the resourceVersion read). The external provisioner watches for
+it, creates the volume, and the PV controller binds the claim.
 """
 
 from __future__ import annotations
@@ -21,7 +27,13 @@ from eventsched.cluster.kube.ratelimit import TokenBucket
 from eventsched.cluster.kube.rest import Answer, Rest, limited_request, resource_path
 from eventsched.model.changes import ApiError
 from eventsched.model.pvbinding import BOUND_BY_CONTROLLER_ANNOTATION
-from eventsched.model.volumes import PV, PVC, PersistentVolume, PersistentVolumeClaim
+from eventsched.model.volumes import (
+    PV,
+    PVC,
+    SELECTED_NODE_ANNOTATION,
+    PersistentVolume,
+    PersistentVolumeClaim,
+)
 
 VOLUMES = "persistentvolumes"
 CLAIMS = "persistentvolumeclaims"
@@ -48,6 +60,17 @@ class VolumeRequests:
         if updated is None:
             return
         answer = self._request("PUT", resource_path(VOLUMES, name=volume), updated)
+        if not answer.ok:
+            raise ApiError(answer.status, answer.message)
+
+    def select_node(self, claim: PersistentVolumeClaim, node_name: str) -> None:
+        path = resource_path(CLAIMS, claim.namespace, claim.name)
+        current = self._get(path)
+        annotations = current.setdefault("metadata", {}).setdefault("annotations", {})
+        if annotations.get(SELECTED_NODE_ANNOTATION) == node_name:
+            return
+        annotations[SELECTED_NODE_ANNOTATION] = node_name
+        answer = self._request("PUT", path, current)
         if not answer.ok:
             raise ApiError(answer.status, answer.message)
 

@@ -32,13 +32,16 @@ binding cycle's Error; Unreserve follows. Upstream writes no rollback, nor
 does eventsched: the volume keeps its claimRef, and the next attempt finds it
 pre-bound to the claim.
 
-What eventsched does not do: dynamic provisioning. Where kube-scheduler would
-have a volume provisioned (PreBind sets the claim's selected-node annotation
-and waits for the external provisioner), the node is refused with a status
-that says what the pod waits for ("waiting for a PersistentVolume for claim
-..."), so the pod stays pending with that message (its `unschedulable` event
-and PodScheduled condition) and is retried when a claim, volume, class or
-node changes; it is never placed with a volume nobody will provision.
+Dynamic provisioning: a claim no available volume matches, whose class has a
+provisioner admitting the node (allowedTopologies), is provisioned there:
+Filter passes the node, Reserve assumes the claim with the
+`volume.kubernetes.io/selected-node` annotation naming it (recorded in
+`reserved`'s `volumes` as `{"claimRef", "selectedNode"}`, folded into the
+view's PVC assume cache, so later pods sharing the claim go to that node),
+and PreBind writes the annotation (`Handle.volumes.select_node`) and waits as
+above for the external provisioner and the PV controller to bind the claim;
+a provisioner that removes the annotation fails the wait at once
+("binding volumes: provisioning failed for PVC ...").
 
 Score: v1.28's VolumeCapacityPriority gate is off, so PreScore is Skip.
 """
@@ -77,6 +80,7 @@ from eventsched.model import Indexes, IntArray, NodeTable, Pod
 from eventsched.plugins.volumebinding.binder import (
     BindingFailed,
     BindingInfo,
+    PodVolumes,
     assume_pod_volumes,
     bind_pod_volumes,
 )
@@ -94,7 +98,6 @@ from eventsched.plugins.volumebinding.filtering import (
     Masks,
     NodeBindings,
     find_pod_volumes,
-    provisioning_refused,
 )
 
 NAME = "VolumeBinding"
@@ -112,16 +115,16 @@ __all__ = [
     "NAME",
     "BindingInfo",
     "PodVolumeClaims",
+    "PodVolumes",
     "VolumeBinding",
     "eligible_nodes",
     "pod_volume_claims",
-    "provisioning_refused",
 ]
 
 
 @dataclass(slots=True)
 class _State:
-    """`stateData`: the pod's claims, each passing node's static bindings, and Reserve's
+    """`stateData`: the pod's claims, each passing node's volumes to bind, and Reserve's
     verdict that nothing needs binding. Shared by clones, as upstream's."""
 
     claims: PodVolumeClaims | None
@@ -207,15 +210,15 @@ class VolumeBinding:
     # -- Reserve, PreBind ----------------------------------------------------------------
 
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        """`Reserve`: the node's static bindings are assumed (see the module); a node
-        with none (no claim to bind) has all its volumes bound already."""
+        """`Reserve`: the node's static bindings and dynamic provisions are assumed (see
+        the module); a node with none (no claim to bind) has all its volumes bound."""
         s: _State | None = state.get(_STATE_KEY)
         if s is None:
             return Status.as_error(f"{_STATE_KEY!r} not found in CycleState")
-        bindings = s.by_node.get(node_name)
-        s.all_bound = not bindings
-        if bindings:
-            state.write(ASSUMED_VOLUMES_KEY, assume_pod_volumes(bindings))
+        volumes = s.by_node.get(node_name)
+        s.all_bound = not volumes
+        if volumes:
+            state.write(ASSUMED_VOLUMES_KEY, assume_pod_volumes(volumes, node_name))
         return None
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
@@ -228,15 +231,16 @@ class VolumeBinding:
             return Status.as_error(f"{_STATE_KEY!r} not found in CycleState")
         if s.all_bound:
             return None
-        bindings = s.by_node.get(node_name)
-        if bindings is None:
+        volumes = s.by_node.get(node_name)
+        if volumes is None:
             return Status.as_error(f'no pod volumes found for node "{node_name}"')
         if self.handle.volumes is None:
             return Status.as_error("no volume binder configured on the framework handle")
         try:
             bind_pod_volumes(
                 self.handle.volumes,
-                bindings,
+                volumes,
+                node_name,
                 self.bind_timeout_seconds,
                 self.handle.shutting_down,
                 self.handle.monotonic,

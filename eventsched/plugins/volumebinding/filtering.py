@@ -8,15 +8,14 @@
   available volumes (`findMatchingVolumes`, model/volumematching.py, which
   reads the PV assume cache: a volume another pod's reservation assumed is
   taken). A node where every claim found one passes, with those static
-  bindings kept for Reserve (`podVolumesByNode`). A claim that found none is
-  to be provisioned (`checkVolumeProvisions`): where its class cannot
-  provision (no provisioner, or allowedTopologies exclude the node), "node(s)
-  didn't find available persistent volumes to bind".
+  bindings kept for Reserve (`podVolumesByNode`). A claim that found none, and
+  every claim whose selected node is this one, is to be provisioned
+  (`checkVolumeProvisions`): where its class cannot provision (no provisioner,
+  or allowedTopologies exclude the node), "node(s) didn't find available
+  persistent volumes to bind"; else the node passes, the claim among its
+  dynamic provisions, which Reserve assumes with the node selected.
 
-All UnschedulableAndUnresolvable, reasons in upstream's order. Where a volume
-would have to be provisioned, eventsched refuses the node with a status that
-says what the pod waits for (`provisioning_refused`): it never places a pod
-whose claim nobody will bind.
+All UnschedulableAndUnresolvable, reasons in upstream's order.
 """
 
 from __future__ import annotations
@@ -32,7 +31,7 @@ from eventsched.model import BoolArray, Indexes, IntArray, NodeTable
 from eventsched.model.volumematching import Matches, match_claims
 from eventsched.model.volumes import PersistentVolume, PersistentVolumeClaim
 from eventsched.model.volumetopology import NodeSelector, topology_mask
-from eventsched.plugins.volumebinding.binder import BindingInfo
+from eventsched.plugins.volumebinding.binder import BindingInfo, PodVolumes
 from eventsched.plugins.volumebinding.claims import PodVolumeClaims
 
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
@@ -46,17 +45,8 @@ NO_PROVISIONER = "kubernetes.io/no-provisioner"
 #: FindPodVolumes' reasons, in the order it appends them.
 _REASONS = (ERR_REASON_NODE_CONFLICT, ERR_REASON_BIND_CONFLICT, ERR_REASON_PV_NOT_EXIST)
 
-#: Static bindings per node that passed (`podVolumesByNode`'s StaticBindings).
-NodeBindings = dict[str, tuple[BindingInfo, ...]]
-
-
-def provisioning_refused(claim: PersistentVolumeClaim, provisioner: str) -> str:
-    """Why a node where the claim's volume would be provisioned is refused."""
-    where = f" (selected node {claim.selected_node})" if claim.selected_node else ""
-    return (
-        f"waiting for a PersistentVolume for claim {claim.namespace}/{claim.name}{where}: "
-        f"dynamic provisioning (provisioner {provisioner}) is not supported by eventsched"
-    )
+#: What each node that passed would bind and provision (`podVolumesByNode`).
+NodeBindings = dict[str, PodVolumes]
 
 
 @dataclass(slots=True)
@@ -171,7 +161,7 @@ def _check_delayed(
     found: NodeBindings,
 ) -> None:
     """The unbound WaitForFirstConsumer claims: the selected-node fast path, matching
-    available volumes, then provisioning what found none (refused, see the module)."""
+    available volumes, then provisioning what found none."""
     names = np.array([table.names[r] for r in rows], dtype=object)
     alive = np.ones(len(rows), dtype=bool)
     selected = [c for c in delayed if c.selected_node]
@@ -191,23 +181,32 @@ def _check_delayed(
         members = alive & (group.reshape(-1) == g)
         if not members.any():
             continue
-        left = [c for c, flag in zip(matches.claims, patterns[:, g], strict=True) if flag]
+        flags = patterns[:, g]
+        left = [c for c, flag in zip(matches.claims, flags, strict=True) if flag]
         to_provision = (*selected, *left)
         if to_provision:
-            _provision(table, rows, members, masks, to_provision, verdicts)
-        else:
-            _keep_bindings(table, rows, members, matches, found)
+            members = _provision(table, rows, members, masks, to_provision, verdicts)
+        _keep_bindings(table, rows, members, matches, flags, to_provision, found)
 
 
 def _keep_bindings(
-    table: NodeTable, rows: Indexes, members: BoolArray, matches: Matches, found: NodeBindings
+    table: NodeTable,
+    rows: Indexes,
+    members: BoolArray,
+    matches: Matches,
+    unmatched: BoolArray,
+    to_provision: Sequence[PersistentVolumeClaim],
+    found: NodeBindings,
 ) -> None:
-    """Every claim matched a volume on these rows: the node's static bindings."""
+    """These rows pass: each node's static bindings (the claims that matched a volume)
+    and dynamic provisions."""
     for i in np.flatnonzero(members):
-        found[table.names[rows[i]]] = tuple(
+        static = tuple(
             BindingInfo(claim, matches.volumes[picks[i]])
-            for claim, picks in zip(matches.claims, matches.chosen, strict=True)
+            for claim, picks, left in zip(matches.claims, matches.chosen, unmatched, strict=True)
+            if not left
         )
+        found[table.names[rows[i]]] = PodVolumes(static, tuple(to_provision))
 
 
 def _provision(
@@ -217,29 +216,27 @@ def _provision(
     masks: Masks,
     claims: Sequence[PersistentVolumeClaim],
     verdicts: _Verdicts,
-) -> None:
-    """`checkVolumeProvisions` on the `members` rows: an error, a bind conflict, or the
-    refusal for the first claim that would be provisioned."""
+) -> BoolArray:
+    """`checkVolumeProvisions` on the `members` rows: an error or a bind conflict where a
+    claim cannot be provisioned; the rows where every claim can."""
     storage = table.objects.storage
-    refusal: Status | None = None
+    none = np.zeros(len(members), dtype=bool)
     for claim in claims:
         if not claim.storage_class:
             error = Status.as_error(f'no class for claim "{claim.namespace}/{claim.name}"')
-            return verdicts.set_other(members, error)
+            verdicts.set_other(members, error)
+            return none
         storage_class = storage.classes.get(claim.storage_class)
         if storage_class is None:
             error = Status.as_error(f'failed to find storage class "{claim.storage_class}"')
-            return verdicts.set_other(members, error)
+            verdicts.set_other(members, error)
+            return none
         provisioner = storage_class.provisioner
         if not provisioner or provisioner == NO_PROVISIONER:
             verdicts.bind_conflict |= members
-            return None
+            return none
         compute = partial(topology_mask, storage_class.allowed_topologies, table)
         allowed = masks.cached(table, storage_class.key, compute)[rows]
         verdicts.bind_conflict |= members & ~allowed
         members = members & allowed
-        if refusal is None:
-            refusal = Status.unresolvable(provisioning_refused(claim, provisioner))
-    if refusal is not None:
-        verdicts.set_other(members, refusal)
-    return None
+    return members

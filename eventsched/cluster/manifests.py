@@ -47,6 +47,8 @@ _OBSERVED = (
     "PersistentVolume",
     "StorageClass",
     "CSINode",
+    "CSIDriver",
+    "CSIStorageCapacity",
     "PodDisruptionBudget",
 )
 

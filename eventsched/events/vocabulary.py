@@ -29,8 +29,10 @@ INPUT_KINDS: dict[str, str] = {
     "bindCompleted?, deleting?, ownerUid?}, PersistentVolume {name, labels?, storage?, "
     "accessModes?, storageClassName?, volumeMode, claimRef?, nodeAffinity?, phase, source?, "
     "driver?, handle?, deleting?}, StorageClass {name, provisioner, volumeBindingMode, "
-    "allowedTopologies?} or CSINode {name, drivers[{name, count?}]}: what the volume plugins "
-    "read (storage sizes in bytes); or a PodDisruptionBudget {namespace, name, selector "
+    "allowedTopologies?}, CSINode {name, drivers[{name, count?}]}, CSIDriver {name, "
+    "storageCapacity} or CSIStorageCapacity {namespace, name, storageClassName, nodeTopology "
+    "(null: a nil selector), capacity?, maximumVolumeSize?}: what the volume plugins read "
+    "(storage sizes in bytes); or a PodDisruptionBudget {namespace, name, selector "
     "(null: a nil selector), disruptionsAllowed, disruptedPods?[pod names]}: what "
     "DefaultPreemption reads; identical repeats are not written",
     "object_removed": "such an object deleted from the cluster; data: as its last object_observed",
@@ -82,10 +84,12 @@ DECISION_KINDS: dict[str, str] = {
     "broken by attempt_started's seed; logs before 2026-11-25 also wrote seed and reason, "
     "and extender calls write reason)",
     "reserved": "Reserve succeeded and the pod is assumed on the node; node column set; "
-    "data: {plugins[], identity?, volumes?[{name, claimRef{namespace, name, uid}}]} (identity: "
-    "the one a plugin such as StickyNode gave the pod, used if a restart must reconcile the "
-    "binding; volumes: PersistentVolumes VolumeBinding assumed pre-bound to the pod's claims, "
-    "taken by no other pod until unreserved or observed again)",
+    "data: {plugins[], identity?, volumes?[{name, claimRef{namespace, name, uid}} | "
+    "{claimRef{namespace, name, uid}, selectedNode}]} (identity: the one a plugin such as "
+    "StickyNode gave the pod, used if a restart must reconcile the binding; volumes: "
+    "PersistentVolumes VolumeBinding assumed pre-bound to the pod's claims, taken by no other "
+    "pod until unreserved or observed again, and claims it assumed to be provisioned on the "
+    "node, with the selected-node annotation, until unreserved or observed again)",
     "unreserved": "a reservation was undone; node column set; data: {reason}",
     "permitted": "Permit's verdict; data: {decision: approve|wait|deny|timeout, status? (left "
     "out when Success), waits? (when a plugin said wait)}",

@@ -29,6 +29,7 @@ from eventsched.model.pod import Pod
 from eventsched.model.selectors import IN, LabelRequirement, LabelSelector
 from eventsched.model.storage import StorageObjects
 from eventsched.model.volumes import (
+    CSI_DRIVER,
     CSI_NODE,
     PV,
     STORAGE_CLASS,
@@ -53,7 +54,9 @@ BUILT_IN_KINDS = (NAMESPACE, *WORKLOAD_KINDS, *VOLUME_KINDS, PDB)
 #: adapter watches one of those only when a profile enables a plugin that reads it).
 KINDS = KindNames(BUILT_IN_KINDS, CUSTOM_KINDS)
 #: Kinds whose objects have no namespace: their key is KIND/NAME.
-CLUSTER_SCOPED = KindNames((NAMESPACE, PV, STORAGE_CLASS, CSI_NODE), CUSTOM_KINDS, namespaced=False)
+CLUSTER_SCOPED = KindNames(
+    (NAMESPACE, PV, STORAGE_CLASS, CSI_NODE, CSI_DRIVER), CUSTOM_KINDS, namespaced=False
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,5 @@
-"""The PersistentVolumeClaims, PersistentVolumes, StorageClasses and CSINodes the scheduler has observed.
+"""The PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes, CSIDrivers and
+CSIStorageCapacities the scheduler has observed.
 
 Held by `ClusterObjects` (so by the NodeTable snapshot as `table.objects.storage`)
 and read by the volume plugins as kube-scheduler's plugins read their listers.
@@ -26,7 +27,9 @@ from typing import Any
 
 from eventsched.model.pvbinding import Assumption, ClaimAssumption, VolumeAssumption
 from eventsched.model.volumes import (
+    CSIDriver,
     CSINode,
+    CSIStorageCapacity,
     PersistentVolume,
     PersistentVolumeClaim,
     StorageClass,
@@ -58,6 +61,8 @@ class StorageObjects:
         self.volumes: dict[str, PersistentVolume] = {}
         self.classes: dict[str, StorageClass] = {}
         self.csi_nodes: dict[str, CSINode] = {}
+        self.csi_drivers: dict[str, CSIDriver] = {}
+        self.capacities: dict[tuple[str, str], CSIStorageCapacity] = {}
         #: Volumes assumed pre-bound by reservations not yet undone nor observed since.
         self.assumed: dict[str, AssumedVolume] = {}
         #: Claims assumed with a selected node by reservations not yet undone nor observed.
@@ -71,9 +76,12 @@ class StorageObjects:
         yield from self.volumes.values()
         yield from self.claims.values()
         yield from self.csi_nodes.values()
+        yield from self.csi_drivers.values()
+        yield from self.capacities.values()
 
     def __len__(self) -> int:
-        return len(self.claims) + len(self.volumes) + len(self.classes) + len(self.csi_nodes)
+        tables = (self.claims, self.volumes, self.classes, self.csi_nodes, self.csi_drivers)
+        return sum(len(t) for t in tables) + len(self.capacities)
 
     def _table(self, obj: VolumeObject) -> tuple[dict[Any, Any], object]:
         """The dict that holds objects of `obj`'s kind, and `obj`'s key in it."""
@@ -83,6 +91,10 @@ class StorageObjects:
             return self.volumes, obj.name
         if isinstance(obj, StorageClass):
             return self.classes, obj.name
+        if isinstance(obj, CSIDriver):
+            return self.csi_drivers, obj.name
+        if isinstance(obj, CSIStorageCapacity):
+            return self.capacities, (obj.namespace, obj.name)
         return self.csi_nodes, obj.name
 
     def has(self, obj: VolumeObject) -> bool:
@@ -111,8 +123,10 @@ class StorageObjects:
 
     def clear(self) -> None:
         self.assumed_claims.clear()
+        self.capacities.clear()
         for table in (self.claims, self.volumes, self.classes, self.csi_nodes, self.assumed):
             table.clear()
+        self.csi_drivers.clear()
         self._changed()
 
     # -- the PV assume cache -------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""PersistentVolumeClaims, PersistentVolumes, StorageClasses and CSINodes, as the volume plugins read them.
+"""PersistentVolumeClaims, PersistentVolumes, StorageClasses and CSINodes, as the volume plugins read them
+(CSIDrivers and CSIStorageCapacities: model/csicapacity.py).
 
 Only the fields VolumeRestrictions, VolumeZone, NodeVolumeLimits and
 VolumeBinding read are kept, already normalized the way their upstream
@@ -19,6 +20,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from eventsched.model.csicapacity import (
+    CSI_DRIVER,
+    CSI_STORAGE_CAPACITY,
+    CSIDriver,
+    CSIStorageCapacity,
+)
 from eventsched.model.csimigration import (
     AWS_EBS,
     AZURE_DISK,
@@ -45,7 +52,7 @@ from eventsched.model.volumeclass import (
 PVC = "PersistentVolumeClaim"
 PV = "PersistentVolume"
 #: The kinds of this module, in the order the adapters list them.
-VOLUME_KINDS = (PVC, PV, STORAGE_CLASS, CSI_NODE)
+VOLUME_KINDS = (PVC, PV, STORAGE_CLASS, CSI_NODE, CSI_DRIVER, CSI_STORAGE_CAPACITY)
 
 FILESYSTEM = "Filesystem"
 READ_WRITE_ONCE_POD = "ReadWriteOncePod"
@@ -305,19 +312,30 @@ class PersistentVolume:
 
 
 #: An object of one of `VOLUME_KINDS`.
-VolumeObject = PersistentVolumeClaim | PersistentVolume | StorageClass | CSINode
+VolumeObject = (
+    PersistentVolumeClaim
+    | PersistentVolume
+    | StorageClass
+    | CSINode
+    | CSIDriver
+    | CSIStorageCapacity
+)
 
 _FROM_RECORD: dict[str, Callable[[Mapping[str, Any]], VolumeObject]] = {
     PVC: PersistentVolumeClaim.from_record,
     PV: PersistentVolume.from_record,
     STORAGE_CLASS: StorageClass.from_record,
     CSI_NODE: CSINode.from_record,
+    CSI_DRIVER: CSIDriver.from_record,
+    CSI_STORAGE_CAPACITY: CSIStorageCapacity.from_record,
 }
 _FROM_MANIFEST: dict[str, Callable[[Mapping[str, Any]], VolumeObject]] = {
     PVC: PersistentVolumeClaim.from_manifest,
     PV: PersistentVolume.from_manifest,
     STORAGE_CLASS: StorageClass.from_manifest,
     CSI_NODE: CSINode.from_manifest,
+    CSI_DRIVER: CSIDriver.from_manifest,
+    CSI_STORAGE_CAPACITY: CSIStorageCapacity.from_manifest,
 }
 
 
@@ -388,15 +406,19 @@ def _node_affinity(raw: Any, where: str) -> tuple[Mapping[str, Any], ...] | None
 
 
 __all__ = [
+    "CSI_DRIVER",
     "CSI_NODE",
+    "CSI_STORAGE_CAPACITY",
     "IMMEDIATE",
     "PV",
     "PVC",
     "STORAGE_CLASS",
     "VOLUME_KINDS",
     "WAIT_FOR_FIRST_CONSUMER",
+    "CSIDriver",
     "CSIDriverLimit",
     "CSINode",
+    "CSIStorageCapacity",
     "ClaimRef",
     "PersistentVolume",
     "PersistentVolumeClaim",

@@ -19,6 +19,7 @@ import numpy as np
 
 from eventsched.model.nodeselector import NodeSelectorRequirement
 from eventsched.model.nodetable import BoolArray, NodeTable
+from eventsched.model.selectors import DOES_NOT_EXIST, EXISTS, IN, LabelSelector
 from eventsched.model.volumes import TopologyRequirement
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
@@ -133,3 +134,21 @@ def local_node_names(terms: Sequence[Mapping[str, Any]] | None) -> frozenset[str
                 nodes = values if nodes is None else nodes & values
         result |= nodes or set()
     return frozenset(result)
+
+
+def selector_mask(selector: LabelSelector, table: NodeTable) -> BoolArray:
+    """Where the label selector matches the node's labels, over every row."""
+    if selector.nothing:
+        return np.zeros(len(table), dtype=bool)
+    out = np.ones(len(table), dtype=bool)
+    for requirement in selector.requirements:
+        values = table.label_values(requirement.key)
+        present = np.array([v is not None for v in values], dtype=bool)
+        if requirement.operator == EXISTS:
+            out &= present
+        elif requirement.operator == DOES_NOT_EXIST:
+            out &= ~present
+        else:
+            inside = np.isin(values, list(requirement.values)) & present
+            out &= inside if requirement.operator == IN else ~inside
+    return out

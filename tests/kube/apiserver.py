@@ -22,7 +22,8 @@ kind           API                          object      scope
 "namespaces"   v1                           Namespace   cluster
 "services", "replicationcontrollers" (v1), "replicasets", "statefulsets" (apps/v1): namespaced
 "persistentvolumeclaims" (v1): namespaced; "persistentvolumes" (v1): cluster
-"storageclasses", "csinodes" (storage.k8s.io/v1): cluster
+"storageclasses", "csinodes", "csidrivers" (storage.k8s.io/v1): cluster
+"csistoragecapacities" (storage.k8s.io/v1): namespaced
 "poddisruptionbudgets" (policy/v1): namespaced, with a status subresource
 "leases"       coordination.k8s.io/v1       Lease       namespaced
 "events"       events.k8s.io/v1             Event       namespaced
@@ -187,6 +188,17 @@ RESOURCES: dict[str, ResourceType] = {
             namespaced=False,
         ),
         ResourceType("csinodes", "storage.k8s.io", "v1", "csinodes", "CSINode", namespaced=False),
+        ResourceType(
+            "csidrivers", "storage.k8s.io", "v1", "csidrivers", "CSIDriver", namespaced=False
+        ),
+        ResourceType(
+            "csistoragecapacities",
+            "storage.k8s.io",
+            "v1",
+            "csistoragecapacities",
+            "CSIStorageCapacity",
+            namespaced=True,
+        ),
         ResourceType(
             "poddisruptionbudgets",
             "policy",

@@ -67,6 +67,8 @@ KINDS: dict[str, tuple[str, str, bool, bool]] = {
     "persistentvolumes": ("/api/v1", "persistentvolumes", False, True),
     "storageclasses": ("/apis/storage.k8s.io/v1", "storageclasses", False, False),
     "csinodes": ("/apis/storage.k8s.io/v1", "csinodes", False, False),
+    "csidrivers": ("/apis/storage.k8s.io/v1", "csidrivers", False, False),
+    "csistoragecapacities": ("/apis/storage.k8s.io/v1", "csistoragecapacities", True, False),
     "poddisruptionbudgets": ("/apis/policy/v1", "poddisruptionbudgets", True, True),
     "leases": ("/apis/coordination.k8s.io/v1", "leases", True, False),
     "events": ("/apis/events.k8s.io/v1", "events", True, False),
@@ -82,6 +84,8 @@ _BY_KIND: dict[tuple[str, str], str] = {
     ("v1", "PersistentVolume"): "persistentvolumes",
     ("storage.k8s.io/v1", "StorageClass"): "storageclasses",
     ("storage.k8s.io/v1", "CSINode"): "csinodes",
+    ("storage.k8s.io/v1", "CSIDriver"): "csidrivers",
+    ("storage.k8s.io/v1", "CSIStorageCapacity"): "csistoragecapacities",
     ("policy/v1", "PodDisruptionBudget"): "poddisruptionbudgets",
     ("coordination.k8s.io/v1", "Lease"): "leases",
     ("events.k8s.io/v1", "Event"): "events",
@@ -419,6 +423,8 @@ class RealApiServer:
             ("persistentvolumes", None),
             ("storageclasses", None),
             ("csinodes", None),
+            ("csidrivers", None),
+            *(("csistoragecapacities", ns) for ns in sorted(namespaces)),
         ]:
             for obj in self.call("GET", self._path(kind, namespace))["items"]:
                 path = self._path(kind, namespace, obj["metadata"]["name"])

@@ -14,7 +14,9 @@ from typing import Any
 from eventsched.model import Node, NodeTable, Pod
 from eventsched.model.objects import ClusterObject
 from eventsched.model.volumes import (
+    CSIDriver,
     CSINode,
+    CSIStorageCapacity,
     PersistentVolume,
     PersistentVolumeClaim,
     StorageClass,
@@ -146,6 +148,33 @@ def csi_node(name: str, **limits: int | None) -> CSINode:
         drivers.append(entry)
     obj = {"kind": "CSINode", "metadata": {"name": name}, "spec": {"drivers": drivers}}
     return CSINode.from_manifest(obj)
+
+
+def csi_driver(name: str, storage_capacity: bool | None = True) -> CSIDriver:
+    spec = {} if storage_capacity is None else {"storageCapacity": storage_capacity}
+    return CSIDriver.from_manifest({"kind": "CSIDriver", "metadata": {"name": name}, "spec": spec})
+
+
+def storage_capacity(
+    name: str,
+    storage_class: str,
+    topology: dict[str, str] | None,
+    capacity: str | None = None,
+    maximum: str | None = None,
+) -> CSIStorageCapacity:
+    """A CSIStorageCapacity; `topology` is nodeTopology's matchLabels (None: nil)."""
+    obj: dict[str, Any] = {
+        "kind": "CSIStorageCapacity",
+        "metadata": {"name": name, "namespace": "kube-system"},
+        "storageClassName": storage_class,
+    }
+    if topology is not None:
+        obj["nodeTopology"] = {"matchLabels": topology}
+    if capacity is not None:
+        obj["capacity"] = capacity
+    if maximum is not None:
+        obj["maximumVolumeSize"] = maximum
+    return CSIStorageCapacity.from_manifest(obj)
 
 
 def pvc_volume(claim_name: str, name: str = "") -> dict[str, Any]:

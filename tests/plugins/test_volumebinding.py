@@ -14,6 +14,7 @@ from eventsched.model import Pod
 from eventsched.plugins.volumebinding import (
     ERR_REASON_BIND_CONFLICT,
     ERR_REASON_NODE_CONFLICT,
+    ERR_REASON_NOT_ENOUGH_SPACE,
     ERR_REASON_PV_NOT_EXIST,
     ERR_UNBOUND_IMMEDIATE,
 )
@@ -22,9 +23,11 @@ from tests.plugins.storage import (
     HOSTNAME,
     ZONE,
     claim,
+    csi_driver,
     node,
     pod_with,
     pvc_volume,
+    storage_capacity,
     storage_class,
     table_of,
     volume,
@@ -371,6 +374,59 @@ def test_provisioned_claim_with_another_that_cannot_be_provisioned() -> None:
     local = storage_class("local", provisioner="kubernetes.io/no-provisioner")
     objects = [local, claim("pvc-p", "provisioned-sc"), claim("pvc-l", "local")]
     assert filter_nodes(pod_of("pvc-p", "pvc-l"), objects) == [BIND_CONFLICT]
+
+
+NO_SPACE = Status.unresolvable(ERR_REASON_NOT_ENOUGH_SPACE)
+ZONES = {"node-a": {ZONE: "z1"}, "node-b": {ZONE: "z2"}}
+
+
+def capacity_verdicts(objects: list[Any], size: str | None = "5Gi") -> list[Status | None]:
+    """A claim of provisioned-sc (csi.example.com) on node-a (z1) and node-b (z2)."""
+    pvc = claim("pvc-a", "provisioned-sc", storage=size)
+    return filter_nodes(pod_of("pvc-a"), [pvc, *objects], ("node-a", "node-b"), **ZONES)
+
+
+def test_storage_capacity_of_the_nodes_topology_must_hold_the_claim() -> None:
+    """binder_test TestCapacity: the driver opts in; z1's capacity holds 5Gi, z2's not."""
+    objects = [
+        csi_driver("csi.example.com"),
+        storage_capacity("cap-z1", "provisioned-sc", {ZONE: "z1"}, capacity="10Gi"),
+        storage_capacity("cap-z2", "provisioned-sc", {ZONE: "z2"}, capacity="1Gi"),
+    ]
+    assert capacity_verdicts(objects) == [None, NO_SPACE]
+    assert NO_SPACE.message == "node(s) did not have enough free storage"
+
+
+def test_maximum_volume_size_is_preferred_over_capacity() -> None:
+    """capacitySufficient: maximumVolumeSize wins (z1: 10Gi free, volumes up to 1Gi)."""
+    objects = [
+        csi_driver("csi.example.com"),
+        storage_capacity("cap-z1", "provisioned-sc", {ZONE: "z1"}, "10Gi", maximum="1Gi"),
+        storage_capacity("cap-z2", "provisioned-sc", {ZONE: "z2"}, "1Gi", maximum="8Gi"),
+    ]
+    assert capacity_verdicts(objects) == [NO_SPACE, None]
+
+
+def test_capacity_is_checked_only_for_drivers_that_opt_in_and_sized_claims() -> None:
+    """hasEnoughCapacity: no CSIDriver, storageCapacity false, or no size: no check."""
+    small = [storage_capacity("cap", "provisioned-sc", {ZONE: "z1"}, capacity="1Gi")]
+    assert capacity_verdicts(small) == [None, None]
+    assert capacity_verdicts([csi_driver("csi.example.com", False), *small]) == [None, None]
+    assert capacity_verdicts([csi_driver("csi.example.com"), *small], size=None) == [None, None]
+    assert capacity_verdicts([csi_driver("csi.example.com"), *small]) == [NO_SPACE, NO_SPACE]
+
+
+def test_capacity_of_another_class_or_without_topology_counts_for_nothing() -> None:
+    """A capacity of another class, or with a nil nodeTopology (nodeHasAccess), holds
+    nothing; an empty nodeTopology matches every node."""
+    objects = [
+        csi_driver("csi.example.com"),
+        storage_capacity("other", "wait-sc", {ZONE: "z1"}, capacity="10Gi"),
+        storage_capacity("nil", "provisioned-sc", None, capacity="10Gi"),
+    ]
+    assert capacity_verdicts(objects) == [NO_SPACE, NO_SPACE]
+    everywhere = storage_capacity("all", "provisioned-sc", {}, capacity="10Gi")
+    assert capacity_verdicts([*objects, everywhere]) == [None, None]
 
 
 def test_no_provisioner_is_a_bind_conflict() -> None:

@@ -24,7 +24,7 @@ from eventsched.model import Pod
 from eventsched.plugins import in_tree_registry
 from eventsched.scheduler import Scheduler, SchedulerOptions
 from eventsched.view import ClusterView
-from tests.plugins.storage import claim, storage_class
+from tests.plugins.storage import claim, csi_driver, storage_capacity, storage_class
 from tests.scheduler.test_volume_scheduling import (
     ZONE,
     pod_using,
@@ -174,5 +174,60 @@ def test_a_provisioner_that_gives_up_fails_the_binding_and_unreserves(store: Eve
     scheduler.stop()
     assert cluster.get_pod("default/dyn").node_name == "a"  # type: ignore[union-attr]
     assert cluster.read_claim("default", "scratch").is_bound
+    report = replay(store, in_tree_registry())
+    assert report.ok and report.reproduced == report.attempts, report.to_dict()
+
+
+def test_storage_capacity_is_observed_and_its_update_moves_the_pod(store: EventStore) -> None:
+    """The driver opts into capacity tracking and zone z1 has too little room: the pod
+    waits ("did not have enough free storage"); the CSIStorageCapacity's update moves it
+    (CSIStorageCapacityUpdate, registered as upstream) and it is placed. Both objects are
+    logged as object_observed and replay rebuilds the same views."""
+    small = storage_capacity("cap-z1", "zonal", {ZONE: "z1"}, capacity="1Gi")
+    cluster = SimulatedCluster(
+        [zonal_node("a", "z1"), zonal_node("b", "z2")],
+        [pod_using("dyn", "scratch")],
+        objects=[
+            ZONAL,
+            csi_driver("csi.example.com"),
+            small,
+            claim("scratch", "zonal", storage="5Gi"),
+        ],
+    )
+    views: dict[int, dict[str, Any]] = {}
+    scheduler = start(store, cluster, views)
+    (failed,) = [e.data["message"] for e in store.read(kinds=["unschedulable"])]
+    assert failed.startswith(
+        "0/2 nodes are available: 1 node(s) did not have enough free storage, "
+        "1 node(s) didn't find available persistent volumes to bind."
+    ), failed
+    observed = {
+        e.data["kind"]: e.data
+        for e in store.read(kinds=["object_observed"])
+        if e.data["kind"] in ("CSIDriver", "CSIStorageCapacity")
+    }
+    assert observed["CSIDriver"] == {
+        "kind": "CSIDriver",
+        "name": "csi.example.com",
+        "storageCapacity": True,
+    }
+    assert observed["CSIStorageCapacity"] == {
+        "kind": "CSIStorageCapacity",
+        "namespace": "kube-system",
+        "name": "cap-z1",
+        "storageClassName": "zonal",
+        "nodeTopology": {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["z1"]}]},
+        "capacity": 1024**3,
+    }
+
+    cluster.put_object(storage_capacity("cap-z1", "zonal", {ZONE: "z1"}, capacity="100Gi"))
+    scheduler.run(until_idle=True)
+    scheduler.stop()
+    assert cluster.get_pod("default/dyn").node_name == "a"  # type: ignore[union-attr]
+    moved = [e.data["event"] for e in store.read(kinds=["requeued"]) if e.name == "dyn"]
+    assert "CSIStorageCapacityUpdate" in moved
+    replayed = replayed_views(store, set(views))
+    for position, live in views.items():
+        assert replayed[position] == live, f"views differ at log position {position}"
     report = replay(store, in_tree_registry())
     assert report.ok and report.reproduced == report.attempts, report.to_dict()

@@ -40,6 +40,9 @@ REQUIRED_ACCESS: tuple[Access, ...] = (
     Access("", "persistentvolumes", ("get", "list", "update", "watch")),
     Access("storage.k8s.io", "storageclasses", ("list", "watch")),
     Access("storage.k8s.io", "csinodes", ("list", "watch")),
+    # VolumeBinding's capacity check of a claim to provision.
+    Access("storage.k8s.io", "csidrivers", ("list", "watch")),
+    Access("storage.k8s.io", "csistoragecapacities", ("list", "watch")),
     # DefaultPreemption: the disruption budgets its victims would violate.
     Access("policy", "poddisruptionbudgets", ("list", "watch")),
     # scheduler-plugins' custom resources, when a profile enables the plugin reading them:

@@ -57,6 +57,8 @@ OBJECT_RESOURCES = (
     ("persistentvolumes", "PersistentVolume"),
     ("storage.k8s.io/v1/storageclasses", "StorageClass"),
     ("storage.k8s.io/v1/csinodes", "CSINode"),
+    ("storage.k8s.io/v1/csidrivers", "CSIDriver"),
+    ("storage.k8s.io/v1/csistoragecapacities", "CSIStorageCapacity"),
     # DefaultPreemption's (model/disruption.py).
     ("policy/v1/poddisruptionbudgets", "PodDisruptionBudget"),
 )

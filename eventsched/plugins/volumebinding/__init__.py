@@ -56,8 +56,12 @@ import numpy as np
 
 from eventsched.framework import (
     ASSUMED_VOLUMES_KEY,
+    CSI_DRIVER_ADD,
+    CSI_DRIVER_UPDATE,
     CSI_NODE_ADD,
     CSI_NODE_UPDATE,
+    CSI_STORAGE_CAPACITY_ADD,
+    CSI_STORAGE_CAPACITY_UPDATE,
     NODE_ADD,
     NODE_UPDATE,
     PV_ADD,
@@ -155,7 +159,7 @@ class VolumeBinding:
 
     def events_to_register(self) -> Sequence[ClusterEvent]:
         """v1.28: classes, claims and volumes added or updated, nodes added or relabelled,
-        CSINodes added or updated (CSIDriver and CSIStorageCapacity are not observed)."""
+        CSINodes, CSIDrivers and CSIStorageCapacities added or updated."""
         return (
             STORAGE_CLASS_ADD,
             STORAGE_CLASS_UPDATE,
@@ -167,6 +171,10 @@ class VolumeBinding:
             NODE_UPDATE,
             CSI_NODE_ADD,
             CSI_NODE_UPDATE,
+            CSI_DRIVER_ADD,
+            CSI_DRIVER_UPDATE,
+            CSI_STORAGE_CAPACITY_ADD,
+            CSI_STORAGE_CAPACITY_UPDATE,
         )
 
     # -- PreFilter, Filter ---------------------------------------------------------------

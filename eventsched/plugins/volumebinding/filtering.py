@@ -12,8 +12,12 @@
   every claim whose selected node is this one, is to be provisioned
   (`checkVolumeProvisions`): where its class cannot provision (no provisioner,
   or allowedTopologies exclude the node), "node(s) didn't find available
-  persistent volumes to bind"; else the node passes, the claim among its
-  dynamic provisions, which Reserve assumes with the node selected.
+  persistent volumes to bind"; where its provisioner is a CSIDriver with
+  `storageCapacity: true` and no CSIStorageCapacity of the class whose
+  `nodeTopology` matches the node holds the claim's size (`hasEnoughCapacity`:
+  maximumVolumeSize, else capacity), "node(s) did not have enough free
+  storage"; else the node passes, the claim among its dynamic provisions,
+  which Reserve assumes with the node selected.
 
 All UnschedulableAndUnresolvable, reasons in upstream's order.
 """
@@ -29,8 +33,8 @@ import numpy as np
 from eventsched.framework import BatchFilterResult, Code, Status
 from eventsched.model import BoolArray, Indexes, IntArray, NodeTable
 from eventsched.model.volumematching import Matches, match_claims
-from eventsched.model.volumes import PersistentVolume, PersistentVolumeClaim
-from eventsched.model.volumetopology import NodeSelector, topology_mask
+from eventsched.model.volumes import PersistentVolume, PersistentVolumeClaim, StorageClass
+from eventsched.model.volumetopology import NodeSelector, selector_mask, topology_mask
 from eventsched.plugins.volumebinding.binder import BindingInfo, PodVolumes
 from eventsched.plugins.volumebinding.claims import PodVolumeClaims
 
@@ -43,7 +47,12 @@ ERR_REASON_PV_NOT_EXIST = (
 NO_PROVISIONER = "kubernetes.io/no-provisioner"
 
 #: FindPodVolumes' reasons, in the order it appends them.
-_REASONS = (ERR_REASON_NODE_CONFLICT, ERR_REASON_BIND_CONFLICT, ERR_REASON_PV_NOT_EXIST)
+_REASONS = (
+    ERR_REASON_NODE_CONFLICT,
+    ERR_REASON_BIND_CONFLICT,
+    ERR_REASON_NOT_ENOUGH_SPACE,
+    ERR_REASON_PV_NOT_EXIST,
+)
 
 #: What each node that passed would bind and provision (`podVolumesByNode`).
 NodeBindings = dict[str, PodVolumes]
@@ -56,6 +65,7 @@ class _Verdicts:
 
     node_conflict: BoolArray
     bind_conflict: BoolArray
+    no_space: BoolArray
     pv_missing: BoolArray
     other: IntArray
     others: list[Status]
@@ -68,14 +78,15 @@ class _Verdicts:
     @classmethod
     def empty(cls, count: int) -> _Verdicts:
         no = np.zeros(count, dtype=bool)
-        return cls(no, no.copy(), no.copy(), np.full(count, -1, dtype=np.int64), [])
+        return cls(no, no.copy(), no.copy(), no.copy(), np.full(count, -1, dtype=np.int64), [])
 
     def result(self) -> BatchFilterResult:
         """An error wins; else the reasons (UnschedulableAndUnresolvable); else a refusal."""
         flags = (
             self.node_conflict.astype(np.int64)
             | (self.bind_conflict.astype(np.int64) << 1)
-            | (self.pv_missing.astype(np.int64) << 2)
+            | (self.no_space.astype(np.int64) << 2)
+            | (self.pv_missing.astype(np.int64) << 3)
         )
         errors = np.array([s.code == Code.ERROR for s in self.others], dtype=bool)
         is_error = np.zeros(len(flags), dtype=bool)
@@ -217,8 +228,8 @@ def _provision(
     claims: Sequence[PersistentVolumeClaim],
     verdicts: _Verdicts,
 ) -> BoolArray:
-    """`checkVolumeProvisions` on the `members` rows: an error or a bind conflict where a
-    claim cannot be provisioned; the rows where every claim can."""
+    """`checkVolumeProvisions` on the `members` rows: an error, a bind conflict or too
+    little storage where a claim cannot be provisioned; the rows where every claim can."""
     storage = table.objects.storage
     none = np.zeros(len(members), dtype=bool)
     for claim in claims:
@@ -239,4 +250,33 @@ def _provision(
         allowed = masks.cached(table, storage_class.key, compute)[rows]
         verdicts.bind_conflict |= members & ~allowed
         members = members & allowed
+        room = _capacity(table, masks, claim, storage_class)[rows]
+        verdicts.no_space |= members & ~room
+        members = members & room
     return members
+
+
+def _capacity(
+    table: NodeTable, masks: Masks, claim: PersistentVolumeClaim, storage_class: StorageClass
+) -> BoolArray:
+    """`hasEnoughCapacity` over every row: True where the claim's size needs no check (none
+    requested, or the provisioner is no CSIDriver with storageCapacity) or fits some
+    CSIStorageCapacity of the class whose nodeTopology matches the node."""
+    storage = table.objects.storage
+    driver = storage.csi_drivers.get(storage_class.provisioner)
+    if not claim.storage or driver is None or not driver.storage_capacity:
+        return masks.cached(table, "", lambda: np.ones(len(table), dtype=bool))
+
+    def compute() -> BoolArray:
+        room = np.zeros(len(table), dtype=bool)
+        for capacity in storage.capacities.values():
+            topology = capacity.node_topology
+            if (
+                capacity.storage_class == storage_class.name
+                and topology is not None
+                and capacity.holds(claim.storage)
+            ):
+                room |= selector_mask(topology, table)
+        return room
+
+    return masks.cached(table, f"capacity/{storage_class.name}/{claim.storage}", compute)

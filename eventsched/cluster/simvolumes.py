@@ -18,9 +18,9 @@ plays every external provisioner too: it creates the volume `pvc-<claim
 uid>` (the claim's class, size, access modes and volume mode; node
 affinity `kubernetes.io/hostname In [the selected node]`, as a node-local
 provisioner gives; no volume source) pre-bound to the claim, and the PV
-controller binds them. `set_provisioner(False)` stops it, so a claim waits for its
-volume; `fail_provisioning(True)` makes it give up as a provisioner does,
-removing the annotation.
+controller binds them. `set_provisioner(False)` stops it, so a claim waits
+for its volume; `set_provisioner(True, fails=True)` makes it give up as a
+provisioner does, removing the annotation.
 """
 
 from __future__ import annotations

@@ -11,10 +11,10 @@ selected node's hostname) pre-bound to it by `spec.claimRef`; the PV controller
 
 from __future__ import annotations
 
-import threading
 from types import TracebackType
 from typing import Any
 
+from tests.kube.pvcontroller import Poller
 from tests.kube.realserver import KubeServer
 
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
@@ -27,15 +27,12 @@ class Provisioner:
     def __init__(self, server: KubeServer, driver: str, interval: float = 0.05) -> None:
         self.server = server
         self.driver = driver
-        self.interval = interval
         #: (claim namespace/name, selected node, volume) in the order provisioned.
         self.provisioned: list[tuple[str, str, str]] = []
-        self.errors: list[BaseException] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="provisioner", daemon=True)
+        self._poller = Poller("provisioner", self.sync, interval)
 
     def __enter__(self) -> Provisioner:
-        self._thread.start()
+        self._poller.start()
         return self
 
     def __exit__(
@@ -44,18 +41,7 @@ class Provisioner:
         error: BaseException | None,
         trace: TracebackType | None,
     ) -> None:
-        self._stop.set()
-        self._thread.join(10)
-        if kind is None:
-            assert not self.errors, f"the provisioner failed: {self.errors!r}"
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval):
-            try:
-                self.sync()
-            except Exception as exc:  # reported when the block ends
-                self.errors.append(exc)
-                return
+        self._poller.stop(failed=kind is not None)
 
     def sync(self) -> None:
         """One pass over every claim."""

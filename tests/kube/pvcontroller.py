@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
@@ -23,17 +24,43 @@ BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
 
 
+class Poller:
+    """Calls `sync` every `interval` seconds in a thread while the `with` block runs; an
+    error stops it and fails the block (what each controller played here shares)."""
+
+    def __init__(self, name: str, sync: Callable[[], None], interval: float) -> None:
+        self.errors: list[BaseException] = []
+        self._sync = sync
+        self._interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, failed: bool) -> None:
+        self._stop.set()
+        self._thread.join(10)
+        if not failed:
+            assert not self.errors, f"{self._thread.name} failed: {self.errors!r}"
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval):
+            try:
+                self._sync()
+            except Exception as exc:  # reported when the block ends
+                self.errors.append(exc)
+                return
+
+
 class PVController:
     """Binds claims to the volumes pre-bound to them while the `with` block runs."""
 
     def __init__(self, server: KubeServer, interval: float = 0.05) -> None:
         self.server = server
-        self.interval = interval
         #: (claim namespace/name, volume) in the order they were bound.
         self.bound: list[tuple[str, str]] = []
-        self.errors: list[BaseException] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="pv-controller", daemon=True)
+        self._poller = Poller("pv-controller", self.sync, interval)
 
     def __enter__(self) -> PVController:
         # One pass first, before the thread: the volumes already there are Available when
@@ -41,7 +68,7 @@ class PVController:
         # Else its first write (the phase) could land between a test's read of a volume and
         # its update (409 Conflict), a race no cluster with a running controller has.
         self.sync()
-        self._thread.start()
+        self._poller.start()
         return self
 
     def __exit__(
@@ -50,18 +77,7 @@ class PVController:
         error: BaseException | None,
         trace: TracebackType | None,
     ) -> None:
-        self._stop.set()
-        self._thread.join(10)
-        if kind is None:
-            assert not self.errors, f"the PV controller failed: {self.errors!r}"
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval):
-            try:
-                self.sync()
-            except Exception as exc:  # reported when the block ends
-                self.errors.append(exc)
-                return
+        self._poller.stop(failed=kind is not None)
 
     def sync(self) -> None:
         """One pass over every volume (`syncVolume` / `syncUnboundClaim`)."""

@@ -148,7 +148,8 @@ def test_the_shipped_rbac_lets_volume_binding_pre_bind_and_read(
     granted: RealApiServer,
 ) -> None:
     """VolumeBinding's PreBind with deploy/'s grants: read and update a PersistentVolume,
-    read it and the claim again (the PV controller's part played by the admin)."""
+    read it and the claim again (the PV controller's part played by the admin), and
+    update a claim to provision with its selected node."""
     server = granted
     token = server.control_plane.user_tokens[USER]
     server.wait_for(lambda: server.request("GET", "/api/v1/pods", token=token)[0] == 200)
@@ -166,6 +167,10 @@ def test_the_shipped_rbac_lets_volume_binding_pre_bind_and_read(
         assert controller.bound == [("default/data-rbac", "pv-rbac")]
         volume = cluster.read_volume("pv-rbac")
         assert volume.claim_ref is not None and volume.claim_ref.uid == pvc.uid
+        # A claim to provision: PreBind writes its selected node (an update of the claim).
+        server.create(claim("scratch-rbac"))
+        cluster.select_node(cluster.read_claim("default", "scratch-rbac"), "node-a")
+        assert cluster.read_claim("default", "scratch-rbac").selected_node == "node-a"
     finally:
         cluster.stop()
         api.close()

@@ -17,6 +17,7 @@ from eventsched.plugins.volumebinding import (
     ERR_REASON_NOT_ENOUGH_SPACE,
     ERR_REASON_PV_NOT_EXIST,
     ERR_UNBOUND_IMMEDIATE,
+    PodVolumes,
 )
 from tests.plugins.conftest import plugin, run_filter
 from tests.plugins.storage import (
@@ -51,27 +52,10 @@ def pre_filter(pod: Pod, objects: list[Any], nodes: tuple[str, ...] = ("node-a",
     return plugin("VolumeBinding").pre_filter(CycleState(), pod, table)
 
 
-def static_bindings(
-    pod: Pod, objects: list[Any], nodes: tuple[str, ...] = ("node-a",)
-) -> dict[str, list[tuple[str, str]]]:
-    """Filter's static bindings per passing node (`podVolumesByNode`): (claim, volume)."""
-    table = table_of([node(n) for n in nodes], [*CLASSES, *objects])
-    p = plugin("VolumeBinding")
-    state = CycleState()
-    p.pre_filter(state, pod, table)
-    result = p.filter_batch(state, pod, table, np.arange(len(table)))
-    kept = state.read("VolumeBinding").by_node
-    return {
-        name: [(b.claim.name, b.volume.name) for b in kept[name].static_bindings]
-        for name, verdict in zip(table.names, result.verdict, strict=True)
-        if verdict < 0 and name in kept
-    }
-
-
-def provisions(
-    pod: Pod, objects: list[Any], nodes: tuple[str, ...] = ("node-a",), **labels: dict[str, str]
-) -> dict[str, list[str]]:
-    """Filter's dynamic provisions per passing node: the claims' names."""
+def kept_volumes(
+    pod: Pod, objects: list[Any], nodes: tuple[str, ...], labels: dict[str, dict[str, str]]
+) -> dict[str, PodVolumes]:
+    """Filter's volumes per passing node (`podVolumesByNode`)."""
     table = table_of([node(n, **labels.get(n, {})) for n in nodes], [*CLASSES, *objects])
     p = plugin("VolumeBinding")
     state = CycleState()
@@ -79,9 +63,29 @@ def provisions(
     result = p.filter_batch(state, pod, table, np.arange(len(table)))
     kept = state.read("VolumeBinding").by_node
     return {
-        name: [c.name for c in kept[name].dynamic_provisions]
+        name: kept[name]
         for name, verdict in zip(table.names, result.verdict, strict=True)
-        if verdict < 0
+        if verdict < 0 and name in kept
+    }
+
+
+def static_bindings(
+    pod: Pod, objects: list[Any], nodes: tuple[str, ...] = ("node-a",)
+) -> dict[str, list[tuple[str, str]]]:
+    """Filter's static bindings per passing node: (claim, volume)."""
+    return {
+        name: [(b.claim.name, b.volume.name) for b in volumes.static_bindings]
+        for name, volumes in kept_volumes(pod, objects, nodes, {}).items()
+    }
+
+
+def provisions(
+    pod: Pod, objects: list[Any], nodes: tuple[str, ...] = ("node-a",), **labels: dict[str, str]
+) -> dict[str, list[str]]:
+    """Filter's dynamic provisions per passing node: the claims' names."""
+    return {
+        name: [c.name for c in volumes.dynamic_provisions]
+        for name, volumes in kept_volumes(pod, objects, nodes, labels).items()
     }
 
 

@@ -28,6 +28,7 @@ from eventsched.plugins.volumebinding.binder import (
     BindingFailed,
     BindingInfo,
     check_bindings,
+    check_provisions,
 )
 from tests.plugins.storage import (
     HOSTNAME,
@@ -386,3 +387,24 @@ def test_pre_bind_without_an_api_is_an_error() -> None:
     attempt.reserve("node-1")
     status = attempt.pre_bind("node-1")
     assert status is not None and status.code == Code.ERROR
+
+
+def test_check_provisions() -> None:
+    """TestCheckBindings' provisioning cases: the claim waits while its selected node is
+    the pod's and it is unbound; a selected node reset or changed is 'provisioning
+    failed'; a claim gone cannot be read; bound, it is done."""
+    fast = storage_class("fast", provisioner="csi.example.com")
+    cluster = SimulatedCluster(
+        [node("node-1")], objects=[fast, claim("pvc-p", "fast", selected_node="node-1")]
+    )
+    cluster.set_provisioner(False)
+    wanted = [cluster.read_claim("default", "pvc-p")]
+    assert check_provisions(cluster, wanted, "node-1") is False
+    with pytest.raises(BindingFailed, match=r'^provisioning failed for PVC "pvc-p"$'):
+        check_provisions(cluster, wanted, "node-2")
+    cluster.set_provisioner(True)
+    cluster.select_node(wanted[0], "node-1")
+    assert check_provisions(cluster, wanted, "node-1") is True
+    gone = [claim("pvc-gone", "fast")]
+    with pytest.raises(BindingFailed, match=r'^failed to get pvc "default/pvc-gone": '):
+        check_provisions(cluster, gone, "node-1")

@@ -14,7 +14,6 @@ same, and rebuilds the live views.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from eventsched.audit.replay import replay
@@ -22,15 +21,15 @@ from eventsched.cluster import SimulatedCluster
 from eventsched.events import EventStore
 from eventsched.model import Pod
 from eventsched.plugins import in_tree_registry
-from eventsched.scheduler import Scheduler, SchedulerOptions
 from eventsched.view import ClusterView
 from tests.plugins.storage import claim, csi_driver, storage_capacity, storage_class
 from tests.scheduler.test_volume_scheduling import (
     ZONE,
+    finish_bindings,
     pod_using,
     replayed_views,
     start,
-    volume_profile,
+    stepped,
     zonal_node,
 )
 
@@ -61,20 +60,6 @@ def prefers(name: str, claim_name: str, node_name: str) -> Pod:
             },
         }
     )
-
-
-def stepped(store: EventStore, cluster: SimulatedCluster, timeout: int) -> Scheduler:
-    profile = volume_profile()
-    args = {**profile.plugin_args, "VolumeBinding": {"bindTimeoutSeconds": timeout}}
-    scheduler = Scheduler(
-        store,
-        cluster,
-        [replace(profile, plugin_args=args)],
-        in_tree_registry(),
-        SchedulerOptions(initial_backoff=0.05, max_backoff=0.1),
-    )
-    scheduler.start()
-    return scheduler
 
 
 def test_a_claim_is_provisioned_on_a_node_its_class_admits(store: EventStore) -> None:
@@ -155,10 +140,7 @@ def test_a_provisioner_that_gives_up_fails_the_binding_and_unreserves(store: Eve
     cluster.set_provisioner(True, fails=True)
     scheduler = stepped(store, cluster, timeout=30)
     assert scheduler.schedule_one()
-    scheduler._flush()
-    while scheduler.bindings:
-        scheduler._wait_for_inbox()
-    scheduler._flush()
+    finish_bindings(scheduler)
     (failed,) = list(store.read(kinds=["bind_failed"]))
     assert failed.data["reason"] == (
         'running PreBind plugin "VolumeBinding": '

@@ -92,6 +92,40 @@ def start(
     return scheduler
 
 
+def stepped(
+    store: EventStore,
+    cluster: SimulatedCluster,
+    timeout: int,
+    views: dict[int, dict[str, Any]] | None = None,
+) -> Scheduler:
+    """A started scheduler with VolumeBinding's bindTimeoutSeconds, for a test to step
+    (`schedule_one`); `views` collects the view after every durable append."""
+    profile = volume_profile()
+    args = {**profile.plugin_args, "VolumeBinding": {"bindTimeoutSeconds": timeout}}
+    scheduler = Scheduler(
+        store,
+        cluster,
+        [replace(profile, plugin_args=args)],
+        in_tree_registry(),
+        SchedulerOptions(initial_backoff=0.05, max_backoff=0.1),
+    )
+    if views is not None:
+        kept = views
+        scheduler.on_durable = lambda position: kept.__setitem__(
+            position, scheduler.view.to_state()
+        )
+    scheduler.start()
+    return scheduler
+
+
+def finish_bindings(scheduler: Scheduler) -> None:
+    """Append the attempt, then wait for its binding cycles and append what they did."""
+    scheduler._flush()
+    while scheduler.bindings:
+        scheduler._wait_for_inbox()
+    scheduler._flush()
+
+
 def replayed_views(store: EventStore, positions: set[int]) -> dict[int, dict[str, Any]]:
     replayer = Replayer(in_tree_registry(), *from_base(store))
     found = {}
@@ -249,26 +283,11 @@ def test_a_binding_that_times_out_is_undone_and_tried_again(store: EventStore) -
         ],
     )
     cluster.set_pv_controller(False)
-    profile = volume_profile()
-    profile = replace(
-        profile, plugin_args={**profile.plugin_args, "VolumeBinding": {"bindTimeoutSeconds": 1}}
-    )
-    scheduler = Scheduler(
-        store,
-        cluster,
-        [profile],
-        in_tree_registry(),
-        SchedulerOptions(initial_backoff=0.05, max_backoff=0.1),
-    )
     views: dict[int, dict[str, Any]] = {}
-    scheduler.on_durable = lambda position: views.__setitem__(position, scheduler.view.to_state())
-    scheduler.start()
+    scheduler = stepped(store, cluster, timeout=1, views=views)
     # One attempt and its binding cycle, stepped: retried, it would time out again and again.
     assert scheduler.schedule_one()
-    scheduler._flush()
-    while scheduler.bindings:
-        scheduler._wait_for_inbox()
-    scheduler._flush()
+    finish_bindings(scheduler)
     (failed,) = list(store.read(kinds=["bind_failed"]))
     # As kube-scheduler's RunPreBindPlugins wraps a PreBind plugin's error.
     assert failed.data["reason"] == (

@@ -33,7 +33,8 @@ does eventsched: the volume keeps its claimRef, and the next attempt finds it
 pre-bound to the claim.
 
 Dynamic provisioning: a claim no available volume matches, whose class has a
-provisioner admitting the node (allowedTopologies), is provisioned there:
+provisioner admitting the node (allowedTopologies, and CSIStorageCapacity
+where the CSIDriver asks for it: filtering.py), is provisioned there:
 Filter passes the node, Reserve assumes the claim with the
 `volume.kubernetes.io/selected-node` annotation naming it (recorded in
 `reserved`'s `volumes` as `{"claimRef", "selectedNode"}`, folded into the

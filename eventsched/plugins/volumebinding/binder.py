@@ -25,8 +25,8 @@ handle), never the view: the binding cycle runs on a binder thread. Where
 upstream reads its informers' latest API objects (`GetAPIPV`) and waits for the
 version it wrote, a GET is never older than the write. What upstream also
 checks there and eventsched does not: the volume's node affinity against the
-node's current labels, and that the pod still exists (a pod deleted while it
-waits is found gone by Bind).
+node's current labels (a provisioned one's too), and that the pod still exists
+(a pod deleted while it waits is found gone by Bind).
 """
 
 from __future__ import annotations
@@ -141,8 +141,9 @@ def check_provisions(
     api: VolumeApi, claims: Sequence[PersistentVolumeClaim], node_name: str
 ) -> bool:
     """`checkBindings` for the claims to provision: True when every one is fully bound;
-    BindingFailed when its selected node was reset (the provisioner gave up) or the
-    API could not be read. A volume not found yet is waited for, as upstream does."""
+    BindingFailed when its selected node was reset or changed (the provisioner gave up)
+    or the API could not be read. Upstream also checks the bound volume's node affinity
+    against the node; eventsched does not (see the module)."""
     for wanted in claims:
         try:
             claim = api.read_claim(wanted.namespace, wanted.name)

@@ -11,37 +11,24 @@ selected node's hostname) pre-bound to it by `spec.claimRef`; the PV controller
 
 from __future__ import annotations
 
-from types import TracebackType
 from typing import Any
 
-from tests.kube.pvcontroller import Poller
+from tests.kube.pvcontroller import PollingController
 from tests.kube.realserver import KubeServer
 
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
 HOSTNAME = "kubernetes.io/hostname"
 
 
-class Provisioner:
+class Provisioner(PollingController):
     """Provisions volumes for claims with a selected node while the `with` block runs."""
 
     def __init__(self, server: KubeServer, driver: str, interval: float = 0.05) -> None:
+        super().__init__("provisioner", interval)
         self.server = server
         self.driver = driver
         #: (claim namespace/name, selected node, volume) in the order provisioned.
         self.provisioned: list[tuple[str, str, str]] = []
-        self._poller = Poller("provisioner", self.sync, interval)
-
-    def __enter__(self) -> Provisioner:
-        self._poller.start()
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        self._poller.stop(failed=kind is not None)
 
     def sync(self) -> None:
         """One pass over every claim."""

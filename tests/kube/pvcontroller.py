@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Callable
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 from tests.kube.realserver import KubeServer
 
@@ -24,51 +23,21 @@ BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
 
 
-class Poller:
-    """Calls `sync` every `interval` seconds in a thread while the `with` block runs; an
-    error stops it and fails the block (what each controller played here shares)."""
+class PollingController:
+    """A controller played in a thread: `sync` every `interval` seconds while the `with`
+    block runs; an error stops it and fails the block."""
 
-    def __init__(self, name: str, sync: Callable[[], None], interval: float) -> None:
+    def __init__(self, name: str, interval: float) -> None:
         self.errors: list[BaseException] = []
-        self._sync = sync
         self._interval = interval
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
-    def start(self) -> None:
+    def sync(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
         self._thread.start()
-
-    def stop(self, failed: bool) -> None:
-        self._stop.set()
-        self._thread.join(10)
-        if not failed:
-            assert not self.errors, f"{self._thread.name} failed: {self.errors!r}"
-
-    def _run(self) -> None:
-        while not self._stop.wait(self._interval):
-            try:
-                self._sync()
-            except Exception as exc:  # reported when the block ends
-                self.errors.append(exc)
-                return
-
-
-class PVController:
-    """Binds claims to the volumes pre-bound to them while the `with` block runs."""
-
-    def __init__(self, server: KubeServer, interval: float = 0.05) -> None:
-        self.server = server
-        #: (claim namespace/name, volume) in the order they were bound.
-        self.bound: list[tuple[str, str]] = []
-        self._poller = Poller("pv-controller", self.sync, interval)
-
-    def __enter__(self) -> PVController:
-        # One pass first, before the thread: the volumes already there are Available when
-        # the block starts, as a controller manager running all along would have left them.
-        # Else its first write (the phase) could land between a test's read of a volume and
-        # its update (409 Conflict), a race no cluster with a running controller has.
-        self.sync()
-        self._poller.start()
         return self
 
     def __exit__(
@@ -77,7 +46,36 @@ class PVController:
         error: BaseException | None,
         trace: TracebackType | None,
     ) -> None:
-        self._poller.stop(failed=kind is not None)
+        self._stop.set()
+        self._thread.join(10)
+        if kind is None:
+            assert not self.errors, f"{self._thread.name} failed: {self.errors!r}"
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval):
+            try:
+                self.sync()
+            except Exception as exc:  # reported when the block ends
+                self.errors.append(exc)
+                return
+
+
+class PVController(PollingController):
+    """Binds claims to the volumes pre-bound to them while the `with` block runs."""
+
+    def __init__(self, server: KubeServer, interval: float = 0.05) -> None:
+        super().__init__("pv-controller", interval)
+        self.server = server
+        #: (claim namespace/name, volume) in the order they were bound.
+        self.bound: list[tuple[str, str]] = []
+
+    def __enter__(self) -> Self:
+        # One pass first, before the thread: the volumes already there are Available when
+        # the block starts, as a controller manager running all along would have left them.
+        # Else its first write (the phase) could land between a test's read of a volume and
+        # its update (409 Conflict), a race no cluster with a running controller has.
+        self.sync()
+        return super().__enter__()
 
     def sync(self) -> None:
         """One pass over every volume (`syncVolume` / `syncUnboundClaim`)."""

@@ -16,7 +16,6 @@ bind for a placed one) and the binding.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,7 +38,6 @@ from tests.differential.extenderserver.harness import (
     wait_for,
 )
 from tests.differential.kubeapi import GRACE_0, KubeApi
-from tests.kube.realserver import real_binaries
 
 ROOT = Path(__file__).resolve().parents[3]
 FORMS = {"NodeNames": True, "Nodes": False}
@@ -52,14 +50,6 @@ class Outcome:
     placements: list[tuple[str, str | None]] = field(default_factory=list)
     messages: dict[str, str] = field(default_factory=dict)
     uids: dict[str, list[str]] = field(default_factory=dict)
-
-
-@pytest.fixture(scope="module")
-def plane() -> Iterator[ControlPlane]:
-    binaries = real_binaries()
-    assert binaries is not None and binaries.scheduler is not None
-    with ControlPlane(binaries) as cp:
-        yield cp
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ call (kube-scheduler's candidates) and its answer, and replay decides it again.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,6 @@ from tests.differential.extenderserver.harness import (
     wait_for,
 )
 from tests.differential.kubeapi import KubeApi
-from tests.kube.realserver import real_binaries
 
 WIDGET = "example.com/widget"
 PRIORITIES = {"prio-5": 5, "prio-8": 8, "prio-10": 10, "prio-1000": 1000}
@@ -91,14 +89,6 @@ RUNNING = [
     _pod("low-b", "prio-5", "3500m"),
 ]
 PLACED = {"low-a1": "worker-a", "low-a2": "worker-a", "low-b": "worker-b"}
-
-
-@pytest.fixture(scope="module")
-def plane() -> Iterator[ControlPlane]:
-    binaries = real_binaries()
-    assert binaries is not None and binaries.scheduler is not None
-    with ControlPlane(binaries) as cp:
-        yield cp
 
 
 def _setup(api: KubeApi, plane: ControlPlane) -> dict[str, str]:

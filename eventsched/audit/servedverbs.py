@@ -2,8 +2,8 @@
 decided again over the candidates the call named; bind is kube-scheduler's choice, not ours.
 
 An extender attempt has no `selected` or `unschedulable` to compare: its outcome is the
-decision it answered with (`filtered` for filter, `scored` for prioritize, `preempt_answered` for preempt), compared as
-the log stores it.
+decision it answered with (`filtered` for filter, `scored` for prioritize,
+`preempt_answered` for preempt), compared as the log stores it.
 """
 
 from __future__ import annotations
@@ -15,13 +15,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from eventsched.framework import CycleState, Framework
-from eventsched.framework.servedpreempt import (
-    PREEMPT_ANSWERED,
-    serve_preempt,
-)
-from eventsched.framework.servedpreempt import (
-    candidates_from_record as victims_from_record,
-)
+from eventsched.framework.servedpreempt import PREEMPT_ANSWERED, serve_preempt
+from eventsched.framework.servedpreempt import candidates_from_record as victims_from_record
 from eventsched.framework.servedverbs import (
     ServeError,
     candidates_from_record,

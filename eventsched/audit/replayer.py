@@ -13,7 +13,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from eventsched.audit.servedverbs import BIND_SKIPPED, extender_call, serve_again, served_outcome
+from eventsched.audit.servedverbs import (
+    BIND_SKIPPED,
+    DECIDED_AGAIN,
+    extender_call,
+    serve_again,
+    served_outcome,
+)
 from eventsched.events.canonical import canonical_json, normalize
 from eventsched.events.projections import Projections
 from eventsched.events.record import StoredEvent
@@ -159,7 +165,7 @@ class Replayer:
         if fw is None:
             return None, f"no config_loaded for configuration {data.get('configDigest')!r}"
         call = extender_call(data)
-        if call is not None and call.get("verb") not in ("filter", "prioritize"):
+        if call is not None and call.get("verb") not in DECIDED_AGAIN:
             return None, BIND_SKIPPED
         _, replayed = self.decide_again(fw, pod, events)
         if call is None:

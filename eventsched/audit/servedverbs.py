@@ -1,9 +1,9 @@
-"""Replaying the calls `eventsched extender` answered: filter and prioritize are decided
-again over the candidates the call named; bind is kube-scheduler's choice, not ours.
+"""Replaying the calls `eventsched extender` answered: filter, prioritize and preempt are
+decided again over the candidates the call named; bind is kube-scheduler's choice, not ours.
 
 An extender attempt has no `selected` or `unschedulable` to compare: its outcome is the
-decision it answered with (`filtered` for filter, `scored` for prioritize), compared as
-the log stores it.
+decision it answered with (`filtered` for filter, `scored` for prioritize,
+`preempt_answered` for preempt), compared as the log stores it.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from eventsched.framework import CycleState, Framework
+from eventsched.framework.servedpreempt import PREEMPT_ANSWERED, serve_preempt
+from eventsched.framework.servedpreempt import candidates_from_record as victims_from_record
 from eventsched.framework.servedverbs import (
     ServeError,
     candidates_from_record,
@@ -26,7 +28,9 @@ from eventsched.model import NodeTable, Pod
 #: Why a bind call is not decided again.
 BIND_SKIPPED = "an extender bind call: kube-scheduler chose the node"
 #: The decision each verb answers with.
-ANSWERED_BY = {"filter": "filtered", "prioritize": "scored"}
+ANSWERED_BY = {"filter": "filtered", "prioritize": "scored", "preempt": PREEMPT_ANSWERED}
+#: The verbs replay decides again.
+DECIDED_AGAIN = tuple(ANSWERED_BY)
 
 
 def extender_call(started_data: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -39,6 +43,9 @@ def serve_again(
     fw: Framework, state: CycleState, pod: Pod, table: NodeTable, call: Mapping[str, Any]
 ) -> None:
     """Run the call's decision again on `table`; it records into `state` as it did live."""
+    if call.get("verb") == "preempt":
+        serve_preempt(fw, state, pod, table, victims_from_record(call))
+        return
     names = candidates_from_record(table, call)
     if call.get("verb") == "filter":
         serve_filter(fw, state, pod, table, names)

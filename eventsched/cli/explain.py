@@ -246,7 +246,7 @@ def _render_attempt(number: int, a: AttemptExplanation, max_rejections: int) -> 
         out.append("  " + render_shadow_verdict(a.shadow))
     if call is not None and call.get("verb") in ("filter", "prioritize"):
         out.append(f"  {_answered(call, a)}")
-    elif a.outcome == "in progress":
+    elif a.outcome == "in progress" and (call is None or call.get("verb") != "preempt"):
         out.append("  (no outcome recorded yet)")
     return out
 
@@ -273,6 +273,19 @@ def _answered(call: Mapping[str, Any], a: AttemptExplanation) -> str:
         f"Answered: 10 for {', '.join(winners)} (total {best}); "
         f"the others floor(total x 10 / {best})"
     )
+
+
+def _preempt_answered(step: Mapping[str, Any]) -> str:
+    """A preempt call's answer: each candidate kept with its victims, each dropped with why."""
+    if step.get("error"):
+        return f"Answered: Error: {step['error']}"
+    kept = [
+        f"{k['node']} (evict {', '.join(k['victims'])}; {k['pdbViolations']} PDB violation(s))"
+        for k in step.get("kept", ())
+    ]
+    dropped = [f"{d['node']} ({d['reason']})" for d in step.get("dropped", ())]
+    text = f"Answered: kept {len(kept)} candidate(s)" + (f": {'; '.join(kept)}" if kept else "")
+    return text + (f"; dropped {'; '.join(dropped)}" if dropped else "")
 
 
 #: A recorded input can be large (NetworkTraffic's samples); --json shows it whole.
@@ -325,6 +338,8 @@ def _render_step(step: dict) -> str:
             + (f": {reasons}" if reasons else "")
             + (f" (nominated node {nominated})" if nominated else "")
         )
+    if kind == "preempt_answered":
+        return _preempt_answered(step)
     if kind == "input_recorded":
         value = json.dumps(step.get("value"), default=str, sort_keys=True)
         if len(value) > MAX_VALUE_CHARS:

@@ -47,7 +47,8 @@ DECISION_KINDS: dict[str, str] = {
     "queued": "pod entered the scheduling queue; data: {queue, event}",
     "attempt_started": "a scheduling cycle began; data: {attempts, startIndex, seed, configDigest, nodes}"
     " and, for a call kube-scheduler made to `eventsched extender`, extender: {verb, form, count,"
-    " names | allBut, unknown?} (filter, prioritize) or {verb: bind, node}",
+    " names | allBut, unknown?} (filter, prioritize), {verb: preempt, form, count, victims[{node,"
+    " victims[uid], pdbViolations}]} (kube-scheduler's candidates) or {verb: bind, node}",
     "prefiltered": "PreFilter ran; data: {skipped[] or notSkipped[], nodeNames? (when a "
     "plugin narrowed the nodes), status?{code,reasons,plugin} (unless Success)} (the PreFilter "
     "plugins that returned Skip, whose Filter is skipped: named, or, when fewer, the profile's "
@@ -67,6 +68,10 @@ DECISION_KINDS: dict[str, str] = {
     "(only when there were more: how many), chosenBy (the first of upstream's ordered criteria that left one candidate, or 'only candidate' / 'first of tied'), offset, numCandidates, "
     "evaluated (nodes the dry run visited), potentialNodes, lowerNominated[{uid, namespace, "
     "name}] (lower-priority pods whose nomination to the node is cleared)}",
+    "preempt_answered": "eventsched extender's answer to kube-scheduler's preempt call: the "
+    "candidates the profile keeps; data: {kept[{node, victims[uid], pdbViolations}] (the "
+    "victims the pod needs gone for the profile's filters to pass), dropped[{node, reason}], "
+    "error?}; nothing is evicted by eventsched",
     "evicted": "one victim of a `preempted` decision, after the API answered; uid/namespace/"
     "name = the victim, node column = its node, attempt = the preemptor's attempt; data: "
     "{preemptor{uid, namespace, name}, outcome: deleted|gone|rejected|failed|abandoned, code, "

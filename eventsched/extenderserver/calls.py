@@ -20,11 +20,15 @@ import structlog
 from eventsched.extenderserver.protocol import (
     BindingArgs,
     ExtenderArgs,
+    PreemptionArgs,
     error_result,
     filter_result,
     host_priority_list,
+    preemption_result,
 )
 from eventsched.framework import IDENTITY_KEY, Framework
+from eventsched.framework.servedpreempt import candidates_record as victims_record
+from eventsched.framework.servedpreempt import serve_preempt
 from eventsched.framework.servedverbs import (
     ServeError,
     candidates_record,
@@ -55,7 +59,7 @@ class Call:
     """One HTTP call, handed from a handler thread to the loop and answered there."""
 
     verb: str
-    args: ExtenderArgs | BindingArgs
+    args: ExtenderArgs | BindingArgs | PreemptionArgs
     answer: Any = None
     #: False when the call could not be decided (the answer then carries Error).
     ok: bool = True
@@ -149,6 +153,8 @@ class ServedCalls:
         try:
             if isinstance(call.args, BindingArgs):
                 self._bind(call, call.args)
+            elif isinstance(call.args, PreemptionArgs):
+                self._preempt(call, call.args)
             else:
                 self._decide(call, call.args)
         except Exception as exc:  # the loop must outlive any one call
@@ -189,15 +195,31 @@ class ServedCalls:
                 body = error_result(call.verb, str(exc))
         self._answer_when_durable(call, body)
 
+    def _preempt(self, call: Call, args: PreemptionArgs) -> None:
+        """kube-scheduler's candidates narrowed by the profile (framework/servedpreempt.py)."""
+        try:
+            pod = Pod.from_manifest(args.pod, "ExtenderPreemptionArgs.Pod")
+        except (ManifestError, ValueError, TypeError) as exc:
+            call.reply(error_result(call.verb, f"eventsched extender: {exc}"), False)
+            return
+        pod = self.handlers.observe_pending(pod)
+        record = {"form": args.form, **victims_record(args.candidates)}
+        state = self._attempt(pod, call, record).state
+        answer = serve_preempt(self.fw, state, pod, self.view.table, args.candidates)
+        if answer.error:
+            self._answer_when_durable(call, error_result(call.verb, answer.error), ok=False)
+        else:
+            self._answer_when_durable(call, preemption_result(answer))
+
     def _attempt(self, pod: Pod, call: Call, extender: Mapping[str, Any]) -> Started:
         return self.attempts.start(self.fw, pod, extender={"verb": call.verb, **extender})
 
-    def _answer_when_durable(self, call: Call, body: Any) -> None:
+    def _answer_when_durable(self, call: Call, body: Any, ok: bool = True) -> None:
         """The call's events are appended first; an answer never outruns its decision."""
         if not self.journal.flush():
             call.reply(error_result(call.verb, LOG_DOWN), False)
             return
-        call.reply(body)
+        call.reply(body, ok)
 
     # -- binding ------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from eventsched.framework.servedpreempt import NodeVictims, PreemptAnswer
 from eventsched.framework.servedverbs import FilterAnswer, HostPriority
 
 VERBS = ("filter", "prioritize", "bind", "preempt")
@@ -86,6 +87,68 @@ def parse_args(body: bytes) -> ExtenderArgs:
         if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
             raise ProtocolError(f"ExtenderArgs.Nodes.items[{i}]: a v1.Node with a name is expected")
     return ExtenderArgs(pod, None, items)
+
+
+@dataclass(frozen=True, slots=True)
+class PreemptionArgs:
+    """`ExtenderPreemptionArgs`: the pod, and kube-scheduler's candidates with their victims."""
+
+    pod: Mapping[str, Any]
+    #: `NodeNameToMetaVictims` (nodeCacheCapable: true: UIDs only) or `NodeNameToVictims`.
+    form: str
+    candidates: Sequence[NodeVictims]
+
+
+def parse_preemption(body: bytes) -> PreemptionArgs:
+    """Either map: victims as `MetaPod` (`UID`) or as whole v1.Pod objects, read for their uid."""
+    value = _object(body)
+    pod = value.get("Pod")
+    if not isinstance(pod, dict) or not isinstance(pod.get("metadata"), dict):
+        raise ProtocolError("ExtenderPreemptionArgs.Pod: a v1.Pod object with metadata is required")
+    for form in ("NodeNameToMetaVictims", "NodeNameToVictims"):
+        victims = value.get(form)
+        if victims is None:
+            continue
+        if not isinstance(victims, dict):
+            raise ProtocolError(f"ExtenderPreemptionArgs.{form}: a map of node name to victims")
+        candidates = [_node_victims(form, node, v) for node, v in victims.items()]
+        return PreemptionArgs(pod, form, candidates)
+    raise ProtocolError(
+        "ExtenderPreemptionArgs: neither NodeNameToMetaVictims nor NodeNameToVictims is set"
+        " (kube-scheduler sends one)"
+    )
+
+
+def _node_victims(form: str, node: str, victims: Any) -> NodeVictims:
+    where = f"ExtenderPreemptionArgs.{form}[{node}]"
+    pods = victims.get("Pods") if isinstance(victims, dict) else None
+    if not isinstance(pods, list):
+        raise ProtocolError(f"{where}.Pods: a list of victims is expected")
+    uids = []
+    for i, pod in enumerate(pods):
+        if form == "NodeNameToMetaVictims":
+            uid = pod.get("UID") if isinstance(pod, dict) else None
+        else:
+            meta = pod.get("metadata") if isinstance(pod, dict) else None
+            uid = meta.get("uid") if isinstance(meta, dict) else None
+        if not isinstance(uid, str) or not uid:
+            field = "UID" if form == "NodeNameToMetaVictims" else "metadata.uid"
+            raise ProtocolError(f"{where}.Pods[{i}].{field}: a pod UID is required")
+        uids.append(uid)
+    count = victims.get("NumPDBViolations", 0)
+    if not isinstance(count, int):
+        raise ProtocolError(f"{where}.NumPDBViolations: an integer is expected")
+    return NodeVictims(node, tuple(uids), count)
+
+
+def preemption_result(answer: PreemptAnswer) -> dict[str, Any]:
+    """`ExtenderPreemptionResult`: always `NodeNameToMetaVictims`, as kube-scheduler reads it."""
+    return {
+        "NodeNameToMetaVictims": {
+            k.node: {"Pods": [{"UID": u} for u in k.uids], "NumPDBViolations": k.pdb_violations}
+            for k in answer.kept
+        }
+    }
 
 
 def parse_binding(body: bytes) -> BindingArgs:

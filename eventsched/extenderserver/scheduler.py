@@ -2,7 +2,7 @@
 
 The same loop, log and view as `eventsched run`, with two differences in the wiring:
 kube-scheduler schedules, so a pending pod is observed and never queued here; and the
-calls kube-scheduler makes (filter, prioritize, bind) are decided on the loop thread by
+calls kube-scheduler makes (filter, prioritize, preempt, bind) are decided on the loop thread by
 `ServedCalls`, for the first profile.
 """
 

@@ -26,10 +26,14 @@ from eventsched._httpserver import QuietHTTPServer
 from eventsched.extenderserver.calls import Call
 from eventsched.extenderserver.protocol import (
     VERBS,
+    BindingArgs,
+    ExtenderArgs,
+    PreemptionArgs,
     ProtocolError,
     error_result,
     parse_args,
     parse_binding,
+    parse_preemption,
 )
 from eventsched.extenderserver.scheduler import ExtenderScheduler
 from eventsched.metrics import extenderserver
@@ -39,6 +43,11 @@ log = structlog.get_logger(__name__)
 
 #: (check name, passed, detail when it did not), as `eventsched run`'s /readyz lists them.
 Check = tuple[str, bool, str]
+#: Each verb's request reader (filter and prioritize read ExtenderArgs).
+PARSERS: dict[str, Callable[[bytes], ExtenderArgs | BindingArgs | PreemptionArgs]] = {
+    "bind": parse_binding,
+    "preempt": parse_preemption,
+}
 #: Bodies larger than this are refused (a NodeList of 5,000 nodes is about 25 MB).
 MAX_BODY = 256 * 1024 * 1024
 
@@ -111,16 +120,10 @@ class ExtenderServer:
             return
         body = request.rfile.read(length)
         if verb not in VERBS:
-            self._json(
-                request, 404, verb, {"Error": f"unknown verb {verb!r}: {', '.join(VERBS[:3])}"}
-            )
-            return
-        if verb == "preempt":
-            message = "eventsched extender: preempt is not supported; leave preemptVerb empty"
-            self._json(request, 501, verb, error_result(verb, message))
+            self._json(request, 404, verb, {"Error": f"unknown verb {verb!r}: {', '.join(VERBS)}"})
             return
         try:
-            args = parse_binding(body) if verb == "bind" else parse_args(body)
+            args = PARSERS.get(verb, parse_args)(body)
         except ProtocolError as exc:
             log.warning("extender call refused", verb=verb, problem=str(exc))
             self._json(request, 400, verb, error_result(verb, str(exc)))

@@ -160,7 +160,7 @@ def test_malformed_bodies_get_an_error_in_the_verbs_shape_and_the_server_keeps_s
     assert "ExtenderArgs.Pod" in no_pod.body["Error"]
     assert "ExtenderBindingArgs.PodNamespace" in bad_bind.body["Error"]
     assert unknown.status == 404
-    assert preempt.status == 501 and "preempt is not supported" in preempt.body["Error"]
+    assert preempt.status == 400 and "ExtenderPreemptionArgs.Pod" in preempt.body["Error"]
     assert after.status == 200 and after.body["NodeNames"] == ["node-a", "node-c", "node-d"]
     assert health == (200, "ok")
     assert metrics[0] == 200

@@ -16,22 +16,13 @@ bind for a placed one) and the binding.
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
-import urllib.request
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 
 from eventsched.benchmarks.controlplane import ControlPlane
-from eventsched.benchmarks.processes import free_port
 from eventsched.cluster import SimulatedCluster
 from eventsched.config.file import parse_config
 from eventsched.events import EventStore, StoredEvent, upgrade
@@ -39,9 +30,14 @@ from eventsched.model import Node, Pod
 from eventsched.plugins import full_registry
 from eventsched.scheduler import Scheduler, SchedulerOptions
 from tests.differential.builders import admitted
-from tests.differential.extenderserver.cases import CASES, SCHEDULER, Case, Step
+from tests.differential.extenderserver.cases import CASES, Case, Step
+from tests.differential.extenderserver.harness import (
+    Extender,
+    empty_cluster,
+    kube_scheduler_config,
+    wait_for,
+)
 from tests.differential.kubeapi import GRACE_0, KubeApi
-from tests.kube.realserver import real_binaries
 
 ROOT = Path(__file__).resolve().parents[3]
 FORMS = {"NodeNames": True, "Nodes": False}
@@ -56,132 +52,12 @@ class Outcome:
     uids: dict[str, list[str]] = field(default_factory=dict)
 
 
-@pytest.fixture(scope="module")
-def plane() -> Iterator[ControlPlane]:
-    binaries = real_binaries()
-    assert binaries is not None and binaries.scheduler is not None
-    with ControlPlane(binaries) as cp:
-        yield cp
-
-
 @pytest.fixture
 def api(plane: ControlPlane) -> KubeApi:
     return KubeApi(plane.url, plane.admin_token, str(plane.ca_file))
 
 
 # -- kube-scheduler calling `eventsched extender` -------------------------------------------
-
-
-def _eventsched(*args: str) -> list[str]:
-    """The installed CLI of this checkout (the test's own interpreter and source tree)."""
-    return [
-        sys.executable,
-        "-c",
-        "from eventsched.cli.main import main; raise SystemExit(main())",
-        *args,
-    ]
-
-
-def _wait(predicate: Any, timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-
-
-def _ready(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as answer:
-            return bool(answer.status == 200)
-    except OSError:
-        return False
-
-
-class Extender:
-    """`eventsched extender` as a child process with its own log; stopped with SIGTERM."""
-
-    def __init__(self, case: Case, plane: ControlPlane, workdir: Path) -> None:
-        self.db = f"sqlite:///{workdir / 'extender.db'}"
-        upgrade(self.db)
-        config = workdir / "eventsched.yaml"
-        config.write_text(yaml.safe_dump(case.config()))
-        self.port = free_port()
-        self.log = workdir / "extender.log"
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        self.proc = subprocess.Popen(
-            _eventsched(
-                "--db", self.db, "--log-format", "json", "extender",
-                "--config", str(config), "--listen", f"127.0.0.1:{self.port}",
-                "--kubeconfig", str(plane.kubeconfig()),
-            ),
-            stdout=self.log.open("ab"), stderr=subprocess.STDOUT, cwd=ROOT, env=env,
-        )  # fmt: skip
-        try:
-            _wait(lambda: self._alive() and _ready(f"{self.url}readyz"), 60, "the extender")
-        except AssertionError:
-            self.stop()
-            raise AssertionError(self.log.read_text()[-3000:]) from None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/"
-
-    def _alive(self) -> bool:
-        if self.proc.poll() is not None:
-            raise AssertionError(f"the extender exited: {self.log.read_text()[-3000:]}")
-        return True
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(timeout=30)
-
-
-def _kube_scheduler_config(
-    extender: Extender, kubeconfig: Path, node_cache_capable: bool
-) -> dict[str, Any]:
-    return {
-        "apiVersion": "kubescheduler.config.k8s.io/v1",
-        "kind": "KubeSchedulerConfiguration",
-        # With --config, kube-scheduler reads its kubeconfig from here, not from the flag.
-        "clientConnection": {"kubeconfig": str(kubeconfig)},
-        "leaderElection": {"leaderElect": False},
-        # kube-scheduler's own scores stay on (v1.28 panics in RunScorePlugins with every
-        # score plugin disabled and an extender prioritizing: "makeslice: cap out of
-        # range"); a weight of 1,000 makes one step of the extender's 0..10 worth 10,000,
-        # more than all of kube-scheduler's default scores together (1,200), so it chooses
-        # among the nodes the extender gave 10: the ones eventsched would choose among.
-        "profiles": [{"schedulerName": SCHEDULER}],
-        "extenders": [
-            {
-                "urlPrefix": extender.url,
-                "filterVerb": "filter",
-                "prioritizeVerb": "prioritize",
-                "bindVerb": "bind",
-                "weight": 1000,
-                "nodeCacheCapable": node_cache_capable,
-                "httpTimeout": "10s",
-            }
-        ],
-    }
-
-
-def _empty(api: KubeApi) -> None:
-    for pod in api.call("GET", KubeApi.path("Pod", "default"))["items"]:
-        api.request("DELETE", KubeApi.path("Pod", "default", pod["metadata"]["name"]), GRACE_0)
-    for node in api.call("GET", KubeApi.path("Node"))["items"]:
-        api.request("DELETE", KubeApi.path("Node", None, node["metadata"]["name"]))
-    _wait(
-        lambda: (
-            not api.call("GET", KubeApi.path("Pod", "default"))["items"]
-            and not api.call("GET", KubeApi.path("Node"))["items"]
-        ),
-        30,
-        "an empty cluster",
-    )
 
 
 def _decided(api: KubeApi, name: str) -> tuple[str | None, str] | None:
@@ -198,12 +74,12 @@ def _decided(api: KubeApi, name: str) -> tuple[str | None, str] | None:
 def through_kube_scheduler(
     case: Case, plane: ControlPlane, api: KubeApi, workdir: Path, node_cache_capable: bool
 ) -> tuple[Outcome, str]:
-    _empty(api)
+    empty_cluster(api)
     plane.make_ready_nodes(case.nodes)
-    extender = Extender(case, plane, workdir)
+    extender = Extender(case.config(), plane, workdir)
     config = workdir / "kube-scheduler.yaml"
     config.write_text(
-        yaml.safe_dump(_kube_scheduler_config(extender, plane.kubeconfig(), node_cache_capable))
+        yaml.safe_dump(kube_scheduler_config(extender, plane.kubeconfig(), node_cache_capable))
     )
     scheduler = plane.start_kube_scheduler(config)
     outcome = Outcome()
@@ -212,12 +88,12 @@ def through_kube_scheduler(
             path = KubeApi.path("Pod", "default", step.name)
             if step.action == "delete":
                 api.call("DELETE", path, GRACE_0)
-                _wait(lambda p=path: api.request("GET", p)[0] == 404, 30, f"{step.name} gone")
+                wait_for(lambda p=path: api.request("GET", p)[0] == 404, 30, f"{step.name} gone")
                 continue
             created = api.call("POST", KubeApi.path("Pod", "default"), step.pod)
             outcome.uids.setdefault(step.name, []).append(created["metadata"]["uid"])
             try:
-                node, message = _wait(
+                node, message = wait_for(
                     lambda s=step: _decided(api, s.name),
                     60,
                     f"kube-scheduler to decide {step.name}",

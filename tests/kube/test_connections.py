@@ -2,7 +2,7 @@
 
 A connection returned to a full pool is closed (urllib3 warns "Connection
 pool is full, discarding connection"), and the next request pays a new TLS
-handshake: the 12 watches hold theirs for minutes, so a pool sized for the
+handshake: the 14 watches hold theirs for minutes, so a pool sized for the
 binders and writers alone ran short while they were all busy.
 """
 
@@ -26,7 +26,7 @@ def test_the_pool_keeps_a_connection_for_each_watch_binder_and_writer(
         assert cluster.wait_synced(30)
         watching = {"nodes", "pods", *(r.rpartition("/")[2] for r, _ in OBJECT_RESOURCES)}
         watches = [t for t in threading.enumerate() if t.name in watching]
-        assert len(watches) == len(watching) == 12
+        assert len(watches) == len(watching) == 14
         # Each Event writer and each status shard sends on a thread of its own.
         assert cluster.connections >= 16 + len(watches) + 2 * WORKERS
     finally:

@@ -1,0 +1,104 @@
+"""Record kube-scheduler v1.28's answers to the breadth suite (`generated.py`), resumably.
+
+    python -m tests.differential.record_generated [--count N] [--batch B] [--kube-bin DIR]
+
+Scenarios gen/0 .. gen/N-1 that have no line in answers/generated/chunk-*.jsonl yet (or
+whose line's digest no longer matches the generator) are recorded in order, B per control
+plane (one etcd, kube-apiserver and kube-scheduler serve a batch; each batch starts a
+fresh one, so the -v=10 log stays small). Each answer is appended to its chunk file as soon
+as it is read, so stopping the command (or losing the machine) loses at most the scenario
+under way; running it again goes on from there. No ablations are recorded: every plugin
+of kube-scheduler's default profile is in eventsched's `default_profile()`, so there is
+nothing to explain away (record.py records them for the families).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+from eventsched.benchmarks.controlplane import ControlPlane
+from tests.differential.generated import (
+    COUNT,
+    DIRECTORY,
+    answer_line,
+    chunk_of,
+    chunk_path,
+    digest,
+    generate_one,
+    recorded,
+    scheduler_document,
+)
+from tests.differential.kubeapi import KubeApi
+from tests.differential.kubelog import LogReader
+from tests.differential.record import DEFAULT_BIN, kube_scheduler, scheduler_binaries
+from tests.differential.recorder import Recorder
+
+
+def pending_scenarios(count: int, directory: Path) -> list[dict[str, Any]]:
+    """gen/0 .. gen/count-1 without an up-to-date recorded line."""
+    done = recorded(directory)
+    out = []
+    for index in range(count):
+        s = generate_one(index)
+        line = done.get(s["id"])
+        if line is None or line["digest"] != digest(s) or line.get("answer") is None:
+            out.append(s)
+    return out
+
+
+def write_config(path: Path, kubeconfig: Path) -> Path:
+    import json
+
+    document = scheduler_document()
+    document["clientConnection"] = {"kubeconfig": str(kubeconfig), "qps": 500, "burst": 1000}
+    document["leaderElection"] = {"leaderElect": False}
+    path.write_text(json.dumps(document, indent=2) + "\n")  # JSON is YAML
+    return path
+
+
+def record_batch(binaries: Any, batch: list[dict[str, Any]], directory: Path) -> None:
+    with ControlPlane(binaries) as cp:
+        config = write_config(cp.workdir / "scheduler.json", cp.kubeconfig())
+        log_path = cp.workdir / "kube-scheduler-generated.log"
+        with kube_scheduler(cp, binaries, config, log_path) as metrics_url:
+            recorder = Recorder(
+                cp, KubeApi(cp.url, cp.admin_token, str(cp.ca_file)), LogReader(log_path), metrics_url
+            )
+            for s in batch:
+                done = recorder.record_or_report(s, ablate=False)
+                answer = done["answer"]
+                line = answer_line(s, answer, str(done.get("error") or ""))
+                index = int(s["id"].split("/")[1])
+                with chunk_path(chunk_of(index), directory).open("a") as out:
+                    out.write(line + "\n")
+                shown = (answer or {}).get("node") or (answer or {}).get("message")
+                print(f"{s['id']}: {shown or done.get('error')}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.differential.record_generated")
+    parser.add_argument("--count", type=int, default=COUNT, help="record gen/0 .. gen/N-1")
+    parser.add_argument("--batch", type=int, default=250, help="scenarios per control plane")
+    parser.add_argument("--kube-bin", default=DEFAULT_BIN)
+    parser.add_argument("--out", type=Path, default=DIRECTORY)
+    args = parser.parse_args(argv)
+    found = scheduler_binaries(args.kube_bin)
+    if found is None:
+        return 2
+    binaries, _version = found
+    args.out.mkdir(parents=True, exist_ok=True)
+    todo = pending_scenarios(args.count, args.out)
+    print(f"{len(todo)} of {args.count} scenarios to record", flush=True)
+    started = time.monotonic()
+    for first in range(0, len(todo), args.batch):
+        record_batch(binaries, todo[first : first + args.batch], args.out)
+        print(f"recorded {first + len(todo[first : first + args.batch])} in "
+              f"{time.monotonic() - started:.0f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

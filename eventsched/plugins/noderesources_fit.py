@@ -160,9 +160,9 @@ class NodeResourcesFit:
             counted = counted & (per > 0)
             total = (np.where(counted, per, 0) * w).sum(axis=0)
             weight_sum = (np.where(counted, 1, 0) * w).sum(axis=0)
-            return np.where(weight_sum > 0, np.round(total / np.maximum(weight_sum, 1)), 0).astype(
-                np.int64
-            )
+            # Go's math.Round: halves away from zero (numpy's round goes to even).
+            rounded = np.floor(total / np.maximum(weight_sum, 1) + 0.5)
+            return np.where(weight_sum > 0, rounded, 0).astype(np.int64)
         total = (np.where(counted, per, 0) * w).sum(axis=0)
         weight_sum = (np.where(counted, 1, 0) * w).sum(axis=0)
         return np.where(weight_sum > 0, total // np.maximum(weight_sum, 1), 0).astype(np.int64)
@@ -192,9 +192,10 @@ class NodeResourcesFit:
                 out[here] = score
             else:
                 prev_point, prev_score = shape[i - 1]
-                out[here] = prev_score + (score - prev_score) * (
-                    utilization[here] - prev_point
-                ) // (point - prev_point)
+                # Go's integer division truncates towards zero (a falling shape's
+                # numerator is negative, where Python's // would floor).
+                rise = (score - prev_score) * (utilization[here] - prev_point)
+                out[here] = prev_score + np.sign(rise) * (np.abs(rise) // (point - prev_point))
             assigned |= here
         return out
 

@@ -158,6 +158,33 @@ def test_requested_to_capacity_ratio_interpolates_the_shape() -> None:
     assert raw == [25]
 
 
+@pytest.mark.parametrize(("cpu_weight", "expected"), [(2, 58), (1, 67)])
+def test_requested_to_capacity_ratio_rounds_as_go_does(cpu_weight: int, expected: int) -> None:
+    """A falling shape: Go's integer division truncates the negative rise towards zero
+    (cpu 52% -> 100 - 3640 // 60 = 40, not 39; memory 6% -> 93), and math.Round takes
+    half away from zero ((40 + 93) / 2 = 66.5 -> 67)."""
+    table = NodeTable([make_node("a", cpu="4", memory="16Gi")])
+    pod = make_pod("p", {"cpu": "2100m", "memory": "1Gi"})
+    args = {
+        "scoringStrategy": {
+            "type": "RequestedToCapacityRatio",
+            "resources": [
+                {"name": "cpu", "weight": cpu_weight},
+                {"name": "memory", "weight": 1},
+            ],
+            "requestedToCapacityRatio": {
+                "shape": [
+                    {"utilization": 0, "score": 10},
+                    {"utilization": 60, "score": 3},
+                    {"utilization": 100, "score": 0},
+                ]
+            },
+        }
+    }
+    raw, _ = run_score("NodeResourcesFit", pod, table, args)
+    assert raw == [expected]
+
+
 @pytest.mark.parametrize(
     ("args", "field"),
     [

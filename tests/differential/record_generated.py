@@ -1,13 +1,14 @@
 """Record kube-scheduler v1.28's answers to the breadth suite (`generated.py`), resumably.
 
-    python -m tests.differential.record_generated [--count N] [--batch B] [--kube-bin DIR]
+    python -m tests.differential.record_generated [--start S] [--count N] [--batch B]
 
-Scenarios gen/0 .. gen/N-1 that have no line in answers/generated/chunk-*.jsonl yet (or
+Scenarios gen/S .. gen/N-1 that have no line in answers/generated/chunk-*.jsonl yet (or
 whose line's digest no longer matches the generator) are recorded in order, B per control
 plane (one etcd, kube-apiserver and kube-scheduler serve a batch; each batch starts a
 fresh one, so the -v=10 log stays small). Each answer is appended to its chunk file as soon
 as it is read, so stopping the command (or losing the machine) loses at most the scenario
-under way; running it again goes on from there. No ablations are recorded: every plugin
+under way; running it again goes on from there. Two runs over disjoint ranges (--start,
+--count) may record side by side: each has its own control plane and chunk files. No ablations are recorded: every plugin
 of kube-scheduler's default profile is in eventsched's `default_profile()`, so there is
 nothing to explain away (record.py records them for the families).
 """
@@ -37,11 +38,11 @@ from tests.differential.record import DEFAULT_BIN, kube_scheduler, scheduler_bin
 from tests.differential.recorder import Recorder
 
 
-def pending_scenarios(count: int, directory: Path) -> list[dict[str, Any]]:
-    """gen/0 .. gen/count-1 without an up-to-date recorded line."""
+def pending_scenarios(start: int, count: int, directory: Path) -> list[dict[str, Any]]:
+    """gen/start .. gen/count-1 without an up-to-date recorded line."""
     done = recorded(directory)
     out = []
-    for index in range(count):
+    for index in range(start, count):
         s = generate_one(index)
         line = done.get(s["id"])
         if line is None or line["digest"] != digest(s) or line.get("answer") is None:
@@ -65,7 +66,10 @@ def record_batch(binaries: Any, batch: list[dict[str, Any]], directory: Path) ->
         log_path = cp.workdir / "kube-scheduler-generated.log"
         with kube_scheduler(cp, binaries, config, log_path) as metrics_url:
             recorder = Recorder(
-                cp, KubeApi(cp.url, cp.admin_token, str(cp.ca_file)), LogReader(log_path), metrics_url
+                cp,
+                KubeApi(cp.url, cp.admin_token, str(cp.ca_file)),
+                LogReader(log_path),
+                metrics_url,
             )
             for s in batch:
                 done = recorder.record_or_report(s, ablate=False)
@@ -81,6 +85,7 @@ def record_batch(binaries: Any, batch: list[dict[str, Any]], directory: Path) ->
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.differential.record_generated")
     parser.add_argument("--count", type=int, default=COUNT, help="record gen/0 .. gen/N-1")
+    parser.add_argument("--start", type=int, default=0, help="begin at gen/START")
     parser.add_argument("--batch", type=int, default=250, help="scenarios per control plane")
     parser.add_argument("--kube-bin", default=DEFAULT_BIN)
     parser.add_argument("--out", type=Path, default=DIRECTORY)
@@ -90,13 +95,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     binaries, _version = found
     args.out.mkdir(parents=True, exist_ok=True)
-    todo = pending_scenarios(args.count, args.out)
-    print(f"{len(todo)} of {args.count} scenarios to record", flush=True)
+    todo = pending_scenarios(args.start, args.count, args.out)
+    print(f"{len(todo)} of gen/{args.start}..gen/{args.count - 1} to record", flush=True)
     started = time.monotonic()
     for first in range(0, len(todo), args.batch):
         record_batch(binaries, todo[first : first + args.batch], args.out)
-        print(f"recorded {first + len(todo[first : first + args.batch])} in "
-              f"{time.monotonic() - started:.0f} s", flush=True)
+        print(
+            f"recorded {first + len(todo[first : first + args.batch])} in "
+            f"{time.monotonic() - started:.0f} s",
+            flush=True,
+        )
     return 0
 
 

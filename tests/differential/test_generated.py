@@ -65,12 +65,16 @@ def check_line(line: dict[str, Any], workdir: Path) -> list[str]:
         return ["the generator changed since the recording: run record_generated again"]
     if line.get("answer") is None:
         return [f"not recorded: {line.get('error')}"]
-    name = scenario["pending"]["spec"].get("schedulerName", "default-scheduler")
+    name = _profile_name(scenario)
     began = time.perf_counter()
     outcome = run_scenario(scenario, template_database(workdir), workdir, _PROFILES[name])
     report.seconds(time.perf_counter() - began)
     problems = compare(outcome, Answer.from_json(line["answer"]), _score_plugins(name))
     return [str(p) for p in problems]
+
+
+def _profile_name(scenario: dict[str, Any]) -> str:
+    return str(scenario["pending"]["spec"].get("schedulerName", "default-scheduler"))
 
 
 def _score_plugins(name: str) -> frozenset[str]:
@@ -83,14 +87,16 @@ def test_generated_slice(chunk: int, first: int, workdir: Path) -> None:
     failures = []
     for line in lines:
         sid = line["id"]
+        scenario = generate_one(int(sid.split("/")[1]))
         problems = check_line(line, workdir)
+        # The agreement table's rows: one per profile.
+        row = f"gen:{_profile_name(scenario)}/{sid.split('/')[1]}"
         if sid in KNOWN:
-            report.note(sid, "disagree", problems)
+            report.note(row, "disagree", problems)
             if not problems:
                 failures.append(f"{sid}: listed in KNOWN ({KNOWN[sid]}) but agrees now")
             continue
-        report.note(sid, "disagree" if problems else "agree", problems)
+        report.note(row, "disagree" if problems else "agree", problems)
         if problems:
-            scenario = generate_one(int(sid.split("/")[1]))
             failures.append(f"{sid} ({scenario['description']}):\n    " + "\n    ".join(problems))
     assert not failures, f"{len(failures)} of {len(lines)} disagree:\n" + "\n".join(failures)

@@ -16,11 +16,12 @@ nothing to explain away (record.py records them for the families).
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from pathlib import Path
 from typing import Any
 
-from eventsched.benchmarks.controlplane import ControlPlane
+from eventsched.benchmarks.kubebinaries import KubeBinaries
 from tests.differential.generated import (
     COUNT,
     DIRECTORY,
@@ -32,9 +33,7 @@ from tests.differential.generated import (
     recorded,
     scheduler_document,
 )
-from tests.differential.kubeapi import KubeApi
-from tests.differential.kubelog import LogReader
-from tests.differential.record import DEFAULT_BIN, kube_scheduler, scheduler_binaries
+from tests.differential.record import DEFAULT_BIN, recording, scheduler_binaries
 from tests.differential.recorder import Recorder
 
 
@@ -51,8 +50,6 @@ def pending_scenarios(start: int, count: int, directory: Path) -> list[dict[str,
 
 
 def write_config(path: Path, kubeconfig: Path) -> Path:
-    import json
-
     document = scheduler_document()
     document["clientConnection"] = {"kubeconfig": str(kubeconfig), "qps": 500, "burst": 1000}
     document["leaderElection"] = {"leaderElect": False}
@@ -60,26 +57,17 @@ def write_config(path: Path, kubeconfig: Path) -> Path:
     return path
 
 
-def record_batch(binaries: Any, batch: list[dict[str, Any]], directory: Path) -> None:
-    with ControlPlane(binaries) as cp:
-        config = write_config(cp.workdir / "scheduler.json", cp.kubeconfig())
-        log_path = cp.workdir / "kube-scheduler-generated.log"
-        with kube_scheduler(cp, binaries, config, log_path) as metrics_url:
-            recorder = Recorder(
-                cp,
-                KubeApi(cp.url, cp.admin_token, str(cp.ca_file)),
-                LogReader(log_path),
-                metrics_url,
-            )
-            for s in batch:
-                done = recorder.record_or_report(s, ablate=False)
-                answer = done["answer"]
-                line = answer_line(s, answer, str(done.get("error") or ""))
-                index = int(s["id"].split("/")[1])
-                with chunk_path(chunk_of(index), directory).open("a") as out:
-                    out.write(line + "\n")
-                shown = (answer or {}).get("node") or (answer or {}).get("message")
-                print(f"{s['id']}: {shown or done.get('error')}", flush=True)
+def record_batch(binaries: KubeBinaries, batch: list[dict[str, Any]], directory: Path) -> None:
+    with recording(binaries, write_config, "kube-scheduler-generated.log", Recorder) as recorder:
+        for s in batch:
+            done = recorder.record_or_report(s, ablate=False)
+            answer = done["answer"]
+            line = answer_line(s, answer, str(done.get("error") or ""))
+            index = int(s["id"].split("/")[1])
+            with chunk_path(chunk_of(index), directory).open("a") as out:
+                out.write(line + "\n")
+            shown = (answer or {}).get("node") or (answer or {}).get("message")
+            print(f"{s['id']}: {shown or done.get('error')}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:

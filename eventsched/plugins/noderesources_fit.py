@@ -27,6 +27,7 @@ from eventsched.framework import (
 )
 from eventsched.model import Indexes, IntArray, NodeTable, Pod
 from eventsched.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from eventsched.plugins.noderesources_balanced import is_scalar_resource_name
 
 NAME = "NodeResourcesFit"
 _STATE_KEY = "PreFilterNodeResourcesFit"
@@ -172,7 +173,11 @@ class NodeResourcesFit:
     ) -> tuple[IntArray, IntArray]:
         """Allocatable and requested-with-this-pod; cpu and memory count non-zero defaults."""
         col = table.column(resource)
-        if col is None:
+        if col is None or (
+            pod.requests.get(resource, 0) == 0 and is_scalar_resource_name(resource)
+        ):
+            # upstream's calculateResourceAllocatableRequest: (0, 0), left out of the score,
+            # for a scalar resource (extended, hugepages, ...) the pod does not request.
             zeros = np.zeros(len(rows), dtype=np.int64)
             return zeros, zeros
         allocatable = table.allocatable[rows, col]

@@ -158,6 +158,29 @@ def test_requested_to_capacity_ratio_interpolates_the_shape() -> None:
     assert raw == [25]
 
 
+def test_an_extended_resource_the_pod_does_not_request_is_left_out() -> None:
+    """upstream calculateResourceAllocatableRequest gives (0, 0) for a scalar resource the
+    pod does not request: the weighted mean is over cpu and memory only."""
+    node = make_node("a", cpu="8", memory="4Gi", **{"example.com/gpu": "4"})
+    table = NodeTable([node])
+    pod = make_pod("p", {"cpu": "2", "memory": "1Gi"})  # cpu 75 free, memory 75 free
+    args = {
+        "scoringStrategy": {
+            "type": "LeastAllocated",
+            "resources": [
+                {"name": "cpu", "weight": 3},
+                {"name": "memory", "weight": 1},
+                {"name": "example.com/gpu", "weight": 2},
+            ],
+        }
+    }
+    raw, _ = run_score("NodeResourcesFit", pod, table, args)
+    assert raw == [75]  # with gpu counted (100 free, weight 2) it would be 83
+    requesting = make_pod("q", {"cpu": "2", "memory": "1Gi", "example.com/gpu": "2"})
+    raw, _ = run_score("NodeResourcesFit", requesting, table, args)
+    assert raw == [(75 * 3 + 75 + 50 * 2) // 6]
+
+
 @pytest.mark.parametrize(("cpu_weight", "expected"), [(2, 58), (1, 67)])
 def test_requested_to_capacity_ratio_rounds_as_go_does(cpu_weight: int, expected: int) -> None:
     """A falling shape: Go's integer division truncates the negative rise towards zero

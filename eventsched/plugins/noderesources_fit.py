@@ -26,8 +26,13 @@ from eventsched.framework import (
     Status,
 )
 from eventsched.model import Indexes, IntArray, NodeTable, Pod
-from eventsched.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
-from eventsched.plugins.noderesources_balanced import is_scalar_resource_name
+from eventsched.model.resources import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    PODS,
+    is_scalar_resource_name,
+)
 
 NAME = "NodeResourcesFit"
 _STATE_KEY = "PreFilterNodeResourcesFit"

@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -222,10 +221,15 @@ def recorded(directory: Path = DIRECTORY) -> dict[str, dict[str, Any]]:
     return out
 
 
-def read_chunk(path: Path) -> Iterator[dict[str, Any]]:
+def read_chunk(path: Path) -> list[dict[str, Any]]:
+    """The chunk's lines by scenario index, the last line of each id (a scenario recorded
+    again is appended)."""
+    latest: dict[str, dict[str, Any]] = {}
     for text in path.read_text().splitlines():
         if text.strip():
-            yield json.loads(text)
+            line = json.loads(text)
+            latest[line["id"]] = line
+    return sorted(latest.values(), key=lambda line: int(line["id"].split("/")[1]))
 
 
 def recorded_chunks(directory: Path = DIRECTORY) -> list[int]:

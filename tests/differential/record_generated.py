@@ -7,10 +7,12 @@ whose line's digest no longer matches the generator) are recorded in order, B pe
 plane (one etcd, kube-apiserver and kube-scheduler serve a batch; each batch starts a
 fresh one, so the -v=10 log stays small). Each answer is appended to its chunk file as soon
 as it is read, so stopping the command (or losing the machine) loses at most the scenario
-under way; running it again goes on from there. Two runs over disjoint ranges (--start,
---count) may record side by side: each has its own control plane and chunk files. No ablations are recorded: every plugin
-of kube-scheduler's default profile is in eventsched's `default_profile()`, so there is
-nothing to explain away (record.py records them for the families).
+under way; running it again goes on from there (a scenario recorded again is appended
+too: the last line of an id counts). Two runs over disjoint ranges (--start, --count) may
+record side by side: each has its own control plane and chunk files. No ablations are
+recorded: every plugin of kube-scheduler's default profile is in eventsched's
+`default_profile()`, so there is nothing to explain away (record.py records them for the
+families).
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from eventsched.model.labels import label_key_problem
 from eventsched.model.quantity import QuantityError, parse_milli, parse_quantity
 
 CPU = "cpu"
@@ -112,3 +113,22 @@ def non_zero_requests(
         {k: v for k, v in (overhead or {}).items() if k in (CPU, MEMORY)},
     )
     return total.get(CPU, 0), total.get(MEMORY, 0)
+
+
+def is_scalar_resource_name(name: str) -> bool:
+    """upstream `schedutil.IsScalarResourceName`: extended, hugepages-, kubernetes.io/ prefixed
+    or attachable-volumes- resources, the ones NodeInfo keeps in ScalarResources."""
+    return (
+        _is_extended_resource_name(name)
+        or name.startswith("hugepages-")
+        or "kubernetes.io/" in name
+        or name.startswith("attachable-volumes-")
+    )
+
+
+def _is_extended_resource_name(name: str) -> bool:
+    """`v1helper.IsExtendedResourceName`: not native, not `requests.`, and
+    `requests.<name>` a qualified name (the label key syntax)."""
+    if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
+        return False
+    return label_key_problem("requests." + name) is None

@@ -33,8 +33,8 @@ from eventsched.framework import (
     check_args,
     resource_specs,
 )
-from eventsched.model import BoolArray, Indexes, IntArray, NodeTable, Pod, label_key_problem
-from eventsched.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY
+from eventsched.model import BoolArray, Indexes, IntArray, NodeTable, Pod
+from eventsched.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource_name
 
 NAME = "NodeResourcesBalancedAllocation"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
@@ -148,28 +148,6 @@ def balanced_score(fractions: Fractions, count: int) -> IntArray:
             squares = squares + np.where(here[many], deviation * deviation, 0.0)
         std[many] = np.sqrt(squares / n[many].astype(np.float64))
     return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
-
-
-# -- resource names -------------------------------------------------------------------
-
-
-def is_scalar_resource_name(name: str) -> bool:
-    """upstream `schedutil.IsScalarResourceName`: extended, hugepages-, kubernetes.io/ prefixed
-    or attachable-volumes- resources, the ones NodeInfo keeps in ScalarResources."""
-    return (
-        _is_extended_resource_name(name)
-        or name.startswith("hugepages-")
-        or "kubernetes.io/" in name
-        or name.startswith("attachable-volumes-")
-    )
-
-
-def _is_extended_resource_name(name: str) -> bool:
-    """`v1helper.IsExtendedResourceName`: not native, not `requests.`, and
-    `requests.<name>` a qualified name (the label key syntax)."""
-    if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
-        return False
-    return label_key_problem("requests." + name) is None
 
 
 # -- args -----------------------------------------------------------------------------

@@ -26,7 +26,13 @@ from eventsched.framework import (
     Status,
 )
 from eventsched.model import Indexes, IntArray, NodeTable, Pod
-from eventsched.model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from eventsched.model.resources import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    PODS,
+    is_scalar_resource_name,
+)
 
 NAME = "NodeResourcesFit"
 _STATE_KEY = "PreFilterNodeResourcesFit"
@@ -160,9 +166,9 @@ class NodeResourcesFit:
             counted = counted & (per > 0)
             total = (np.where(counted, per, 0) * w).sum(axis=0)
             weight_sum = (np.where(counted, 1, 0) * w).sum(axis=0)
-            return np.where(weight_sum > 0, np.round(total / np.maximum(weight_sum, 1)), 0).astype(
-                np.int64
-            )
+            # Go's math.Round: halves away from zero (numpy's round goes to even).
+            rounded = np.floor(total / np.maximum(weight_sum, 1) + 0.5)
+            return np.where(weight_sum > 0, rounded, 0).astype(np.int64)
         total = (np.where(counted, per, 0) * w).sum(axis=0)
         weight_sum = (np.where(counted, 1, 0) * w).sum(axis=0)
         return np.where(weight_sum > 0, total // np.maximum(weight_sum, 1), 0).astype(np.int64)
@@ -172,7 +178,11 @@ class NodeResourcesFit:
     ) -> tuple[IntArray, IntArray]:
         """Allocatable and requested-with-this-pod; cpu and memory count non-zero defaults."""
         col = table.column(resource)
-        if col is None:
+        if col is None or (
+            pod.requests.get(resource, 0) == 0 and is_scalar_resource_name(resource)
+        ):
+            # upstream's calculateResourceAllocatableRequest: (0, 0), left out of the score,
+            # for a scalar resource (extended, hugepages, ...) the pod does not request.
             zeros = np.zeros(len(rows), dtype=np.int64)
             return zeros, zeros
         allocatable = table.allocatable[rows, col]
@@ -192,9 +202,10 @@ class NodeResourcesFit:
                 out[here] = score
             else:
                 prev_point, prev_score = shape[i - 1]
-                out[here] = prev_score + (score - prev_score) * (
-                    utilization[here] - prev_point
-                ) // (point - prev_point)
+                # Go's integer division truncates towards zero (a falling shape's
+                # numerator is negative, where Python's // would floor).
+                rise = (score - prev_score) * (utilization[here] - prev_point)
+                out[here] = prev_score + np.sign(rise) * (np.abs(rise) // (point - prev_point))
             assigned |= here
         return out
 

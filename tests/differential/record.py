@@ -26,9 +26,10 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 from eventsched.benchmarks.controlplane import ControlPlane
 from eventsched.benchmarks.kubebinaries import KubeBinaries, kube_binaries
@@ -97,38 +98,32 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     timings: dict[str, float] = {}
-    with ControlPlane(binaries) as cp:
-        config = scheduler_config(
-            cp.workdir / "scheduler.json", cp.kubeconfig(), ablations, args.preemption
-        )
-        log_path = cp.workdir / "kube-scheduler-differential.log"
-        with kube_scheduler(cp, binaries, config, log_path) as metrics_url:
-            recorder = Recorder(
-                cp,
-                KubeApi(cp.url, cp.admin_token, str(cp.ca_file)),
-                LogReader(log_path),
-                metrics_url,
-            )
-            for family, items in scenarios.items():
-                began = time.monotonic()
-                recorded = []
-                for s in items:
-                    recorded.append(recorder.record_or_report(s))
-                    answer = recorded[-1]["answer"] or {}
-                    print(f"{s['id']}: {answer.get('node') or answer.get('message')}", flush=True)
-                timings[family] = time.monotonic() - began
-                document = {
-                    "family": family,
-                    "kubeScheduler": version,
-                    "profile": "default-scheduler: kube-scheduler's v1 default plugins"
-                    + ("" if args.preemption else ", DefaultPreemption disabled"),
-                    "preemption": args.preemption,
-                    "ablations": "each scenario's pending pod also scheduled by profiles "
-                    "'without.<plugins>' (the same, those plugins disabled at multiPoint), "
-                    "for every non-empty set of at most two plugins it uses (more: each, and all)",
-                    "scenarios": recorded,
-                }
-                family_path(family, out).write_text(dump_family(document))
+    with recording(
+        binaries,
+        lambda path, kubeconfig: scheduler_config(path, kubeconfig, ablations, args.preemption),
+        "kube-scheduler-differential.log",
+        Recorder,
+    ) as recorder:
+        for family, items in scenarios.items():
+            began = time.monotonic()
+            recorded = []
+            for s in items:
+                recorded.append(recorder.record_or_report(s))
+                answer = recorded[-1]["answer"] or {}
+                print(f"{s['id']}: {answer.get('node') or answer.get('message')}", flush=True)
+            timings[family] = time.monotonic() - began
+            document = {
+                "family": family,
+                "kubeScheduler": version,
+                "profile": "default-scheduler: kube-scheduler's v1 default plugins"
+                + ("" if args.preemption else ", DefaultPreemption disabled"),
+                "preemption": args.preemption,
+                "ablations": "each scenario's pending pod also scheduled by profiles "
+                "'without.<plugins>' (the same, those plugins disabled at multiPoint), "
+                "for every non-empty set of at most two plugins it uses (more: each, and all)",
+                "scenarios": recorded,
+            }
+            family_path(family, out).write_text(dump_family(document))
     total = time.monotonic() - started
     for family, seconds in timings.items():
         print(f"{family:15} {len(scenarios[family]):4} scenarios {seconds:7.1f} s")
@@ -149,6 +144,26 @@ def scheduler_binaries(kube_bin: str) -> tuple[KubeBinaries, str] | None:
         [str(binaries.scheduler), "--version"], capture_output=True, text=True, check=True
     ).stdout.strip()
     return binaries, version
+
+
+R = TypeVar("R", bound=Recorder)
+
+
+@contextmanager
+def recording(
+    binaries: KubeBinaries,
+    write_config: Callable[[Path, Path], Path],
+    log_name: str,
+    make: Callable[[ControlPlane, KubeApi, LogReader, str], R],
+) -> Iterator[R]:
+    """A control plane and kube-scheduler (its config written by `write_config(path,
+    kubeconfig)`, its -v=10 log named `log_name`) for the block, and a recorder on them."""
+    with ControlPlane(binaries) as cp:
+        config = write_config(cp.workdir / "scheduler.json", cp.kubeconfig())
+        log_path = cp.workdir / log_name
+        with kube_scheduler(cp, binaries, config, log_path) as metrics_url:
+            api = KubeApi(cp.url, cp.admin_token, str(cp.ca_file))
+            yield make(cp, api, LogReader(log_path), metrics_url)
 
 
 @contextmanager

@@ -71,13 +71,22 @@ class Recorder:
         self.teardown(s)
         return {**s, "answer": answer.to_json(), "ablations": ablations}
 
-    def record_or_report(self, s: dict[str, Any]) -> dict[str, Any]:
-        """`record`, tried twice (after cleaning up); a scenario that fails both times is
-        kept with `answer: null` and the error, which the comparison reports as a failure."""
+    def record_answer(self, s: dict[str, Any]) -> dict[str, Any]:
+        """The default answer only (no ablations), under the pending pod's own
+        schedulerName: for scenarios whose plugins eventsched all has."""
+        self.setup(s)
+        answer = self.run(s, None, "")
+        self.teardown(s)
+        return {**s, "answer": answer.to_json(), "ablations": {}}
+
+    def record_or_report(self, s: dict[str, Any], ablate: bool = True) -> dict[str, Any]:
+        """`record` (or `record_answer` without `ablate`), tried twice (after cleaning up);
+        a scenario that fails both times is kept with `answer: null` and the error, which
+        the comparison reports as a failure."""
         error = ""
         for _ in range(2):
             try:
-                return self.record(s)
+                return self.record(s) if ablate else self.record_answer(s)
             except Exception as exc:
                 error = f"{type(exc).__name__}: {exc}"
                 print(f"{s['id']}: {error}", file=sys.stderr, flush=True)

@@ -38,7 +38,7 @@ def table(results: Results = RESULTS) -> str:
         families[sid.split("/")[0]][status] += 1
     total: Counter[str] = Counter()
     lines = [
-        f"{'family':15} {'scenarios':>9} {'agree':>6} {'explained':>9} {'disagree':>8} {'agreement':>9}"
+        f"{'family':25} {'scenarios':>9} {'agree':>6} {'explained':>9} {'disagree':>8} {'agreement':>9}"
     ]
     for family in sorted(families):
         total.update(families[family])
@@ -58,7 +58,7 @@ def table(results: Results = RESULTS) -> str:
 def _row(name: str, counts: Counter[str]) -> str:
     n = sum(counts.values())
     rate = f"{100 * counts['agree'] / n:.1f}%" if n else "-"
-    return f"{name:15} {n:9} {counts['agree']:6} {counts['explained']:9} {counts['disagree']:8} {rate:>9}"
+    return f"{name:25} {n:9} {counts['agree']:6} {counts['explained']:9} {counts['disagree']:8} {rate:>9}"
 
 
 def _order(sid: str) -> tuple[str, int, str]:

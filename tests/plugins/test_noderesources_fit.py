@@ -158,6 +158,56 @@ def test_requested_to_capacity_ratio_interpolates_the_shape() -> None:
     assert raw == [25]
 
 
+def test_an_extended_resource_the_pod_does_not_request_is_left_out() -> None:
+    """upstream calculateResourceAllocatableRequest gives (0, 0) for a scalar resource the
+    pod does not request: the weighted mean is over cpu and memory only."""
+    node = make_node("a", cpu="8", memory="4Gi", **{"example.com/gpu": "4"})
+    table = NodeTable([node])
+    pod = make_pod("p", {"cpu": "2", "memory": "1Gi"})  # cpu 75 free, memory 75 free
+    args = {
+        "scoringStrategy": {
+            "type": "LeastAllocated",
+            "resources": [
+                {"name": "cpu", "weight": 3},
+                {"name": "memory", "weight": 1},
+                {"name": "example.com/gpu", "weight": 2},
+            ],
+        }
+    }
+    raw, _ = run_score("NodeResourcesFit", pod, table, args)
+    assert raw == [75]  # with gpu counted (100 free, weight 2) it would be 83
+    requesting = make_pod("q", {"cpu": "2", "memory": "1Gi", "example.com/gpu": "2"})
+    raw, _ = run_score("NodeResourcesFit", requesting, table, args)
+    assert raw == [(75 * 3 + 75 + 50 * 2) // 6]
+
+
+@pytest.mark.parametrize(("cpu_weight", "expected"), [(2, 58), (1, 67)])
+def test_requested_to_capacity_ratio_rounds_as_go_does(cpu_weight: int, expected: int) -> None:
+    """A falling shape: Go's integer division truncates the negative rise towards zero
+    (cpu 52% -> 100 - 3640 // 60 = 40, not 39; memory 6% -> 93), and math.Round takes
+    half away from zero ((40 + 93) / 2 = 66.5 -> 67)."""
+    table = NodeTable([make_node("a", cpu="4", memory="16Gi")])
+    pod = make_pod("p", {"cpu": "2100m", "memory": "1Gi"})
+    args = {
+        "scoringStrategy": {
+            "type": "RequestedToCapacityRatio",
+            "resources": [
+                {"name": "cpu", "weight": cpu_weight},
+                {"name": "memory", "weight": 1},
+            ],
+            "requestedToCapacityRatio": {
+                "shape": [
+                    {"utilization": 0, "score": 10},
+                    {"utilization": 60, "score": 3},
+                    {"utilization": 100, "score": 0},
+                ]
+            },
+        }
+    }
+    raw, _ = run_score("NodeResourcesFit", pod, table, args)
+    assert raw == [expected]
+
+
 @pytest.mark.parametrize(
     ("args", "field"),
     [

@@ -12,14 +12,11 @@ from __future__ import annotations
 import argparse
 import time
 
-from eventsched.benchmarks.controlplane import ControlPlane
-from tests.differential.kubeapi import KubeApi
-from tests.differential.kubelog import LogReader
 from tests.differential.preemption.cases import ANSWERS, all_cases
 from tests.differential.preemption.recorder import PreemptionRecorder
 from tests.differential.record import (
     DEFAULT_BIN,
-    kube_scheduler,
+    recording,
     scheduler_binaries,
     scheduler_config,
 )
@@ -40,25 +37,21 @@ def main(argv: list[str] | None = None) -> int:
     binaries, version = found
     started = time.monotonic()
     recorded = []
-    with ControlPlane(binaries) as cp:
-        config = scheduler_config(cp.workdir / "scheduler.json", cp.kubeconfig(), [], True)
-        log_path = cp.workdir / "kube-scheduler-preemption.log"
-        with kube_scheduler(cp, binaries, config, log_path) as metrics_url:
-            recorder = PreemptionRecorder(
-                cp,
-                KubeApi(cp.url, cp.admin_token, str(cp.ca_file)),
-                LogReader(log_path),
-                metrics_url,
-            )
-            for s in cases:
-                recorded.append(recorder.record_or_report(s))
-                summary = [
-                    f"{a['pod']}: {a['node'] or a['message']} victims={a['victims']}"
-                    for a in recorded[-1]["answer"] or []
-                ]
-                print(f"{s['id']}: {summary or recorded[-1].get('error')}", flush=True)
+    with recording(
+        binaries,
+        lambda path, kubeconfig: scheduler_config(path, kubeconfig, [], True),
+        "kube-scheduler-preemption.log",
+        PreemptionRecorder,
+    ) as recorder:
+        for s in cases:
+            recorded.append(recorder.record_or_report(s))
+            summary = [
+                f"{a['pod']}: {a['node'] or a['message']} victims={a['victims']}"
+                for a in recorded[-1]["answer"] or []
+            ]
+            print(f"{s['id']}: {summary or recorded[-1].get('error')}", flush=True)
         if args.case:
-            print(f"(kube-scheduler's log: {log_path})")
+            print(f"(kube-scheduler's log: {recorder.log.path})")
     document = {
         "family": "preemption",
         "kubeScheduler": version,

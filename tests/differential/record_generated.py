@@ -1,0 +1,102 @@
+"""Record kube-scheduler v1.28's answers to the breadth suite (`generated.py`), resumably.
+
+    python -m tests.differential.record_generated [--start S] [--count N] [--batch B]
+
+Scenarios gen/S .. gen/N-1 that have no line in answers/generated/chunk-*.jsonl yet (or
+whose line's digest no longer matches the generator) are recorded in order, B per control
+plane (one etcd, kube-apiserver and kube-scheduler serve a batch; each batch starts a
+fresh one, so the -v=10 log stays small). Each answer is appended to its chunk file as soon
+as it is read, so stopping the command (or losing the machine) loses at most the scenario
+under way; running it again goes on from there (a scenario recorded again is appended
+too: the last line of an id counts). Two runs over disjoint ranges (--start, --count) may
+record side by side: each has its own control plane and chunk files. No ablations are
+recorded: every plugin of kube-scheduler's default profile is in eventsched's
+`default_profile()`, so there is nothing to explain away (record.py records them for the
+families).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from eventsched.benchmarks.kubebinaries import KubeBinaries
+from tests.differential.generated import (
+    COUNT,
+    DIRECTORY,
+    answer_line,
+    chunk_of,
+    chunk_path,
+    digest,
+    generate_one,
+    recorded,
+    scheduler_document,
+)
+from tests.differential.record import DEFAULT_BIN, recording, scheduler_binaries
+from tests.differential.recorder import Recorder
+
+
+def pending_scenarios(start: int, count: int, directory: Path) -> list[dict[str, Any]]:
+    """gen/start .. gen/count-1 without an up-to-date recorded line."""
+    done = recorded(directory)
+    out = []
+    for index in range(start, count):
+        s = generate_one(index)
+        line = done.get(s["id"])
+        if line is None or line["digest"] != digest(s) or line.get("answer") is None:
+            out.append(s)
+    return out
+
+
+def write_config(path: Path, kubeconfig: Path) -> Path:
+    document = scheduler_document()
+    document["clientConnection"] = {"kubeconfig": str(kubeconfig), "qps": 500, "burst": 1000}
+    document["leaderElection"] = {"leaderElect": False}
+    path.write_text(json.dumps(document, indent=2) + "\n")  # JSON is YAML
+    return path
+
+
+def record_batch(binaries: KubeBinaries, batch: list[dict[str, Any]], directory: Path) -> None:
+    with recording(binaries, write_config, "kube-scheduler-generated.log", Recorder) as recorder:
+        for s in batch:
+            done = recorder.record_or_report(s, ablate=False)
+            answer = done["answer"]
+            line = answer_line(s, answer, str(done.get("error") or ""))
+            index = int(s["id"].split("/")[1])
+            with chunk_path(chunk_of(index), directory).open("a") as out:
+                out.write(line + "\n")
+            shown = (answer or {}).get("node") or (answer or {}).get("message")
+            print(f"{s['id']}: {shown or done.get('error')}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.differential.record_generated")
+    parser.add_argument("--count", type=int, default=COUNT, help="record gen/0 .. gen/N-1")
+    parser.add_argument("--start", type=int, default=0, help="begin at gen/START")
+    parser.add_argument("--batch", type=int, default=250, help="scenarios per control plane")
+    parser.add_argument("--kube-bin", default=DEFAULT_BIN)
+    parser.add_argument("--out", type=Path, default=DIRECTORY)
+    args = parser.parse_args(argv)
+    found = scheduler_binaries(args.kube_bin)
+    if found is None:
+        return 2
+    binaries, _version = found
+    args.out.mkdir(parents=True, exist_ok=True)
+    todo = pending_scenarios(args.start, args.count, args.out)
+    print(f"{len(todo)} of gen/{args.start}..gen/{args.count - 1} to record", flush=True)
+    started = time.monotonic()
+    for first in range(0, len(todo), args.batch):
+        record_batch(binaries, todo[first : first + args.batch], args.out)
+        print(
+            f"recorded {first + len(todo[first : first + args.batch])} in "
+            f"{time.monotonic() - started:.0f} s",
+            flush=True,
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

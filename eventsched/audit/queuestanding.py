@@ -67,15 +67,16 @@ def queue_standing(
     if entry is None:
         return None
     pods = folded.view.pods
-    priority = pods[uid].priority if uid in pods else 0
+
+    def priority_of(pod_uid: str) -> int:
+        pod = pods.get(pod_uid)
+        return pod.priority if pod is not None else 0
+
+    priority = priority_of(uid)
     same = [e for e in folded.queue if e.queue == entry.queue and e.uid != uid]
     ahead = sorted(
-        (
-            e
-            for e in same
-            if _ahead(e, pods[e.uid].priority if e.uid in pods else 0, entry, priority)
-        ),
-        key=lambda e: (-(pods[e.uid].priority if e.uid in pods else 0), e.since, e.position),
+        (e for e in same if _ahead(e, priority_of(e.uid), entry, priority)),
+        key=lambda e: (-priority_of(e.uid), e.since, e.position),
     )
     return QueueStanding(
         position=folded.position,
@@ -85,10 +86,7 @@ def queue_standing(
         priority=priority,
         place=0 if entry.queue == IN_CYCLE else len(ahead) + 1,
         in_queue=len(same) + 1,
-        ahead=[
-            Ahead(e.key, pods[e.uid].priority if e.uid in pods else 0, e.since.isoformat())
-            for e in ahead[:AHEAD_SHOWN]
-        ],
+        ahead=[Ahead(e.key, priority_of(e.uid), e.since.isoformat()) for e in ahead[:AHEAD_SHOWN]],
         # Cluster events move pods out of the unschedulable pool (kube's queueing hints).
         moved_by=_moved_by(folded, registry, config_digest, set(rejecting))
         if entry.queue == "unschedulable"

@@ -14,7 +14,8 @@ from typing import Any
 
 import orjson
 
-from eventsched.framework.servedpreempt import NodeVictims, PreemptAnswer
+from eventsched.framework.preemption.metavictims import NodeVictims
+from eventsched.framework.servedpreempt import PreemptAnswer
 from eventsched.framework.servedverbs import FilterAnswer, HostPriority
 
 VERBS = ("filter", "prioritize", "bind", "preempt")

@@ -38,6 +38,7 @@ from eventsched.framework.interface import (
     ReservePlugin,
     ScoreExtensions,
     ScorePlugin,
+    UsesExtenders,
     UsesFilters,
     implements,
 )
@@ -169,6 +170,7 @@ __all__ = [
     "ScoreTable",
     "Status",
     "UnknownPluginError",
+    "UsesExtenders",
     "UsesFilters",
     "VolumeApi",
     "WaitingPod",

@@ -24,6 +24,7 @@ from eventsched.framework.types import (
 from eventsched.model import Indexes, IntArray, NodeTable, Pod
 
 if TYPE_CHECKING:
+    from eventsched.framework.extenders.client import HTTPExtender
     from eventsched.framework.runtime.results import Rejection
 
 MAX_NODE_SCORE = 100
@@ -122,6 +123,15 @@ class UsesFilters(Plugin, Protocol):
     framework)."""
 
     def use_filters(self, runner: FilterRunner) -> None: ...
+
+
+@runtime_checkable
+class UsesExtenders(Plugin, Protocol):
+    """A preempting PostFilter plugin, which calls the extenders' preempt verb on its
+    candidates: the runtime hands it the configuration's extenders when the profile is
+    built (upstream's `Handle.Extenders()`)."""
+
+    def use_extenders(self, extenders: Sequence[HTTPExtender]) -> None: ...
 
 
 @runtime_checkable

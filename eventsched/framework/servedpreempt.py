@@ -22,6 +22,7 @@ from typing import Any
 
 from eventsched.framework.cycle_state import CycleState
 from eventsched.framework.preemption.candidates import candidate_status
+from eventsched.framework.preemption.metavictims import NodeVictims
 from eventsched.framework.preemption.victims import FitsWithout, select_victims_on_node
 from eventsched.framework.runtime import Framework
 from eventsched.framework.servedverbs import UNKNOWN_NODE
@@ -30,22 +31,6 @@ from eventsched.model import NodeTable, Pod
 
 #: The decision a preempt call answers with.
 PREEMPT_ANSWERED = "preempt_answered"
-
-
-@dataclass(frozen=True, slots=True)
-class NodeVictims:
-    """One candidate node's victims (pod UIDs) and how many of them violate a PDB."""
-
-    node: str
-    uids: tuple[str, ...]
-    pdb_violations: int
-
-    def to_record(self) -> dict[str, Any]:
-        return {"node": self.node, "victims": list(self.uids), "pdbViolations": self.pdb_violations}
-
-    @classmethod
-    def from_record(cls, data: Mapping[str, Any]) -> NodeVictims:
-        return cls(str(data["node"]), tuple(data["victims"]), int(data["pdbViolations"]))
 
 
 @dataclass(slots=True)

@@ -25,7 +25,15 @@ import urllib3
 
 from eventsched.framework.cycle_state import CycleState
 from eventsched.framework.extenders.config import ExtenderConfig
+from eventsched.framework.extenders.objects import node_object, pod_object
+from eventsched.framework.extenders.preemptargs import (
+    PreemptAnswerError,
+    preemption_args,
+    preemption_result,
+)
 from eventsched.framework.handle import Handle
+from eventsched.framework.preemption.candidates import Candidate
+from eventsched.framework.preemption.metavictims import NodeVictims
 from eventsched.model import Node, Pod
 
 #: CycleState key counting an attempt's extender calls (each recorded under its own key).
@@ -77,6 +85,10 @@ class HTTPExtender:
     def is_binder(self) -> bool:
         return bool(self.config.bind_verb)
 
+    @property
+    def supports_preemption(self) -> bool:
+        return bool(self.config.preempt_verb)
+
     def filter(
         self, state: CycleState, handle: Handle, pod: Pod, nodes: Sequence[Node]
     ) -> FilterReply:
@@ -96,6 +108,14 @@ class HTTPExtender:
             return {n.name: 0 for n in nodes}
         record = self._recorded(state, handle, "prioritize", lambda: self._prioritize(pod, nodes))
         return {str(host): int(score) for host, score in record["scores"]}
+
+    def process_preemption(
+        self, state: CycleState, handle: Handle, pod: Pod, candidates: Sequence[Candidate]
+    ) -> list[NodeVictims]:
+        """`ProcessPreemption`: the candidates the extender keeps (its NodeNameToMetaVictims,
+        in the order it sent them), victims by UID (preemption/extenders.py finds the pods)."""
+        record = self._recorded(state, handle, "preempt", lambda: self._preempt(pod, candidates))
+        return [NodeVictims.from_record(v) for v in record["kept"]]
 
     def bind(self, pod: Pod, node: str) -> None:
         """ExtenderBindingArgs; raises ExtenderError with the extender's Error."""
@@ -148,6 +168,17 @@ class HTTPExtender:
         if not isinstance(answer, list):
             raise ExtenderError(f"extender {self.name!r} answered prioritize with no list")
         return {"scores": [[str(p["Host"]), int(p["Score"])] for p in answer]}
+
+    def _preempt(self, pod: Pod, candidates: Sequence[Candidate]) -> dict[str, Any]:
+        answer = self._send(
+            self.config.preempt_verb,
+            preemption_args(pod, candidates, self.config.node_cache_capable),
+        )
+        try:
+            kept = preemption_result(self.name, answer)
+        except PreemptAnswerError as exc:
+            raise ExtenderError(str(exc)) from None
+        return {"kept": [k.to_record() for k in kept]}
 
     def _recorded(
         self, state: CycleState, handle: Handle, verb: str, call: Any
@@ -238,76 +269,3 @@ def _written(data: str) -> str:
     with tempfile.NamedTemporaryFile("wb", suffix=".pem", delete=False) as out:
         out.write(base64.b64decode(data))
     return out.name
-
-
-def _quantity(name: str, amount: int) -> str:
-    return f"{amount}m" if name == "cpu" else str(amount)
-
-
-def pod_object(pod: Pod) -> dict[str, Any]:
-    """The pod as a v1.Pod, from what eventsched keeps of it.
-
-    eventsched keeps the pod's effective requests, not its containers: they are sent as
-    one container named `requests` whose requests (and limits, for the extended
-    resources an extender manages) are the pod's.
-    """
-    meta: dict[str, Any] = {
-        "name": pod.name,
-        "namespace": pod.namespace,
-        "uid": pod.uid,
-        "labels": dict(pod.labels),
-        "annotations": dict(pod.annotations),
-    }
-    if pod.owner is not None:
-        meta["ownerReferences"] = [
-            {
-                "kind": pod.owner.kind,
-                "name": pod.owner.name,
-                "uid": pod.owner.uid,
-                "controller": True,
-            }
-        ]
-    requests = {name: _quantity(name, amount) for name, amount in pod.requests.items()}
-    spec: dict[str, Any] = {
-        "schedulerName": pod.scheduler_name,
-        "priority": pod.priority,
-        "containers": [
-            {
-                "name": "requests",
-                "image": pod.images[0] if pod.images else "",
-                "resources": {"requests": requests, "limits": dict(requests)},
-            }
-        ],
-    }
-    optional = {
-        "nodeName": pod.node_name,
-        "nodeSelector": dict(pod.node_selector),
-        "affinity": dict(pod.affinity),
-        "tolerations": [t.to_dict() for t in pod.tolerations],
-    }
-    spec.update({k: v for k, v in optional.items() if v})
-    status = {"phase": "Pending"}
-    if pod.nominated_node_name:
-        status["nominatedNodeName"] = pod.nominated_node_name
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status}
-
-
-def node_object(node: Node) -> dict[str, Any]:
-    """The node as a v1.Node, from what eventsched keeps of it."""
-    allocatable = {name: _quantity(name, amount) for name, amount in node.allocatable.items()}
-    spec: dict[str, Any] = {}
-    if node.unschedulable:
-        spec["unschedulable"] = True
-    if node.taints:
-        spec["taints"] = [t.to_dict() for t in node.taints]
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": node.name, "uid": node.uid, "labels": dict(node.labels)},
-        "spec": spec,
-        "status": {
-            "capacity": allocatable,
-            "allocatable": dict(allocatable),
-            "images": [i.to_dict() for i in node.images],
-        },
-    }

@@ -23,6 +23,7 @@ from eventsched.framework.interface import (
     PodCountingPreFilter,
     PreemptionPlugin,
     RequestedOnlyFilter,
+    UsesExtenders,
     UsesFilters,
 )
 from eventsched.framework.profile import Profile
@@ -108,9 +109,13 @@ class Framework:
         self.binding = BindingPoints(
             self.plugins, handle, self.calls, observers.observe_permit_wait
         )
+        #: The configuration's extenders, called by the scheduling and binding cycles.
+        self.extenders = tuple(HTTPExtender(config) for config in profile.extenders)
         for plugin in self.instances.values():
             if isinstance(plugin, UsesFilters):
                 plugin.use_filters(self)
+            if isinstance(plugin, UsesExtenders):
+                plugin.use_extenders(self.extenders)
         #: PreFilter plugins whose state counts placed pods (isinstance on a protocol is slow).
         self.counting_pre_filters: list[PodCountingPreFilter] = [
             p for p in self.plugins.pre_filter if isinstance(p, PodCountingPreFilter)
@@ -121,8 +126,6 @@ class Framework:
             if isinstance(p, RequestedOnlyFilter) and p.filter_reads_requested_only
         }
         self.queue_sort = self.plugins.queue_sort
-        #: The configuration's extenders, called by the scheduling and binding cycles.
-        self.extenders = tuple(HTTPExtender(config) for config in profile.extenders)
         self._names = {point: [r.name for r in refs] for point, refs in profile.plugins.items()}
 
     @property

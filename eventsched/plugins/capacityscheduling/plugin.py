@@ -42,6 +42,8 @@ from eventsched.framework import (
     Status,
     check_args,
 )
+from eventsched.framework.extenders.client import HTTPExtender
+from eventsched.framework.extenders.preemption import extender_narrowing
 from eventsched.model import NodeTable, Pod
 from eventsched.model.counted import counted
 from eventsched.model.resources import Resources, add_into
@@ -87,10 +89,14 @@ class CapacityScheduling:
         check_args(self.name, args)
         self.handle = handle
         self._filters: FilterRunner | None = None
+        self._extenders: Sequence[HTTPExtender] = ()
         self.known = KnownQuotas()
 
     def use_filters(self, runner: FilterRunner) -> None:
         self._filters = runner
+
+    def use_extenders(self, extenders: Sequence[HTTPExtender]) -> None:
+        self._extenders = extenders
 
     def events_to_register(self) -> Sequence[ClusterEvent]:
         return (ASSIGNED_POD_DELETE, ELASTIC_QUOTA_ANY)
@@ -151,4 +157,6 @@ class CapacityScheduling:
     ) -> tuple[PostFilterResult | None, Status | None]:
         if self._filters is None:
             raise RuntimeError(f"{self.name} was not given its profile's Filter plugins")
-        return preempt(self._filters, state, pod, statuses, self.handle.table)
+        table = self.handle.table
+        narrow = extender_narrowing(self._extenders, state, self.handle, pod, table)
+        return preempt(self._filters, state, pod, statuses, table, narrow)

@@ -32,7 +32,7 @@ from eventsched.framework.preemption.candidates import (
     fit_error_message,
     nodes_where_preemption_might_help,
 )
-from eventsched.framework.preemption.evaluator import NodePods, conclude
+from eventsched.framework.preemption.evaluator import Narrow, NodePods, conclude
 from eventsched.framework.preemption.victims import (
     FitsWithout,
     VictimSelection,
@@ -219,8 +219,10 @@ def preempt(
     pod: Pod,
     statuses: Mapping[str, Status],
     table: NodeTable,
+    narrow: Narrow | None = None,
 ) -> tuple[PostFilterResult | None, Status]:
-    """`Evaluator.Preempt` with CapacityScheduling's preemptor."""
+    """`Evaluator.Preempt` with CapacityScheduling's preemptor (`narrow`: the extenders'
+    preempt verb, `callExtenders`)."""
     pre = state.get(STATE_KEY)
     nominated = pod.nominated_node_name or table.nominated.node_of(pod.uid) or ""
     node_pods = NodePods(table)
@@ -245,4 +247,4 @@ def preempt(
         selection = select_victims(pod, name, node_pods[name], pdbs, fits, pre)
         if dry.visit(name, selection):
             break
-    return conclude(pod, table, dry.result(), potential, 0, wanted)
+    return conclude(pod, table, dry.result(), potential, 0, wanted, narrow)

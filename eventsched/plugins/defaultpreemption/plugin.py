@@ -21,6 +21,8 @@ from eventsched.framework import (
     PostFilterResult,
     Status,
 )
+from eventsched.framework.extenders.client import HTTPExtender
+from eventsched.framework.extenders.preemption import extender_narrowing
 from eventsched.framework.preemption.candidates import (
     DryRunResult,
     FitsWithout,
@@ -48,11 +50,15 @@ class DefaultPreemption:
         self.args = parse_args(args)
         self.handle = handle
         self._filters: FilterRunner | None = None
+        self._extenders: Sequence[HTTPExtender] = ()
         #: Each node's reprieve order, kept between preemptions (reprieve.py).
         self._orders = ReprieveOrders()
 
     def use_filters(self, runner: FilterRunner) -> None:
         self._filters = runner
+
+    def use_extenders(self, extenders: Sequence[HTTPExtender]) -> None:
+        self._extenders = extenders
 
     def post_filter(
         self, state: CycleState, pod: Pod, statuses: Mapping[str, Status]
@@ -80,7 +86,8 @@ class DefaultPreemption:
             return PostFilterResult(""), Status.unschedulable(fit_error_message(potential.statuses))
         offset, wanted = offset_and_num_candidates(state.seed, len(potential.nodes), self.args)
         dry = self._dry_run(state, pod, table, potential.nodes, offset, wanted)
-        return conclude(pod, table, dry, potential, offset, wanted)
+        narrow = extender_narrowing(self._extenders, state, self.handle, pod, table)
+        return conclude(pod, table, dry, potential, offset, wanted, narrow)
 
     def _dry_run(
         self,

@@ -64,8 +64,11 @@ DECISION_KINDS: dict[str, str] = {
     "node column = the nominated node; written with the attempt, durable before any victim "
     "is evicted; data: {nominatedNodeName, victims[{uid, namespace, name, priority, "
     "pdbViolation}], candidates[{node, victims[uid], pdbViolations}] (the candidates the "
-    "dry run found, in the order found: the chosen one and at most 20 others), candidateCount "
-    "(only when there were more: how many), chosenBy (the first of upstream's ordered criteria that left one candidate, or 'only candidate' / 'first of tied'), offset, numCandidates, "
+    "choice was among, in order: the dry run's, or what extenders with a preempt verb left of "
+    "them; the chosen one and at most 20 others), candidateCount "
+    "(only when there were more: how many), extenders?[{extender, kept[node] | error, "
+    "ignored?[node]}] and dryRunCandidates? (when an extender's preempt verb was called: "
+    "what each kept, and how many candidates the dry run found), chosenBy (the first of upstream's ordered criteria that left one candidate, or 'only candidate' / 'first of tied'), offset, numCandidates, "
     "evaluated (nodes the dry run visited), potentialNodes, lowerNominated[{uid, namespace, "
     "name}] (lower-priority pods whose nomination to the node is cleared)}",
     "preempt_answered": "eventsched extender's answer to kube-scheduler's preempt call: the "

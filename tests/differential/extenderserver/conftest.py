@@ -15,7 +15,11 @@ _binaries = real_binaries()
 collect_ignore = (
     []
     if _binaries is not None and _binaries.scheduler is not None
-    else ["test_extender_differential.py", "test_extender_preempt_real.py"]
+    else [
+        "test_extender_differential.py",
+        "test_extender_preempt_real.py",
+        "test_extender_preempt_calling.py",
+    ]
 )
 
 

@@ -25,10 +25,10 @@ from typing import Any
 from eventsched.cluster.kube.convert import to_object
 from eventsched.cluster.kube.ratelimit import TokenBucket
 from eventsched.cluster.kube.rest import Answer, Rest, limited_request, resource_path
-from eventsched.model.changes import ApiError
-from eventsched.model.pvbinding import BOUND_BY_CONTROLLER_ANNOTATION
 from eventsched.model import Node
+from eventsched.model.changes import ApiError
 from eventsched.model.errors import ManifestError
+from eventsched.model.pvbinding import BOUND_BY_CONTROLLER_ANNOTATION
 from eventsched.model.volumes import (
     CSI_NODE,
     PV,

@@ -1,7 +1,10 @@
 """VolumeBinding's Filter: binder.go `FindPodVolumes`, per node, over the NodeTable at once.
 
 - a bound claim's volume must admit the node (`checkBoundClaims`): "node(s)
-  had volume node affinity conflict"; a missing volume: "node(s) unavailable
+  had volume node affinity conflict"; an in-tree volume is checked as CSI
+  translation rewrites it on nodes whose CSINode lists its plugin as migrated
+  (`tryTranslatePVToCSI`, model/csitopology.py), and a translation that fails
+  there is the Filter's Error ("could not translate pv: ..."); a missing volume: "node(s) unavailable
   due to one or more pvc(s) bound to non-existent pv(s)";
 - an unbound WaitForFirstConsumer claim whose `volume.kubernetes.io/selected-node`
   names another node fails there at once; the others are matched with

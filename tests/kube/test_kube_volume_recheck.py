@@ -20,7 +20,7 @@ from eventsched.events import EventStore
 from tests.kube.pvcontroller import PVController
 from tests.kube.realserver import KubeServer
 from tests.kube.test_kube_scheduler import node, node_of, running
-from tests.kube.test_kube_volume_binding import claim, local_class, pod_with_claim
+from tests.kube.test_kube_volume_binding import claim, local_class, pinned_volume, pod_with_claim
 
 ZONE = "topology.kubernetes.io/zone"
 EBS_ZONE = "topology.ebs.csi.aws.com/zone"
@@ -34,20 +34,7 @@ def labelled(name: str, **labels: str) -> dict[str, Any]:
 
 
 def zonal_volume(name: str, zone: str, source: dict[str, Any]) -> dict[str, Any]:
-    term = {"matchExpressions": [{"key": ZONE, "operator": "In", "values": [zone]}]}
-    return {
-        "apiVersion": "v1",
-        "kind": "PersistentVolume",
-        "metadata": {"name": name},
-        "spec": {
-            "capacity": {"storage": "10Gi"},
-            "accessModes": ["ReadWriteOnce"],
-            "persistentVolumeReclaimPolicy": "Retain",
-            "storageClassName": "local-wait",
-            **source,
-            "nodeAffinity": {"required": {"nodeSelectorTerms": [term]}},
-        },
-    }
+    return pinned_volume(name, ZONE, zone, source)
 
 
 def claim_ref(kube_server: KubeServer, volume: str) -> dict[str, Any] | None:

@@ -22,8 +22,9 @@ from eventsched.cluster.simstatus import SimulatedPodStatus, started
 from eventsched.cluster.simvolumes import SimulatedVolumes, with_claim_uid
 from eventsched.cluster.types import BindOutcome, ChangeType, LoadedCluster, SimEvent
 from eventsched.model import Node, Pod
+from eventsched.model.changes import ApiError
 from eventsched.model.objects import ClusterObject
-from eventsched.model.volumes import PersistentVolume, PersistentVolumeClaim
+from eventsched.model.volumes import CSI_NODE, CSINode, PersistentVolume, PersistentVolumeClaim
 
 log = structlog.get_logger(__name__)
 
@@ -188,6 +189,20 @@ class SimulatedCluster:
 
     def read_claim(self, namespace: str, name: str) -> PersistentVolumeClaim:
         return self._volumes.read_claim(namespace, name)
+
+    def read_node(self, name: str) -> Node:
+        with self._state.lock:
+            node = self._state.nodes.get(name)
+        if node is None:
+            raise ApiError(404, f'nodes "{name}" not found')
+        return node
+
+    def read_csi_node(self, name: str) -> CSINode:
+        with self._state.lock:
+            found = self._state.objects.get(f"{CSI_NODE}/{name}")
+        if not isinstance(found, CSINode):
+            raise ApiError(404, f'csinodes.storage.k8s.io "{name}" not found')
+        return found
 
     def set_pv_controller(self, running: bool) -> None:
         """Stop or start the PV controller (simvolumes.py)."""

@@ -10,8 +10,8 @@ from typing import Any, Protocol
 from eventsched.framework.sink import DecisionSink, record_input
 from eventsched.framework.status import Status
 from eventsched.framework.waiting import WaitingPods
-from eventsched.model import NodeTable, Pod
-from eventsched.model.volumes import PersistentVolume, PersistentVolumeClaim
+from eventsched.model import Node, NodeTable, Pod
+from eventsched.model.volumes import CSINode, PersistentVolume, PersistentVolumeClaim
 
 #: CycleState key under which a plugin (StickyNode) names the pod's identity;
 #: the binding cycle writes it into `bound`, and first placements are keyed by it.
@@ -42,6 +42,12 @@ class VolumeApi(Protocol):
 
     def read_claim(self, namespace: str, name: str) -> PersistentVolumeClaim:
         """The PersistentVolumeClaim as the API has it now."""
+
+    def read_node(self, name: str) -> Node:
+        """The Node as the API has it now (its labels: the volumes' node affinity)."""
+
+    def read_csi_node(self, name: str) -> CSINode:
+        """The node's CSINode as the API has it now (the in-tree plugins migrated there)."""
 
 
 def _no_placement(identity: str) -> str | None:

@@ -1,7 +1,8 @@
 """StorageClasses and CSINodes as the volume plugins read them (see model/volumes.py).
 
 A StorageClass without `volumeBindingMode` is `Immediate`, as the API server
-defaults it; a CSINode keeps each driver's `allocatable.count`.
+defaults it; a CSINode keeps each driver's `allocatable.count` and the in-tree
+plugins its `storage.alpha.kubernetes.io/migrated-plugins` annotation names.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from eventsched.model.errors import ManifestError
 
 STORAGE_CLASS = "StorageClass"
 CSI_NODE = "CSINode"
+#: `v1.MigratedPluginsAnnotationKey`.
+MIGRATED_PLUGINS_ANNOTATION = "storage.alpha.kubernetes.io/migrated-plugins"
 IMMEDIATE = "Immediate"
 WAIT_FOR_FIRST_CONSUMER = "WaitForFirstConsumer"
 
@@ -84,6 +87,9 @@ class CSIDriverLimit:
 class CSINode:
     name: str
     drivers: tuple[CSIDriverLimit, ...] = ()
+    #: The `storage.alpha.kubernetes.io/migrated-plugins` annotation, split at commas:
+    #: the in-tree plugins migrated to CSI on the node (VolumeBinding reads it).
+    migrated_plugins: tuple[str, ...] = ()
     kind: str = CSI_NODE
 
     @property
@@ -91,7 +97,7 @@ class CSINode:
         return f"{CSI_NODE}/{self.name}"
 
     def to_record(self) -> dict[str, Any]:
-        return {
+        record: dict[str, Any] = {
             "kind": CSI_NODE,
             "name": self.name,
             "drivers": [
@@ -99,6 +105,9 @@ class CSINode:
                 for d in self.drivers
             ],
         }
+        if self.migrated_plugins:
+            record["migratedPlugins"] = list(self.migrated_plugins)
+        return record
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> CSINode:
@@ -108,11 +117,14 @@ class CSINode:
                 CSIDriverLimit(str(d["name"]), None if d.get("count") is None else int(d["count"]))
                 for d in record.get("drivers", ())
             ),
+            tuple(str(p) for p in record.get("migratedPlugins", ())),
         )
 
     @classmethod
     def from_manifest(cls, obj: Mapping[str, Any]) -> CSINode:
-        name = str(_mapping(obj.get("metadata")).get("name") or "")
+        meta = _mapping(obj.get("metadata"))
+        name = str(meta.get("name") or "")
+        migrated = str(_mapping(meta.get("annotations")).get(MIGRATED_PLUGINS_ANNOTATION) or "")
         drivers = []
         for i, raw in enumerate(_mapping(obj.get("spec")).get("drivers") or []):
             if not isinstance(raw, Mapping):
@@ -125,7 +137,7 @@ class CSINode:
                     "must be an integer",
                 )
             drivers.append(CSIDriverLimit(str(raw.get("name") or ""), count))
-        return cls(name, tuple(drivers))
+        return cls(name, tuple(drivers), tuple(migrated.split(",")) if migrated else ())
 
 
 def _mapping(raw: Any) -> Mapping[str, Any]:

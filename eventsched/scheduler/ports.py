@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from eventsched.model import Pod
+from eventsched.model import Node, Pod
 from eventsched.model.changes import ApiError, BindOutcome, ChangeType, ClusterChange
-from eventsched.model.volumes import PersistentVolume, PersistentVolumeClaim
+from eventsched.model.volumes import CSINode, PersistentVolume, PersistentVolumeClaim
 
 __all__ = ["ApiError", "BindOutcome", "ChangeType", "Cluster", "ClusterChange"]
 
@@ -82,6 +82,14 @@ class Cluster(Protocol):
 
     def read_claim(self, namespace: str, name: str) -> PersistentVolumeClaim:
         """GET the PersistentVolumeClaim. Raises ApiError (404 included). Must be thread-safe."""
+
+    def read_node(self, name: str) -> Node:
+        """GET the Node (VolumeBinding's PreBind checks its volumes' node affinity against
+        its labels). Raises ApiError (404 included). Must be thread-safe."""
+
+    def read_csi_node(self, name: str) -> CSINode:
+        """GET the node's CSINode (its migrated in-tree plugins). Raises ApiError (404
+        included). Must be thread-safe."""
 
     def stop(self, abandon: bool = False) -> None:
         """Stop watching; `abandon`: drop queued writes instead of finishing them."""

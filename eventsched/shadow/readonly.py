@@ -12,9 +12,9 @@ from collections.abc import Callable
 
 import structlog
 
-from eventsched.model import Pod
+from eventsched.model import Node, Pod
 from eventsched.model.changes import BindOutcome, ClusterChange
-from eventsched.model.volumes import PersistentVolume, PersistentVolumeClaim
+from eventsched.model.volumes import CSINode, PersistentVolume, PersistentVolumeClaim
 from eventsched.scheduler.ports import ApiError, Cluster
 
 log = structlog.get_logger(__name__)
@@ -45,6 +45,12 @@ class ReadOnlyCluster:
 
     def read_claim(self, namespace: str, name: str) -> PersistentVolumeClaim:
         return self.cluster.read_claim(namespace, name)
+
+    def read_node(self, name: str) -> Node:
+        return self.cluster.read_node(name)
+
+    def read_csi_node(self, name: str) -> CSINode:
+        return self.cluster.read_csi_node(name)
 
     def _refuse(self, write: str) -> str:
         self.refused += 1

@@ -136,8 +136,9 @@ def test_the_cluster_role_lets_list_and_watch_exactly_what_the_informers_watch()
     }
     assert listed == watched_resources()
     assert ("topology.node.k8s.io", "noderesourcetopologies") in listed  # the custom kinds too
-    # `get` only where the cluster reads one object: a volume and a claim (read_volume,
-    # read_claim, which the shadow's read-only cluster forwards).
+    # `get` only where the cluster reads one object: a volume, a claim, a node and its
+    # CSINode (read_volume, read_claim, read_node, read_csi_node, which the shadow's
+    # read-only cluster forwards).
     got = {
         (group, resource)
         for rule in role["rules"]
@@ -145,7 +146,12 @@ def test_the_cluster_role_lets_list_and_watch_exactly_what_the_informers_watch()
         for group in rule["apiGroups"]
         for resource in rule["resources"]
     }
-    assert got == {("", "persistentvolumes"), ("", "persistentvolumeclaims")}
+    assert got == {
+        ("", "persistentvolumes"),
+        ("", "persistentvolumeclaims"),
+        ("", "nodes"),
+        ("storage.k8s.io", "csinodes"),
+    }
 
 
 def test_the_role_is_bound_to_the_shadow_s_account_only() -> None:

@@ -37,7 +37,12 @@ def local_class() -> dict[str, Any]:
 
 
 def local_volume(name: str, node_name: str) -> dict[str, Any]:
-    term = {"matchExpressions": [{"key": HOSTNAME, "operator": "In", "values": [node_name]}]}
+    return pinned_volume(name, HOSTNAME, node_name, {"local": {"path": f"/mnt/{name}"}})
+
+
+def pinned_volume(name: str, key: str, value: str, source: dict[str, Any]) -> dict[str, Any]:
+    """A volume of the local-wait class whose node affinity is `key In [value]`."""
+    term = {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolume",
@@ -47,7 +52,7 @@ def local_volume(name: str, node_name: str) -> dict[str, Any]:
             "accessModes": ["ReadWriteOnce"],
             "persistentVolumeReclaimPolicy": "Retain",
             "storageClassName": "local-wait",
-            "local": {"path": f"/mnt/{name}"},
+            **source,
             "nodeAffinity": {"required": {"nodeSelectorTerms": [term]}},
         },
     }

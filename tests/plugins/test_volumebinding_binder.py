@@ -19,7 +19,7 @@ import pytest
 
 from eventsched.cluster import SimulatedCluster
 from eventsched.framework import ASSUMED_VOLUMES_KEY, Code, CycleState, Handle, Status
-from eventsched.model import NodeTable, Pod
+from eventsched.model import Node, NodeTable, Pod
 from eventsched.model.changes import ApiError
 from eventsched.model.pvbinding import VolumeAssumption
 from eventsched.model.volumes import ClaimRef, PersistentVolume
@@ -27,6 +27,7 @@ from eventsched.plugins import full_registry
 from eventsched.plugins.volumebinding.binder import (
     BindingFailed,
     BindingInfo,
+    CheckedNode,
     check_bindings,
     check_provisions,
 )
@@ -319,6 +320,11 @@ def test_shutting_down_ends_the_wait() -> None:
     assert time.monotonic() - began < 5.0
 
 
+def at(name: str) -> CheckedNode:
+    """A node without labels or CSINode, as one poll of checkBindings reads it."""
+    return CheckedNode(name, NodeTable([Node("")]), None)
+
+
 def binding_on(cluster: SimulatedCluster) -> list[BindingInfo]:
     return [BindingInfo(cluster.read_claim("default", "pvc-1"), cluster.read_volume("pv-1"))]
 
@@ -351,10 +357,10 @@ def test_check_bindings(test: str, expected: bool | str) -> None:
     if test == "binding-pv-not-exists":
         cluster.delete_object("PersistentVolume/pv-1")
     if isinstance(expected, bool):
-        assert check_bindings(cluster, bindings) is expected
+        assert check_bindings(cluster, bindings, CheckedNode.read(cluster, "node-1")) is expected
     else:
         with pytest.raises(BindingFailed, match=re.escape(expected)):
-            check_bindings(cluster, bindings)
+            check_bindings(cluster, bindings, CheckedNode.read(cluster, "node-1"))
 
 
 def test_check_bindings_binding_bound() -> None:
@@ -362,7 +368,7 @@ def test_check_bindings_binding_bound() -> None:
     cluster = cluster_of(claim("pvc-1", "wait-sc"), local("pv-1", "node-1"))
     bindings = binding_on(cluster)
     cluster.bind_volume("pv-1", bindings[0].claim)
-    assert check_bindings(cluster, bindings) is True
+    assert check_bindings(cluster, bindings, CheckedNode.read(cluster, "node-1")) is True
 
 
 def test_pre_bind_check_error_is_wrapped() -> None:
@@ -399,12 +405,12 @@ def test_check_provisions() -> None:
     )
     cluster.set_provisioner(False)
     wanted = [cluster.read_claim("default", "pvc-p")]
-    assert check_provisions(cluster, wanted, "node-1") is False
+    assert check_provisions(cluster, wanted, CheckedNode.read(cluster, "node-1")) is False
     with pytest.raises(BindingFailed, match=r'^provisioning failed for PVC "pvc-p"$'):
-        check_provisions(cluster, wanted, "node-2")
+        check_provisions(cluster, wanted, at("node-2"))
     cluster.set_provisioner(True)
     cluster.select_node(wanted[0], "node-1")
-    assert check_provisions(cluster, wanted, "node-1") is True
+    assert check_provisions(cluster, wanted, CheckedNode.read(cluster, "node-1")) is True
     gone = [claim("pvc-gone", "fast")]
     with pytest.raises(BindingFailed, match=r'^failed to get pvc "default/pvc-gone": '):
-        check_provisions(cluster, gone, "node-1")
+        check_provisions(cluster, gone, at("node-1"))

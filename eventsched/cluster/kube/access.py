@@ -22,8 +22,9 @@ class Access:
 
 REQUIRED_ACCESS: tuple[Access, ...] = (
     # Informers: every node, and every pod (assigned pods of all schedulers use capacity);
-    # DefaultPreemption deletes its victims (PreemptPod).
-    Access("", "nodes", ("list", "watch")),
+    # DefaultPreemption deletes its victims (PreemptPod). VolumeBinding's PreBind reads the
+    # node (and its CSINode) to check its volumes' node affinity against its current labels.
+    Access("", "nodes", ("get", "list", "watch")),
     Access("", "pods", ("delete", "list", "watch")),
     # What plugins read besides: namespace labels (inter-pod affinity's namespaceSelector),
     # the selectors of Services and controllers (PodTopologySpread's default constraints).
@@ -39,7 +40,7 @@ REQUIRED_ACCESS: tuple[Access, ...] = (
     Access("", "persistentvolumeclaims", ("get", "list", "update", "watch")),
     Access("", "persistentvolumes", ("get", "list", "update", "watch")),
     Access("storage.k8s.io", "storageclasses", ("list", "watch")),
-    Access("storage.k8s.io", "csinodes", ("list", "watch")),
+    Access("storage.k8s.io", "csinodes", ("get", "list", "watch")),
     # VolumeBinding's capacity check of a claim to provision.
     Access("storage.k8s.io", "csidrivers", ("list", "watch")),
     Access("storage.k8s.io", "csistoragecapacities", ("list", "watch")),

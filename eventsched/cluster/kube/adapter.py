@@ -33,7 +33,7 @@ from eventsched.model import Node, Pod
 from eventsched.model.changes import BindOutcome, ChangeType, ClusterChange
 from eventsched.model.customkinds import CUSTOM_KINDS, CustomKind
 from eventsched.model.objects import ClusterObject
-from eventsched.model.volumes import PersistentVolume, PersistentVolumeClaim
+from eventsched.model.volumes import CSINode, PersistentVolume, PersistentVolumeClaim
 
 if TYPE_CHECKING:
     from kubernetes import client
@@ -204,6 +204,12 @@ class KubeCluster:
 
     def read_claim(self, namespace: str, name: str) -> PersistentVolumeClaim:
         return self.volumes.read_claim(namespace, name)
+
+    def read_node(self, name: str) -> Node:
+        return self.volumes.read_node(name)
+
+    def read_csi_node(self, name: str) -> CSINode:
+        return self.volumes.read_csi_node(name)
 
     def preempt(self, victim: Pod, preemptor: Pod) -> None:
         self.evictions.preempt(victim, preemptor)

@@ -1,5 +1,5 @@
 """VolumeBinding's PreBind requests on a real API server: pre-bind a volume, select a claim's
-node, read a volume and a claim.
+node, read a volume, a claim, a node and its CSINode.
 
 kube-scheduler's `bindAPIUpdate` updates the PersistentVolume it assumed,
 `GetBindVolumeToClaim` applied: `spec.claimRef` names the claim (kind,
@@ -25,18 +25,24 @@ from typing import Any
 from eventsched.cluster.kube.convert import to_object
 from eventsched.cluster.kube.ratelimit import TokenBucket
 from eventsched.cluster.kube.rest import Answer, Rest, limited_request, resource_path
+from eventsched.model import Node
 from eventsched.model.changes import ApiError
+from eventsched.model.errors import ManifestError
 from eventsched.model.pvbinding import BOUND_BY_CONTROLLER_ANNOTATION
 from eventsched.model.volumes import (
+    CSI_NODE,
     PV,
     PVC,
     SELECTED_NODE_ANNOTATION,
+    CSINode,
     PersistentVolume,
     PersistentVolumeClaim,
 )
 
 VOLUMES = "persistentvolumes"
 CLAIMS = "persistentvolumeclaims"
+NODES = "nodes"
+CSI_NODES = "storage.k8s.io/v1/csinodes"
 
 
 class VolumeRequests:
@@ -84,6 +90,18 @@ class VolumeRequests:
         found = to_object(self._get(resource_path(CLAIMS, namespace, name)), PVC)
         if not isinstance(found, PersistentVolumeClaim):
             raise ApiError(0, f'persistentvolumeclaim "{namespace}/{name}" cannot be read')
+        return found
+
+    def read_node(self, name: str) -> Node:
+        try:
+            return Node.from_manifest(self._get(resource_path(NODES, name=name)))
+        except ManifestError as exc:
+            raise ApiError(0, f'node "{name}" cannot be read: {exc}') from exc
+
+    def read_csi_node(self, name: str) -> CSINode:
+        found = to_object(self._get(resource_path(CSI_NODES, name=name)), CSI_NODE)
+        if not isinstance(found, CSINode):
+            raise ApiError(0, f'csinode "{name}" cannot be read')
         return found
 
     def _get(self, path: str) -> dict[str, Any]:

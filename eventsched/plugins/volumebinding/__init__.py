@@ -10,7 +10,9 @@ In` node affinity) name the only candidate nodes (`GetEligibleNodes`, a
 PreFilterResult).
 
 Filter (`FindPodVolumes`, filtering.py), per node, over the NodeTable at once:
-bound claims' volumes must admit the node; each unbound WaitForFirstConsumer
+bound claims' volumes must admit the node (an in-tree volume translated to its CSI
+driver's zone key where the node's CSINode lists its plugin as migrated:
+model/csitopology.py); each unbound WaitForFirstConsumer
 claim must find an available PersistentVolume there (the smallest that
 matches and whose node affinity admits the node, none given to two claims,
 none another pod's reservation assumed). The node's static bindings are kept
@@ -27,7 +29,10 @@ PreBind (`BindPodVolumes`): each volume's `spec.claimRef` (and
 `pv.kubernetes.io/bound-by-controller`) is written through the cluster adapter
 (`Handle.volumes`), then the claims are polled every second until the PV
 controller has bound them, for at most `bindTimeoutSeconds` (default 600):
-"binding volumes: timed out waiting for the condition". A failure is the
+"binding volumes: timed out waiting for the condition". Each poll reads the
+node and its CSINode again: a volume whose node affinity no longer admits
+the node's current labels fails it ("binding volumes: pv ... node affinity
+doesn't match node ...", binder.py). A failure is the
 binding cycle's Error; Unreserve follows. Upstream writes no rollback, nor
 does eventsched: the volume keeps its claimRef, and the next attempt finds it
 pre-bound to the claim.

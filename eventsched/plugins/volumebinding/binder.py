@@ -20,12 +20,21 @@
   provisioner removed (it gives up that way): "binding volumes: provisioning
   failed for PVC ...".
 
-The checks read the API itself (`read_volume`, `read_claim` through the
-handle), never the view: the binding cycle runs on a binder thread. Where
-upstream reads its informers' latest API objects (`GetAPIPV`) and waits for the
-version it wrote, a GET is never older than the write. What upstream also
-checks there and eventsched does not: the volume's node affinity against the
-node's current labels (a provisioned one's too), and that the pod still exists
+Each poll also checks every volume's node affinity against the node's current
+labels, as `checkBindings` does: a pre-bound volume's, and the volume a claim
+to provision was bound to (none yet, or not found: keep polling). An in-tree
+volume is checked translated to CSI where the node's CSINode lists its plugin
+as migrated (model/csitopology.py). A volume that no longer admits the node
+ends the wait: "binding volumes: pv "NAME" node affinity doesn't match node
+"NODE": no matching NodeSelectorTerms" (a node that cannot be read: "failed to
+get node ..."; a CSINode that cannot be read counts as none, as upstream).
+
+The checks read the API itself (`read_volume`, `read_claim`, `read_node`,
+`read_csi_node` through the handle), never the view: the binding cycle runs
+on a binder thread. Where upstream reads its informers' latest API objects
+(`GetAPIPV`, the node and CSINode listers) and waits for the version it
+wrote, a GET is never older than the write nor than the informer. What
+upstream also checks there and eventsched does not: that the pod still exists
 (a pod deleted while it waits is found gone by Bind).
 """
 
@@ -36,7 +45,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from eventsched.framework import VolumeApi
+from eventsched.model import Node, NodeTable
 from eventsched.model.changes import ApiError
+from eventsched.model.csitopology import Untranslatable, affinity_on
 from eventsched.model.pvbinding import (
     Assumption,
     ClaimAssumption,
@@ -44,10 +55,12 @@ from eventsched.model.pvbinding import (
     bind_volume_to_claim,
     claim_ref,
 )
-from eventsched.model.volumes import PersistentVolume, PersistentVolumeClaim
+from eventsched.model.volumes import CSINode, PersistentVolume, PersistentVolumeClaim
+from eventsched.model.volumetopology import NodeSelector
 
 #: `wait.Poll`'s interval in BindPodVolumes.
 POLL_INTERVAL = 1.0
+NOT_FOUND = 404
 #: `wait.ErrWaitTimeout`.
 TIMED_OUT = "timed out waiting for the condition"
 
@@ -74,6 +87,41 @@ class PodVolumes:
 
 class BindingFailed(Exception):
     """BindPodVolumes' error, worded as kube-scheduler's."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedNode:
+    """The node as one poll of `checkBindings` reads it: its labels and its CSINode."""
+
+    name: str
+    table: NodeTable  #: the node alone, nameless (as `CheckNodeAffinity` sees it)
+    csi_node: CSINode | None
+
+    @classmethod
+    def read(cls, api: VolumeApi, node_name: str) -> CheckedNode:
+        try:
+            node = api.read_node(node_name)
+        except ApiError as exc:
+            raise BindingFailed(f'failed to get node "{node_name}": {exc.message}') from exc
+        try:
+            csi_node: CSINode | None = api.read_csi_node(node_name)
+        except ApiError:
+            csi_node = None  # upstream logs it and goes on without one
+        return cls(node_name, NodeTable([Node("", labels=node.labels)]), csi_node)
+
+    def check_affinity(self, volume: PersistentVolume, failed_translation: str) -> None:
+        """`tryTranslatePVToCSI` then `CheckNodeAffinity`: BindingFailed when the volume
+        does not admit the node (or its translation fails: `failed_translation` prefixes
+        the translator's error)."""
+        try:
+            terms = affinity_on(volume, self.csi_node)
+        except Untranslatable as exc:
+            raise BindingFailed(f"{failed_translation}could not translate pv: {exc}") from exc
+        if terms is not None and not NodeSelector.compile(terms).mask(self.table)[0]:
+            raise BindingFailed(
+                f'pv "{volume.name}" node affinity doesn\'t match node "{self.name}": '
+                "no matching NodeSelectorTerms"
+            )
 
 
 def assume_pod_volumes(volumes: PodVolumes, node_name: str) -> tuple[Assumption, ...]:
@@ -110,8 +158,9 @@ def bind_pod_volumes(
     deadline = None if timeout == 0 else monotonic() + timeout
     while True:
         try:
-            if check_bindings(api, volumes.static_bindings) and check_provisions(
-                api, volumes.dynamic_provisions, node_name
+            node = CheckedNode.read(api, node_name)
+            if check_bindings(api, volumes.static_bindings, node) and check_provisions(
+                api, volumes.dynamic_provisions, node
             ):
                 return
         except BindingFailed as exc:
@@ -121,15 +170,17 @@ def bind_pod_volumes(
             raise BindingFailed(f"binding volumes: {TIMED_OUT}")
 
 
-def check_bindings(api: VolumeApi, bindings: Sequence[BindingInfo]) -> bool:
+def check_bindings(api: VolumeApi, bindings: Sequence[BindingInfo], node: CheckedNode) -> bool:
     """`checkBindings`: True when every claim is fully bound; BindingFailed when a
-    volume's claimRef was dropped or the API could not be read."""
+    volume no longer admits the node, its claimRef was dropped, or the API could not be
+    read."""
     for binding in bindings:
         try:
             volume = api.read_volume(binding.volume.name)
             claim = api.read_claim(binding.claim.namespace, binding.claim.name)
         except ApiError as exc:
             raise BindingFailed(f"failed to check binding: {exc.message}") from exc
+        node.check_affinity(volume, "failed to translate pv to csi: ")
         if volume.claim_ref is None or not volume.claim_ref.uid:
             raise BindingFailed(f'ClaimRef got reset for pv "{volume.name}"')
         if not claim.is_bound:
@@ -138,12 +189,11 @@ def check_bindings(api: VolumeApi, bindings: Sequence[BindingInfo]) -> bool:
 
 
 def check_provisions(
-    api: VolumeApi, claims: Sequence[PersistentVolumeClaim], node_name: str
+    api: VolumeApi, claims: Sequence[PersistentVolumeClaim], node: CheckedNode
 ) -> bool:
     """`checkBindings` for the claims to provision: True when every one is fully bound;
-    BindingFailed when its selected node was reset or changed (the provisioner gave up)
-    or the API could not be read. Upstream also checks the bound volume's node affinity
-    against the node; eventsched does not (see the module)."""
+    BindingFailed when its selected node was reset or changed (the provisioner gave up),
+    the volume it was bound to does not admit the node, or the API could not be read."""
     for wanted in claims:
         try:
             claim = api.read_claim(wanted.namespace, wanted.name)
@@ -151,8 +201,18 @@ def check_provisions(
             raise BindingFailed(
                 f'failed to get pvc "{wanted.namespace}/{wanted.name}": {exc.message}'
             ) from exc
-        if claim.selected_node != node_name:
+        if claim.selected_node != node.name:
             raise BindingFailed(f'provisioning failed for PVC "{claim.name}"')
+        if claim.volume_name:
+            try:
+                volume = api.read_volume(claim.volume_name)
+            except ApiError as exc:
+                if exc.code == NOT_FOUND:
+                    return False  # not seen yet, or deleted: the claim will be unbound
+                raise BindingFailed(
+                    f'failed to get pv "{claim.volume_name}" from cache: {exc.message}'
+                ) from exc
+            node.check_affinity(volume, "")
         if not claim.is_bound:
             return False
     return True

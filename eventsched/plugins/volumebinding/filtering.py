@@ -1,7 +1,10 @@
 """VolumeBinding's Filter: binder.go `FindPodVolumes`, per node, over the NodeTable at once.
 
 - a bound claim's volume must admit the node (`checkBoundClaims`): "node(s)
-  had volume node affinity conflict"; a missing volume: "node(s) unavailable
+  had volume node affinity conflict"; an in-tree volume is checked as CSI
+  translation rewrites it on nodes whose CSINode lists its plugin as migrated
+  (`tryTranslatePVToCSI`, model/csitopology.py), and a translation that fails
+  there is the Filter's Error ("could not translate pv: ..."); a missing volume: "node(s) unavailable
   due to one or more pvc(s) bound to non-existent pv(s)";
 - an unbound WaitForFirstConsumer claim whose `volume.kubernetes.io/selected-node`
   names another node fails there at once; the others are matched with
@@ -32,6 +35,7 @@ import numpy as np
 
 from eventsched.framework import BatchFilterResult, Code, Status
 from eventsched.model import BoolArray, Indexes, IntArray, NodeTable
+from eventsched.model.csitopology import Untranslatable, migrated_plugin, translated_affinity
 from eventsched.model.volumematching import Matches, match_claims
 from eventsched.model.volumes import PersistentVolume, PersistentVolumeClaim, StorageClass
 from eventsched.model.volumetopology import NodeSelector, selector_mask, topology_mask
@@ -130,6 +134,42 @@ class Masks:
             lambda: NodeSelector.compile(affinity).mask(table),
         )
 
+    def migrated(self, table: NodeTable, plugin: str) -> BoolArray:
+        """Where the node's CSINode lists the in-tree plugin as migrated."""
+
+        def compute() -> BoolArray:
+            csi_nodes = table.objects.storage.csi_nodes
+            return np.array(
+                [
+                    name in csi_nodes and plugin in csi_nodes[name].migrated_plugins
+                    for name in table.names
+                ],
+                dtype=bool,
+            )
+
+        return self.cached(table, f"migrated/{plugin}", compute)
+
+    def bound_affinity(self, table: NodeTable, volume: PersistentVolume) -> BoolArray:
+        """Where a bound volume admits the node as `checkBoundClaims` checks it: translated
+        to CSI where its plugin is migrated (model/csitopology.py). Raises Untranslatable
+        when some node would translate it and the translation fails."""
+        plain = self.affinity(table, volume)
+        plugin = migrated_plugin(volume)
+        if plugin is None:
+            return plain
+        migrated = self.migrated(table, plugin)
+        if not migrated.any():
+            return plain
+        terms = translated_affinity(volume)
+
+        def compute() -> BoolArray:
+            admits = np.ones(len(table), dtype=bool)
+            if terms is not None:
+                admits = NodeSelector.compile(terms).mask(table)
+            return np.where(migrated, admits, plain)
+
+        return self.cached(table, f"translated/{volume.name}", compute)
+
 
 def find_pod_volumes(
     claims: PodVolumeClaims, table: NodeTable, rows: Indexes, masks: Masks, found: NodeBindings
@@ -149,8 +189,9 @@ def _check_bound(
     masks: Masks,
     verdicts: _Verdicts,
 ) -> None:
-    """`checkBoundClaims`: the first claim whose volume is missing or does not admit the
-    node decides; a missing volume ends the check on every node not decided before."""
+    """`checkBoundClaims`: the first claim whose volume is missing, cannot be translated to
+    CSI where its plugin is migrated, or does not admit the node decides; a missing volume
+    ends the check on every node not decided before."""
     storage = table.objects.storage
     decided = np.zeros(len(rows), dtype=bool)
     for claim in bound:
@@ -158,7 +199,16 @@ def _check_bound(
         if volume is None:
             verdicts.pv_missing |= ~decided
             return
-        mismatch = ~decided & ~masks.affinity(table, volume)[rows]
+        try:
+            admits = masks.bound_affinity(table, volume)
+        except Untranslatable as exc:
+            plugin = migrated_plugin(volume)
+            assert plugin is not None
+            failing = ~decided & masks.migrated(table, plugin)[rows]
+            verdicts.set_other(failing, Status.as_error(f"could not translate pv: {exc}"))
+            decided |= failing
+            admits = masks.affinity(table, volume)
+        mismatch = ~decided & ~admits[rows]
         verdicts.node_conflict |= mismatch
         decided |= mismatch
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -80,6 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kube-bin", default=DEFAULT_BIN)
     parser.add_argument("--out", type=Path, default=DIRECTORY)
     args = parser.parse_args(argv)
+    # SIGTERM unwinds like Ctrl-C: the control plane's context stops etcd, kube-apiserver
+    # and kube-scheduler instead of leaving them running.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     found = scheduler_binaries(args.kube_bin)
     if found is None:
         return 2

@@ -282,10 +282,12 @@ class EventHandlers:
             self._held_observations[pod.uid] = record
         if pod.node_name:
             self.queue.delete(pod.uid)
-            if not was_assumed:
-                self.moves.on_event(
-                    ASSIGNED_POD_UPDATE if was_placed else ASSIGNED_POD_ADD, "AssignedPodAdd"
-                )
+            # Our own binding confirmed is an assigned pod added too: upstream's assigned-pod
+            # informer first sees it here (addPodToCache -> AssignedPodAdded), and a pod
+            # whose required pod affinity it satisfies moves.
+            event = ASSIGNED_POD_UPDATE if was_placed and not was_assumed else ASSIGNED_POD_ADD
+            namespace = self.view.table.objects.namespaces.get(pod.namespace)
+            self.moves.on_assigned_pod(event, pod, namespace.labels if namespace else {})
             return
         if pod.scheduler_name not in self.profiles or pod.is_terminal or pod.deleting:
             return

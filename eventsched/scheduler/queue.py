@@ -270,13 +270,21 @@ class SchedulingQueue:
     # -- moving -----------------------------------------------------------------
 
     def move_on_event(
-        self, event: ClusterEvent, plugin_events: Mapping[str, list[ClusterEvent]], label: str
+        self,
+        event: ClusterEvent,
+        plugin_events: Mapping[str, list[ClusterEvent]],
+        label: str,
+        only: Callable[[QueuedPodInfo], bool] | None = None,
     ) -> list[Move]:
         """`MoveAllToActiveOrBackoffQueue`: wake unschedulable pods whose rejecting
-        plugins care about this event. Pods in flight remember it (see add_unschedulable)."""
+        plugins care about this event (of those `only` admits, when given: upstream's
+        `movePodsToActiveOrBackoffQueue` over a chosen list). Pods in flight remember it
+        (see add_unschedulable)."""
         self._move_requested_during |= self._in_flight
         moves = []
         for info in list(self._unschedulable.values()):
+            if only is not None and not only(info):
+                continue
             if self._interested(info.unschedulable_plugins, event, plugin_events):
                 moves.append(self._move(info, "unschedulable", label))
         return moves

@@ -1471,7 +1471,7 @@ def reference_filter(incoming: Pod, table: NodeTable) -> Any:
     """filtering.go PreFilter + Filter, one pod and one node at a time."""
     from collections import Counter
 
-    from eventsched.plugins.interpodaffinity.terms import parse_existing_terms, parse_pod_terms
+    from eventsched.model.podaffinity import parse_existing_terms, parse_pod_terms
 
     objects = table.objects
     ns_labels = objects.namespace_labels(incoming.namespace) or {}
@@ -1526,7 +1526,7 @@ def reference_score(incoming: Pod, table: NodeTable, hard: int, ignore: bool) ->
     """scoring.go PreScore + Score + NormalizeScore, one pod and one node at a time."""
     from collections import defaultdict
 
-    from eventsched.plugins.interpodaffinity.terms import parse_existing_terms, parse_pod_terms
+    from eventsched.model.podaffinity import parse_existing_terms, parse_pod_terms
 
     objects = table.objects
     ns_labels = objects.namespace_labels(incoming.namespace) or {}

@@ -38,6 +38,7 @@ from eventsched.framework import (
     check_args,
 )
 from eventsched.model import Indexes, IntArray, NodeTable, Pod
+from eventsched.model.podaffinity import PodTerms, TermError
 from eventsched.plugins.interpodaffinity.filtering import FilterState, filter_rows, pre_filter_state
 from eventsched.plugins.interpodaffinity.index import ExistingTerms, IndexHolder
 from eventsched.plugins.interpodaffinity.scoring import (
@@ -47,7 +48,6 @@ from eventsched.plugins.interpodaffinity.scoring import (
     pre_score_state,
     score_rows,
 )
-from eventsched.plugins.interpodaffinity.terms import PodTerms, TermError
 
 NAME = "InterPodAffinity"
 ARGS = ("hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods")

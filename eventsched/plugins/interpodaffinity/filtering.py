@@ -24,9 +24,9 @@ import numpy as np
 
 from eventsched.framework import BatchFilterResult, Status
 from eventsched.model import BoolArray, Indexes, NodeTable, Pod
+from eventsched.model.podaffinity import MergedTerm
 from eventsched.plugins.interpodaffinity.domains import DomainTally, DomainValues
 from eventsched.plugins.interpodaffinity.index import TermGroup
-from eventsched.plugins.interpodaffinity.terms import MergedTerm
 
 ERR_REASON_AFFINITY = "node(s) didn't match pod affinity rules"
 ERR_REASON_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"

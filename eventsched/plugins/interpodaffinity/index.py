@@ -24,7 +24,7 @@ from itertools import repeat
 import numpy as np
 
 from eventsched.model import IntArray, NodeTable, Pod
-from eventsched.plugins.interpodaffinity.terms import (
+from eventsched.model.podaffinity import (
     AffinityTerm,
     PodTerms,
     TermError,

@@ -24,9 +24,9 @@ import numpy as np
 
 from eventsched.framework import MAX_NODE_SCORE
 from eventsched.model import Indexes, IntArray, NodeTable, Pod
+from eventsched.model.podaffinity import MergedTerm
 from eventsched.plugins.interpodaffinity.domains import DomainTally, DomainValues
 from eventsched.plugins.interpodaffinity.index import ExistingTerms, TermGroup
-from eventsched.plugins.interpodaffinity.terms import MergedTerm
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,6 @@
-"""InterPodAffinity's terms: `framework.AffinityTerm` and `WeightedAffinityTerm`, parsed once per pod.
+"""A pod's pod-affinity terms: `framework.AffinityTerm` and `WeightedAffinityTerm`, parsed once
+per pod; read by InterPodAffinity and by the queue (`AssignedPodAdded` moves the pods whose
+required affinity a newly assigned pod satisfies).
 
 A pod's `spec.affinity.podAffinity` / `podAntiAffinity` hold required terms
 (`requiredDuringSchedulingIgnoredDuringExecution`) and weighted preferred

@@ -1,0 +1,223 @@
+"""Dynamic provisioning end to end on an API server (VolumeBinding, kube-scheduler v1.28).
+
+The scheduler runs on the Kubernetes adapter against the emulator and, with
+EVENTSCHED_KUBE_BIN, a real kube-apiserver v1.28, which runs no controllers:
+the test plays the external provisioner (tests/kube/provisioner.py) and the
+PV controller (tests/kube/pvcontroller.py), and, for a StatefulSet, the
+StatefulSet controller. Covered: CSIStorageCapacity per zone (the pod goes
+where a segment has room; none has: upstream's "did not have enough free
+storage"), a class whose allowedTopologies exclude a zone, a provisioner
+that fails once (the binding fails with upstream's message, Unreserve, the
+retry provisions), a crash between Reserve and the claim's binding (the log
+holds the assumption; the next scheduler provisions nothing twice), and a
+StatefulSet placed as the real kube-scheduler places it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubernetes import client
+
+from eventsched.events import EventStore
+from tests.kube.provisioner import DRIVER_ERROR, SELECTED_NODE, Provisioner
+from tests.kube.pvcontroller import PVController
+from tests.kube.realserver import KubeServer
+from tests.kube.test_kube_scheduler import condition_of, events_about, node, node_of, running
+from tests.kube.test_kube_volume_binding import DRIVER, claim, pod_with_claim
+
+ZONE = "topology.kubernetes.io/zone"
+UNRESOLVABLE = "Preemption is not helpful for scheduling.."
+
+
+def zonal_node(name: str, zone: str, cpu: str = "4") -> dict[str, Any]:
+    manifest = node(name, cpu)
+    manifest["metadata"]["labels"][ZONE] = zone
+    return manifest
+
+
+def provisioning_class(name: str = "fast", zones: list[str] | None = None) -> dict[str, Any]:
+    """A WaitForFirstConsumer class of the CSI driver; `zones`: its allowedTopologies."""
+    manifest: dict[str, Any] = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": name},
+        "provisioner": DRIVER,
+        "volumeBindingMode": "WaitForFirstConsumer",
+    }
+    if zones is not None:
+        manifest["allowedTopologies"] = [{"matchLabelExpressions": [{"key": ZONE, "values": zones}]}]
+    return manifest
+
+
+def csi_driver(storage_capacity: bool) -> dict[str, Any]:
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSIDriver",
+        "metadata": {"name": DRIVER},
+        "spec": {"storageCapacity": storage_capacity},
+    }
+
+
+def capacity(name: str, zone: str, size: str, class_name: str = "fast") -> dict[str, Any]:
+    """A CSIStorageCapacity of the class for one zone, as the driver's external-provisioner
+    publishes it (in its own namespace)."""
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSIStorageCapacity",
+        "metadata": {"name": name, "namespace": "kube-system"},
+        "storageClassName": class_name,
+        "nodeTopology": {"matchLabels": {ZONE: zone}},
+        "capacity": size,
+    }
+
+
+def claim_of(name: str, size: str = "5Gi", class_name: str = "fast") -> dict[str, Any]:
+    manifest = claim(name)
+    manifest["spec"]["storageClassName"] = class_name
+    manifest["spec"]["resources"]["requests"]["storage"] = size
+    return manifest
+
+
+def selected(server: KubeServer, name: str) -> str:
+    found = server.get("persistentvolumeclaims", name, "default") or {}
+    return ((found.get("metadata") or {}).get("annotations") or {}).get(SELECTED_NODE, "")
+
+
+def volume_of(server: KubeServer, name: str) -> str:
+    found = server.get("persistentvolumeclaims", name, "default") or {}
+    return (found.get("spec") or {}).get("volumeName") or ""
+
+
+def unschedulable_message(store: EventStore, name: str) -> str:
+    found = [e.data["message"] for e in store.read(kinds=["unschedulable"]) if e.name == name]
+    return found[-1] if found else ""
+
+
+def test_the_pod_goes_to_the_zone_whose_storage_capacity_has_room(
+    kube_server: KubeServer, api_client: client.ApiClient, store: EventStore
+) -> None:
+    """The driver tracks capacity: z1 has 1Gi, z2 100Gi, z3 none published. A 5Gi claim is
+    provisioned in z2; a 200Gi one fits nowhere ("did not have enough free storage") until
+    z3 publishes room, and then goes there."""
+    kube_server.create(zonal_node("node-a", "z1", cpu="16"))
+    kube_server.create(zonal_node("node-b", "z2"))
+    kube_server.create(zonal_node("node-c", "z3"))
+    kube_server.create(csi_driver(storage_capacity=True))
+    kube_server.create(provisioning_class())
+    kube_server.create(capacity("cap-z1", "z1", "1Gi"))
+    kube_server.create(capacity("cap-z2", "z2", "100Gi"))
+    kube_server.create(claim_of("small"))
+    kube_server.create(claim_of("large", size="200Gi"))
+    kube_server.create(pod_with_claim("web", "small"))
+    kube_server.create(pod_with_claim("big", "large"))
+    with (
+        Provisioner(kube_server, DRIVER) as provisioner,
+        PVController(kube_server),
+        running(store, api_client),
+    ):
+        kube_server.wait_for(lambda: node_of(kube_server, "web") == "node-b", timeout=20)
+        message = kube_server.wait_for(lambda: unschedulable_message(store, "big"), timeout=20)
+        assert message == (
+            "0/3 nodes are available: 3 node(s) did not have enough free storage. "
+            f"preemption: 0/3 nodes are available: 3 {UNRESOLVABLE}"
+        )
+        cond = kube_server.wait_for(lambda: condition_of(kube_server, "big", "PodScheduled"))
+        assert (cond["reason"], cond["message"]) == ("Unschedulable", message)
+        assert selected(kube_server, "large") == ""
+
+        kube_server.create(capacity("cap-z3", "z3", "500Gi"))
+        kube_server.wait_for(lambda: node_of(kube_server, "big") == "node-c", timeout=20)
+    assert [(c, n) for c, n, _ in provisioner.provisioned] == [
+        ("default/small", "node-b"),
+        ("default/large", "node-c"),
+    ]
+    assert selected(kube_server, "small") == "node-b" and volume_of(kube_server, "small")
+    assert selected(kube_server, "large") == "node-c" and volume_of(kube_server, "large")
+    observed = {
+        (e.data["kind"], e.data["name"])
+        for e in store.read(kinds=["object_observed"])
+        if e.data["kind"] in ("CSIDriver", "CSIStorageCapacity")
+    }
+    assert {("CSIDriver", DRIVER), ("CSIStorageCapacity", "cap-z3")} <= observed
+    moved = [e.data["event"] for e in store.read(kinds=["requeued"]) if e.name == "big"]
+    assert "CSIStorageCapacityAdd" in moved
+    assert not list(store.read(kinds=["bind_failed"]))
+
+
+def test_a_zone_the_class_does_not_allow_gets_no_volume(
+    kube_server: KubeServer, api_client: client.ApiClient, store: EventStore
+) -> None:
+    """allowedTopologies admit z1 only: the pod goes to the small node of z1, not the large
+    one of z2; a pod held to z2 is unschedulable. The driver does not track capacity, so
+    the empty CSIStorageCapacity of z1 does not count (WaitForFirstConsumer without it)."""
+    kube_server.create(zonal_node("node-a", "z1"))
+    kube_server.create(zonal_node("node-b", "z2", cpu="32"))
+    kube_server.create(csi_driver(storage_capacity=False))
+    kube_server.create(provisioning_class(zones=["z1"]))
+    kube_server.create(capacity("cap-z1", "z1", "0"))
+    kube_server.create(claim_of("data"))
+    kube_server.create(claim_of("held"))
+    kube_server.create(pod_with_claim("web", "data"))
+    held = pod_with_claim("held", "held")
+    held["spec"]["nodeSelector"] = {ZONE: "z2"}
+    kube_server.create(held)
+    with (
+        Provisioner(kube_server, DRIVER) as provisioner,
+        PVController(kube_server),
+        running(store, api_client),
+    ):
+        kube_server.wait_for(lambda: volume_of(kube_server, "data"), timeout=20)
+        kube_server.wait_for(lambda: node_of(kube_server, "web") == "node-a", timeout=20)
+        message = kube_server.wait_for(lambda: unschedulable_message(store, "held"), timeout=20)
+    assert message == (
+        "0/2 nodes are available: 1 node(s) didn't find available persistent volumes to bind, "
+        "1 node(s) didn't match Pod's node affinity/selector. "
+        f"preemption: 0/2 nodes are available: 2 {UNRESOLVABLE}"
+    )
+    assert [(c, n) for c, n, _ in provisioner.provisioned] == [("default/data", "node-a")]
+    assert selected(kube_server, "held") == ""
+    (reserved,) = [e for e in store.read(kinds=["reserved"])]
+    assert (reserved.name, reserved.node) == ("web", "node-a")
+
+
+def test_a_provisioner_that_fails_fails_the_binding_then_the_retry_provisions(
+    kube_server: KubeServer, api_client: client.ApiClient, store: EventStore
+) -> None:
+    """The provisioner's first attempt fails (ProvisioningFailed, the selected node
+    removed): PreBind fails with upstream's message, shown on the pod, Unreserve gives
+    the claim back; the next attempt provisions and the pod is bound."""
+    kube_server.create(node("node-a"))
+    kube_server.create(provisioning_class())
+    created = kube_server.create(claim_of("scratch"))
+    kube_server.create(pod_with_claim("web", "scratch"))
+    with Provisioner(kube_server, DRIVER) as provisioner, PVController(kube_server):
+        provisioner.fail(1)
+        with running(store, api_client):
+            kube_server.wait_for(lambda: node_of(kube_server, "web") == "node-a", timeout=30)
+    expected = (
+        'running PreBind plugin "VolumeBinding": '
+        'binding volumes: provisioning failed for PVC "scratch"'
+    )
+    assert provisioner.failed == [("default/scratch", "node-a")]
+    assert [(c, n) for c, n, _ in provisioner.provisioned] == [("default/scratch", "node-a")]
+    (failed,) = list(store.read(kinds=["bind_failed"]))
+    assert failed.data["reason"] == expected
+    kinds = [e.kind for e in store.read_pod("default", "web")]
+    assert kinds.index("reserved") < kinds.index("bind_failed") < kinds.index("unreserved")
+    assert kinds.count("reserved") == 2 and kinds[-1] == "bound"
+    # The pod's FailedScheduling Event carries PreBind's error (eventsched prefixes every
+    # binding cycle's failure with "Binding rejected: ").
+    (note,) = [e["note"] for e in events_about(kube_server, "web") if e["reason"] == "FailedScheduling"]
+    assert note.endswith(expected), note
+    uid = created["metadata"]["uid"]
+    provisioning_failed = [
+        e
+        for e in kube_server.list("core_events")
+        if e["involvedObject"].get("uid") == uid and e["reason"] == "ProvisioningFailed"
+    ]
+    assert [e["message"] for e in provisioning_failed] == [
+        f'failed to provision volume with StorageClass "fast": {DRIVER_ERROR}'
+    ]
+    assert selected(kube_server, "scratch") == "node-a"
+    assert volume_of(kube_server, "scratch") == f"pvc-{uid}"

@@ -15,11 +15,14 @@ StatefulSet placed as the real kube-scheduler places it.
 
 from __future__ import annotations
 
+import threading
+from pathlib import Path
 from typing import Any
 
-from kubernetes import client
+from kubernetes import client, watch
 
 from eventsched.events import EventStore
+from tests.crash.harness import SchedulerProcess
 from tests.kube.provisioner import DRIVER_ERROR, SELECTED_NODE, Provisioner
 from tests.kube.pvcontroller import PVController
 from tests.kube.realserver import KubeServer
@@ -221,3 +224,132 @@ def test_a_provisioner_that_fails_fails_the_binding_then_the_retry_provisions(
     ]
     assert selected(kube_server, "scratch") == "node-a"
     assert volume_of(kube_server, "scratch") == f"pvc-{uid}"
+
+
+# -- a crash between Reserve and the claim's binding ----------------------------------------
+
+
+class ClaimWatch:
+    """The selected node of every version of one claim, as a watch delivers them (a watch
+    skips no version): how many times the annotation was written."""
+
+    def __init__(self, api_client: client.ApiClient, name: str) -> None:
+        self.name = name
+        self.selected: list[str] = []
+        self._api = client.CoreV1Api(api_client)
+        self._watch = watch.Watch()
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="claim-watch", daemon=True)
+
+    def __enter__(self) -> ClaimWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stopped.set()
+        self._watch.stop()
+
+    def _run(self) -> None:
+        try:
+            for event in self._watch.stream(
+                self._api.list_persistent_volume_claim_for_all_namespaces
+            ):
+                meta = event["raw_object"]["metadata"]
+                if meta["name"] == self.name:
+                    self.selected.append((meta.get("annotations") or {}).get(SELECTED_NODE, ""))
+        except Exception:
+            if not self._stopped.is_set():  # the server going away at teardown is no news
+                raise
+
+    def writes(self, node_name: str) -> int:
+        """How many times the annotation was set to `node_name` (from another value)."""
+        previous = ""
+        count = 0
+        for value in self.selected:
+            count += value == node_name and previous != node_name
+            previous = value
+        return count
+
+
+def run_config(path: Path) -> Path:
+    path.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\n"
+        "kind: KubeSchedulerConfiguration\n"
+        "leaderElection: {leaderElect: false}\n"
+        "profiles:\n"
+        "  - schedulerName: eventsched\n"
+    )
+    return path
+
+
+def test_a_crash_while_prebind_waits_provisions_nothing_twice(
+    kube_server: KubeServer,
+    api_client: client.ApiClient,
+    store: EventStore,
+    db_url: str,
+    tmp_path: Path,
+) -> None:
+    """`eventsched run` selects node-b for the claim (node-a is cordoned) and waits for a
+    paused provisioner; it is killed (SIGKILL). The log holds the reservation and the
+    claim it assumed. node-a is uncordoned, larger; a new process on the same log closes
+    the reservation, sends the pod to the claim's selected node (node-b) again without
+    writing the annotation again, and the provisioner, resumed, provisions once."""
+    cordoned = node("node-a", cpu="32")
+    cordoned["spec"] = {"unschedulable": True}
+    kube_server.create(cordoned)
+    kube_server.create(node("node-b"))
+    kube_server.create(provisioning_class())
+    created = kube_server.create(claim_of("data"))
+    kube_server.create(pod_with_claim("web", "data"))
+    uid = created["metadata"]["uid"]
+    kubeconfig = kube_server.kubeconfig(tmp_path / "kubeconfig")
+    config = run_config(tmp_path / "config.yaml")
+
+    def process(n: int) -> SchedulerProcess:
+        return SchedulerProcess(db_url, kubeconfig, config, tmp_path / f"eventsched-{n}.log")
+
+    first, second = process(1), process(2)
+    with (
+        ClaimWatch(api_client, "data") as claim_watch,
+        Provisioner(kube_server, DRIVER) as provisioner,
+        PVController(kube_server),
+    ):
+        provisioner.paused.set()
+        try:
+            first.start().wait_ready()
+            kube_server.wait_for(lambda: selected(kube_server, "data") == "node-b", timeout=30)
+            kube_server.wait_for(lambda: list(store.read(kinds=["reserved"])), timeout=30)
+            first.kill()
+
+            (reserved,) = store.read(kinds=["reserved"])
+            assert (reserved.name, reserved.node) == ("web", "node-b")
+            assert reserved.data["volumes"] == [
+                {
+                    "claimRef": {"namespace": "default", "name": "data", "uid": uid},
+                    "selectedNode": "node-b",
+                }
+            ]
+            assert not list(store.read(kinds=["unreserved", "bound", "bind_failed"]))
+            assert volume_of(kube_server, "data") == "" and node_of(kube_server, "web") == ""
+
+            kube_server.patch("nodes", "node-a", {"spec": {"unschedulable": False}})
+            second.start().wait_ready()
+            provisioner.paused.clear()
+            kube_server.wait_for(lambda: node_of(kube_server, "web") == "node-b", timeout=30)
+            kube_server.wait_for(lambda: list(store.read(kinds=["bound"])), timeout=30)
+            assert second.terminate() == 0
+        finally:
+            first.ensure_dead()
+            second.ensure_dead()
+    assert provisioner.provisioned == [("default/data", "node-b", f"pvc-{uid}")]
+    assert claim_watch.writes("node-b") == 1, claim_watch.selected
+    assert volume_of(kube_server, "data") == f"pvc-{uid}"
+    kinds = [(e.kind, e.node, e.data.get("reconciled")) for e in store.read_pod("default", "web")]
+    reservations = [k for k in kinds if k[0] in ("reserved", "unreserved", "bound")]
+    assert reservations == [
+        ("reserved", "node-b", None),
+        ("unreserved", "node-b", True),
+        ("reserved", "node-b", None),
+        ("bound", "node-b", None),
+    ], kinds
+    assert not list(store.read(kinds=["bind_failed"]))

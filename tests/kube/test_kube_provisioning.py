@@ -25,11 +25,12 @@ from eventsched.events import EventStore
 from tests.crash.harness import SchedulerProcess
 from tests.kube.provisioner import DRIVER_ERROR, SELECTED_NODE, Provisioner
 from tests.kube.pvcontroller import PVController
-from tests.kube.realserver import KubeServer
+from tests.kube.realserver import KubeServer, RealApiServer
 from tests.kube.test_kube_scheduler import condition_of, events_about, node, node_of, running
 from tests.kube.test_kube_volume_binding import DRIVER, claim, pod_with_claim
 
 ZONE = "topology.kubernetes.io/zone"
+HOSTNAME = "kubernetes.io/hostname"
 UNRESOLVABLE = "Preemption is not helpful for scheduling.."
 
 
@@ -353,3 +354,203 @@ def test_a_crash_while_prebind_waits_provisions_nothing_twice(
         ("bound", "node-b", None),
     ], kinds
     assert not list(store.read(kinds=["bind_failed"]))
+
+
+# -- a StatefulSet, beside the real kube-scheduler ---------------------------------------------
+
+STS_NODES = [("node-a", "z1", 16), ("node-b", "z1", 8), ("node-c", "z2", 4), ("node-d", "z3", 32)]
+REPLICAS = 3
+
+
+def sized_node(name: str, zone: str, cpus: int) -> dict[str, Any]:
+    manifest = zonal_node(name, zone, cpu=str(cpus))
+    manifest["status"]["allocatable"]["memory"] = f"{2 * cpus}Gi"
+    return manifest
+
+
+def stateful_set(scheduler: str) -> dict[str, Any]:
+    """web: 3 replicas, one per node (required anti-affinity), each with a 5Gi claim of the
+    WaitForFirstConsumer class `fast` from its volumeClaimTemplates."""
+    labels = {"app": "web"}
+    anti = {"labelSelector": {"matchLabels": labels}, "topologyKey": HOSTNAME}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "serviceName": "web",
+            "replicas": REPLICAS,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "schedulerName": scheduler,
+                    "affinity": {
+                        "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [anti]}
+                    },
+                    "containers": [
+                        {
+                            "name": "c",
+                            "image": "pause",
+                            "resources": {"requests": {"cpu": "1", "memory": "1Gi"}},
+                            "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+                        }
+                    ],
+                },
+            },
+            "volumeClaimTemplates": [
+                {
+                    "metadata": {"name": "data"},
+                    "spec": {
+                        "accessModes": ["ReadWriteOnce"],
+                        "storageClassName": "fast",
+                        "resources": {"requests": {"storage": "5Gi"}},
+                    },
+                }
+            ],
+        },
+    }
+
+
+def storage_for_the_set(server: KubeServer) -> None:
+    """Zones z1 and z2 allowed by the class, z3 not (its node is the largest); every zone
+    publishes room."""
+    for name, zone, cpus in STS_NODES:
+        server.create(sized_node(name, zone, cpus))
+    server.create(csi_driver(storage_capacity=True))
+    server.create(provisioning_class(zones=["z1", "z2"]))
+    for zone in ("z1", "z2", "z3"):
+        server.create(capacity(f"cap-{zone}", zone, "100Gi"))
+
+
+def play_stateful_set_controller(server: KubeServer, scheduler: str) -> dict[str, str]:
+    """The StatefulSet controller, OrderedReady: for each ordinal its claim
+    `data-web-N` from the template, then pod `web-N` (owned by the set) once web-(N-1)
+    runs and is ready, which the test also plays (no kubelet): pod -> node."""
+    owner = server.create(stateful_set(scheduler))
+    template = owner["spec"]["template"]
+    placed: dict[str, str] = {}
+    for ordinal in range(REPLICAS):
+        name = f"web-{ordinal}"
+        claim_name = f"data-{name}"
+        server.create(
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": {"name": claim_name, "namespace": "default", "labels": {"app": "web"}},
+                "spec": owner["spec"]["volumeClaimTemplates"][0]["spec"],
+            }
+        )
+        spec = {
+            **template["spec"],
+            "hostname": name,
+            "subdomain": "web",
+            "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": claim_name}}],
+        }
+        labels = {
+            **template["metadata"]["labels"],
+            "statefulset.kubernetes.io/pod-name": name,
+            "apps.kubernetes.io/pod-index": str(ordinal),
+        }
+        reference = {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "name": "web",
+            "uid": owner["metadata"]["uid"],
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+        server.create(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": name,
+                    "namespace": "default",
+                    "labels": labels,
+                    "ownerReferences": [reference],
+                },
+                "spec": spec,
+                "status": {"phase": "Pending"},
+            }
+        )
+        placed[name] = server.wait_for(lambda n=name: node_of(server, n), timeout=60)
+        server.patch(
+            "pods",
+            name,
+            {
+                "status": {
+                    "phase": "Running",
+                    "conditions": [{"type": "Ready", "status": "True"}],
+                }
+            },
+            "default",
+        )
+    return placed
+
+
+def claims_of_the_set(server: KubeServer) -> dict[str, tuple[str, bool]]:
+    """claim -> (selected node, bound)."""
+    return {
+        f"data-web-{n}": (selected(server, f"data-web-{n}"), bool(volume_of(server, f"data-web-{n}")))
+        for n in range(REPLICAS)
+    }
+
+
+def kube_scheduler_config(path: Path, kubeconfig: Path) -> Path:
+    """The default profile; with --config, kube-scheduler takes its kubeconfig from here."""
+    path.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\n"
+        "kind: KubeSchedulerConfiguration\n"
+        f"clientConnection: {{kubeconfig: {kubeconfig}}}\n"
+        "leaderElection: {leaderElect: false}\n"
+        "profiles:\n"
+        "  - schedulerName: default-scheduler\n"
+    )
+    return path
+
+
+def test_a_stateful_set_is_placed_as_kube_scheduler_places_it(
+    kube_server: KubeServer, api_client: client.ApiClient, store: EventStore, tmp_path: Path
+) -> None:
+    """eventsched places web-0..2, each claim selected for its pod's node, provisioned and
+    bound; on the real server, kube-scheduler v1.28 then places the same set the same way."""
+    storage_for_the_set(kube_server)
+    with Provisioner(kube_server, DRIVER), PVController(kube_server), running(store, api_client):
+        placed = play_stateful_set_controller(kube_server, "eventsched")
+        claims = kube_server.wait_for(
+            lambda: (c := claims_of_the_set(kube_server)) and all(b for _, b in c.values()) and c,
+            timeout=30,
+        )
+    # One per node (anti-affinity), never z3's (the class excludes it) though it is the
+    # largest; web-0 on the largest of the rest; after it, the default zone spreading
+    # decides (kube-scheduler below).
+    assert placed["web-0"] == "node-a"
+    assert sorted(placed.values()) == ["node-a", "node-b", "node-c"]
+    assert claims == {f"data-{pod}": (node_name, True) for pod, node_name in placed.items()}
+    assert not list(store.read(kinds=["bind_failed"]))
+
+    if not isinstance(kube_server, RealApiServer):
+        return
+    kube_server.reset()
+    storage_for_the_set(kube_server)
+    plane = kube_server.control_plane
+    scheduler = plane.start_kube_scheduler(
+        kube_scheduler_config(tmp_path / "kube-scheduler.yaml", plane.kubeconfig())
+    )
+    try:
+        with Provisioner(kube_server, DRIVER), PVController(kube_server):
+            upstream = play_stateful_set_controller(kube_server, "default-scheduler")
+            upstream_claims = kube_server.wait_for(
+                lambda: (c := claims_of_the_set(kube_server)) and all(b for _, b in c.values()) and c,
+                timeout=30,
+            )
+    except TimeoutError as exc:
+        log = (plane.workdir / "kube-scheduler.log").read_text(errors="replace")[-6000:]
+        pods = {p["metadata"]["name"]: p.get("status") for p in kube_server.list("pods")}
+        raise AssertionError(f"{exc}\n{pods}\n--- kube-scheduler.log\n{log}") from None
+    finally:
+        scheduler.terminate()
+        scheduler.wait(timeout=10)
+    assert upstream == placed
+    assert upstream_claims == claims

@@ -15,19 +15,21 @@ StatefulSet placed as the real kube-scheduler places it.
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Any
 
-from kubernetes import client, watch
+from kubernetes import client
 
 from eventsched.events import EventStore
 from tests.crash.harness import SchedulerProcess
+from tests.kube.claimwatch import ClaimWatch
 from tests.kube.provisioner import DRIVER_ERROR, SELECTED_NODE, Provisioner
 from tests.kube.pvcontroller import PVController
 from tests.kube.realserver import KubeServer, RealApiServer
+from tests.kube.statefulset import REPLICAS, play_stateful_set_controller
 from tests.kube.test_kube_scheduler import condition_of, events_about, node, node_of, running
 from tests.kube.test_kube_volume_binding import DRIVER, claim, pod_with_claim
+from tests.kube.upstream import UPSTREAM, kube_scheduler
 
 ZONE = "topology.kubernetes.io/zone"
 HOSTNAME = "kubernetes.io/hostname"
@@ -50,7 +52,9 @@ def provisioning_class(name: str = "fast", zones: list[str] | None = None) -> di
         "volumeBindingMode": "WaitForFirstConsumer",
     }
     if zones is not None:
-        manifest["allowedTopologies"] = [{"matchLabelExpressions": [{"key": ZONE, "values": zones}]}]
+        manifest["allowedTopologies"] = [
+            {"matchLabelExpressions": [{"key": ZONE, "values": zones}]}
+        ]
     return manifest
 
 
@@ -185,16 +189,28 @@ def test_a_zone_the_class_does_not_allow_gets_no_volume(
     assert (reserved.name, reserved.node) == ("web", "node-a")
 
 
+def failed_scheduling_notes(server: KubeServer, name: str) -> list[str]:
+    return [e["note"] for e in events_about(server, name) if e["reason"] == "FailedScheduling"]
+
+
 def test_a_provisioner_that_fails_fails_the_binding_then_the_retry_provisions(
-    kube_server: KubeServer, api_client: client.ApiClient, store: EventStore
+    kube_server: KubeServer, api_client: client.ApiClient, store: EventStore, tmp_path: Path
 ) -> None:
     """The provisioner's first attempt fails (ProvisioningFailed, the selected node
     removed): PreBind fails with upstream's message, shown on the pod, Unreserve gives
-    the claim back; the next attempt provisions and the pod is bound."""
-    kube_server.create(node("node-a"))
-    kube_server.create(provisioning_class())
-    created = kube_server.create(claim_of("scratch"))
-    kube_server.create(pod_with_claim("web", "scratch"))
+    the claim back; the next attempt provisions and the pod is bound. On the real
+    server, kube-scheduler v1.28 then goes through the same and says the same."""
+
+    def setup(scheduler: str) -> str:
+        kube_server.create(node("node-a"))
+        kube_server.create(provisioning_class())
+        created = kube_server.create(claim_of("scratch"))
+        manifest = pod_with_claim("web", "scratch")
+        manifest["spec"]["schedulerName"] = scheduler
+        kube_server.create(manifest)
+        return str(created["metadata"]["uid"])
+
+    uid = setup("eventsched")
     with Provisioner(kube_server, DRIVER) as provisioner, PVController(kube_server):
         provisioner.fail(1)
         with running(store, api_client):
@@ -210,11 +226,7 @@ def test_a_provisioner_that_fails_fails_the_binding_then_the_retry_provisions(
     kinds = [e.kind for e in store.read_pod("default", "web")]
     assert kinds.index("reserved") < kinds.index("bind_failed") < kinds.index("unreserved")
     assert kinds.count("reserved") == 2 and kinds[-1] == "bound"
-    # The pod's FailedScheduling Event carries PreBind's error (eventsched prefixes every
-    # binding cycle's failure with "Binding rejected: ").
-    (note,) = [e["note"] for e in events_about(kube_server, "web") if e["reason"] == "FailedScheduling"]
-    assert note.endswith(expected), note
-    uid = created["metadata"]["uid"]
+    (note,) = failed_scheduling_notes(kube_server, "web")
     provisioning_failed = [
         e
         for e in kube_server.list("core_events")
@@ -226,50 +238,23 @@ def test_a_provisioner_that_fails_fails_the_binding_then_the_retry_provisions(
     assert selected(kube_server, "scratch") == "node-a"
     assert volume_of(kube_server, "scratch") == f"pvc-{uid}"
 
+    if not isinstance(kube_server, RealApiServer):
+        return
+    kube_server.reset()
+    setup(UPSTREAM)
+    with (
+        kube_scheduler(kube_server, tmp_path),
+        Provisioner(kube_server, DRIVER) as upstream,
+        PVController(kube_server),
+    ):
+        upstream.fail(1)
+        kube_server.wait_for(lambda: node_of(kube_server, "web") == "node-a", timeout=60)
+    assert upstream.failed == provisioner.failed
+    assert failed_scheduling_notes(kube_server, "web") == [expected]
+    assert note == expected
+
 
 # -- a crash between Reserve and the claim's binding ----------------------------------------
-
-
-class ClaimWatch:
-    """The selected node of every version of one claim, as a watch delivers them (a watch
-    skips no version): how many times the annotation was written."""
-
-    def __init__(self, api_client: client.ApiClient, name: str) -> None:
-        self.name = name
-        self.selected: list[str] = []
-        self._api = client.CoreV1Api(api_client)
-        self._watch = watch.Watch()
-        self._stopped = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="claim-watch", daemon=True)
-
-    def __enter__(self) -> ClaimWatch:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stopped.set()
-        self._watch.stop()
-
-    def _run(self) -> None:
-        try:
-            for event in self._watch.stream(
-                self._api.list_persistent_volume_claim_for_all_namespaces
-            ):
-                meta = event["raw_object"]["metadata"]
-                if meta["name"] == self.name:
-                    self.selected.append((meta.get("annotations") or {}).get(SELECTED_NODE, ""))
-        except Exception:
-            if not self._stopped.is_set():  # the server going away at teardown is no news
-                raise
-
-    def writes(self, node_name: str) -> int:
-        """How many times the annotation was set to `node_name` (from another value)."""
-        previous = ""
-        count = 0
-        for value in self.selected:
-            count += value == node_name and previous != node_name
-            previous = value
-        return count
 
 
 def run_config(path: Path) -> Path:
@@ -358,9 +343,6 @@ def test_a_crash_while_prebind_waits_provisions_nothing_twice(
 
 # -- a StatefulSet, beside the real kube-scheduler ---------------------------------------------
 
-STS_NODES = [("node-a", "z1", 16), ("node-b", "z1", 8), ("node-c", "z2", 4), ("node-d", "z3", 32)]
-REPLICAS = 3
-
 
 def sized_node(name: str, zone: str, cpus: int) -> dict[str, Any]:
     manifest = zonal_node(name, zone, cpu=str(cpus))
@@ -368,48 +350,18 @@ def sized_node(name: str, zone: str, cpus: int) -> dict[str, Any]:
     return manifest
 
 
-def stateful_set(scheduler: str) -> dict[str, Any]:
-    """web: 3 replicas, one per node (required anti-affinity), each with a 5Gi claim of the
-    WaitForFirstConsumer class `fast` from its volumeClaimTemplates."""
-    labels = {"app": "web"}
-    anti = {"labelSelector": {"matchLabels": labels}, "topologyKey": HOSTNAME}
+def claims_of_the_set(server: KubeServer) -> dict[str, tuple[str, bool]]:
+    """claim -> (selected node, bound)."""
     return {
-        "apiVersion": "apps/v1",
-        "kind": "StatefulSet",
-        "metadata": {"name": "web", "namespace": "default"},
-        "spec": {
-            "serviceName": "web",
-            "replicas": REPLICAS,
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {
-                    "schedulerName": scheduler,
-                    "affinity": {
-                        "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [anti]}
-                    },
-                    "containers": [
-                        {
-                            "name": "c",
-                            "image": "pause",
-                            "resources": {"requests": {"cpu": "1", "memory": "1Gi"}},
-                            "volumeMounts": [{"name": "data", "mountPath": "/data"}],
-                        }
-                    ],
-                },
-            },
-            "volumeClaimTemplates": [
-                {
-                    "metadata": {"name": "data"},
-                    "spec": {
-                        "accessModes": ["ReadWriteOnce"],
-                        "storageClassName": "fast",
-                        "resources": {"requests": {"storage": "5Gi"}},
-                    },
-                }
-            ],
-        },
+        f"data-web-{n}": (
+            selected(server, f"data-web-{n}"),
+            bool(volume_of(server, f"data-web-{n}")),
+        )
+        for n in range(REPLICAS)
     }
+
+
+STS_NODES = [("node-a", "z1", 16), ("node-b", "z1", 8), ("node-c", "z2", 4), ("node-d", "z3", 32)]
 
 
 def storage_for_the_set(server: KubeServer) -> None:
@@ -423,91 +375,10 @@ def storage_for_the_set(server: KubeServer) -> None:
         server.create(capacity(f"cap-{zone}", zone, "100Gi"))
 
 
-def play_stateful_set_controller(server: KubeServer, scheduler: str) -> dict[str, str]:
-    """The StatefulSet controller, OrderedReady: for each ordinal its claim
-    `data-web-N` from the template, then pod `web-N` (owned by the set) once web-(N-1)
-    runs and is ready, which the test also plays (no kubelet): pod -> node."""
-    owner = server.create(stateful_set(scheduler))
-    template = owner["spec"]["template"]
-    placed: dict[str, str] = {}
-    for ordinal in range(REPLICAS):
-        name = f"web-{ordinal}"
-        claim_name = f"data-{name}"
-        server.create(
-            {
-                "apiVersion": "v1",
-                "kind": "PersistentVolumeClaim",
-                "metadata": {"name": claim_name, "namespace": "default", "labels": {"app": "web"}},
-                "spec": owner["spec"]["volumeClaimTemplates"][0]["spec"],
-            }
-        )
-        spec = {
-            **template["spec"],
-            "hostname": name,
-            "subdomain": "web",
-            "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": claim_name}}],
-        }
-        labels = {
-            **template["metadata"]["labels"],
-            "statefulset.kubernetes.io/pod-name": name,
-            "apps.kubernetes.io/pod-index": str(ordinal),
-        }
-        reference = {
-            "apiVersion": "apps/v1",
-            "kind": "StatefulSet",
-            "name": "web",
-            "uid": owner["metadata"]["uid"],
-            "controller": True,
-            "blockOwnerDeletion": True,
-        }
-        server.create(
-            {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {
-                    "name": name,
-                    "namespace": "default",
-                    "labels": labels,
-                    "ownerReferences": [reference],
-                },
-                "spec": spec,
-                "status": {"phase": "Pending"},
-            }
-        )
-        placed[name] = server.wait_for(lambda n=name: node_of(server, n), timeout=60)
-        server.patch(
-            "pods",
-            name,
-            {
-                "status": {
-                    "phase": "Running",
-                    "conditions": [{"type": "Ready", "status": "True"}],
-                }
-            },
-            "default",
-        )
-    return placed
-
-
-def claims_of_the_set(server: KubeServer) -> dict[str, tuple[str, bool]]:
-    """claim -> (selected node, bound)."""
-    return {
-        f"data-web-{n}": (selected(server, f"data-web-{n}"), bool(volume_of(server, f"data-web-{n}")))
-        for n in range(REPLICAS)
-    }
-
-
-def kube_scheduler_config(path: Path, kubeconfig: Path) -> Path:
-    """The default profile; with --config, kube-scheduler takes its kubeconfig from here."""
-    path.write_text(
-        "apiVersion: kubescheduler.config.k8s.io/v1\n"
-        "kind: KubeSchedulerConfiguration\n"
-        f"clientConnection: {{kubeconfig: {kubeconfig}}}\n"
-        "leaderElection: {leaderElect: false}\n"
-        "profiles:\n"
-        "  - schedulerName: default-scheduler\n"
-    )
-    return path
+def bound_claims_of_the_set(server: KubeServer) -> dict[str, tuple[str, bool]]:
+    """claim -> (selected node, bound), once every claim of the set is bound."""
+    claims = claims_of_the_set(server)
+    return claims if all(bound for _, bound in claims.values()) else {}
 
 
 def test_a_stateful_set_is_placed_as_kube_scheduler_places_it(
@@ -518,10 +389,7 @@ def test_a_stateful_set_is_placed_as_kube_scheduler_places_it(
     storage_for_the_set(kube_server)
     with Provisioner(kube_server, DRIVER), PVController(kube_server), running(store, api_client):
         placed = play_stateful_set_controller(kube_server, "eventsched")
-        claims = kube_server.wait_for(
-            lambda: (c := claims_of_the_set(kube_server)) and all(b for _, b in c.values()) and c,
-            timeout=30,
-        )
+        claims = kube_server.wait_for(lambda: bound_claims_of_the_set(kube_server), timeout=30)
     # One per node (anti-affinity), never z3's (the class excludes it) though it is the
     # largest; web-0 on the largest of the rest; after it, the default zone spreading
     # decides (kube-scheduler below).
@@ -534,23 +402,14 @@ def test_a_stateful_set_is_placed_as_kube_scheduler_places_it(
         return
     kube_server.reset()
     storage_for_the_set(kube_server)
-    plane = kube_server.control_plane
-    scheduler = plane.start_kube_scheduler(
-        kube_scheduler_config(tmp_path / "kube-scheduler.yaml", plane.kubeconfig())
-    )
-    try:
-        with Provisioner(kube_server, DRIVER), PVController(kube_server):
-            upstream = play_stateful_set_controller(kube_server, "default-scheduler")
-            upstream_claims = kube_server.wait_for(
-                lambda: (c := claims_of_the_set(kube_server)) and all(b for _, b in c.values()) and c,
-                timeout=30,
-            )
-    except TimeoutError as exc:
-        log = (plane.workdir / "kube-scheduler.log").read_text(errors="replace")[-6000:]
-        pods = {p["metadata"]["name"]: p.get("status") for p in kube_server.list("pods")}
-        raise AssertionError(f"{exc}\n{pods}\n--- kube-scheduler.log\n{log}") from None
-    finally:
-        scheduler.terminate()
-        scheduler.wait(timeout=10)
+    with (
+        kube_scheduler(kube_server, tmp_path),
+        Provisioner(kube_server, DRIVER),
+        PVController(kube_server),
+    ):
+        upstream = play_stateful_set_controller(kube_server, UPSTREAM)
+        upstream_claims = kube_server.wait_for(
+            lambda: bound_claims_of_the_set(kube_server), timeout=30
+        )
     assert upstream == placed
     assert upstream_claims == claims

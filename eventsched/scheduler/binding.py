@@ -43,6 +43,8 @@ class BindingDone:
     #: Retrying cannot help (the pod is gone, or was bound elsewhere).
     final: bool
     batch: Batch
+    #: The pod's FailedScheduling message: the failed status's, as kube-scheduler's
+    #: failure handler gives it; a failed Bind's prefixed "Binding rejected: ".
     message: str = ""
     #: The API's status code when a Binding was answered; None when Bind never reached it.
     code: int | None = None
@@ -64,6 +66,7 @@ def run_binding_cycle(
     state.sink = sink
     binder = None
     prebound = False
+    bind_reached = False
     try:
         status = Status()
         if waited:
@@ -79,6 +82,7 @@ def run_binding_cycle(
             status = fw.run_pre_bind(state, pod, node)
             prebound = status.is_success and bool(fw.plugins_at("preBind"))
         binder = binder_extender(fw, pod) if status.is_success else None
+        bind_reached = status.is_success
         if binder is not None:
             status = bind_with_extender(binder, pod, node)
         elif status.is_success:
@@ -122,7 +126,7 @@ def run_binding_cycle(
         False,
         final,
         batch,
-        status.message,
+        f"Binding rejected: {status.message}" if bind_reached else status.message,
         outcome.code if outcome else None,
     )
 

@@ -143,7 +143,7 @@ class BindingCycles:
         self.stats.bind_failures += 1
         self.attempts.finished(pod.uid, done.fw.name, "error")
         self.moves.on_event(ASSIGNED_POD_DELETE, "AssignedPodDelete")
-        message = f"Binding rejected: {done.message}"
+        message = done.message
         # As kube-scheduler's failure handler: a pod the cluster already shows
         # assigned, or that is gone, is not requeued; any other is.
         deleted = self.handlers.deleted_while_binding(pod.uid)

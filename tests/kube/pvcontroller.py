@@ -7,7 +7,11 @@ claimRef becomes Available (`syncVolume`); one whose claimRef names a claim not 
 yet (what VolumeBinding's PreBind writes) gets phase Bound, and the claim gets
 `spec.volumeName`, the `pv.kubernetes.io/bind-completed` and
 `pv.kubernetes.io/bound-by-controller` annotations and phase Bound, as
-`pv_controller.go`'s `bind` does (the volume first, then the claim).
+`pv_controller.go`'s `bind` does (the volume first, then the claim). An unbound
+claim with a selected node whose class has a provisioner is handed to it
+(`provisionClaimOperationExternal`'s `setClaimProvisioner`): the
+`volume.kubernetes.io/storage-provisioner` annotation (and its beta twin) name
+the class's provisioner, which external provisioners wait for.
 """
 
 from __future__ import annotations
@@ -21,6 +25,10 @@ from tests.kube.realserver import KubeServer
 
 BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
+SELECTED_NODE = "volume.kubernetes.io/selected-node"
+STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner"
+BETA_STORAGE_PROVISIONER = "volume.beta.kubernetes.io/storage-provisioner"
+NO_PROVISIONER = "kubernetes.io/no-provisioner"
 
 
 class PollingController:
@@ -78,7 +86,10 @@ class PVController(PollingController):
         return super().__enter__()
 
     def sync(self) -> None:
-        """One pass over every volume (`syncVolume` / `syncUnboundClaim`)."""
+        """One pass over every claim to hand to a provisioner, then over every volume
+        (`syncVolume` / `syncUnboundClaim`)."""
+        for claim in self.server.list("persistentvolumeclaims"):
+            self._hand_to_provisioner(claim)
         for volume in self.server.list("persistentvolumes"):
             ref = (volume.get("spec") or {}).get("claimRef")
             if not ref:
@@ -93,6 +104,33 @@ class PVController(PollingController):
             if ref.get("uid") and ref["uid"] != claim["metadata"]["uid"]:
                 continue
             self._bind(volume, claim)
+
+    def _hand_to_provisioner(self, claim: dict[str, Any]) -> None:
+        """`setClaimProvisioner`, for an unbound claim with a selected node (see the module)."""
+        meta, spec = claim["metadata"], claim.get("spec") or {}
+        annotations = meta.get("annotations") or {}
+        if spec.get("volumeName") or not annotations.get(SELECTED_NODE):
+            return
+        found = self.server.get("storageclasses", spec.get("storageClassName") or "")
+        provisioner = (found or {}).get("provisioner")
+        if not provisioner or provisioner == NO_PROVISIONER:
+            return
+        if annotations.get(STORAGE_PROVISIONER) == provisioner:
+            return
+        self.server.patch(
+            "persistentvolumeclaims",
+            meta["name"],
+            {
+                "metadata": {
+                    "annotations": {
+                        STORAGE_PROVISIONER: provisioner,
+                        BETA_STORAGE_PROVISIONER: provisioner,
+                    }
+                }
+            },
+            meta["namespace"],
+            "application/merge-patch+json",
+        )
 
     def _bind(self, volume: dict[str, Any], claim: dict[str, Any]) -> None:
         name = volume["metadata"]["name"]

@@ -63,6 +63,7 @@ KINDS: dict[str, tuple[str, str, bool, bool]] = {
     "namespaces": ("/api/v1", "namespaces", False, False),
     "services": ("/api/v1", "services", True, False),
     "replicasets": ("/apis/apps/v1", "replicasets", True, False),
+    "statefulsets": ("/apis/apps/v1", "statefulsets", True, True),
     "persistentvolumeclaims": ("/api/v1", "persistentvolumeclaims", True, True),
     "persistentvolumes": ("/api/v1", "persistentvolumes", False, True),
     "storageclasses": ("/apis/storage.k8s.io/v1", "storageclasses", False, False),
@@ -80,6 +81,7 @@ _BY_KIND: dict[tuple[str, str], str] = {
     ("v1", "Namespace"): "namespaces",
     ("v1", "Service"): "services",
     ("apps/v1", "ReplicaSet"): "replicasets",
+    ("apps/v1", "StatefulSet"): "statefulsets",
     ("v1", "PersistentVolumeClaim"): "persistentvolumeclaims",
     ("v1", "PersistentVolume"): "persistentvolumes",
     ("storage.k8s.io/v1", "StorageClass"): "storageclasses",
@@ -387,7 +389,7 @@ class RealApiServer:
         return client.ApiClient(configuration)
 
     def reset(self) -> None:
-        """Empty what tests write: pods, nodes, Events, ReplicaSets, Services and
+        """Empty what tests write: pods, nodes, Events, ReplicaSets, StatefulSets, Services and
         PodDisruptionBudgets of the namespaces used, leases in eventsched, and storage
         objects (claims, volumes, classes, CSI nodes)."""
         grace0 = {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0}
@@ -397,6 +399,7 @@ class RealApiServer:
             self.call("DELETE", f"/api/v1/namespaces/{namespace}/pods", grace0)
             self.call("DELETE", f"/api/v1/namespaces/{namespace}/events")
             self.call("DELETE", f"/apis/apps/v1/namespaces/{namespace}/replicasets")
+            self.call("DELETE", f"/apis/apps/v1/namespaces/{namespace}/statefulsets")
             self.call("DELETE", f"/apis/policy/v1/namespaces/{namespace}/poddisruptionbudgets")
             for service in self.call("GET", f"/api/v1/namespaces/{namespace}/services")["items"]:
                 if service["metadata"]["name"] != "kubernetes":

@@ -66,7 +66,7 @@ def make_ca(directory: Path, stem: str = "ca") -> Pair:
                 decipher_only=False,
             ),
             critical=True,
-        )  # fmt: skip
+        )
         .sign(key, hashes.SHA256())
     )
     return _write(directory, stem, cert, key)

@@ -35,9 +35,16 @@ class Serving:
 
 def check_serving(args: argparse.Namespace) -> Serving:
     """The serving flags, checked before anything starts: one line naming the flag."""
+    secure = secureserving.secure_serving(args)
     if args.http_address is not None:
-        parse_address(args.http_address)
-    return Serving(secureserving.secure_serving(args), args.http_address)
+        _, port = parse_address(args.http_address)
+        if secure is not None and port == secure.port:
+            raise ServingFlagError(
+                f"--http-address {args.http_address} is on --secure-port {port}, where HTTPS is "
+                "now served (as kube-scheduler's): drop --http-address, move it to another "
+                "port, or give --secure-port 0 to serve plain HTTP only"
+            )
+    return Serving(secure, args.http_address)
 
 
 def start_endpoints(

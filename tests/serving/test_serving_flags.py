@@ -111,3 +111,10 @@ def test_the_self_signed_certificate_is_kept_in_cert_dir_and_reused(tmp_path: Pa
     assert key.stat().st_mode & 0o077 == 0
     secure_serving(_args("--cert-dir", str(tmp_path / "certs")))
     assert crt.read_bytes() == first
+
+
+def test_the_old_plain_http_address_on_the_secure_port_says_what_to_do(tmp_path: Path) -> None:
+    line = _refused(_eventsched(tmp_path, "run", "--http-address", "0.0.0.0:10259"))
+    assert line.startswith(
+        "--http-address 0.0.0.0:10259 is on --secure-port 10259, where HTTPS is now served"
+    )

@@ -4,11 +4,18 @@
 thread, a client that hung up before its answer was written included (a
 Prometheus scrape that timed out, a probe that gave up). Here a client gone
 is one debug line and any other error one structured log line.
+
+`SecureHTTPServer` serves the same over TLS: each connection's handshake runs in
+its own thread (a client slow to shake hands holds no other), and one that fails
+(a client certificate the client CA did not sign, a client that does not trust the
+server's certificate) is a debug line too.
 """
 
 from __future__ import annotations
 
 import socket
+import socketserver
+import ssl
 import sys
 from http.server import ThreadingHTTPServer
 
@@ -23,7 +30,28 @@ class QuietHTTPServer(ThreadingHTTPServer):
     def handle_error(
         self, request: socket.socket | tuple[bytes, socket.socket], client_address: object
     ) -> None:
-        if isinstance(sys.exc_info()[1], ConnectionError):
+        if isinstance(sys.exc_info()[1], ConnectionError | ssl.SSLError | TimeoutError):
             log.debug("client went away before its answer was written", client=str(client_address))
             return
         log.exception("request failed", client=str(client_address))
+
+
+#: Seconds a client has to complete the TLS handshake.
+HANDSHAKE_TIMEOUT = 10.0
+
+
+class SecureHTTPServer(QuietHTTPServer):
+    def __init__(
+        self,
+        address: tuple[str, int],
+        handler: type[socketserver.BaseRequestHandler],
+        context: ssl.SSLContext,
+    ) -> None:
+        self.context = context
+        super().__init__(address, handler)
+
+    def finish_request(self, request: socket.socket, client_address: object) -> None:  # type: ignore[override]
+        request.settimeout(HANDSHAKE_TIMEOUT)
+        with self.context.wrap_socket(request, server_side=True) as tls:
+            tls.settimeout(None)
+            self.RequestHandlerClass(tls, client_address, self)  # type: ignore[arg-type]

@@ -280,7 +280,7 @@ def measure(
             http = f"127.0.0.1:{free_port()}"
             argv = [
                 *eventsched_command(events_url), "run", "--config", str(config), "--kubeconfig", str(kubeconfig),
-                "--leader-elect", "false", "--http-address", http,
+                "--leader-elect", "false", "--http-address", http, "--secure-port", "0",
             ]  # fmt: skip
             proc = spawn_logged(argv, log)
         else:

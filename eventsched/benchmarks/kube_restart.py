@@ -94,7 +94,7 @@ def _start(
         argv = [
             *kube.eventsched_command(events_url),
             "run", "--config", str(config), "--kubeconfig", str(cp.kubeconfig()),
-            "--leader-elect", "false", "--http-address", http,
+            "--leader-elect", "false", "--http-address", http, "--secure-port", "0",
         ]  # fmt: skip
         return spawn_logged(argv, log)
     return cp.start_kube_scheduler(config)

@@ -81,6 +81,7 @@ def measure(
             [
                 *kube.eventsched_command(events_url), "shadow", "--config", str(config),
                 "--kubeconfig", str(cp.kubeconfig()), "--http-address", f"127.0.0.1:{free_port()}",
+                "--secure-port", "0",
             ],
             shadow_log,
         )  # fmt: skip

@@ -9,6 +9,7 @@ from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 from eventsched.audit import PodNotFound
 from eventsched.cli.database import DatabaseURLError
 from eventsched.cli.gctuning import GCSettingError
+from eventsched.cli.secureserving import ServingFlagError
 from eventsched.cli.serve import AddressError
 from eventsched.cluster.kube import KubeConfigError
 from eventsched.config.file import ConfigError
@@ -44,6 +45,7 @@ def _friendly(exc: BaseException) -> str | None:
         | ConfigError
         | KubeConfigError
         | AddressError
+        | ServingFlagError
         | GCSettingError,
     ):
         return str(exc)

@@ -20,6 +20,7 @@ import yaml
 
 from eventsched.cli.arguments import seconds
 from eventsched.cli.commands import summary
+from eventsched.cli.secureserving import add_serving_arguments
 from eventsched.cli.signals import StopSignals
 from eventsched.cluster.kube.connection import Api, ClientConnection, KubeConfigError, api_client
 from eventsched.cluster.kube.prefetch import Prefetch, first_lists
@@ -42,12 +43,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "(overrides clientConnection.kubeconfig)",
     )
     p.add_argument(
-        "--http-address",
-        default="0.0.0.0:10259",
-        metavar="HOST:PORT",
-        help="serve /healthz, /readyz and /metrics here over plain HTTP (default 0.0.0.0:10259)",
-    )
-    p.add_argument(
         "--leader-elect",
         choices=["true", "false"],
         help="override leaderElection.leaderElect",
@@ -60,6 +55,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="verify the hash chain of the batches appended since the previous check this "
         "often (default 60; 0: never). eventsched replay verifies the whole log",
     )
+    add_serving_arguments(p)
     # The collector stays paused (see cli/main.py) until the scheduler has started.
     p.set_defaults(func=run, collect_after_start=True)
 
@@ -118,10 +114,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, stop: threading.Event) -> int:
     early = ask_for_first_lists(args)
+    from eventsched.cli import listeners
+
+    serving = listeners.check_serving(args)
     # Imported while the API server prepares the lists.
     from eventsched.cli.database import open_store
     from eventsched.cli.runner import Runner
-    from eventsched.cli.serve import Endpoints
     from eventsched.config.file import SchedulerConfig, load_config
     from eventsched.plugins import full_registry
 
@@ -157,14 +155,13 @@ def _run(args: argparse.Namespace, stop: threading.Event) -> int:
         owns_process=True,
         stop=stop,
     )
-    endpoints = Endpoints(
-        args.http_address, runner.metrics.registry, runner.readiness, runner.liveness
+    endpoints = listeners.start_endpoints(
+        serving, api, runner.metrics.registry, runner.readiness, runner.liveness
     )
-    endpoints.start()
     try:
         code = runner.run()
     finally:
-        endpoints.stop()
+        listeners.stop_endpoints(endpoints)
         store.engine.dispose()
     if runner.state.lease_lost:
         # As kube-scheduler: out at once. Binding cycles and writes still in flight on

@@ -1,4 +1,5 @@
-"""/healthz, /readyz and /metrics over plain HTTP, as kube-scheduler's serving endpoints answer.
+"""/healthz, /readyz and /metrics, as kube-scheduler's serving endpoints answer: over HTTPS
+behind its delegated authentication and authorization (`Guard`), or over plain HTTP.
 
 /readyz lists its checks the way the Kubernetes components do
 (`[+]name ok` / `[-]name failed: ...`), so `curl /readyz?verbose` tells an
@@ -7,20 +8,28 @@ operator which condition holds a replica back.
 
 from __future__ import annotations
 
+import ssl
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import urlsplit
 
 import structlog
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
-from eventsched._httpserver import QuietHTTPServer
+from eventsched._httpguard import Guard
+from eventsched._httpserver import QuietHTTPServer, SecureHTTPServer
 
 log = structlog.get_logger(__name__)
 
 #: (check name, passed, detail when it did not).
 Check = tuple[str, bool, str]
+
+
+def ping() -> Sequence[Check]:
+    """The liveness of a process whose threads answer at all."""
+    return (("ping", True, ""),)
 
 
 class AddressError(ValueError):
@@ -37,28 +46,45 @@ def parse_address(address: str) -> tuple[str, int]:
     return host.strip("[]") or "0.0.0.0", int(port)
 
 
+@dataclass(frozen=True, slots=True)
+class Security:
+    """TLS and who may ask what: the HTTPS port's."""
+
+    context: ssl.SSLContext
+    guard: Guard
+
+
 class Endpoints:
     def __init__(
         self,
         address: str,
         registry: CollectorRegistry,
         readiness: Callable[[], Sequence[Check]],
-        liveness: Callable[[], Sequence[Check]] = lambda: (("ping", True, ""),),
+        liveness: Callable[[], Sequence[Check]] | None = None,
+        security: Security | None = None,
     ) -> None:
         host, port = parse_address(address)
         endpoints = self
 
         class Handler(BaseHTTPRequestHandler):
+            timeout = 60  # a client that stops sending holds its thread no longer
+
             def do_GET(self) -> None:
-                endpoints._answer(self)
+                if security is None or endpoints._let_through(self, security.guard):
+                    endpoints._answer(self)
 
             def log_message(self, format: str, *args: object) -> None:
                 pass  # probes every few seconds would drown the log
 
         self.registry = registry
         self.readiness = readiness
-        self.liveness = liveness
-        self.server = QuietHTTPServer((host, port), Handler)
+        self.liveness = liveness or ping
+        self.scheme = "http" if security is None else "https"
+        self.server = (
+            QuietHTTPServer((host, port), Handler)
+            if security is None
+            else SecureHTTPServer((host, port), Handler, security.context)
+        )
         self._thread = threading.Thread(
             target=self.server.serve_forever, name="http-endpoints", daemon=True
         )
@@ -69,11 +95,26 @@ class Endpoints:
 
     def start(self) -> None:
         self._thread.start()
-        log.info("serving /healthz, /readyz and /metrics", port=self.port)
+        log.info("serving /healthz, /readyz and /metrics", port=self.port, scheme=self.scheme)
 
     def stop(self) -> None:
-        self.server.shutdown()
+        if self._thread.is_alive():
+            self.server.shutdown()
         self.server.server_close()
+
+    def _let_through(self, request: BaseHTTPRequestHandler, guard: Guard) -> bool:
+        connection = request.connection
+        peer = connection.getpeercert() if isinstance(connection, ssl.SSLSocket) else None
+        refusal = guard.check(
+            request.command,
+            urlsplit(request.path).path,
+            request.headers.get("Authorization", ""),
+            peer or None,
+        )
+        if refusal is None:
+            return True
+        self._send(request, refusal.code, refusal.body, refusal.content_type)
+        return False
 
     def _answer(self, request: BaseHTTPRequestHandler) -> None:
         url = urlsplit(request.path)

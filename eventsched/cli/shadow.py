@@ -9,11 +9,12 @@ from dataclasses import replace
 
 import structlog
 
+from eventsched.cli import listeners
 from eventsched.cli.commands import summary
 from eventsched.cli.database import open_store
 from eventsched.cli.driverstate import DriverState, run_driver
 from eventsched.cli.extender import wait_for_schema
-from eventsched.cli.serve import Endpoints, parse_address
+from eventsched.cli.secureserving import add_serving_arguments
 from eventsched.cluster.kube import ClientConnection, KubeCluster, api_client
 from eventsched.config.defaults import default_profile
 from eventsched.config.file import ConfigError, SchedulerConfig, load_config
@@ -57,12 +58,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="kubeconfig to use instead of the in-cluster service account",
     )
-    p.add_argument(
-        "--http-address",
-        default="0.0.0.0:10259",
-        metavar="HOST:PORT",
-        help="serve /healthz, /readyz and /metrics here over plain HTTP (default 0.0.0.0:10259)",
-    )
+    add_serving_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -101,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
 def _shadow(
     args: argparse.Namespace, state: DriverState[ShadowScheduler], stop: threading.Event
 ) -> int:
-    parse_address(args.http_address)  # refused before anything starts
+    serving = listeners.check_serving(args)  # refused before anything starts
     registry = full_registry()
     config = load_config(args.config, registry) if args.config else SchedulerConfig()
     names = list(dict.fromkeys(args.scheduler_name or [DEFAULT_SHADOWED]))
@@ -119,8 +115,7 @@ def _shadow(
     store = open_store(args.db, require_schema=False)
     metrics = SchedulerMetrics()
 
-    endpoints = Endpoints(args.http_address, metrics.registry, state.readiness)
-    endpoints.start()
+    endpoints = listeners.start_endpoints(serving, api, metrics.registry, state.readiness)
     try:
         if not wait_for_schema(store, stop):
             return 0
@@ -160,5 +155,5 @@ def _shadow(
             log.info("shadow stopped", verdicts=dict(counts.verdicts), total=counts.total)
         return 0
     finally:
-        endpoints.stop()
+        listeners.stop_endpoints(endpoints)
         store.engine.dispose()

@@ -175,6 +175,8 @@ class SchedulerProcess:
                     str(self.kubeconfig),
                     "--http-address",
                     f"127.0.0.1:{self.port}",
+                    "--secure-port",
+                    "0",
                 ],
                 stdout=out,
                 stderr=subprocess.STDOUT,

@@ -367,12 +367,17 @@ def test_release_name_and_namespace_reach_every_name_and_reference() -> None:
     spec = deployment["spec"]["template"]["spec"]
     assert spec["serviceAccountName"] == sa
     for binding in ("ClusterRoleBinding", "RoleBinding"):
-        b = one(docs, binding)
+        b = one(docs, binding, prefix if binding == "ClusterRoleBinding" else None)
         assert b["subjects"] == [
             {"kind": "ServiceAccount", "name": sa, "namespace": OTHER_NAMESPACE}
         ]
-        role = one(docs, b["roleRef"]["kind"])
+        role = one(docs, b["roleRef"]["kind"], b["roleRef"]["name"])
         assert b["roleRef"]["name"] == role["metadata"]["name"]
+    delegator = one(docs, "ClusterRoleBinding", f"{prefix}-auth-delegator")
+    assert delegator["roleRef"]["name"] == "system:auth-delegator"
+    assert delegator["subjects"] == [
+        {"kind": "ServiceAccount", "name": sa, "namespace": OTHER_NAMESPACE}
+    ]
     volume = next(v for v in spec["volumes"] if v["name"] == "config")
     assert one(docs, "ConfigMap", volume["configMap"]["name"])["data"]["config.yaml"]
 
@@ -416,8 +421,10 @@ def test_release_name_and_namespace_reach_every_name_and_reference() -> None:
     ui_config = next(v for v in ui_spec["volumes"] if v["name"] == "config")
     assert ui_config == volume
     ports = {p["name"] for p in service["spec"]["ports"]}
-    assert [e["port"] for e in monitor["spec"]["endpoints"]] == ["http-metrics"]
-    assert "http-metrics" in ports
+    (endpoint,) = monitor["spec"]["endpoints"]
+    assert (endpoint["port"], endpoint["scheme"]) == ("https-metrics", "https")
+    assert endpoint["bearerTokenFile"] == "/var/run/secrets/kubernetes.io/serviceaccount/token"
+    assert "https-metrics" in ports
 
 
 def test_an_existing_database_secret_is_referenced_not_created() -> None:

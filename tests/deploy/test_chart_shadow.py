@@ -97,6 +97,7 @@ def test_shadow_enabled_adds_deploy_shadow_s_objects_to_deploy_s() -> None:
     assert sorted(k[1] for k in added) == [
         "ClusterRole",
         "ClusterRoleBinding",
+        "ClusterRoleBinding",
         "ConfigMap",
         "Deployment",
         "Service",
@@ -140,10 +141,14 @@ def test_values_reach_the_shadow_in_another_release_and_namespace() -> None:
         "Deployment",
         "Service",
     }
-    (role,) = [d for d in docs if d["kind"] == "ClusterRole"]
+    (role,) = [
+        d
+        for d in docs
+        if d["kind"] == "ClusterRole" and d["metadata"]["name"] != f"{prefix}-metrics-reader"
+    ]
     assert {v for rule in role["rules"] for v in rule["verbs"]} == {"get", "list", "watch"}
     account = one(docs, "ServiceAccount")["metadata"]["name"]
-    binding = one(docs, "ClusterRoleBinding")
+    binding = one(docs, "ClusterRoleBinding", f"{prefix}-shadow")
     assert binding["roleRef"]["name"] == role["metadata"]["name"]
     assert binding["subjects"] == [
         {"kind": "ServiceAccount", "name": account, "namespace": OTHER_NAMESPACE}
@@ -169,8 +174,8 @@ def test_values_reach_the_shadow_in_another_release_and_namespace() -> None:
     }
     args = cli_args(container)
     assert args.command == "shadow"
-    assert args.http_address == "0.0.0.0:10300"
-    assert {p["name"]: p["containerPort"] for p in container["ports"]} == {"http": 10300}
+    assert (args.secure_port, args.http_address) == (10300, None)
+    assert {p["name"]: p["containerPort"] for p in container["ports"]} == {"https": 10300}
 
     service = one(docs, "Service", f"{prefix}-shadow-metrics")
     assert service["spec"]["selector"].items() <= template["metadata"]["labels"].items()

@@ -316,6 +316,7 @@ def test_no_other_roles_and_no_wildcards_or_secrets() -> None:
     assert sorted(r["metadata"]["name"] for r in roles) == [
         "eventsched",
         "eventsched-leader-election",
+        "eventsched-metrics-reader",  # for Prometheus to bind: get on /metrics, nothing else
         "eventsched-shadow",  # deploy/shadow/'s reads (tests/deploy/test_shadow_manifests.py)
     ]
     for role in roles:
@@ -323,7 +324,10 @@ def test_no_other_roles_and_no_wildcards_or_secrets() -> None:
         assert not [t for t in texts if "*" in t], f"wildcard in {role['metadata']['name']}"
         assert "secrets" not in texts, f"secrets in {role['metadata']['name']}"
         for rule in role["rules"]:
-            assert set(rule) == {"apiGroups", "resources", "verbs"}, rule
+            if role["metadata"]["name"] == "eventsched-metrics-reader":
+                assert rule == {"nonResourceURLs": ["/metrics"], "verbs": ["get"]}
+            else:
+                assert set(rule) == {"apiGroups", "resources", "verbs"}, rule
 
 
 def test_bindings_grant_the_roles_to_the_scheduler_service_account() -> None:
@@ -349,7 +353,14 @@ def test_bindings_grant_the_roles_to_the_scheduler_service_account() -> None:
     }
     assert rb["subjects"] == [subject]
     # deploy/shadow/ binds its own role to its own account (test_shadow_manifests.py).
-    assert of_kind("ClusterRoleBinding", under=BASE) == [crb]
+    # The HTTPS endpoints' TokenReview and SubjectAccessReview, as kube-scheduler's.
+    delegator = find("ClusterRoleBinding", "eventsched-auth-delegator")
+    assert delegator["roleRef"]["name"] == "system:auth-delegator"
+    assert delegator["subjects"] == [subject]
+    assert sorted(b["metadata"]["name"] for b in of_kind("ClusterRoleBinding", under=BASE)) == [
+        "eventsched",
+        "eventsched-auth-delegator",
+    ]
     assert of_kind("RoleBinding") == [rb]
 
 
@@ -462,14 +473,15 @@ def test_deployment_arguments_are_accepted_by_the_cli() -> None:
 def test_probes_hit_the_served_endpoints_on_the_served_port() -> None:
     container = only_container(pod_spec("Deployment", "eventsched"))
     args = cli_args(container)
-    port = int(args.http_address.rsplit(":", 1)[1])
+    port = args.secure_port
+    assert args.http_address is None  # HTTPS only, as kube-scheduler
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
-    assert ports["http"] == port
+    assert ports["https"] == port
 
     def probe(kind: str) -> tuple[str, int]:
         get = container[kind]["httpGet"]
         target = get["port"]
-        assert get.get("scheme", "HTTP") == "HTTP"
+        assert get["scheme"] == "HTTPS"
         return get["path"], ports[target] if isinstance(target, str) else target
 
     assert probe("livenessProbe") == ("/healthz", port)

@@ -90,6 +90,8 @@ def test_the_overlay_keeps_the_base_s_database_and_leaves_out_the_scheduler() ->
         ("ServiceAccount", ACCOUNT),
         ("ClusterRole", ACCOUNT),
         ("ClusterRoleBinding", ACCOUNT),
+        ("ClusterRoleBinding", f"{ACCOUNT}-auth-delegator"),
+        ("ClusterRole", "eventsched-metrics-reader"),
         ("ConfigMap", "eventsched-shadow-config"),
         ("Deployment", "eventsched-shadow"),
         ("Service", "eventsched-shadow-metrics"),
@@ -170,7 +172,14 @@ def test_the_role_is_bound_to_the_shadow_s_account_only() -> None:
     ]
     # No other grant: no Role (no Lease: the shadow elects no leader), no other binding.
     assert {kind for kind, _ in docs} & {"Role", "RoleBinding"} == set()
-    assert [k for k in docs if k[0] == "ClusterRoleBinding"] == [("ClusterRoleBinding", ACCOUNT)]
+    # The HTTPS endpoints' TokenReview and SubjectAccessReview: system:auth-delegator.
+    delegator = docs[("ClusterRoleBinding", f"{ACCOUNT}-auth-delegator")]
+    assert delegator["roleRef"]["name"] == "system:auth-delegator"
+    assert delegator["subjects"] == binding["subjects"]
+    assert sorted(k for k in docs if k[0] == "ClusterRoleBinding") == [
+        ("ClusterRoleBinding", ACCOUNT),
+        ("ClusterRoleBinding", f"{ACCOUNT}-auth-delegator"),
+    ]
 
 
 def test_the_deployment_runs_one_hardened_shadow_with_the_shared_secret() -> None:
@@ -200,22 +209,24 @@ def test_probes_and_metrics_reach_the_served_port() -> None:
     docs = rendered()
     template = docs[("Deployment", "eventsched-shadow")]["spec"]["template"]
     container = only_container(template["spec"])
-    port = int(cli_args(container).http_address.rsplit(":", 1)[1])
-    assert port == 10259
+    args = cli_args(container)
+    port = args.secure_port
+    assert port == 10259 and args.http_address is None
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
-    assert ports["http"] == port
+    assert ports["https"] == port
     for probe, path in [
         ("startupProbe", "/healthz"),
         ("livenessProbe", "/healthz"),
         ("readinessProbe", "/readyz"),
     ]:
-        assert container[probe]["httpGet"] == {"path": path, "port": "http"}
+        assert container[probe]["httpGet"] == {"path": path, "port": "https", "scheme": "HTTPS"}
     service = docs[("Service", "eventsched-shadow-metrics")]
     assert service["spec"]["selector"].items() <= template["metadata"]["labels"].items()
     (service_port,) = service["spec"]["ports"]
-    assert service_port["targetPort"] == "http" and service_port["port"] == port
+    assert service_port["targetPort"] == "https" and service_port["port"] == port
     annotations = service["metadata"]["annotations"]
     assert annotations["prometheus.io/scrape"] == "true"
+    assert annotations["prometheus.io/scheme"] == "https"
     assert annotations["prometheus.io/port"] == str(port)
     assert annotations["prometheus.io/path"] == "/metrics"
     # Not the scheduler's pods (deploy/), nor the db-upgrade Job's.

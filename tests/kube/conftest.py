@@ -10,7 +10,11 @@ from kubernetes import client
 from tests.kube.realserver import real_binaries
 
 #: The RBAC and TLS tests need a real API server: not collected without the binaries.
-collect_ignore = [] if real_binaries() is not None else ["test_rbac_real.py", "test_tls_real.py"]
+collect_ignore = (
+    []
+    if real_binaries() is not None
+    else ["test_rbac_real.py", "test_tls_real.py", "test_secure_serving_real.py"]
+)
 
 
 @pytest.fixture

@@ -246,6 +246,8 @@ def _popen(
             str(kubeconfig),
             "--http-address",
             f"127.0.0.1:{port}",
+            "--secure-port",
+            "0",
         ],
         stdout=out if out is not None else subprocess.PIPE,
         stderr=subprocess.STDOUT,

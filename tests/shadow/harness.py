@@ -90,6 +90,7 @@ class ShadowProcess:
                 sys.executable, "-c", "from eventsched.cli.main import main; raise SystemExit(main())",
                 "--db", self.db, "--log-format", "json", "shadow",
                 "--config", str(self.config), "--http-address", f"127.0.0.1:{self.port}",
+                "--secure-port", "0",
                 "--kubeconfig", str(self.kubeconfig),
             ],
             stdout=self.log.open("ab"), stderr=subprocess.STDOUT, cwd=ROOT, env=env,

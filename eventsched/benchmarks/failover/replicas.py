@@ -38,6 +38,7 @@ class Replica:
             sys.executable, "-m", "eventsched.cli.main", "--db", url,
             "--log-format", "json", "--log-level", "info",
             "run", "--kubeconfig", str(kubeconfig), "--http-address", f"127.0.0.1:{self.port}",
+            "--secure-port", "0",
         ]  # fmt: skip
         if config is not None:
             self.argv += ["--config", str(config)]

@@ -73,7 +73,7 @@ def _start_run(
         eventsched_cli(
             "--db", db, "--log-format", "json", "run",
             "--config", str(path), "--kubeconfig", str(plane.kubeconfig()),
-            "--http-address", f"127.0.0.1:{free_port()}",
+            "--http-address", f"127.0.0.1:{free_port()}", "--secure-port", "0",
         ),
         stdout=log.open("ab"), stderr=subprocess.STDOUT, cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},

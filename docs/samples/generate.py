@@ -85,7 +85,7 @@ def query(name: str, compare: Compare = "rows") -> Sample:
 
 #: Kill a run mid-way, on a positive signal: once its log says 500 pods were bound.
 KILL_MID_RUN = (
-    'eventsched simulate --nodes 100 --pods 3000 & until [ "$(sqlite3 eventsched.db '
+    'eventsched simulate --nodes 100 --pods 3000 --progress-every 0 & until [ "$(sqlite3 eventsched.db '
     '"SELECT COUNT(*) FROM events WHERE kind = \'bound\'" 2>/dev/null)" -gt 500 ] '
     "2>/dev/null; do sleep 0.1; done; kill -9 $!"
 )

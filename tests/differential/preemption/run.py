@@ -8,10 +8,16 @@ that `hold`s a preemptor (its victims stay terminating until the next pending po
 attempt) runs on `HoldingCluster`: that preemptor's victims are marked (DisruptionTarget)
 but kept until another preemptor preempts them again or the next pending pod was decided.
 
+A pending pod with scheduling gates stays in the gated pool; after the last pending pod,
+the pods the scenario's `ungate` names lose their gates in order (`update_pod`), each after
+the scheduler went idle on the one before, as the recorder patches them.
+
 Per pending pod, from its first attempt in the event log: the message of its first
 FailedScheduling Event (the simulated cluster's), the `preempted` event's nominated node
 and victims, the victims' Preempted Events; after the last pending pod, each pending
-pod's node and nominatedNodeName as the cluster has them (`final`).
+pod's node and nominatedNodeName as the cluster has them (`final`). A gated pod's answer
+says whether it entered the gated pool and whether it was attempted before its gates were
+lifted; each ungated pod then has one more answer, from its first attempt.
 """
 
 from __future__ import annotations
@@ -89,6 +95,7 @@ def run_case(
     pods = [Pod.from_manifest(admitted(m)) for m in scenario["pods"]]
     pending = [Pod.from_manifest(admitted(m)) for m in scenario["pending"]]
     holding = set(scenario.get("hold") or [])
+    ungate = list(scenario.get("ungate") or [])
     objects = [model.object_from_manifest(m) for m in _object_manifests(scenario)]
     cluster = (
         HoldingCluster(nodes, pods, objects=objects, holding=holding)
@@ -112,9 +119,26 @@ def run_case(
             if isinstance(cluster, HoldingCluster) and pod.name not in holding:
                 cluster.release()
                 scheduler.run(until_idle=True)
+        # A gated pod's answer is what it was before any gate was lifted.
+        gated = {
+            pod.key: _gated_answer(pod, store.read_pod(pod.namespace, pod.name), cluster)
+            for pod in pending
+            if pod.scheduling_gates
+        }
+        ungated = [next(p for p in pending if p.name == name) for name in ungate]
+        for pod in ungated:
+            current = cluster.get_pod(pod.key)
+            if current is not None:
+                cluster.update_pod(replace(current, scheduling_gates=()))
+            scheduler.run(until_idle=True)
         scheduler.stop()
         for pod in pending:
-            answers.append(_answer(pod, store.read_pod(pod.namespace, pod.name), cluster))
+            answers.append(
+                gated.get(pod.key) or _answer(pod, store.read_pod(pod.namespace, pod.name), cluster)
+            )
+        for pod in ungated:
+            events = store.read_pod(pod.namespace, pod.name)
+            answers.append({**_answer(pod, events, cluster), "ungated": True})
     finally:
         store.close()
     final = {}
@@ -168,6 +192,20 @@ def _answer(pod: Pod, events: list[StoredEvent], cluster: SimulatedCluster) -> d
     bound = [e for e in events if e.kind == "bound"]
     out["node"] = bound[-1].node if bound else None
     return out
+
+
+def _gated_answer(pod: Pod, events: list[StoredEvent], cluster: SimulatedCluster) -> dict[str, Any]:
+    """A pod with scheduling gates, before they are lifted: did it enter the gated pool
+    (`queued` into "gated"), and was it attempted or nominated anyway?"""
+    now = cluster.get_pod(pod.key)
+    return {
+        "pod": pod.key,
+        "error": None,
+        "gated": any(e.kind == "queued" and e.data.get("queue") == "gated" for e in events),
+        "attempted": any(e.kind == "attempt_started" for e in events)
+        or any(e.reason == "FailedScheduling" and e.pod_key == pod.key for e in cluster.events),
+        "nominatedNodeName": (now.nominated_node_name or None) if now else None,
+    }
 
 
 def _preempted_events(

@@ -282,10 +282,13 @@ class EventHandlers:
             self._held_observations[pod.uid] = record
         if pod.node_name:
             self.queue.delete(pod.uid)
-            if not was_assumed:
-                self.moves.on_event(
-                    ASSIGNED_POD_UPDATE if was_placed else ASSIGNED_POD_ADD, "AssignedPodAdd"
-                )
+            # Our own binding confirmed is an assigned pod added too: upstream's
+            # assigned-pod informer sees it first here (addPodToCache ->
+            # AssignedPodAdded), and a pod waiting for it (pod affinity, spread) moves.
+            updated = was_placed and not was_assumed
+            self.moves.on_event(
+                ASSIGNED_POD_UPDATE if updated else ASSIGNED_POD_ADD, "AssignedPodAdd"
+            )
             return
         if pod.scheduler_name not in self.profiles or pod.is_terminal or pod.deleting:
             return

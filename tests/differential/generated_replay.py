@@ -77,7 +77,11 @@ def check_line(line: dict[str, Any], workdir: Path) -> list[str]:
     if is_preemption(index):
         ours = run_case(scenario, PREEMPTION_PROFILE, template_database(workdir), workdir)
         report.seconds(time.perf_counter() - began)
-        return [str(p) for p in preemption_compare.compare(line["answer"], ours)]
+        ties: list[str] = []
+        problems = [str(p) for p in preemption_compare.compare(line["answer"], ours, ties)]
+        if ties:
+            report.tied(f"gen:preemption/{index}", ties[0])
+        return problems
     name = profile_name(scenario)
     outcome = run_scenario(scenario, template_database(workdir), workdir, PROFILES[name])
     report.seconds(time.perf_counter() - began)

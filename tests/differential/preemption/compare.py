@@ -40,15 +40,29 @@ class Problem:
         return f"{self.check}: {self.detail}"
 
 
-def compare(recorded: Mapping[str, Any], ours: Mapping[str, Any]) -> list[Problem]:
+def compare(
+    recorded: Mapping[str, Any], ours: Mapping[str, Any], ties: list[str] | None = None
+) -> list[Problem]:
+    """The differences; a pick among nodes tied for kube-scheduler's top total (random in
+    both schedulers) ends the comparison there, said in `ties`: what follows depends on it."""
     kube_answers = list(recorded["answer"])
     our_answers = list(ours["answer"])
     if len(kube_answers) != len(our_answers):
         return [Problem("pods", f"{len(kube_answers)} pending pods != {len(our_answers)}")]
     problems: list[Problem] = []
     for kube, mine in zip(kube_answers, our_answers, strict=True):
+        tie = _tie(kube["pod"], kube.get("node"), mine.get("node"), kube.get("total"))
+        if tie:
+            (ties if ties is not None else []).append(tie)
+            return problems
         problems += _pod(kube, mine)
     kube_final, our_final = recorded["final"], ours["final"]
+    for key, theirs in kube_final.items():
+        got = (our_final.get(key) or {}).get("node")
+        tie = _tie(key, theirs.get("node"), got, theirs.get("total"))
+        if tie:
+            (ties if ties is not None else []).append(tie)
+            return problems
     for key in kube_final:
         for field in ("exists", "node", "nominatedNodeName"):
             theirs, got = kube_final[key].get(field), (our_final.get(key) or {}).get(field)
@@ -57,6 +71,16 @@ def compare(recorded: Mapping[str, Any], ours: Mapping[str, Any]) -> list[Proble
                     Problem("final", f"{key} {field}: kube {theirs!r}, eventsched {got!r}")
                 )
     return problems
+
+
+def _tie(pod: str, theirs: Any, got: Any, total: Mapping[str, int] | None) -> str:
+    """Both nodes share kube-scheduler's top total for the pod's placing attempt."""
+    if theirs == got or not theirs or not got or not total:
+        return ""
+    top = max(total.values())
+    if total.get(theirs) == top and total.get(got) == top:
+        return f"{pod}: kube {theirs}, eventsched {got}, tied at {top}"
+    return ""
 
 
 def _pod(kube: Mapping[str, Any], mine: Mapping[str, Any]) -> list[Problem]:

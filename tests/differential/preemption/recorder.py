@@ -23,8 +23,11 @@ FailedScheduling Event or node came anyway). After the last pending pod, each po
 scenario's `ungate` names is, in order, patched without its gates and decided as above
 (one more answer each, `ungated` true).
 
-After the last pending pod and the ungated ones, each pending pod's node and nominatedNodeName are read again
-(`final`; `exists` false for a pending pod preempted in turn), and everything is deleted.
+After the last pending pod and the ungated ones, each pending pod's node and
+nominatedNodeName are read again (`final`; `exists` false for a pending pod preempted in
+turn), and everything is deleted. A placed pod's answer and its `final` also hold `total`:
+each node's final score in the attempt that placed it (kube-scheduler's -v=10 log), so the
+comparison can tell a pick among nodes tied for the top total, which is random.
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ class PreemptionRecorder(Recorder):
         self._spaces = spaces
         self.terminating: dict[str, dict[str, Any]] = {}
         self.held: set[str] = set()
+        self.created_at: dict[str, int] = {}
         answers = []
         hold = set(s.get("hold") or [])
         for manifest in s["pending"]:
@@ -74,9 +78,12 @@ class PreemptionRecorder(Recorder):
                 "GET", self.api.path("Pod", meta["namespace"], meta["name"])
             )
             exists = code == 200 and not pod["metadata"].get("deletionTimestamp")
-            final[f"{meta['namespace']}/{meta['name']}"] = {
+            key = f"{meta['namespace']}/{meta['name']}"
+            node = pod["spec"].get("nodeName") if exists else None
+            final[key] = {
                 "exists": exists,
-                "node": pod["spec"].get("nodeName") if exists else None,
+                "node": node,
+                "total": self._placing_total(key, self.created_at[key]) if node else {},
                 "nominatedNodeName": (pod.get("status") or {}).get("nominatedNodeName")
                 if exists
                 else None,
@@ -117,9 +124,13 @@ class PreemptionRecorder(Recorder):
         self, manifest: dict[str, Any], spaces: list[str], hold: bool
     ) -> dict[str, Any]:
         manifest = copy.deepcopy(manifest)
+        offset = self.log.offset()
+        self.created_at[f"{manifest['metadata']['namespace']}/{manifest['metadata']['name']}"] = (
+            offset
+        )
         created = self.api.create({"apiVersion": "v1", "kind": "Pod", **manifest})
         _check_stored(manifest, created)
-        return self._decide(created, spaces, hold)
+        return self._decide(created, spaces, hold, offset)
 
     def run_gated(self, manifest: dict[str, Any]) -> dict[str, Any]:
         """Create a pod with scheduling gates and wait until kube-scheduler's log says a
@@ -129,6 +140,7 @@ class PreemptionRecorder(Recorder):
         meta = manifest["metadata"]
         key = f"{meta['namespace']}/{meta['name']}"
         offset = self.log.offset()
+        self.created_at[key] = offset
         created = self.api.create({"apiVersion": "v1", "kind": "Pod", **manifest})
         _check_stored(manifest, created)
         found: dict[str, str] = {}
@@ -166,13 +178,18 @@ class PreemptionRecorder(Recorder):
         """Remove a gated pod's `spec.schedulingGates` and wait for its decision."""
         meta = manifest["metadata"]
         path = self.api.path("Pod", meta["namespace"], meta["name"])
+        offset = self.log.offset()
         pod = self.api.call("PATCH", path, {"spec": {"schedulingGates": None}}, MERGE_PATCH)
         if pod["spec"].get("schedulingGates"):
             raise RuntimeError(f"{meta['name']}: gates kept: {pod['spec']['schedulingGates']}")
-        return {**self._decide(pod, spaces, False), "ungated": True}
+        return {**self._decide(pod, spaces, False, offset), "ungated": True}
 
-    def _decide(self, created: dict[str, Any], spaces: list[str], hold: bool) -> dict[str, Any]:
-        """Wait until the pod's first attempt was decided (see the module's docstring)."""
+    def _decide(
+        self, created: dict[str, Any], spaces: list[str], hold: bool, offset: int
+    ) -> dict[str, Any]:
+        """Wait until the pod's first attempt was decided (see the module's docstring);
+        `total`: each node's final score in the attempt that placed it (kube-scheduler's
+        log since `offset`), which tells a pick among tied nodes."""
         meta = created["metadata"]
         ns, name = meta["namespace"], meta["name"]
         path = self.api.path("Pod", ns, name)
@@ -215,7 +232,12 @@ class PreemptionRecorder(Recorder):
                 for v in victims
             },
             "node": seen.get("node"),
+            "total": self._placing_total(f"{ns}/{name}", offset) if seen.get("node") else {},
         }
+
+    def _placing_total(self, key: str, offset: int) -> dict[str, int]:
+        scored = [a for a in self.log.attempts(offset, key) if a.total]
+        return dict(sorted(scored[-1].total.items())) if scored else {}
 
     def _first_failure(self, ns: str, uid: str, status: dict[str, Any]) -> dict[str, Any] | None:
         conditions = [

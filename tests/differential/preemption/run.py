@@ -134,7 +134,13 @@ def run_case(
         scheduler.stop()
         for pod in pending:
             answers.append(
-                gated.get(pod.key) or _answer(pod, store.read_pod(pod.namespace, pod.name), cluster)
+                gated.get(pod.key)
+                or _answer(
+                    pod,
+                    store.read_pod(pod.namespace, pod.name),
+                    cluster,
+                    follow=pod.name not in holding,
+                )
             )
         for pod in ungated:
             events = store.read_pod(pod.namespace, pod.name)
@@ -170,7 +176,13 @@ def _object_manifests(scenario: dict[str, Any]) -> list[dict[str, Any]]:
     return out + [o for o in scenario["objects"] if o.get("kind") in model.KINDS]
 
 
-def _answer(pod: Pod, events: list[StoredEvent], cluster: SimulatedCluster) -> dict[str, Any]:
+def _answer(
+    pod: Pod, events: list[StoredEvent], cluster: SimulatedCluster, follow: bool = True
+) -> dict[str, Any]:
+    """`follow`: a pod nominated by its first attempt has as victims those of every attempt
+    until it is bound (the recorder waits for its binding and takes every Preempted Event
+    naming it: a later attempt may preempt elsewhere when higher pods took the room its
+    first victims left); a held pod (not waited for), its first attempt's."""
     started = next((e for e in events if e.kind == "attempt_started"), None)
     out: dict[str, Any] = {"pod": pod.key, "kinds": [], "error": None}
     if started is None:
@@ -186,11 +198,23 @@ def _answer(pod: Pod, events: list[StoredEvent], cluster: SimulatedCluster) -> d
     preempted = by_kind.get("preempted")
     out["nominatedNodeName"] = preempted.data.get("nominatedNodeName") if preempted else None
     victims = list(preempted.data.get("victims", [])) if preempted else []
-    out["victims"] = sorted(f"{v['namespace']}/{v['name']}" for v in victims)
+    if preempted is not None and follow:
+        victims = _victims_until_bound(events)
+    out["victims"] = sorted({f"{v['namespace']}/{v['name']}" for v in victims})
     out["preempted"] = dict(preempted.data) if preempted else None
     out["preemptedEvents"] = _preempted_events(pod, out["victims"], cluster)
     bound = [e for e in events if e.kind == "bound"]
     out["node"] = bound[-1].node if bound else None
+    return out
+
+
+def _victims_until_bound(events: list[StoredEvent]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for e in events:
+        if e.kind == "preempted":
+            out += list(e.data.get("victims", []))
+        elif e.kind == "bound":
+            break
     return out
 
 

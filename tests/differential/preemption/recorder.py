@@ -37,7 +37,7 @@ import re
 import time
 from typing import Any
 
-from tests.differential.kubeapi import GRACE_0, MERGE_PATCH, wait_for
+from tests.differential.kubeapi import GRACE_0, MERGE_PATCH, pending_pods, wait_for
 from tests.differential.recorder import Recorder, _check_stored
 
 DECIDE_TIMEOUT = 60.0
@@ -47,6 +47,8 @@ GATED_REASON = "SchedulingGated"
 _PRE_ENQUEUE = re.compile(
     r'"Status after running PreEnqueue plugin" pod="([^"]+)" plugin="([^"]+)"'
 )
+#: How long kube-scheduler's activeQ and backoffQ must stay empty to count as settled.
+SETTLED_FOR = 0.3
 #: How long to let a preemptor's Preempted Events arrive after the last one seen.
 EVENTS_SETTLE = 0.5
 
@@ -71,6 +73,7 @@ class PreemptionRecorder(Recorder):
         by_name = {m["metadata"]["name"]: m for m in s["pending"]}
         for name in s.get("ungate") or []:
             answers.append(self.run_ungated(by_name[name], spaces))
+        self.settle()
         final = {}
         for manifest in s["pending"]:
             meta = manifest["metadata"]
@@ -124,6 +127,7 @@ class PreemptionRecorder(Recorder):
         self, manifest: dict[str, Any], spaces: list[str], hold: bool
     ) -> dict[str, Any]:
         manifest = copy.deepcopy(manifest)
+        self.settle()
         offset = self.log.offset()
         self.created_at[f"{manifest['metadata']['namespace']}/{manifest['metadata']['name']}"] = (
             offset
@@ -139,6 +143,7 @@ class PreemptionRecorder(Recorder):
         manifest = copy.deepcopy(manifest)
         meta = manifest["metadata"]
         key = f"{meta['namespace']}/{meta['name']}"
+        self.settle()
         offset = self.log.offset()
         self.created_at[key] = offset
         created = self.api.create({"apiVersion": "v1", "kind": "Pod", **manifest})
@@ -178,6 +183,7 @@ class PreemptionRecorder(Recorder):
         """Remove a gated pod's `spec.schedulingGates` and wait for its decision."""
         meta = manifest["metadata"]
         path = self.api.path("Pod", meta["namespace"], meta["name"])
+        self.settle()
         offset = self.log.offset()
         pod = self.api.call("PATCH", path, {"spec": {"schedulingGates": None}}, MERGE_PATCH)
         if pod["spec"].get("schedulingGates"):
@@ -238,6 +244,24 @@ class PreemptionRecorder(Recorder):
     def _placing_total(self, key: str, offset: int) -> dict[str, int]:
         scored = [a for a in self.log.attempts(offset, key) if a.total]
         return dict(sorted(scored[-1].total.items())) if scored else {}
+
+    def settle(self) -> None:
+        """Wait until kube-scheduler's activeQ and backoffQ stay empty (SETTLED_FOR): a pod
+        an earlier one's binding or victims woke is tried again before the next step, as
+        eventsched's replay runs until idle before each."""
+        quiet_since: list[float] = []
+
+        def settled() -> bool:
+            self._kubelet(self._spaces, False)
+            queues = pending_pods(self.metrics_url)
+            if queues.get("active", 0) or queues.get("backoff", 0):
+                quiet_since.clear()
+                return False
+            if not quiet_since:
+                quiet_since.append(time.monotonic())
+            return time.monotonic() - quiet_since[0] >= SETTLED_FOR
+
+        wait_for(settled, DECIDE_TIMEOUT, "kube-scheduler's activeQ and backoffQ empty", every=0.05)
 
     def _first_failure(self, ns: str, uid: str, status: dict[str, Any]) -> dict[str, Any] | None:
         conditions = [

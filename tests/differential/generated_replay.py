@@ -15,6 +15,7 @@ fails listing every scenario of the slice that disagrees, unless the scenario is
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -118,3 +119,13 @@ def replay_slice(chunk: int, first: int, workdir: Path) -> None:
         if problems:
             failures.append(f"{sid} ({scenario['description']}):\n    " + "\n    ".join(problems))
     assert not failures, f"{len(failures)} of {len(lines)} disagree:\n" + "\n".join(failures)
+
+
+def slice_test(chunks: range) -> Callable[[int, int, Path], None]:
+    """A module's test: one case per slice of the chunk files in `chunks`."""
+
+    @pytest.mark.parametrize(("chunk", "first"), slices(chunks))
+    def test_generated_slice(chunk: int, first: int, tmp_path: Path) -> None:
+        replay_slice(chunk, first, tmp_path)
+
+    return test_generated_slice

@@ -39,13 +39,8 @@ from tests.differential.generated import (
     scheduler_document,
 )
 from tests.differential.generated_preemption import is_preemption
-from tests.differential.preemption.recorder import PreemptionRecorder
-from tests.differential.record import (
-    DEFAULT_BIN,
-    recording,
-    scheduler_binaries,
-    scheduler_config,
-)
+from tests.differential.preemption.record import preemption_recording
+from tests.differential.record import DEFAULT_BIN, recording, scheduler_binaries
 from tests.differential.recorder import Recorder
 
 
@@ -85,12 +80,7 @@ def record_preemption_batch(
     """Preemption scenarios (gen/PREEMPTION_START on): kube-scheduler's default profile with
     DefaultPreemption, the preemption recorder; the answer is its pods' answers and
     `final`."""
-    with recording(
-        binaries,
-        lambda path, kubeconfig: scheduler_config(path, kubeconfig, [], True),
-        "kube-scheduler-generated-preemption.log",
-        PreemptionRecorder,
-    ) as recorder:
+    with preemption_recording(binaries, "kube-scheduler-generated-preemption.log") as recorder:
         for s in batch:
             done = recorder.record_or_report(s)
             answer = None

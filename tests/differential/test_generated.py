@@ -8,23 +8,12 @@ so that `--dist loadfile` spreads them over pytest-xdist's workers.
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
-
-import pytest
 
 from tests.differential.generated import WEIGHTS, digest, generate_one
 from tests.differential.generated_preemption import PREEMPTION_START
-from tests.differential.generated_replay import PROFILES, profile_name, replay_slice, slices
+from tests.differential.generated_replay import PROFILES, profile_name, slice_test
 
-
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("generated")
-
-
-@pytest.mark.parametrize(("chunk", "first"), slices(range(0, 3)))
-def test_generated_slice(chunk: int, first: int, workdir: Path) -> None:
-    replay_slice(chunk, first, workdir)
+test_generated_slice = slice_test(range(0, 3))
 
 
 def test_the_generator_is_seeded_and_reaches_every_profile_and_family() -> None:

@@ -3,22 +3,10 @@ generated_replay.py says how they are replayed)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
-from tests.differential.generated_replay import replay_slice, slices
+from tests.differential.generated_replay import slice_test
 from tests.differential.preemption.compare import GATED_MESSAGE, GATED_REASON, compare
 
-
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("generated-preemption")
-
-
-@pytest.mark.parametrize(("chunk", "first"), slices(range(8, 10)))
-def test_generated_slice(chunk: int, first: int, workdir: Path) -> None:
-    replay_slice(chunk, first, workdir)
+test_generated_slice = slice_test(range(8, 10))
 
 
 def test_compare_reads_gated_and_ungated_answers() -> None:

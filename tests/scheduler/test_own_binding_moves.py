@@ -7,12 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from eventsched.cluster import SimulatedCluster
-from eventsched.config import default_profile
 from eventsched.events import EventStore
 from eventsched.model import Pod
-from eventsched.plugins import in_tree_registry
-from eventsched.scheduler import Scheduler, SchedulerOptions
-from tests.scheduler.helpers import node
+from tests.scheduler.helpers import node, started_scheduler
 
 HOSTNAME = "kubernetes.io/hostname"
 
@@ -50,14 +47,7 @@ def test_a_pod_waiting_for_pod_affinity_moves_when_the_scheduler_binds_its_peer(
         },
     )
     cluster = SimulatedCluster([node("node-0"), node("node-1")], [])
-    scheduler = Scheduler(
-        store,
-        cluster,
-        [default_profile()],
-        in_tree_registry(),
-        SchedulerOptions(initial_backoff=0.05, max_backoff=0.1),
-    )
-    scheduler.start()
+    scheduler = started_scheduler(store, cluster)
     cluster.add_pod(follower)
     scheduler.run(until_idle=True)
     assert not cluster.get_pod(follower.key).node_name  # type: ignore[union-attr]

@@ -202,7 +202,11 @@ def _answer(
         victims = _victims_until_bound(events)
     out["victims"] = sorted({f"{v['namespace']}/{v['name']}" for v in victims})
     out["preempted"] = dict(preempted.data) if preempted else None
-    out["preemptedEvents"] = _preempted_events(pod, out["victims"], cluster)
+    # Not nominated by its first attempt: the recorder reads its Preempted Events then, not
+    # those of a later attempt that preempted after all (gen/4442).
+    out["preemptedEvents"] = (
+        _preempted_events(pod, out["victims"], cluster) if preempted is not None else []
+    )
     bound = [e for e in events if e.kind == "bound"]
     out["node"] = bound[-1].node if bound else None
     return out

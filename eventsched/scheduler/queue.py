@@ -92,7 +92,12 @@ class SchedulingQueue:
         #: the loop's cost grow with the backlog.
         self._counts: dict[QueueName, int] = dict.fromkeys(QUEUE_NAMES, 0)
         self._in_flight: set[str] = set()
-        self._move_requested_during: set[str] = set()
+        #: uid of a pod being scheduled -> the cluster events (with who registered which)
+        #: that asked for moves meanwhile: upstream's in-flight events, checked against the
+        #: plugins that reject it when it fails (`determineSchedulingHintForInFlightPod`).
+        self._move_requested_during: dict[
+            str, list[tuple[ClusterEvent, Mapping[str, list[ClusterEvent]]]]
+        ] = {}
         #: The unschedulable pool on its own, so flushes and moves never walk all pending pods.
         self._unschedulable: dict[str, QueuedPodInfo] = {}
         #: Told of pods entering a queue and leaving the unschedulable pool (metrics).
@@ -207,7 +212,7 @@ class SchedulingQueue:
     def done(self, uid: str) -> None:
         """The pod's scheduling cycle ended with a reservation: it leaves the queue."""
         self._in_flight.discard(uid)
-        self._move_requested_during.discard(uid)
+        self._move_requested_during.pop(uid, None)
 
     # -- failures ---------------------------------------------------------------
 
@@ -224,13 +229,16 @@ class SchedulingQueue:
 
     def add_unschedulable(self, info: QueuedPodInfo, plugins: Iterable[str]) -> Move:
         """After a failed attempt: unschedulable pool, or backoffQ if it errored or a
-        move request arrived while it was being scheduled (it may fit now)."""
+        cluster event that a plugin rejecting it registered arrived while it was being
+        scheduled (it may fit now; v1.28.0's queueing hints, enabled by default there)."""
         uid = info.pod.uid
         self._in_flight.discard(uid)
         self._rejected_by(info, set(plugins))
         info.timestamp = self._clock()
-        moved = uid in self._move_requested_during
-        self._move_requested_during.discard(uid)
+        moved = any(
+            self._interested(info.unschedulable_plugins, event, registered)
+            for event, registered in self._move_requested_during.pop(uid, [])
+        )
         if info.errored or moved or not info.unschedulable_plugins:
             until = info.timestamp + self.backoff_duration(info.attempts)
             self._push_backoff(info, until)
@@ -280,7 +288,8 @@ class SchedulingQueue:
         plugins care about this event (of those `only` admits, when given: upstream's
         `movePodsToActiveOrBackoffQueue` over a chosen list). Pods in flight remember it
         (see add_unschedulable)."""
-        self._move_requested_during |= self._in_flight
+        for uid in self._in_flight:
+            self._move_requested_during.setdefault(uid, []).append((event, plugin_events))
         moves = []
         for info in list(self._unschedulable.values()):
             if only is not None and not only(info):

@@ -9,6 +9,10 @@ recorder runs kube-scheduler with the default profile and every profile here (al
 DefaultPreemption, like the families' recordings); the replay builds eventsched's profiles
 from the same KubeSchedulerConfiguration document (`scheduler_document`).
 
+Scenarios gen/4000 on (`generated_preemption.PREEMPTION_START`) are preemption scenarios
+instead, in the hand-made preemption suite's format, recorded with DefaultPreemption
+enabled (generated_preemption.py).
+
 Answers are kept compact (`answers/generated/chunk-NNN.jsonl`, one line per scenario:
 id, the digest of its inputs, kube-scheduler's answer); the scenario itself is regenerated.
 """
@@ -23,6 +27,7 @@ from typing import Any
 
 from tests.differential.families_basic import GPU
 from tests.differential.generate import FAMILIES
+from tests.differential.generated_preemption import generate_preemption, is_preemption
 from tests.differential.scenario import ANSWERS
 
 SEED = 54
@@ -167,7 +172,10 @@ def _profile(name: str, body: dict[str, Any]) -> dict[str, Any]:
 
 
 def generate_one(index: int, seed: int = SEED) -> dict[str, Any]:
-    """Scenario `gen/<index>`, the same on every run."""
+    """Scenario `gen/<index>`, the same on every run (from PREEMPTION_START on, a
+    preemption scenario: generated_preemption.py)."""
+    if is_preemption(index):
+        return generate_preemption(index, seed)
     rng = random.Random(f"gen/{seed}/{index}")
     family = rng.choices(list(WEIGHTS), weights=list(WEIGHTS.values()))[0]
     make, _ = FAMILIES[family]

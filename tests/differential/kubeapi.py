@@ -149,3 +149,15 @@ def cache_size(metrics_url: str) -> dict[str, int]:
     with urllib.request.urlopen(metrics_url, context=context, timeout=5) as response:
         text = response.read().decode()
     return {kind: int(n) for kind, n in _CACHE_SIZE.findall(text)}
+
+
+_PENDING = re.compile(r'^scheduler_pending_pods\{queue="(\w+)"\} (\d+)', re.M)
+
+
+def pending_pods(metrics_url: str) -> dict[str, int]:
+    """kube-scheduler's `scheduler_pending_pods` by queue (active, backoff, unschedulable,
+    gated), as the queue counts them on each move."""
+    context = ssl._create_unverified_context()  # loopback, kube-scheduler's in-memory cert
+    with urllib.request.urlopen(metrics_url, context=context, timeout=5) as response:
+        text = response.read().decode()
+    return {queue: int(n) for queue, n in _PENDING.findall(text)}

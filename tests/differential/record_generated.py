@@ -9,7 +9,10 @@ fresh one, so the -v=10 log stays small). Each answer is appended to its chunk f
 as it is read, so stopping the command (or losing the machine) loses at most the scenario
 under way; running it again goes on from there (a scenario recorded again is appended
 too: the last line of an id counts). Two runs over disjoint ranges (--start, --count) may
-record side by side: each has its own control plane and chunk files. No ablations are
+record side by side: each has its own control plane and chunk files. Scenarios from
+gen/4000 on (generated_preemption.py) are recorded in batches of their own by the
+preemption recorder, kube-scheduler running its default profile with DefaultPreemption
+(their answer: each pending pod's answer and `final`). No ablations are
 recorded: every plugin of kube-scheduler's default profile is in eventsched's
 `default_profile()`, so there is nothing to explain away (record.py records them for the
 families).
@@ -37,6 +40,8 @@ from tests.differential.generated import (
     recorded,
     scheduler_document,
 )
+from tests.differential.generated_preemption import is_preemption
+from tests.differential.preemption.record import preemption_recording
 from tests.differential.record import DEFAULT_BIN, recording, scheduler_binaries
 from tests.differential.recorder import Recorder
 
@@ -66,12 +71,36 @@ def record_batch(binaries: KubeBinaries, batch: list[dict[str, Any]], directory:
         for s in batch:
             done = recorder.record_or_report(s, ablate=False)
             answer = done["answer"]
-            line = answer_line(s, answer, str(done.get("error") or ""))
-            index = int(s["id"].split("/")[1])
-            with chunk_path(chunk_of(index), directory).open("a") as out:
-                out.write(line + "\n")
+            _append(s, answer, str(done.get("error") or ""), directory)
             shown = (answer or {}).get("node") or (answer or {}).get("message")
             print(f"{s['id']}: {shown or done.get('error')}", flush=True)
+
+
+def record_preemption_batch(
+    binaries: KubeBinaries, batch: list[dict[str, Any]], directory: Path
+) -> None:
+    """Preemption scenarios (gen/PREEMPTION_START on): kube-scheduler's default profile with
+    DefaultPreemption, the preemption recorder; the answer is its pods' answers and
+    `final`."""
+    with preemption_recording(binaries, "kube-scheduler-generated-preemption.log") as recorder:
+        for s in batch:
+            done = recorder.record_or_report(s)
+            answer = None
+            if done.get("answer") is not None:
+                answer = {"answer": done["answer"], "final": done["final"]}
+            _append(s, answer, str(done.get("error") or ""), directory)
+            shown = [
+                f"{a['pod']}: {'gated' if 'gated' in a else a.get('node') or a.get('nominatedNodeName')}"
+                f"{' victims=' + ','.join(a['victims']) if a.get('victims') else ''}"
+                for a in done.get("answer") or []
+            ]
+            print(f"{s['id']}: {'; '.join(shown) or done.get('error')}", flush=True)
+
+
+def _append(s: dict[str, Any], answer: Any, error: str, directory: Path) -> None:
+    index = int(s["id"].split("/")[1])
+    with chunk_path(chunk_of(index), directory).open("a") as out:
+        out.write(answer_line(s, answer, error) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -94,7 +123,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(todo)} of gen/{args.start}..gen/{args.count - 1} to record", flush=True)
     started = time.monotonic()
     for first in range(0, len(todo), args.batch):
-        record_batch(binaries, todo[first : first + args.batch], args.out)
+        batch = todo[first : first + args.batch]
+        plain = [s for s in batch if not is_preemption(int(s["id"].split("/")[1]))]
+        if plain:
+            record_batch(binaries, plain, args.out)
+        if len(plain) < len(batch):
+            record_preemption_batch(binaries, batch[len(plain) :], args.out)
         print(
             f"recorded {first + len(todo[first : first + args.batch])} in "
             f"{time.monotonic() - started:.0f} s",

@@ -18,6 +18,8 @@ class Results:
     status: dict[str, str] = field(default_factory=dict)
     problems: dict[str, list[str]] = field(default_factory=dict)
     run_seconds: float = 0.0
+    #: Scenarios compared only up to a pick among nodes tied for the top total.
+    ties: dict[str, str] = field(default_factory=dict)
 
 
 RESULTS = Results()
@@ -26,6 +28,10 @@ RESULTS = Results()
 def note(scenario_id: str, status: str, problems: list[str]) -> None:
     RESULTS.status[scenario_id] = status
     RESULTS.problems[scenario_id] = problems
+
+
+def tied(scenario_id: str, where: str) -> None:
+    RESULTS.ties[scenario_id] = where
 
 
 def seconds(spent: float) -> None:
@@ -45,6 +51,10 @@ def table(results: Results = RESULTS) -> str:
         lines.append(_row(family, families[family]))
     lines.append(_row("all", total))
     lines.append(f"eventsched time in the scenarios: {results.run_seconds:.1f} s")
+    if results.ties:
+        lines.append(
+            f"compared up to a pick among nodes tied for the top total: {len(results.ties)}"
+        )
     disagreements = [
         f"  {sid}: " + "; ".join(results.problems[sid])
         for sid in sorted(results.status, key=_order)

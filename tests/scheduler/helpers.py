@@ -121,3 +121,17 @@ def metered_run(
     scheduler.run(until_idle=True)
     scheduler.stop()
     return metrics
+
+
+def started_scheduler(store: EventStore, cluster: SimulatedCluster) -> Scheduler:
+    """A started Scheduler with the default profile and short backoffs, for tests that
+    change the cluster between runs until idle."""
+    scheduler = Scheduler(
+        store,
+        cluster,
+        [default_profile()],
+        in_tree_registry(),
+        SchedulerOptions(initial_backoff=0.05, max_backoff=0.1),
+    )
+    scheduler.start()
+    return scheduler

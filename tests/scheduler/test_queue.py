@@ -109,6 +109,21 @@ def test_event_during_the_cycle_sends_the_pod_to_backoff_not_unschedulable() -> 
     assert q.add_unschedulable(info, ["X"]).to == "backoff"
 
 
+def test_event_during_the_cycle_its_rejecting_plugins_ignore_leaves_it_unschedulable() -> None:
+    """v1.28.0's in-flight events are checked against the plugins that rejected the pod:
+    an assigned pod added (the scheduler's own binding of another pod) does not send a pod
+    that NodeResourcesFit rejected (it registers pod deletions) to backoff."""
+    q = make(Clock())
+    q.add(pod("a"))
+    q.add(pod("b"))
+    first, second = q.pop(), q.pop()
+    assert first is not None and second is not None
+    events = {"Fit": [ClusterEvent("AssignedPod", "Delete")], "Affinity": [ASSIGNED_POD_ADD]}
+    q.move_on_event(ASSIGNED_POD_ADD, events, "AssignedPodAdd")
+    assert q.add_unschedulable(first, ["Fit"]).to == "unschedulable"
+    assert q.add_unschedulable(second, ["Affinity"]).to == "backoff"
+
+
 def test_error_goes_to_backoff() -> None:
     q = make(Clock())
     q.add(pod("a"))

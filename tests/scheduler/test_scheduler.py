@@ -11,7 +11,13 @@ from eventsched.events import EventStore, EventStoreError, identity_of, rebuild
 from eventsched.events.record import EventRecord
 from eventsched.plugins import in_tree_registry
 from eventsched.scheduler import Scheduler, SchedulerOptions
-from tests.scheduler.helpers import node, pod, profile_with, registry_with_test_plugins
+from tests.scheduler.helpers import (
+    node,
+    pod,
+    profile_with,
+    registry_with_test_plugins,
+    started_scheduler,
+)
 
 
 def run_scheduler(store: EventStore, cluster: SimulatedCluster, **kw: object) -> Scheduler:
@@ -245,14 +251,7 @@ def test_gated_pod_waits_until_its_gates_are_removed(store: EventStore) -> None:
 def test_events_appended_by_another_writer_are_folded_not_skipped(store: EventStore) -> None:
     """A `sticky forget` written by another process while this one runs stays forgotten."""
     cluster = SimulatedCluster([node("n1")], [pod("a", cpu="100m")])
-    scheduler = Scheduler(
-        store,
-        cluster,
-        [default_profile()],
-        in_tree_registry(),
-        SchedulerOptions(initial_backoff=0.05, max_backoff=0.1),
-    )
-    scheduler.start()
+    scheduler = started_scheduler(store, cluster)
     scheduler.run(until_idle=True)
     assert "default/a" in scheduler.projections.first_placements
     store.append(

@@ -50,6 +50,7 @@ class Case:
         self.budgets: list[Manifest] = []
         self.classes: dict[str, Manifest] = {}
         self.hold: list[str] = []
+        self.ungate: list[str] = []
         self._minute = 0
 
     def namespace(self, name: str) -> Case:
@@ -89,7 +90,11 @@ class Case:
         return self
 
     def pend(self, name: str, prio: int | None, cpu: str | None = "1", **kw: Any) -> Case:
+        """A pending pod; `gates` (names) become its `spec.schedulingGates`."""
         never = bool(kw.pop("never", False))
+        gates = kw.pop("gates", None)
+        if gates:
+            kw["schedulingGates"] = [{"name": g} for g in gates]
         manifest = _pod(name, None, cpu, **kw)
         self._priority(manifest["spec"], prio, never)
         self.pending.append(manifest)
@@ -103,16 +108,20 @@ class Case:
         *,
         namespace: str = "default",
         disrupted: list[str] | None = None,
+        spec: dict[str, Any] | None = None,
+        healthy: int | None = None,
     ) -> Case:
-        """A policy/v1 budget with the status a disruption controller would have written."""
-        spec: dict[str, Any] = {"minAvailable": 1}
+        """A policy/v1 budget with the status a disruption controller would have written
+        (`spec`: minAvailable or maxUnavailable, default minAvailable 1; `healthy`: the
+        status' currentHealthy and expectedPods, default allowed + 1)."""
+        spec = dict(spec) if spec is not None else {"minAvailable": 1}
         if selector is not None:
             spec["selector"] = selector
         status: dict[str, Any] = {
             "disruptionsAllowed": allowed,
-            "currentHealthy": allowed + 1,
-            "desiredHealthy": 1,
-            "expectedPods": allowed + 1,
+            "currentHealthy": healthy if healthy is not None else allowed + 1,
+            "desiredHealthy": (healthy if healthy is not None else allowed + 1) - allowed,
+            "expectedPods": healthy if healthy is not None else allowed + 1,
             "observedGeneration": 1,
         }
         if disrupted:
@@ -134,6 +143,12 @@ class Case:
         self.hold.append(preemptor)
         return self
 
+    def ungating(self, name: str) -> Case:
+        """After the last pending pod was decided, the recorder removes gated `name`'s
+        `spec.schedulingGates` (in the order of these calls) and waits for its decision."""
+        self.ungate.append(name)
+        return self
+
     def build(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "id": f"preemption/{self.slug}",
@@ -146,6 +161,8 @@ class Case:
         }
         if self.hold:
             out["hold"] = self.hold
+        if self.ungate:
+            out["ungate"] = self.ungate
         return out
 
 

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
+from eventsched.benchmarks.kubebinaries import KubeBinaries
 from tests.differential.preemption.cases import ANSWERS, all_cases
 from tests.differential.preemption.recorder import PreemptionRecorder
 from tests.differential.record import (
@@ -21,6 +24,19 @@ from tests.differential.record import (
     scheduler_config,
 )
 from tests.differential.scenario import dump_family
+
+
+@contextmanager
+def preemption_recording(binaries: KubeBinaries, log_name: str) -> Iterator[PreemptionRecorder]:
+    """A control plane and kube-scheduler with its default profile, DefaultPreemption
+    enabled, and the preemption recorder on them."""
+    with recording(
+        binaries,
+        lambda path, kubeconfig: scheduler_config(path, kubeconfig, [], True),
+        log_name,
+        PreemptionRecorder,
+    ) as recorder:
+        yield recorder
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,12 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     binaries, version = found
     started = time.monotonic()
     recorded = []
-    with recording(
-        binaries,
-        lambda path, kubeconfig: scheduler_config(path, kubeconfig, [], True),
-        "kube-scheduler-preemption.log",
-        PreemptionRecorder,
-    ) as recorder:
+    with preemption_recording(binaries, "kube-scheduler-preemption.log") as recorder:
         for s in cases:
             recorded.append(recorder.record_or_report(s))
             summary = [

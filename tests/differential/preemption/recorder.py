@@ -16,20 +16,39 @@ does; then each pending pod in turn is created and watched until decided:
   until the next pending pod's first attempt was decided;
 - the victims are the pods whose `Preempted` Event names the preemptor as `related`.
 
-After the last pending pod, each pending pod's node and nominatedNodeName are read again
-(`final`; `exists` false for a pending pod preempted in turn), and everything is deleted.
+A pending pod with `spec.schedulingGates` is created and read once kube-scheduler's log
+says a PreEnqueue plugin held it (`gated`: that plugin and the pod's PodScheduled
+condition, which the API server writes at creation; `attempted`: whether any
+FailedScheduling Event or node came anyway). After the last pending pod, each pod the
+scenario's `ungate` names is, in order, patched without its gates and decided as above
+(one more answer each, `ungated` true).
+
+After the last pending pod and the ungated ones, each pending pod's node and
+nominatedNodeName are read again (`final`; `exists` false for a pending pod preempted in
+turn), and everything is deleted. A placed pod's answer and its `final` also hold `total`:
+each node's final score in the attempt that placed it (kube-scheduler's -v=10 log), so the
+comparison can tell a pick among nodes tied for the top total, which is random.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 import time
 from typing import Any
 
-from tests.differential.kubeapi import GRACE_0, MERGE_PATCH, wait_for
+from tests.differential.kubeapi import GRACE_0, MERGE_PATCH, pending_pods, wait_for
 from tests.differential.recorder import Recorder, _check_stored
 
 DECIDE_TIMEOUT = 60.0
+#: The condition reason the API server gives a pod created with scheduling gates.
+GATED_REASON = "SchedulingGated"
+#: v1.28 `runPreEnqueuePlugins` (scheduling_queue.go), at -v=4.
+_PRE_ENQUEUE = re.compile(
+    r'"Status after running PreEnqueue plugin" pod="([^"]+)" plugin="([^"]+)"'
+)
+#: How long kube-scheduler's activeQ and backoffQ must stay empty to count as settled.
+SETTLED_FOR = 0.3
 #: How long to let a preemptor's Preempted Events arrive after the last one seen.
 EVENTS_SETTLE = 0.5
 
@@ -43,10 +62,18 @@ class PreemptionRecorder(Recorder):
         self._spaces = spaces
         self.terminating: dict[str, dict[str, Any]] = {}
         self.held: set[str] = set()
+        self.created_at: dict[str, int] = {}
         answers = []
         hold = set(s.get("hold") or [])
         for manifest in s["pending"]:
+            if manifest["spec"].get("schedulingGates"):
+                answers.append(self.run_gated(manifest))
+                continue
             answers.append(self.run_pending(manifest, spaces, manifest["metadata"]["name"] in hold))
+        by_name = {m["metadata"]["name"]: m for m in s["pending"]}
+        for name in s.get("ungate") or []:
+            answers.append(self.run_ungated(by_name[name], spaces))
+        self.settle()
         final = {}
         for manifest in s["pending"]:
             meta = manifest["metadata"]
@@ -54,9 +81,12 @@ class PreemptionRecorder(Recorder):
                 "GET", self.api.path("Pod", meta["namespace"], meta["name"])
             )
             exists = code == 200 and not pod["metadata"].get("deletionTimestamp")
-            final[f"{meta['namespace']}/{meta['name']}"] = {
+            key = f"{meta['namespace']}/{meta['name']}"
+            node = pod["spec"].get("nodeName") if exists else None
+            final[key] = {
                 "exists": exists,
-                "node": pod["spec"].get("nodeName") if exists else None,
+                "node": node,
+                "total": self._placing_total(key, self.created_at[key]) if node else {},
                 "nominatedNodeName": (pod.get("status") or {}).get("nominatedNodeName")
                 if exists
                 else None,
@@ -97,12 +127,79 @@ class PreemptionRecorder(Recorder):
         self, manifest: dict[str, Any], spaces: list[str], hold: bool
     ) -> dict[str, Any]:
         manifest = copy.deepcopy(manifest)
-        meta = manifest["metadata"]
-        ns, name = meta["namespace"], meta["name"]
-        path = self.api.path("Pod", ns, name)
+        self.settle()
+        offset = self.log.offset()
+        self.created_at[f"{manifest['metadata']['namespace']}/{manifest['metadata']['name']}"] = (
+            offset
+        )
         created = self.api.create({"apiVersion": "v1", "kind": "Pod", **manifest})
         _check_stored(manifest, created)
-        uid = created["metadata"]["uid"]
+        return self._decide(created, spaces, hold, offset)
+
+    def run_gated(self, manifest: dict[str, Any]) -> dict[str, Any]:
+        """Create a pod with scheduling gates and wait until kube-scheduler's log says a
+        PreEnqueue plugin held it; the answer is what the pod shows then (the API server
+        wrote its PodScheduled=False SchedulingGated condition at creation)."""
+        manifest = copy.deepcopy(manifest)
+        meta = manifest["metadata"]
+        key = f"{meta['namespace']}/{meta['name']}"
+        self.settle()
+        offset = self.log.offset()
+        self.created_at[key] = offset
+        created = self.api.create({"apiVersion": "v1", "kind": "Pod", **manifest})
+        _check_stored(manifest, created)
+        found: dict[str, str] = {}
+
+        def gated() -> bool:
+            for line in self.log.since(offset).splitlines():
+                if (m := _PRE_ENQUEUE.search(line)) and m.group(1) == key:
+                    found["plugin"] = m.group(2)
+                    return True
+            return False
+
+        wait_for(gated, DECIDE_TIMEOUT, f"{key} held by a PreEnqueue plugin")
+        pod = self.api.call("GET", self.api.path("Pod", meta["namespace"], meta["name"]))
+        status = pod.get("status") or {}
+        condition = next(
+            (c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"), {}
+        )
+        events = self.api.call(
+            "GET",
+            f"/api/v1/namespaces/{meta['namespace']}/events?fieldSelector=involvedObject.uid"
+            f"%3D{created['metadata']['uid']},reason%3DFailedScheduling",
+        )["items"]
+        return {
+            "pod": key,
+            "gated": {
+                "plugin": found["plugin"],
+                "reason": condition.get("reason"),
+                "message": condition.get("message"),
+            },
+            "attempted": bool(events) or bool(pod["spec"].get("nodeName")),
+            "nominatedNodeName": status.get("nominatedNodeName"),
+        }
+
+    def run_ungated(self, manifest: dict[str, Any], spaces: list[str]) -> dict[str, Any]:
+        """Remove a gated pod's `spec.schedulingGates` and wait for its decision."""
+        meta = manifest["metadata"]
+        path = self.api.path("Pod", meta["namespace"], meta["name"])
+        self.settle()
+        offset = self.log.offset()
+        pod = self.api.call("PATCH", path, {"spec": {"schedulingGates": None}}, MERGE_PATCH)
+        if pod["spec"].get("schedulingGates"):
+            raise RuntimeError(f"{meta['name']}: gates kept: {pod['spec']['schedulingGates']}")
+        return {**self._decide(pod, spaces, False, offset), "ungated": True}
+
+    def _decide(
+        self, created: dict[str, Any], spaces: list[str], hold: bool, offset: int
+    ) -> dict[str, Any]:
+        """Wait until the pod's first attempt was decided (see the module's docstring);
+        `total`: each node's final score in the attempt that placed it (kube-scheduler's
+        log since `offset`), which tells a pick among tied nodes."""
+        meta = created["metadata"]
+        ns, name = meta["namespace"], meta["name"]
+        path = self.api.path("Pod", ns, name)
+        uid = meta["uid"]
         seen: dict[str, Any] = {}
         window: set[str] = set()
         previous = set(self.held)  # victims of the pod held before this one
@@ -141,13 +238,38 @@ class PreemptionRecorder(Recorder):
                 for v in victims
             },
             "node": seen.get("node"),
+            "total": self._placing_total(f"{ns}/{name}", offset) if seen.get("node") else {},
         }
+
+    def _placing_total(self, key: str, offset: int) -> dict[str, int]:
+        scored = [a for a in self.log.attempts(offset, key) if a.total]
+        return dict(sorted(scored[-1].total.items())) if scored else {}
+
+    def settle(self) -> None:
+        """Wait until kube-scheduler's activeQ and backoffQ stay empty (SETTLED_FOR): a pod
+        an earlier one's binding or victims woke is tried again before the next step, as
+        eventsched's replay runs until idle before each."""
+        quiet_since: list[float] = []
+
+        def settled() -> bool:
+            self._kubelet(self._spaces, False)
+            queues = pending_pods(self.metrics_url)
+            if queues.get("active", 0) or queues.get("backoff", 0):
+                quiet_since.clear()
+                return False
+            if not quiet_since:
+                quiet_since.append(time.monotonic())
+            return time.monotonic() - quiet_since[0] >= SETTLED_FOR
+
+        wait_for(settled, DECIDE_TIMEOUT, "kube-scheduler's activeQ and backoffQ empty", every=0.05)
 
     def _first_failure(self, ns: str, uid: str, status: dict[str, Any]) -> dict[str, Any] | None:
         conditions = [
             c
             for c in status.get("conditions") or []
-            if c.get("type") == "PodScheduled" and c.get("status") == "False"
+            if c.get("type") == "PodScheduled"
+            and c.get("status") == "False"
+            and c.get("reason") != GATED_REASON  # the API server's, before any attempt
         ]
         if not conditions:
             return None

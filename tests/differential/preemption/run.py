@@ -8,10 +8,16 @@ that `hold`s a preemptor (its victims stay terminating until the next pending po
 attempt) runs on `HoldingCluster`: that preemptor's victims are marked (DisruptionTarget)
 but kept until another preemptor preempts them again or the next pending pod was decided.
 
+A pending pod with scheduling gates stays in the gated pool; after the last pending pod,
+the pods the scenario's `ungate` names lose their gates in order (`update_pod`), each after
+the scheduler went idle on the one before, as the recorder patches them.
+
 Per pending pod, from its first attempt in the event log: the message of its first
 FailedScheduling Event (the simulated cluster's), the `preempted` event's nominated node
 and victims, the victims' Preempted Events; after the last pending pod, each pending
-pod's node and nominatedNodeName as the cluster has them (`final`).
+pod's node and nominatedNodeName as the cluster has them (`final`). A gated pod's answer
+says whether it entered the gated pool and whether it was attempted before its gates were
+lifted; each ungated pod then has one more answer, from its first attempt.
 """
 
 from __future__ import annotations
@@ -89,6 +95,7 @@ def run_case(
     pods = [Pod.from_manifest(admitted(m)) for m in scenario["pods"]]
     pending = [Pod.from_manifest(admitted(m)) for m in scenario["pending"]]
     holding = set(scenario.get("hold") or [])
+    ungate = list(scenario.get("ungate") or [])
     objects = [model.object_from_manifest(m) for m in _object_manifests(scenario)]
     cluster = (
         HoldingCluster(nodes, pods, objects=objects, holding=holding)
@@ -112,9 +119,32 @@ def run_case(
             if isinstance(cluster, HoldingCluster) and pod.name not in holding:
                 cluster.release()
                 scheduler.run(until_idle=True)
+        # A gated pod's answer is what it was before any gate was lifted.
+        gated = {
+            pod.key: _gated_answer(pod, store.read_pod(pod.namespace, pod.name), cluster)
+            for pod in pending
+            if pod.scheduling_gates
+        }
+        ungated = [next(p for p in pending if p.name == name) for name in ungate]
+        for pod in ungated:
+            current = cluster.get_pod(pod.key)
+            if current is not None:
+                cluster.update_pod(replace(current, scheduling_gates=()))
+            scheduler.run(until_idle=True)
         scheduler.stop()
         for pod in pending:
-            answers.append(_answer(pod, store.read_pod(pod.namespace, pod.name), cluster))
+            answers.append(
+                gated.get(pod.key)
+                or _answer(
+                    pod,
+                    store.read_pod(pod.namespace, pod.name),
+                    cluster,
+                    follow=pod.name not in holding,
+                )
+            )
+        for pod in ungated:
+            events = store.read_pod(pod.namespace, pod.name)
+            answers.append({**_answer(pod, events, cluster), "ungated": True})
     finally:
         store.close()
     final = {}
@@ -146,7 +176,13 @@ def _object_manifests(scenario: dict[str, Any]) -> list[dict[str, Any]]:
     return out + [o for o in scenario["objects"] if o.get("kind") in model.KINDS]
 
 
-def _answer(pod: Pod, events: list[StoredEvent], cluster: SimulatedCluster) -> dict[str, Any]:
+def _answer(
+    pod: Pod, events: list[StoredEvent], cluster: SimulatedCluster, follow: bool = True
+) -> dict[str, Any]:
+    """`follow`: a pod nominated by its first attempt has as victims those of every attempt
+    until it is bound (the recorder waits for its binding and takes every Preempted Event
+    naming it: a later attempt may preempt elsewhere when higher pods took the room its
+    first victims left); a held pod (not waited for), its first attempt's."""
     started = next((e for e in events if e.kind == "attempt_started"), None)
     out: dict[str, Any] = {"pod": pod.key, "kinds": [], "error": None}
     if started is None:
@@ -162,12 +198,42 @@ def _answer(pod: Pod, events: list[StoredEvent], cluster: SimulatedCluster) -> d
     preempted = by_kind.get("preempted")
     out["nominatedNodeName"] = preempted.data.get("nominatedNodeName") if preempted else None
     victims = list(preempted.data.get("victims", [])) if preempted else []
-    out["victims"] = sorted(f"{v['namespace']}/{v['name']}" for v in victims)
+    if preempted is not None and follow:
+        victims = _victims_until_bound(events)
+    out["victims"] = sorted({f"{v['namespace']}/{v['name']}" for v in victims})
     out["preempted"] = dict(preempted.data) if preempted else None
-    out["preemptedEvents"] = _preempted_events(pod, out["victims"], cluster)
+    # Not nominated by its first attempt: the recorder reads its Preempted Events then, not
+    # those of a later attempt that preempted after all (gen/4442).
+    out["preemptedEvents"] = (
+        _preempted_events(pod, out["victims"], cluster) if preempted is not None else []
+    )
     bound = [e for e in events if e.kind == "bound"]
     out["node"] = bound[-1].node if bound else None
     return out
+
+
+def _victims_until_bound(events: list[StoredEvent]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for e in events:
+        if e.kind == "preempted":
+            out += list(e.data.get("victims", []))
+        elif e.kind == "bound":
+            break
+    return out
+
+
+def _gated_answer(pod: Pod, events: list[StoredEvent], cluster: SimulatedCluster) -> dict[str, Any]:
+    """A pod with scheduling gates, before they are lifted: did it enter the gated pool
+    (`queued` into "gated"), and was it attempted or nominated anyway?"""
+    now = cluster.get_pod(pod.key)
+    return {
+        "pod": pod.key,
+        "error": None,
+        "gated": any(e.kind == "queued" and e.data.get("queue") == "gated" for e in events),
+        "attempted": any(e.kind == "attempt_started" for e in events)
+        or any(e.reason == "FailedScheduling" and e.pod_key == pod.key for e in cluster.events),
+        "nominatedNodeName": (now.nominated_node_name or None) if now else None,
+    }
 
 
 def _preempted_events(

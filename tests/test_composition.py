@@ -22,6 +22,11 @@ ALLOWED: dict[tuple[str, str], str] = {
         "eventsched.config.file._Reader",
         "eventsched.config.fields.FieldReader",
     ): "adds KubeSchedulerConfiguration's sections over FieldReader's public typed accessors",
+    (
+        "eventsched._httpserver.SecureHTTPServer",
+        "eventsched._httpserver.QuietHTTPServer",
+    ): "the same quiet server, each connection's TLS handshake done on its handler thread "
+    "through socketserver's finish_request hook",
     **{
         (
             f"eventsched.plugins.nodevolumelimits.intree.{name}",

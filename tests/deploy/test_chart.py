@@ -555,14 +555,23 @@ SERVICE_MONITOR_CRD: dict[str, Any] = {
                                         "items": {
                                             "type": "object",
                                             "properties": {
-                                                name: {"type": "string"}
-                                                for name in (
-                                                    "port",
-                                                    "scheme",
-                                                    "path",
-                                                    "interval",
-                                                    "scrapeTimeout",
-                                                )
+                                                **{
+                                                    name: {"type": "string"}
+                                                    for name in (
+                                                        "port",
+                                                        "scheme",
+                                                        "path",
+                                                        "interval",
+                                                        "scrapeTimeout",
+                                                        "bearerTokenFile",
+                                                    )
+                                                },
+                                                "tlsConfig": {
+                                                    "type": "object",
+                                                    "properties": {
+                                                        "insecureSkipVerify": {"type": "boolean"}
+                                                    },
+                                                },
                                             },
                                         },
                                     },

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import urllib.request
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -24,3 +25,12 @@ def wait_for(
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {what}; {state()}")
         time.sleep(0.01)
+
+
+def answers_ok(url: str) -> bool:
+    """Whether GET `url` answers 200 within 2 s (a child process's /readyz)."""
+    try:
+        with urllib.request.urlopen(url, timeout=2) as answer:
+            return bool(answer.status == 200)
+    except OSError:
+        return False

@@ -23,6 +23,7 @@ from eventsched.benchmarks.processes import free_port
 from eventsched.benchmarks.shadowmix import Mix
 from eventsched.events import upgrade
 from tests.differential.kubeapi import GRACE_0, KubeApi
+from tests.waiting import answers_ok
 
 ROOT = Path(__file__).resolve().parents[2]
 NAMESPACE = "default"
@@ -49,14 +50,6 @@ def kube_scheduler_config(kubeconfig: Path, **profile: Any) -> dict[str, Any]:
         "leaderElection": {"leaderElect": False},
         "profiles": [{"schedulerName": "default-scheduler", **profile}],
     }
-
-
-def _ready(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as answer:
-            return bool(answer.status == 200)
-    except OSError:
-        return False
 
 
 class ShadowProcess:
@@ -96,7 +89,7 @@ class ShadowProcess:
             stdout=self.log.open("ab"), stderr=subprocess.STDOUT, cwd=ROOT, env=env,
         )  # fmt: skip
         try:
-            wait(lambda: self._alive(proc) and _ready(self.url("readyz")), 90, "the shadow")
+            wait(lambda: self._alive(proc) and answers_ok(self.url("readyz")), 90, "the shadow")
         except AssertionError:
             proc.kill()
             raise AssertionError(self.log.read_text()[-3000:]) from None

@@ -51,11 +51,19 @@ class ExtenderNarrowing:
             if not extender.supports_preemption or not extender.is_interested(self.pod):
                 continue
             try:
-                kept = self._convert(extender, self._call(extender, out.candidates))
+                answer = extender.process_preemption(
+                    self.state, self.handle, self.pod, out.candidates
+                )
+                kept = self._convert(extender, answer)
             except ExtenderError as exc:
                 out.calls.append({"extender": extender.name, "error": str(exc)})
                 if extender.config.ignorable:
-                    _skipped(extender, self.pod, "returned error and has ignorable flag set", exc)
+                    log.info(
+                        "skipped extender as it returned error and has ignorable flag set",
+                        extender=extender.name,
+                        error=str(exc),
+                        pod=self.pod.key,
+                    )
                     continue
                 return Narrowed((), Status.as_error(str(exc)), out.calls)
             empty = [c.node for c in kept if not c.victims]
@@ -68,9 +76,6 @@ class ExtenderNarrowing:
             if not out.candidates:
                 break
         return out
-
-    def _call(self, extender: HTTPExtender, candidates: Sequence[Candidate]) -> list[NodeVictims]:
-        return extender.process_preemption(self.state, self.handle, self.pod, candidates)
 
     def _convert(self, extender: HTTPExtender, kept: Sequence[NodeVictims]) -> list[Candidate]:
         """`convertToVictims`: each UID as the pod on that node in the view."""
@@ -116,7 +121,3 @@ def _call_record(
                 extender=extender.name,
             )
     return record
-
-
-def _skipped(extender: HTTPExtender, pod: Pod, why: str, error: ExtenderError) -> None:
-    log.info(f"skipped extender as it {why}", extender=extender.name, error=str(error), pod=pod.key)

@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from eventsched.benchmarks.processes import free_port
 from eventsched.events import upgrade
 from tests.differential.extenderserver.cases import SCHEDULER
 from tests.differential.kubeapi import GRACE_0, KubeApi
+from tests.waiting import answers_ok
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -44,14 +44,6 @@ def wait_for(predicate: Any, timeout: float, what: str) -> Any:
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
-def _ready(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as answer:
-            return bool(answer.status == 200)
-    except OSError:
-        return False
-
-
 class Extender:
     """`eventsched extender` as a child process with its own log; stopped with SIGTERM."""
 
@@ -73,7 +65,7 @@ class Extender:
             stdout=self.log.open("ab"), stderr=subprocess.STDOUT, cwd=ROOT, env=env,
         )  # fmt: skip
         try:
-            wait_for(lambda: self._alive() and _ready(f"{self.url}readyz"), 60, "the extender")
+            wait_for(lambda: self._alive() and answers_ok(f"{self.url}readyz"), 60, "the extender")
         except AssertionError:
             self.stop()
             raise AssertionError(self.log.read_text()[-3000:]) from None

@@ -81,7 +81,9 @@ def run_scenario(
             cluster,
             [profile or default_profile(SCHEDULER_NAME)],
             in_tree_registry(),
-            SchedulerOptions(initial_backoff=0.05, max_backoff=0.1, binder_workers=1),
+            SchedulerOptions(
+                initial_backoff=0.05, max_backoff=0.1, binder_workers=1, group_commit_wait=0.0
+            ),
         )
         scheduler.start()
         scheduler.run(until_idle=True)

@@ -110,7 +110,9 @@ def run_case(
             cluster,
             [profile],
             registry or in_tree_registry(),
-            SchedulerOptions(initial_backoff=0.05, max_backoff=0.1, binder_workers=1),
+            SchedulerOptions(
+                initial_backoff=0.05, max_backoff=0.1, binder_workers=1, group_commit_wait=0.0
+            ),
         )
         scheduler.start()
         for pod in pending:

@@ -358,7 +358,7 @@ def test_important_pod_arriving_last_takes_the_only_room(store: EventStore) -> N
         cluster,
         [importance_profile()],
         full_registry(),
-        SchedulerOptions(initial_backoff=0.05, max_backoff=0.1),
+        SchedulerOptions(initial_backoff=0.05, max_backoff=0.1, group_commit_wait=0.0),
     )
     scheduler.start()
     scheduler.run(until_idle=True)

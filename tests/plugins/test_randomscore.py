@@ -154,7 +154,7 @@ def test_explain_shows_random_scores_reproducible_from_the_recorded_seed(
         cluster,
         [random_profile()],
         full_registry(),
-        SchedulerOptions(initial_backoff=0.05, max_backoff=0.1),
+        SchedulerOptions(initial_backoff=0.05, max_backoff=0.1, group_commit_wait=0.0),
     )
     scheduler.start()
     scheduler.run(until_idle=True)

@@ -129,7 +129,9 @@ def through_eventsched(case: Case, workdir: Path) -> Outcome:
             cluster,
             list(config.profiles),
             full_registry(),
-            SchedulerOptions(initial_backoff=0.05, max_backoff=0.1, binder_workers=1),
+            SchedulerOptions(
+                initial_backoff=0.05, max_backoff=0.1, binder_workers=1, group_commit_wait=0.0
+            ),
         )
         scheduler.start()
         for step in case.steps:

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 import structlog
 from prometheus_client import CollectorRegistry
 
+from eventsched._httpserver import Security
 from eventsched.cli import secureserving
 from eventsched.cli.secureserving import SecureServing, ServingFlagError
-from eventsched.cli.serve import Check, Endpoints, Security, parse_address
+from eventsched.cli.serve import Check, Endpoints, parse_address
 from eventsched.cluster.kube.connection import Api
 
 log = structlog.get_logger(__name__)
@@ -55,35 +56,22 @@ def start_endpoints(
     liveness: Callable[[], Sequence[Check]] | None = None,
 ) -> list[Endpoints]:
     """The listeners asked for, started; a port that cannot be bound raises one line."""
-    from eventsched._httpguard import Guard
-    from eventsched.cluster.kube.reviews import Reviews
-
     started: list[Endpoints] = []
     try:
         if serving.secure is not None:
             secure = serving.secure
-            guard = Guard(Reviews(api), secure.always_allow_paths)
             try:
                 endpoints = Endpoints(
-                    secure.address,
-                    registry,
-                    readiness,
-                    liveness,
-                    security=Security(secure.context, guard),
+                    secure.address, registry, readiness, liveness, security=security(secure, api)
                 )
             except OSError as exc:
-                raise ServingFlagError(
-                    f"--secure-port {secure.port} (--bind-address {secure.bind_address}): "
-                    f"{exc.strerror or exc}"
-                ) from None
+                raise secure_port_taken(secure, exc) from None
             started.append(endpoints)
         if serving.http_address is not None:
             try:
                 endpoints = Endpoints(serving.http_address, registry, readiness, liveness)
             except OSError as exc:
-                raise ServingFlagError(
-                    f"--http-address {serving.http_address}: {exc.strerror or exc}"
-                ) from None
+                raise http_address_taken(serving.http_address, exc) from None
             log.warning(
                 "serving /metrics over plain HTTP without authentication",
                 address=serving.http_address,
@@ -95,6 +83,24 @@ def start_endpoints(
     for endpoints in started:
         endpoints.start()
     return started
+
+
+def security(secure: SecureServing, api: Api) -> Security:
+    """The HTTPS listener's TLS context and guard, its reviews asked of `api`'s server."""
+    from eventsched._httpguard import Guard
+    from eventsched.cluster.kube.reviews import Reviews
+
+    return Security(secure.context, Guard(Reviews(api), secure.always_allow_paths))
+
+
+def secure_port_taken(secure: SecureServing, exc: OSError) -> ServingFlagError:
+    return ServingFlagError(
+        f"--secure-port {secure.port} (--bind-address {secure.bind_address}): {exc.strerror or exc}"
+    )
+
+
+def http_address_taken(address: str, exc: OSError) -> ServingFlagError:
+    return ServingFlagError(f"--http-address {address}: {exc.strerror or exc}")
 
 
 def stop_endpoints(endpoints: Sequence[Endpoints]) -> None:

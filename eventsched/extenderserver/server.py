@@ -4,6 +4,10 @@ HTTP/1.1 with keep-alive, as kube-scheduler's client reuses its connections. A P
 any path whose last segment is a verb (`urlPrefix + "/" + verb`) is a call; its body is
 checked against the protocol before the loop sees it, and a body kube-scheduler would
 not send is answered 400 in the verb's result shape with `Error` naming the field.
+
+With `security`, the listener serves HTTPS: the verbs only to kube-scheduler's client
+certificate (access.py), /metrics and the probes through the `Guard`. Without it, plain
+HTTP to anyone (`--http-address`, and the in-process benchmark and tests).
 """
 
 from __future__ import annotations
@@ -22,7 +26,14 @@ from prometheus_client import (
     generate_latest,
 )
 
-from eventsched._httpserver import QuietHTTPServer
+from eventsched._httpserver import (
+    QuietHTTPServer,
+    SecureHTTPServer,
+    Security,
+    guard_refusal,
+    peer_certificate,
+)
+from eventsched.extenderserver.access import verb_refusal
 from eventsched.extenderserver.calls import Call
 from eventsched.extenderserver.protocol import (
     VERBS,
@@ -69,11 +80,16 @@ class ExtenderServer:
         scheduler: Callable[[], ExtenderScheduler | None],
         registry: CollectorRegistry,
         readiness: Callable[[], Sequence[Check]],
+        security: Security | None = None,
+        metrics: ExtenderMetrics | None = None,
     ) -> None:
+        """`metrics`: the families of another listener of the same process (a registry
+        takes each family once)."""
         self.scheduler = scheduler
         self.registry = registry
         self.readiness = readiness
-        self.metrics = ExtenderMetrics(registry)
+        self.security = security
+        self.metrics = metrics or ExtenderMetrics(registry)
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -83,15 +99,22 @@ class ExtenderServer:
             disable_nagle_algorithm = True
 
             def do_POST(self) -> None:
-                server._post(self)
+                if server._let_through(self):
+                    server._post(self)
 
             def do_GET(self) -> None:
-                server._get(self)
+                if server._let_through(self):
+                    server._get(self)
 
             def log_message(self, format: str, *args: object) -> None:
                 pass  # one line per call would drown the log; /metrics counts them
 
-        self.httpd = QuietHTTPServer((host, port), Handler)
+        self.scheme = "http" if security is None else "https"
+        self.httpd = (
+            QuietHTTPServer((host, port), Handler)
+            if security is None
+            else SecureHTTPServer((host, port), Handler, security.context)
+        )
         self._thread = threading.Thread(
             target=self.httpd.serve_forever, name="extender-http", daemon=True
         )
@@ -102,13 +125,38 @@ class ExtenderServer:
 
     def start(self) -> None:
         self._thread.start()
-        log.info("serving the extender verbs, /healthz, /readyz and /metrics", port=self.port)
+        log.info(
+            "serving the extender verbs, /healthz, /readyz and /metrics",
+            port=self.port,
+            scheme=self.scheme,
+        )
 
     def stop(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
 
     # -- requests ----------------------------------------------------------------
+
+    def _let_through(self, request: BaseHTTPRequestHandler) -> bool:
+        """Plain HTTP lets everything through; HTTPS asks access.py (POST: a verb) or the
+        guard (GET), and answers a refusal itself."""
+        if self.security is None:
+            return True
+        if request.command == "POST":
+            refusal = verb_refusal(peer_certificate(request))
+            if refusal is not None:
+                log.warning(
+                    "extender call refused: no client certificate of --client-ca-file",
+                    path=urlsplit(request.path).path,
+                    client=request.client_address[0],
+                )
+                request.close_connection = True  # its body is not read
+        else:
+            refusal = guard_refusal(request, self.security.guard)
+        if refusal is None:
+            return True
+        self._send(request, refusal.code, refusal.body, refusal.content_type)
+        return False
 
     def _post(self, request: BaseHTTPRequestHandler) -> None:
         began = time.perf_counter()

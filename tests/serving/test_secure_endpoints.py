@@ -16,8 +16,9 @@ import pytest
 from prometheus_client import CollectorRegistry, Counter
 
 from eventsched._httpguard import Guard, ReviewError, UserInfo, Verdict
+from eventsched._httpserver import Security
 from eventsched.cli.secureserving import load_client_ca, server_context
-from eventsched.cli.serve import Endpoints, Security
+from eventsched.cli.serve import Endpoints
 from tests.serving.certs import Pair, issue, make_ca
 from tests.serving.httpsclient import get
 

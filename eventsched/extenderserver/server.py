@@ -145,11 +145,13 @@ class ExtenderServer:
         if request.command == "POST":
             refusal = verb_refusal(peer_certificate(request))
             if refusal is not None:
+                verb = _verb(request)
                 log.warning(
                     "extender call refused: no client certificate of --client-ca-file",
-                    path=urlsplit(request.path).path,
+                    verb=verb,
                     client=request.client_address[0],
                 )
+                self._count(verb, refusal.code)
                 request.close_connection = True  # its body is not read
         else:
             refusal = guard_refusal(request, self.security.guard)
@@ -160,7 +162,7 @@ class ExtenderServer:
 
     def _post(self, request: BaseHTTPRequestHandler) -> None:
         began = time.perf_counter()
-        verb = urlsplit(request.path).path.rstrip("/").rsplit("/", 1)[-1]
+        verb = _verb(request)
         length = int(request.headers.get("Content-Length") or 0)
         if length > MAX_BODY:
             request.close_connection = True
@@ -202,13 +204,23 @@ class ExtenderServer:
             self._send(request, 404, b"not found\n", "text/plain; charset=utf-8")
 
     def _json(self, request: BaseHTTPRequestHandler, code: int, verb: str, body: object) -> None:
-        self.metrics.requests.labels(verb if verb in VERBS else "unknown", str(code)).inc()
+        self._count(verb, code)
         self._send(request, code, orjson.dumps(body), "application/json")
+
+    def _count(self, verb: str, code: int) -> None:
+        self.metrics.requests.labels(verb if verb in VERBS else "unknown", str(code)).inc()
 
     @staticmethod
     def _send(request: BaseHTTPRequestHandler, code: int, body: bytes, content_type: str) -> None:
         request.send_response(code)
         request.send_header("Content-Type", content_type)
         request.send_header("Content-Length", str(len(body)))
+        if request.close_connection:  # a body left unread: the client must not reuse it
+            request.send_header("Connection", "close")
         request.end_headers()
         request.wfile.write(body)
+
+
+def _verb(request: BaseHTTPRequestHandler) -> str:
+    """The last segment of the path: kube-scheduler posts to `urlPrefix + "/" + verb`."""
+    return urlsplit(request.path).path.rstrip("/").rsplit("/", 1)[-1]

@@ -59,6 +59,7 @@ class ExtenderTLS:
     serving_ca: Pair  # what signed it: kube-scheduler's tlsConfig.caFile
     client_ca: Pair  # --client-ca-file
     client: Pair  # kube-scheduler's tlsConfig.certFile, keyFile
+    server_name: str = ""  # tlsConfig.serverName: the name `serving` is for, when not 127.0.0.1
 
 
 class Extender:
@@ -91,6 +92,7 @@ class Extender:
         context = None
         if tls is not None:
             context = ssl.create_default_context(cafile=str(tls.serving_ca.crt))
+            context.check_hostname = not tls.server_name
         ready = f"{self.url}readyz"
         try:
             wait_for(lambda: self._alive() and answers_ok(ready, context), 60, "the extender")
@@ -140,6 +142,8 @@ def kube_scheduler_config(
             "keyFile": str(extender.tls.client.key),
             "caFile": str(extender.tls.serving_ca.crt),
         }
+        if extender.tls.server_name:
+            extra["tlsConfig"]["serverName"] = extender.tls.server_name
     return {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",

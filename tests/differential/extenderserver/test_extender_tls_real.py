@@ -1,5 +1,6 @@
 """The real kube-scheduler v1.28 calls `eventsched extender` over HTTPS with its
-`extenders[].tlsConfig`: it trusts the extender's serving certificate through caFile and
+`extenders[].tlsConfig`, as deploy/extender configures it: it trusts the extender's
+serving certificate (for the Service's name, checked through serverName) through caFile and
 presents the client certificate certFile/keyFile, which the extender's --client-ca-file
 signed. Pods are placed through the extender (its filter and bind calls are in its log,
 and the node is the one only eventsched's profile allows). With a client certificate another authority signed, kube-scheduler's calls fail
@@ -42,15 +43,24 @@ CONFIG = {
 NODES = [node("worker-a"), node("worker-b", {"example.com/extended": "yes"})]
 
 
+#: The Service name deploy/extender's serving certificate is for; kube-scheduler reaches
+#: the extender by IP and checks the certificate against tlsConfig.serverName, as there.
+SERVER_NAME = "eventsched-extender.eventsched.svc"
+
+
 def _tls(workdir: Path, client_from_another_ca: bool = False) -> ExtenderTLS:
     serving_ca = make_ca(workdir, "serving-ca")
     client_ca = make_ca(workdir, "client-ca")
     signer = make_ca(workdir, "other-ca") if client_from_another_ca else client_ca
+    serving = issue(
+        serving_ca, workdir, "extender", SERVER_NAME, client=False, dns_name=SERVER_NAME
+    )
     return ExtenderTLS(
-        serving=issue(serving_ca, workdir, "extender", "eventsched-extender", client=False),
+        serving=serving,
         serving_ca=serving_ca,
         client_ca=client_ca,
         client=issue(signer, workdir, "kube-scheduler", "system:kube-scheduler"),
+        server_name=SERVER_NAME,
     )
 
 

@@ -7,7 +7,7 @@ import threading
 
 import structlog
 
-from eventsched.cli import extenderlisteners
+from eventsched.cli import extenderlisteners, listeners
 from eventsched.cli.commands import summary
 from eventsched.cli.database import open_store, wait_for_schema
 from eventsched.cli.driverstate import DriverState, run_driver
@@ -115,5 +115,5 @@ def _serve(
             scheduler.stop()
         return 0
     finally:
-        extenderlisteners.stop_servers(servers)
+        listeners.stop_endpoints(servers)
         store.engine.dispose()

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 
-import structlog
 from prometheus_client import CollectorRegistry
 
 from eventsched.cli import listeners, secureserving
@@ -22,9 +21,7 @@ from eventsched.cli.secureserving import ServingFlagError
 from eventsched.cli.serve import parse_address
 from eventsched.cluster.kube.connection import Api
 from eventsched.extenderserver.scheduler import ExtenderScheduler
-from eventsched.extenderserver.server import Check, ExtenderServer
-
-log = structlog.get_logger(__name__)
+from eventsched.extenderserver.server import Check, ExtenderMetrics, ExtenderServer
 
 #: The extender's HTTPS port (kube-scheduler has no default for an extender's).
 DEFAULT_PORT = 8888
@@ -72,48 +69,15 @@ def start_servers(
     readiness: Callable[[], Sequence[Check]],
 ) -> list[ExtenderServer]:
     """The listeners asked for, started; a port that cannot be bound raises one line."""
-    started: list[ExtenderServer] = []
-    try:
-        if serving.secure is not None:
-            secure = serving.secure
-            try:
-                server = ExtenderServer(
-                    secure.bind_address,
-                    secure.port,
-                    scheduler,
-                    registry,
-                    readiness,
-                    security=listeners.security(secure, api),
-                )
-            except OSError as exc:
-                raise listeners.secure_port_taken(secure, exc) from None
-            started.append(server)
-        if serving.http_address is not None:
-            host, port = parse_address(serving.http_address)
-            try:
-                server = ExtenderServer(
-                    host,
-                    port,
-                    scheduler,
-                    registry,
-                    readiness,
-                    metrics=started[0].metrics if started else None,
-                )
-            except OSError as exc:
-                raise listeners.http_address_taken(serving.http_address, exc) from None
-            log.warning(
-                "serving the extender verbs and /metrics over plain HTTP without authentication",
-                address=serving.http_address,
-            )
-            started.append(server)
-    except BaseException:
-        stop_servers(started)
-        raise
-    for server in started:
-        server.start()
-    return started
-
-
-def stop_servers(servers: Sequence[ExtenderServer]) -> None:
-    for server in servers:
-        server.stop()
+    metrics = ExtenderMetrics(registry)  # one set of families for both listeners
+    return listeners.open_listeners(
+        serving,
+        api,
+        lambda secure, security: ExtenderServer(
+            secure.bind_address, secure.port, scheduler, registry, readiness, security, metrics
+        ),
+        lambda address: ExtenderServer(
+            *parse_address(address), scheduler, registry, readiness, metrics=metrics
+        ),
+        "the extender verbs and /metrics",
+    )

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 import structlog
 from prometheus_client import CollectorRegistry
@@ -48,6 +49,15 @@ def check_serving(args: argparse.Namespace) -> Serving:
     return Serving(secure, args.http_address)
 
 
+class Listener(Protocol):
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+L = TypeVar("L", bound=Listener)
+
+
 def start_endpoints(
     serving: Serving,
     api: Api,
@@ -56,32 +66,54 @@ def start_endpoints(
     liveness: Callable[[], Sequence[Check]] | None = None,
 ) -> list[Endpoints]:
     """The listeners asked for, started; a port that cannot be bound raises one line."""
-    started: list[Endpoints] = []
+    return open_listeners(
+        serving,
+        api,
+        lambda secure, security: Endpoints(
+            secure.address, registry, readiness, liveness, security=security
+        ),
+        lambda address: Endpoints(address, registry, readiness, liveness),
+        "/metrics",
+    )
+
+
+def open_listeners(
+    serving: Serving,
+    api: Api,
+    secure_one: Callable[[SecureServing, Security], L],
+    plain_one: Callable[[str], L],
+    what: str,
+) -> list[L]:
+    """The HTTPS listener (`secure_one`) and the plain one (`plain_one`, serving `what`
+    to anyone) that `serving` asks for, started once both are bound; a port that cannot
+    be bound raises one line naming its flag."""
+    started: list[L] = []
     try:
         if serving.secure is not None:
             secure = serving.secure
             try:
-                endpoints = Endpoints(
-                    secure.address, registry, readiness, liveness, security=security(secure, api)
-                )
+                started.append(secure_one(secure, security(secure, api)))
             except OSError as exc:
-                raise secure_port_taken(secure, exc) from None
-            started.append(endpoints)
+                raise ServingFlagError(
+                    f"--secure-port {secure.port} (--bind-address {secure.bind_address}): "
+                    f"{exc.strerror or exc}"
+                ) from None
         if serving.http_address is not None:
             try:
-                endpoints = Endpoints(serving.http_address, registry, readiness, liveness)
+                started.append(plain_one(serving.http_address))
             except OSError as exc:
-                raise http_address_taken(serving.http_address, exc) from None
+                raise ServingFlagError(
+                    f"--http-address {serving.http_address}: {exc.strerror or exc}"
+                ) from None
             log.warning(
-                "serving /metrics over plain HTTP without authentication",
+                f"serving {what} over plain HTTP without authentication",
                 address=serving.http_address,
             )
-            started.append(endpoints)
     except BaseException:
         stop_endpoints(started)
         raise
-    for endpoints in started:
-        endpoints.start()
+    for one in started:
+        one.start()
     return started
 
 
@@ -93,16 +125,6 @@ def security(secure: SecureServing, api: Api) -> Security:
     return Security(secure.context, Guard(Reviews(api), secure.always_allow_paths))
 
 
-def secure_port_taken(secure: SecureServing, exc: OSError) -> ServingFlagError:
-    return ServingFlagError(
-        f"--secure-port {secure.port} (--bind-address {secure.bind_address}): {exc.strerror or exc}"
-    )
-
-
-def http_address_taken(address: str, exc: OSError) -> ServingFlagError:
-    return ServingFlagError(f"--http-address {address}: {exc.strerror or exc}")
-
-
-def stop_endpoints(endpoints: Sequence[Endpoints]) -> None:
+def stop_endpoints(endpoints: Sequence[Listener]) -> None:
     for one in endpoints:
         one.stop()

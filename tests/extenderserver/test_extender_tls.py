@@ -128,3 +128,16 @@ def test_metrics_and_the_probes_go_through_the_guard(served: Served) -> None:
     kube_scheduler = issue(served.ca, served.tmp, "ks", "system:kube-scheduler")
     assert served.client(kube_scheduler).get("/metrics")[0] == 403
     assert ("system:kube-scheduler", "get", "/metrics") in served.reviewer.asked
+
+
+def test_always_allowed_paths_do_not_open_the_verbs(store: EventStore, tmp_path: Path) -> None:
+    ca = make_ca(tmp_path, "client-ca")
+    context = server_context(None, None, "")
+    load_client_ca(context, str(ca.crt))
+    everything = Guard(FakeReviewer({}, set()), always_allow_paths=("/*",))
+    with running_extender(
+        store, profile_config(), NODES, security=Security(context, everything)
+    ) as ext:
+        assert ext.client.get("/metrics")[0] == 200  # the guard lets anyone read
+        assert ext.client.filter(pod_manifest("web"), NODES).status == 401
+    assert _verbs(store, "uid-web") == []

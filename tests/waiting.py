@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ssl
 import time
 import urllib.request
 from collections.abc import Callable
@@ -27,10 +28,11 @@ def wait_for(
         time.sleep(0.01)
 
 
-def answers_ok(url: str) -> bool:
-    """Whether GET `url` answers 200 within 2 s (a child process's /readyz)."""
+def answers_ok(url: str, context: ssl.SSLContext | None = None) -> bool:
+    """Whether GET `url` answers 200 within 2 s (a child process's /readyz); `context`
+    for an https:// one."""
     try:
-        with urllib.request.urlopen(url, timeout=2) as answer:
+        with urllib.request.urlopen(url, timeout=2, context=context) as answer:
             return bool(answer.status == 200)
     except OSError:
         return False

@@ -7,14 +7,13 @@ import threading
 
 import structlog
 
+from eventsched.cli import extenderlisteners, listeners
 from eventsched.cli.commands import summary
 from eventsched.cli.database import open_store, wait_for_schema
 from eventsched.cli.driverstate import DriverState, run_driver
-from eventsched.cli.serve import AddressError, parse_address
 from eventsched.cluster.kube import ClientConnection, KubeCluster, api_client
 from eventsched.config.file import ConfigError, SchedulerConfig, load_config
 from eventsched.extenderserver.scheduler import ExtenderScheduler
-from eventsched.extenderserver.server import ExtenderServer
 from eventsched.framework import Profile
 from eventsched.metrics import SchedulerMetrics
 from eventsched.plugins import full_registry
@@ -29,7 +28,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help=summary("extender"),
         description="Answer kube-scheduler's extender calls (filter, prioritize, bind) with one "
         "profile of the configuration, logging every call's decision before answering it. "
-        "Point kube-scheduler's extenders[].urlPrefix at --listen.",
+        "Serves HTTPS on --secure-port to kube-scheduler's client certificate (signed by "
+        "--client-ca-file): point kube-scheduler's extenders[].urlPrefix at "
+        "https://HOST:PORT/ and its tlsConfig at the certificates (docs/extender.md).",
     )
     p.add_argument("--config", metavar="FILE", help="KubeSchedulerConfiguration (v1) file")
     p.add_argument(
@@ -38,16 +39,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="the profile (schedulerName) to serve (default: the configuration's first)",
     )
     p.add_argument(
-        "--listen",
-        default="0.0.0.0:8888",
-        metavar="HOST:PORT",
-        help="serve the verbs and /healthz, /readyz, /metrics here (default 0.0.0.0:8888)",
-    )
-    p.add_argument(
         "--kubeconfig",
         metavar="FILE",
         help="kubeconfig to use instead of the in-cluster service account",
     )
+    extenderlisteners.add_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -69,10 +65,7 @@ def run(args: argparse.Namespace) -> int:
 def _serve(
     args: argparse.Namespace, state: DriverState[ExtenderScheduler], stop: threading.Event
 ) -> int:
-    try:
-        host, port = parse_address(args.listen)
-    except AddressError as exc:
-        raise AddressError(str(exc).replace("--http-address", "--listen")) from None
+    serving = extenderlisteners.check_serving(args)  # refused before anything starts
     config = load_config(args.config, full_registry()) if args.config else SchedulerConfig()
     profile = served_profile(config, args.profile)
     cc = config.client_connection
@@ -82,8 +75,9 @@ def _serve(
     store = open_store(args.db, require_schema=False)
     metrics = SchedulerMetrics()
 
-    server = ExtenderServer(host, port, lambda: state.scheduler, metrics.registry, state.readiness)
-    server.start()
+    servers = extenderlisteners.start_servers(
+        serving, api, lambda: state.scheduler, metrics.registry, state.readiness
+    )
     try:
         if not wait_for_schema(store, stop):
             return 0
@@ -113,7 +107,7 @@ def _serve(
                 log.info(
                     "answering kube-scheduler's extender calls",
                     profile=profile.scheduler_name,
-                    port=server.port,
+                    ports=[server.port for server in servers],
                     nodes=len(scheduler.cache.table),
                 )
                 scheduler.run(stop=stop)
@@ -121,5 +115,5 @@ def _serve(
             scheduler.stop()
         return 0
     finally:
-        server.stop()
+        listeners.stop_endpoints(servers)
         store.engine.dispose()

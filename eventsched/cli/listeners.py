@@ -13,13 +13,15 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 import structlog
 from prometheus_client import CollectorRegistry
 
+from eventsched._httpserver import Security
 from eventsched.cli import secureserving
 from eventsched.cli.secureserving import SecureServing, ServingFlagError
-from eventsched.cli.serve import Check, Endpoints, Security, parse_address
+from eventsched.cli.serve import Check, Endpoints, parse_address
 from eventsched.cluster.kube.connection import Api
 
 log = structlog.get_logger(__name__)
@@ -47,6 +49,15 @@ def check_serving(args: argparse.Namespace) -> Serving:
     return Serving(secure, args.http_address)
 
 
+class Listener(Protocol):
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+L = TypeVar("L", bound=Listener)
+
+
 def start_endpoints(
     serving: Serving,
     api: Api,
@@ -55,48 +66,65 @@ def start_endpoints(
     liveness: Callable[[], Sequence[Check]] | None = None,
 ) -> list[Endpoints]:
     """The listeners asked for, started; a port that cannot be bound raises one line."""
-    from eventsched._httpguard import Guard
-    from eventsched.cluster.kube.reviews import Reviews
+    return open_listeners(
+        serving,
+        api,
+        lambda secure, security: Endpoints(
+            secure.address, registry, readiness, liveness, security=security
+        ),
+        lambda address: Endpoints(address, registry, readiness, liveness),
+        "/metrics",
+    )
 
-    started: list[Endpoints] = []
+
+def open_listeners(
+    serving: Serving,
+    api: Api,
+    secure_one: Callable[[SecureServing, Security], L],
+    plain_one: Callable[[str], L],
+    what: str,
+) -> list[L]:
+    """The HTTPS listener (`secure_one`) and the plain one (`plain_one`, serving `what`
+    to anyone) that `serving` asks for, started once both are bound; a port that cannot
+    be bound raises one line naming its flag."""
+    started: list[L] = []
     try:
         if serving.secure is not None:
             secure = serving.secure
-            guard = Guard(Reviews(api), secure.always_allow_paths)
             try:
-                endpoints = Endpoints(
-                    secure.address,
-                    registry,
-                    readiness,
-                    liveness,
-                    security=Security(secure.context, guard),
-                )
+                started.append(secure_one(secure, security(secure, api)))
             except OSError as exc:
                 raise ServingFlagError(
                     f"--secure-port {secure.port} (--bind-address {secure.bind_address}): "
                     f"{exc.strerror or exc}"
                 ) from None
-            started.append(endpoints)
         if serving.http_address is not None:
             try:
-                endpoints = Endpoints(serving.http_address, registry, readiness, liveness)
+                started.append(plain_one(serving.http_address))
             except OSError as exc:
                 raise ServingFlagError(
                     f"--http-address {serving.http_address}: {exc.strerror or exc}"
                 ) from None
             log.warning(
-                "serving /metrics over plain HTTP without authentication",
+                f"serving {what} over plain HTTP without authentication",
                 address=serving.http_address,
             )
-            started.append(endpoints)
     except BaseException:
         stop_endpoints(started)
         raise
-    for endpoints in started:
-        endpoints.start()
+    for one in started:
+        one.start()
     return started
 
 
-def stop_endpoints(endpoints: Sequence[Endpoints]) -> None:
+def security(secure: SecureServing, api: Api) -> Security:
+    """The HTTPS listener's TLS context and guard, its reviews asked of `api`'s server."""
+    from eventsched._httpguard import Guard
+    from eventsched.cluster.kube.reviews import Reviews
+
+    return Security(secure.context, Guard(Reviews(api), secure.always_allow_paths))
+
+
+def stop_endpoints(endpoints: Sequence[Listener]) -> None:
     for one in endpoints:
         one.stop()

@@ -8,10 +8,8 @@ operator which condition holds a replica back.
 
 from __future__ import annotations
 
-import ssl
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import urlsplit
 
@@ -19,7 +17,7 @@ import structlog
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 from eventsched._httpguard import Guard
-from eventsched._httpserver import QuietHTTPServer, SecureHTTPServer
+from eventsched._httpserver import QuietHTTPServer, SecureHTTPServer, Security, guard_refusal
 
 log = structlog.get_logger(__name__)
 
@@ -44,14 +42,6 @@ def parse_address(address: str) -> tuple[str, int]:
             f"--http-address {address!r}: expected HOST:PORT, e.g. 0.0.0.0:10259 or :10259"
         )
     return host.strip("[]") or "0.0.0.0", int(port)
-
-
-@dataclass(frozen=True, slots=True)
-class Security:
-    """TLS and who may ask what: the HTTPS port's."""
-
-    context: ssl.SSLContext
-    guard: Guard
 
 
 class Endpoints:
@@ -103,14 +93,7 @@ class Endpoints:
         self.server.server_close()
 
     def _let_through(self, request: BaseHTTPRequestHandler, guard: Guard) -> bool:
-        connection = request.connection
-        peer = connection.getpeercert() if isinstance(connection, ssl.SSLSocket) else None
-        refusal = guard.check(
-            request.command,
-            urlsplit(request.path).path,
-            request.headers.get("Authorization", ""),
-            peer or None,
-        )
+        refusal = guard_refusal(request, guard)
         if refusal is None:
             return True
         self._send(request, refusal.code, refusal.body, refusal.content_type)

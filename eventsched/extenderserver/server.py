@@ -4,6 +4,10 @@ HTTP/1.1 with keep-alive, as kube-scheduler's client reuses its connections. A P
 any path whose last segment is a verb (`urlPrefix + "/" + verb`) is a call; its body is
 checked against the protocol before the loop sees it, and a body kube-scheduler would
 not send is answered 400 in the verb's result shape with `Error` naming the field.
+
+With `security`, the listener serves HTTPS: the verbs only to kube-scheduler's client
+certificate (access.py), /metrics and the probes through the `Guard`. Without it, plain
+HTTP to anyone (`--http-address`, and the in-process benchmark and tests).
 """
 
 from __future__ import annotations
@@ -22,7 +26,14 @@ from prometheus_client import (
     generate_latest,
 )
 
-from eventsched._httpserver import QuietHTTPServer
+from eventsched._httpserver import (
+    QuietHTTPServer,
+    SecureHTTPServer,
+    Security,
+    guard_refusal,
+    peer_certificate,
+)
+from eventsched.extenderserver.access import verb_refusal
 from eventsched.extenderserver.calls import Call
 from eventsched.extenderserver.protocol import (
     VERBS,
@@ -69,11 +80,16 @@ class ExtenderServer:
         scheduler: Callable[[], ExtenderScheduler | None],
         registry: CollectorRegistry,
         readiness: Callable[[], Sequence[Check]],
+        security: Security | None = None,
+        metrics: ExtenderMetrics | None = None,
     ) -> None:
+        """`metrics`: the families of another listener of the same process (a registry
+        takes each family once)."""
         self.scheduler = scheduler
         self.registry = registry
         self.readiness = readiness
-        self.metrics = ExtenderMetrics(registry)
+        self.security = security
+        self.metrics = metrics or ExtenderMetrics(registry)
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -83,15 +99,22 @@ class ExtenderServer:
             disable_nagle_algorithm = True
 
             def do_POST(self) -> None:
-                server._post(self)
+                if server._let_through(self):
+                    server._post(self)
 
             def do_GET(self) -> None:
-                server._get(self)
+                if server._let_through(self):
+                    server._get(self)
 
             def log_message(self, format: str, *args: object) -> None:
                 pass  # one line per call would drown the log; /metrics counts them
 
-        self.httpd = QuietHTTPServer((host, port), Handler)
+        self.scheme = "http" if security is None else "https"
+        self.httpd = (
+            QuietHTTPServer((host, port), Handler)
+            if security is None
+            else SecureHTTPServer((host, port), Handler, security.context)
+        )
         self._thread = threading.Thread(
             target=self.httpd.serve_forever, name="extender-http", daemon=True
         )
@@ -102,7 +125,11 @@ class ExtenderServer:
 
     def start(self) -> None:
         self._thread.start()
-        log.info("serving the extender verbs, /healthz, /readyz and /metrics", port=self.port)
+        log.info(
+            "serving the extender verbs, /healthz, /readyz and /metrics",
+            port=self.port,
+            scheme=self.scheme,
+        )
 
     def stop(self) -> None:
         self.httpd.shutdown()
@@ -110,9 +137,32 @@ class ExtenderServer:
 
     # -- requests ----------------------------------------------------------------
 
+    def _let_through(self, request: BaseHTTPRequestHandler) -> bool:
+        """Plain HTTP lets everything through; HTTPS asks access.py (POST: a verb) or the
+        guard (GET), and answers a refusal itself."""
+        if self.security is None:
+            return True
+        if request.command == "POST":
+            refusal = verb_refusal(peer_certificate(request))
+            if refusal is not None:
+                verb = _verb(request)
+                log.warning(
+                    "extender call refused: no client certificate of --client-ca-file",
+                    verb=verb,
+                    client=request.client_address[0],
+                )
+                self._count(verb, refusal.code)
+                request.close_connection = True  # its body is not read
+        else:
+            refusal = guard_refusal(request, self.security.guard)
+        if refusal is None:
+            return True
+        self._send(request, refusal.code, refusal.body, refusal.content_type)
+        return False
+
     def _post(self, request: BaseHTTPRequestHandler) -> None:
         began = time.perf_counter()
-        verb = urlsplit(request.path).path.rstrip("/").rsplit("/", 1)[-1]
+        verb = _verb(request)
         length = int(request.headers.get("Content-Length") or 0)
         if length > MAX_BODY:
             request.close_connection = True
@@ -154,13 +204,23 @@ class ExtenderServer:
             self._send(request, 404, b"not found\n", "text/plain; charset=utf-8")
 
     def _json(self, request: BaseHTTPRequestHandler, code: int, verb: str, body: object) -> None:
-        self.metrics.requests.labels(verb if verb in VERBS else "unknown", str(code)).inc()
+        self._count(verb, code)
         self._send(request, code, orjson.dumps(body), "application/json")
+
+    def _count(self, verb: str, code: int) -> None:
+        self.metrics.requests.labels(verb if verb in VERBS else "unknown", str(code)).inc()
 
     @staticmethod
     def _send(request: BaseHTTPRequestHandler, code: int, body: bytes, content_type: str) -> None:
         request.send_response(code)
         request.send_header("Content-Type", content_type)
         request.send_header("Content-Length", str(len(body)))
+        if request.close_connection:  # a body left unread: the client must not reuse it
+            request.send_header("Connection", "close")
         request.end_headers()
         request.wfile.write(body)
+
+
+def _verb(request: BaseHTTPRequestHandler) -> str:
+    """The last segment of the path: kube-scheduler posts to `urlPrefix + "/" + verb`."""
+    return urlsplit(request.path).path.rstrip("/").rsplit("/", 1)[-1]

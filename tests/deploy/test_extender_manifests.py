@@ -100,15 +100,24 @@ def test_extender_deployment_runs_the_extender_command_with_the_shared_secret() 
     args = cli_args(container)
     assert args.command == "extender"
     assert args.log_format == "json"
-    port = int(args.listen.rsplit(":", 1)[1])
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
-    assert ports["http"] == port
+    assert ports == {"https": args.secure_port}
+    assert args.http_address is None  # no plain HTTP
     for probe, path in [
         ("startupProbe", "/healthz"),
         ("livenessProbe", "/healthz"),
         ("readinessProbe", "/readyz"),
     ]:
-        assert container[probe]["httpGet"] == {"path": path, "port": "http"}
+        # Anonymous over HTTPS: the probes are on --authorization-always-allow-paths.
+        assert path in args.authorization_always_allow_paths.split(",")
+        assert container[probe]["httpGet"] == {"path": path, "port": "https", "scheme": "HTTPS"}
+    # The serving pair and the client CA come from the Secret the operator makes.
+    files = [args.tls_cert_file, args.tls_private_key_file, args.client_ca_file]
+    (tls_dir,) = {str(PurePosixPath(f).parent) for f in files}
+    (mount,) = [m for m in container["volumeMounts"] if m["mountPath"] == tls_dir]
+    volume = next(v for v in spec["volumes"] if v["name"] == mount["name"])
+    assert volume["secret"]["secretName"] == "eventsched-extender-tls"
+    assert [PurePosixPath(f).name for f in files] == ["tls.crt", "tls.key", "client-ca.crt"]
     # The configuration is mounted where --config points, from the extender's ConfigMap.
     config = PurePosixPath(args.config)
     (mount,) = [m for m in container["volumeMounts"] if m["mountPath"] == str(config.parent)]
@@ -131,6 +140,7 @@ def test_extender_service_selects_the_extender_and_is_scraped() -> None:
     assert port["targetPort"] in {p["name"] for p in container["ports"]}
     assert service["metadata"]["annotations"]["prometheus.io/port"] == str(port["port"])
     assert service["metadata"]["annotations"]["prometheus.io/path"] == "/metrics"
+    assert service["metadata"]["annotations"]["prometheus.io/scheme"] == "https"
 
 
 def test_the_served_profile_loads() -> None:
@@ -154,7 +164,14 @@ def test_kube_scheduler_configuration_calls_the_extender_service() -> None:
     assert extender.node_cache_capable
     url = urlsplit(extender.url_prefix)
     service = find("Service", "eventsched-extender", under=EXTENDER)
+    assert url.scheme == "https"
     assert url.hostname == f"{service['metadata']['name']}.{NAMESPACE}.svc"
+    # kube-scheduler trusts the serving certificate's CA and presents its client
+    # certificate; serverName stays right when urlPrefix is changed to the cluster IP.
+    tls = extender.tls_config
+    assert tls["serverName"] == url.hostname
+    assert {"caFile", "certFile", "keyFile"} <= tls.keys()
+    assert not tls.get("insecure")
     assert url.port == service["spec"]["ports"][0]["port"]
     # The extender answers on any path ending in the verb; urlPrefix's path is "/".
     assert url.path in ("", "/")

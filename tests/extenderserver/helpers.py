@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import ssl
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,6 +14,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
+from eventsched._httpserver import Security
 from eventsched.cluster import SimulatedCluster
 from eventsched.config.file import parse_config
 from eventsched.events import EventStore
@@ -84,20 +86,27 @@ class Answer:
 
 
 class Client:
-    """One keep-alive connection, as kube-scheduler's HTTP client keeps one."""
+    """One keep-alive connection, as kube-scheduler's HTTP client keeps one; with
+    `context`, over HTTPS; with `token`, a bearer token on each request."""
 
-    def __init__(self, port: int) -> None:
-        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    def __init__(self, port: int, context: ssl.SSLContext | None = None, token: str = "") -> None:
+        self.conn = (
+            http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            if context is None
+            else http.client.HTTPSConnection("127.0.0.1", port, timeout=30, context=context)
+        )
+        self.headers = {"Authorization": f"Bearer {token}"} if token else {}
 
     def post(self, path: str, body: Any) -> Answer:
         raw = body if isinstance(body, bytes) else json.dumps(body).encode()
-        self.conn.request("POST", path, raw, {"Content-Type": "application/json"})
+        headers = {"Content-Type": "application/json", **self.headers}
+        self.conn.request("POST", path, raw, headers)
         answer = self.conn.getresponse()
         data = answer.read()
         return Answer(answer.status, json.loads(data) if data else None)
 
     def get(self, path: str) -> tuple[int, str]:
-        self.conn.request("GET", path)
+        self.conn.request("GET", path, headers=self.headers)
         answer = self.conn.getresponse()
         return answer.status, answer.read().decode()
 
@@ -138,7 +147,9 @@ def running_extender(
     config: dict,
     nodes: list[dict],
     pods: list[dict] = (),  # type: ignore[assignment]
+    security: Security | None = None,
 ) -> Iterator[Running]:
+    """With `security`, the server serves HTTPS and `client` brings no client certificate."""
     loaded = parse_config(config, "test", full_registry())
     cluster = SimulatedCluster(
         [Node.from_manifest(n) for n in nodes], [Pod.from_manifest(p) for p in pods]
@@ -153,7 +164,12 @@ def running_extender(
         metrics=metrics,
     )
     server = ExtenderServer(
-        "127.0.0.1", 0, lambda: scheduler, metrics.registry, lambda: [("ok", True, "")]
+        "127.0.0.1",
+        0,
+        lambda: scheduler,
+        metrics.registry,
+        lambda: [("ok", True, "")],
+        security=security,
     )
     stop = threading.Event()
     assert scheduler.start(stop)
@@ -161,7 +177,12 @@ def running_extender(
     loop.start()
     server.start()
     try:
-        yield Running(scheduler, server, cluster, Client(server.port))
+        context = None
+        if security is not None:
+            context = ssl.create_default_context()
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE  # the self-signed serving certificate
+        yield Running(scheduler, server, cluster, Client(server.port, context))
     finally:
         server.stop()
         stop.set()

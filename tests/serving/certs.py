@@ -81,8 +81,10 @@ def issue(
     *,
     client: bool = True,
     expired: bool = False,
+    dns_name: str = "",
 ) -> Pair:
-    """A certificate `ca` signs: for a client (`client`) or for a server on 127.0.0.1."""
+    """A certificate `ca` signs: for a client (`client`) or for a server on 127.0.0.1
+    (or, with `dns_name`, for that name only)."""
     ca_key = serialization.load_pem_private_key(ca.key.read_bytes(), None)
     assert isinstance(ca_key, ec.EllipticCurvePrivateKey)
     ca_cert = x509.load_pem_x509_certificate(ca.crt.read_bytes())
@@ -101,8 +103,10 @@ def issue(
         .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
     )
     if not client:
-        builder = builder.add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-            critical=False,
+        name: x509.GeneralName = (
+            x509.DNSName(dns_name)
+            if dns_name
+            else x509.IPAddress(ipaddress.ip_address("127.0.0.1"))
         )
+        builder = builder.add_extension(x509.SubjectAlternativeName([name]), critical=False)
     return _write(directory, stem, builder.sign(ca_key, hashes.SHA256()), key)

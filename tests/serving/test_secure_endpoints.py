@@ -9,36 +9,19 @@ from __future__ import annotations
 import json
 import ssl
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from prometheus_client import CollectorRegistry, Counter
 
-from eventsched._httpguard import Guard, ReviewError, UserInfo, Verdict
+from eventsched._httpguard import Guard, UserInfo
+from eventsched._httpserver import Security
 from eventsched.cli.secureserving import load_client_ca, server_context
-from eventsched.cli.serve import Endpoints, Security
+from eventsched.cli.serve import Endpoints
 from tests.serving.certs import Pair, issue, make_ca
 from tests.serving.httpsclient import get
-
-
-@dataclass
-class FakeReviewer:
-    users: dict[str, UserInfo]
-    allowed: set[tuple[str, str, str]]
-    asked: list[tuple[str, str, str]] = field(default_factory=list)
-    down: bool = False
-
-    def user_of(self, token: str) -> UserInfo | None:
-        if self.down:
-            raise ReviewError("TokenReview: connection refused")
-        return self.users.get(token)
-
-    def may(self, user: UserInfo, verb: str, path: str) -> Verdict:
-        self.asked.append((user.name, verb, path))
-        if self.down:
-            raise ReviewError("SubjectAccessReview: connection refused")
-        return Verdict((user.name, verb, path) in self.allowed)
+from tests.serving.reviewer import FakeReviewer
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """The secure serving flags refuse what cannot be served in one line naming the flag, exit 2,
-before anything starts (`run` and `shadow` alike); the self-signed certificate is made at start,
+before anything starts (`run`, `shadow` and `extender` alike); the self-signed certificate is made at start,
 and kept in --cert-dir when one is given."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def _refused(done: subprocess.CompletedProcess[str]) -> str:
     return lines[0].removeprefix("eventsched: error: ")
 
 
-@pytest.mark.parametrize("command", ["run", "shadow"])
+@pytest.mark.parametrize("command", ["run", "shadow", "extender"])
 def test_a_certificate_that_is_not_there_is_refused(tmp_path: Path, command: str) -> None:
     missing = tmp_path / "missing.crt"
     line = _refused(
@@ -48,7 +48,7 @@ def test_a_certificate_that_is_not_there_is_refused(tmp_path: Path, command: str
     assert line == f"--tls-cert-file {missing}: No such file or directory"
 
 
-@pytest.mark.parametrize("command", ["run", "shadow"])
+@pytest.mark.parametrize("command", ["run", "shadow", "extender"])
 def test_an_expired_certificate_is_refused(tmp_path: Path, command: str) -> None:
     ca = make_ca(tmp_path)
     old = issue(ca, tmp_path, "old", "localhost", client=False, expired=True)
@@ -72,6 +72,11 @@ def test_a_client_ca_that_does_not_parse_is_refused(tmp_path: Path) -> None:
     empty.write_text("nothing here\n")
     line = _refused(_eventsched(tmp_path, "shadow", "--client-ca-file", str(empty)))
     assert line.startswith(f"--client-ca-file {empty}: not a PEM certificate authority")
+    line = _refused(_eventsched(tmp_path, "extender", "--client-ca-file", str(garbage)))
+    assert line.startswith(f"--client-ca-file {garbage}: not a PEM certificate authority")
+    missing = tmp_path / "missing-ca.crt"
+    line = _refused(_eventsched(tmp_path, "extender", "--client-ca-file", str(missing)))
+    assert line == f"--client-ca-file {missing}: no such file"
 
 
 def test_a_key_of_another_certificate_and_a_lone_certificate_are_refused(tmp_path: Path) -> None:

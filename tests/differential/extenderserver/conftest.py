@@ -19,6 +19,7 @@ collect_ignore = (
         "test_extender_differential.py",
         "test_extender_preempt_real.py",
         "test_extender_preempt_calling.py",
+        "test_extender_tls_real.py",
     ]
 )
 

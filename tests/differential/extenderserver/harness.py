@@ -1,14 +1,20 @@
 """The real control plane's side of the extender tests: `eventsched extender` started as a
 user starts it (the CLI, its own SQLite log, the admin kubeconfig), the KubeSchedulerConfiguration
-that makes the real kube-scheduler v1.28 call it, and waiting for a positive signal."""
+that makes the real kube-scheduler v1.28 call it, and waiting for a positive signal.
+
+The extender serves plain HTTP (`--secure-port 0 --http-address`, asked for explicitly)
+unless given `ExtenderTLS`: then HTTPS with its certificate and `--client-ca-file`, and
+kube-scheduler's extender entry carries the matching `tlsConfig`."""
 
 from __future__ import annotations
 
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +25,7 @@ from eventsched.benchmarks.processes import free_port
 from eventsched.events import upgrade
 from tests.differential.extenderserver.cases import SCHEDULER
 from tests.differential.kubeapi import GRACE_0, KubeApi
+from tests.serving.certs import Pair
 from tests.waiting import answers_ok
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -44,35 +51,69 @@ def wait_for(predicate: Any, timeout: float, what: str) -> Any:
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
+@dataclass(frozen=True)
+class ExtenderTLS:
+    """The certificates of an HTTPS extender and of the kube-scheduler calling it."""
+
+    serving: Pair  # --tls-cert-file, --tls-private-key-file (for 127.0.0.1)
+    serving_ca: Pair  # what signed it: kube-scheduler's tlsConfig.caFile
+    client_ca: Pair  # --client-ca-file
+    client: Pair  # kube-scheduler's tlsConfig.certFile, keyFile
+    server_name: str = ""  # tlsConfig.serverName: the name `serving` is for, when not 127.0.0.1
+
+
 class Extender:
     """`eventsched extender` as a child process with its own log; stopped with SIGTERM."""
 
-    def __init__(self, profile: dict[str, Any], plane: ControlPlane, workdir: Path) -> None:
+    def __init__(
+        self,
+        profile: dict[str, Any],
+        plane: ControlPlane,
+        workdir: Path,
+        tls: ExtenderTLS | None = None,
+    ) -> None:
         """`profile`: eventsched's KubeSchedulerConfiguration."""
         self.db = f"sqlite:///{workdir / 'extender.db'}"
         upgrade(self.db)
         config = workdir / "eventsched.yaml"
         config.write_text(yaml.safe_dump(profile))
         self.port = free_port()
+        self.tls = tls
         self.log = workdir / "extender.log"
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         self.proc = subprocess.Popen(
             eventsched_cli(
                 "--db", self.db, "--log-format", "json", "extender",
-                "--config", str(config), "--listen", f"127.0.0.1:{self.port}",
+                "--config", str(config), *self._serving_args(),
                 "--kubeconfig", str(plane.kubeconfig()),
             ),
             stdout=self.log.open("ab"), stderr=subprocess.STDOUT, cwd=ROOT, env=env,
         )  # fmt: skip
+        context = None
+        if tls is not None:
+            context = ssl.create_default_context(cafile=str(tls.serving_ca.crt))
+            context.check_hostname = not tls.server_name
+        ready = f"{self.url}readyz"
         try:
-            wait_for(lambda: self._alive() and answers_ok(f"{self.url}readyz"), 60, "the extender")
+            wait_for(lambda: self._alive() and answers_ok(ready, context), 60, "the extender")
         except AssertionError:
             self.stop()
             raise AssertionError(self.log.read_text()[-3000:]) from None
 
+    def _serving_args(self) -> list[str]:
+        if self.tls is None:
+            return ["--secure-port", "0", "--http-address", f"127.0.0.1:{self.port}"]
+        return [
+            "--bind-address", "127.0.0.1", "--secure-port", str(self.port),
+            "--tls-cert-file", str(self.tls.serving.crt),
+            "--tls-private-key-file", str(self.tls.serving.key),
+            "--client-ca-file", str(self.tls.client_ca.crt),
+        ]  # fmt: skip
+
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/"
+        scheme = "http" if self.tls is None else "https"
+        return f"{scheme}://127.0.0.1:{self.port}/"
 
     def _alive(self) -> bool:
         if self.proc.poll() is not None:
@@ -94,7 +135,15 @@ def kube_scheduler_config(
 ) -> dict[str, Any]:
     """kube-scheduler with `extender` as its filter, prioritize and bind (and with `preempt`,
     preempt) extender; `profile`: more of its profile (pluginConfig, ...)."""
-    verbs = {"preemptVerb": "preempt"} if preempt else {}
+    extra: dict[str, Any] = {"preemptVerb": "preempt"} if preempt else {}
+    if extender.tls is not None:
+        extra["tlsConfig"] = {
+            "certFile": str(extender.tls.client.crt),
+            "keyFile": str(extender.tls.client.key),
+            "caFile": str(extender.tls.serving_ca.crt),
+        }
+        if extender.tls.server_name:
+            extra["tlsConfig"]["serverName"] = extender.tls.server_name
     return {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
@@ -116,7 +165,7 @@ def kube_scheduler_config(
                 "weight": 1000,
                 "nodeCacheCapable": node_cache_capable,
                 "httpTimeout": "10s",
-                **verbs,
+                **extra,
             }
         ],
     }

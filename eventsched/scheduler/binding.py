@@ -13,6 +13,7 @@ import structlog
 
 from eventsched.framework import IDENTITY_KEY, Code, CycleState, Framework, QueuedPodInfo, Status
 from eventsched.framework.extenders.cycle import bind_with_extender, binder_extender
+from eventsched.framework.runtime.bindingpoints import running_error
 from eventsched.scheduler.batch import AttemptSink, Batch
 from eventsched.scheduler.ports import BindOutcome
 
@@ -44,7 +45,7 @@ class BindingDone:
     final: bool
     batch: Batch
     #: The pod's FailedScheduling message: the failed status's, as kube-scheduler's
-    #: failure handler gives it; a failed Bind's prefixed "Binding rejected: ".
+    #: failure handler gives it (`failure_message`).
     message: str = ""
     #: The API's status code when a Binding was answered; None when Bind never reached it.
     code: int | None = None
@@ -126,9 +127,19 @@ def run_binding_cycle(
         False,
         final,
         batch,
-        f"Binding rejected: {status.message}" if bind_reached else status.message,
+        failure_message(status, bind_plugin=bind_reached and binder is None),
         outcome.code if outcome else None,
     )
+
+
+def failure_message(status: Status, *, bind_plugin: bool) -> str:
+    """What kube-scheduler v1.28 says of a failed binding cycle: the status's message, a
+    Bind plugin's wrapped as RunBindPlugins wraps it (`running Bind plugin "DefaultBinder":
+    <the API's message>`). PreBind's status is wrapped already, and a binding extender's
+    error is given as it is (`extendersBinding`)."""
+    if bind_plugin and status.plugin:
+        return running_error("Bind", status.plugin, status).message
+    return status.message
 
 
 def _refusal(status: Status) -> str:

@@ -280,9 +280,9 @@ def test_binding_conflict_and_server_error_are_logged_and_retried(
     assert kinds.count("unreserved") == 2 and kinds.count("bound") == 1
     notes = sorted(e["note"] for e in events_about(apiserver, "p"))
     assert notes == [
-        "Binding rejected: etcdserver: request timed out",
-        "Binding rejected: the object has been modified",
         scheduled,
+        'running Bind plugin "DefaultBinder": etcdserver: request timed out',
+        'running Bind plugin "DefaultBinder": the object has been modified',
     ]
 
 

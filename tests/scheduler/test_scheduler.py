@@ -126,7 +126,8 @@ def test_conflict_409_on_a_pod_still_pending_is_requeued(store: EventStore) -> N
     assert bound_nodes(cluster) == {"default/p": "a"}
     failed = [e for e in cluster.events if e.reason == "FailedScheduling"]
     assert [e.message for e in failed] == [
-        'Binding rejected: Operation cannot be fulfilled on pods/binding "p": the object has been modified'
+        'running Bind plugin "DefaultBinder": Operation cannot be fulfilled on pods/binding "p": '
+        "the object has been modified"
     ]
     assert cluster.conditions["default/p"]["status"] == "True"  # bound on the retry
 

@@ -148,8 +148,8 @@ def test_a_provisioner_that_gives_up_fails_the_binding_and_unreserves(store: Eve
     )
     assert failed.data["reason"] == message
     # The pod's FailedScheduling says PreBind's error as it is, as kube-scheduler v1.28's
-    # does ("Binding rejected: " prefixes a failed Bind only); tests/kube checks it
-    # against the real binary.
+    # does (RunBindPlugins wraps a failed Bind's, RunPreBindPlugins PreBind's already);
+    # tests/kube checks it against the real binary.
     assert [e.message for e in cluster.events if e.reason == "FailedScheduling"] == [message]
     kinds = [e.kind for e in store.read(kinds=["reserved", "unreserved"])]
     assert kinds == ["reserved", "unreserved"]

@@ -276,6 +276,12 @@ if kube_binaries() is not None:
         _all_bound_once(result["checks"], 60)  # type: ignore[arg-type]
         figures = result["figures"]
         assert isinstance(figures, dict) and figures["kills"] == 3
+        # each kill is followed by a bind of a later process's own
+        waits = figures["kill -> first bind by a later process, median / max (s)"]
+        assert "inf" not in waits and float(waits.split(" / ")[1]) > 0
+        # each kill is followed by a bind of a later process's own
+        waits = figures["kill -> first bind by a later process, median / max (s)"]
+        assert "inf" not in waits and float(waits.split(" / ")[1]) > 0
 
     def test_api_faults_for_five_seconds_end_to_end(postgres_server: str) -> None:
         """Half the requests faulted for 5 s: faults of every kind were answered, the

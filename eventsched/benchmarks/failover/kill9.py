@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from eventsched.benchmarks.failover.figures import longest_gap
-from eventsched.benchmarks.failover.kill_leader import new_leaders_own_binds
+from eventsched.benchmarks.failover.kill_leader import logged_bound, new_leaders_own_binds
 from eventsched.benchmarks.failover.replicas import Replica
 from eventsched.benchmarks.failover.report import Result
 from eventsched.benchmarks.failover.run import Run, _timeout
@@ -68,21 +68,26 @@ def kill9(run: Run, result: Result) -> None:
         started = time.monotonic()
         instances.append(replica.instance)
     run.wait_bound(run.pods, max(1.0, deadline - time.monotonic()))
+    # the last process's `bound` events join its next group commit: wait for them, or
+    # its last binds would count as no process's own
+    run.wait("every bind in the log", lambda: logged_bound(run.url) >= run.pods, 30)
     binds = run.binds()
     gap_start, gap = longest_gap(binds.values())
     result.timeline["last pod bound"] = max(binds.values())
-    after = [min((t for t in binds.values() if t > k), default=None) for k in kills]
-    waits = sorted(a - k for a, k in zip(after, kills, strict=True) if a is not None)
-    # reservations a killed process left open, settled by the next from the API: read
-    # once each process has folded the log, after the run
+    # which process bound each pod itself, and the reservations a killed process left
+    # open that the next settled from the API (read once each has folded the log)
+    bound_by: dict[str, int] = {}
     closed: Counter[str] = Counter()
-    for instance in instances[1:]:
-        closed += new_leaders_own_binds(run.url, instance)[1]
+    for index, instance in enumerate(instances):
+        own, settled = new_leaders_own_binds(run.url, instance)
+        bound_by.update(dict.fromkeys(own, index))
+        closed += settled
+    waits = sorted(_first_own_bind(binds, bound_by, i, k) - k for i, k in enumerate(kills))
     result.figures.update(
         {
             "kills": len(kills),
-            "kill -> next bind, median / max (s)": (
-                f"{waits[len(waits) // 2]:.2f} / {waits[-1]:.2f}" if waits else None
+            "kill -> first bind by a later process, median / max (s)": (
+                f"{waits[len(waits) // 2]:.2f} / {waits[-1]:.2f}"
             ),
             "longest pause between binds (s)": gap,
             "  it began at": gap_start,
@@ -90,4 +95,15 @@ def kill9(run: Run, result: Result) -> None:
                 f"{closed['bound']} / {closed['unreserved']}"
             ),
         }
+    )
+
+
+def _first_own_bind(
+    binds: dict[str, float], bound_by: dict[str, int], killed: int, at: float
+) -> float:
+    """When a process started after kill number `killed` (0-based) first bound a pod of
+    its own choosing (a Binding in flight at the kill is the killed process's)."""
+    return min(
+        (t for pod, t in binds.items() if bound_by.get(pod, -1) > killed and t > at),
+        default=float("inf"),
     )

@@ -31,7 +31,7 @@ from eventsched.benchmarks.failover.checks import (
     pending_that_fit,
     unexplained_conflicts,
 )
-from eventsched.benchmarks.failover.faultproxy import Fault, codes_for, status_body
+from eventsched.benchmarks.failover.faultproxy import Fault, codes_for, named, status_body
 from eventsched.benchmarks.failover.kill9 import STARTUP_WINDOW, moments
 from eventsched.benchmarks.kube import _nodes, _pod
 from eventsched.benchmarks.kubebinaries import kube_binaries
@@ -135,6 +135,11 @@ def test_the_proxy_answers_each_request_with_faults_the_api_server_could_give() 
     expired = status_body(410, "/api/v1/pods")
     assert (expired["kind"], expired["code"], expired["reason"]) == ("Status", 410, "Expired")
     assert status_body(429, "/x")["details"] == {"retryAfterSeconds": 1}
+    assert named("/api/v1/namespaces/bench/pods/p1/status") == 'pods "p1"'
+    assert named("/api/v1/namespaces/bench/pods/p1/binding") == 'pods/binding "p1"'
+    assert named("/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/l") == 'leases "l"'
+    assert named("/api/v1/nodes/n1") == 'nodes "n1"'
+    assert named("/api/v1/namespaces/bench/pods") == "pods"
     binding = Fault(0.0, "POST", "/api/v1/namespaces/bench/pods/pod-00001/binding", 409)
     assert binding.binding_of == "pod-00001"
     assert Fault(0.0, "GET", "/api/v1/namespaces/bench/pods/pod-00001", 500).binding_of is None

@@ -10,7 +10,7 @@ from eventsched.benchmarks.failover.apiserver_restart import _supervise
 from eventsched.benchmarks.failover.faultproxy import FaultProxy
 from eventsched.benchmarks.failover.outage import _outage_figures
 from eventsched.benchmarks.failover.report import Result
-from eventsched.benchmarks.failover.run import Run, _timeout
+from eventsched.benchmarks.failover.run import Run
 from eventsched.benchmarks.failover.scrapes import MASTER, REST, changes, delta
 
 
@@ -21,10 +21,8 @@ def api_faults(run: Run, result: Result) -> None:
     proxy = FaultProxy(run.cp.url, run.cp.ca_file, share=settings.fault_share, seed=settings.seed)
     proxy.start()
     try:
-        replica = run.replica("replica-1", proxy.kubeconfig(run.cp.kubeconfig()))
-        run.wait("replica-1 leads", replica.leading, 60)
-        run.feed()
-        run.wait_bound(max(1, run.pods // 20), _timeout(run.pods))
+        kubeconfig = proxy.kubeconfig(run.cp.kubeconfig())
+        replica = run.fed_replica(max(1, run.pods // 20), kubeconfig)
         started = run.now()
         proxy.faults_for(settings.fault_seconds)
         time.sleep(settings.fault_seconds)

@@ -26,10 +26,7 @@ def disk_full(run: Run, result: Result) -> None:
     disk = run.disk
     if disk is None:
         raise ValueError("disk-full needs the run's database on a small disk")
-    replica = run.replica("replica-1")
-    run.wait("replica-1 leads", replica.leading, 60)
-    run.feed()
-    run.wait_bound(run.pods // 3, _timeout(run.pods))
+    replica = run.fed_replica(run.pods // 3)
     started = run.now()
     taken = disk.fill()
     filled = run.now()

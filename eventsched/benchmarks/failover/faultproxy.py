@@ -59,10 +59,24 @@ def codes_for(method: str, query: dict[str, list[str]]) -> tuple[int, ...]:
     return (429, 500)
 
 
+def named(path: str) -> str:
+    """How kube-apiserver names the object of a request path in a Status message:
+    `pods "p"` (its status too), `pods/binding "p"`, or the resource alone."""
+    parts = path.strip("/").split("/")
+    if "namespaces" in parts[:-1] and len(parts) > parts.index("namespaces") + 2:
+        rest = parts[parts.index("namespaces") + 2 :]
+    else:
+        rest = parts[2:] if parts[:1] == ["api"] else parts[3:]
+    if len(rest) < 2:
+        return "/".join(rest)
+    resource = "pods/binding" if rest[2:3] == ["binding"] else rest[0]
+    return f'{resource} "{rest[1]}"'
+
+
 def status_body(code: int, path: str) -> dict[str, Any]:
     """A metav1.Status as kube-apiserver writes it for `code`."""
     reason, message = {
-        409: ("Conflict", f"Operation cannot be fulfilled on {path}: the object has been "
+        409: ("Conflict", f"Operation cannot be fulfilled on {named(path)}: the object has been "
                           "modified; please apply your changes to the latest version and try again"),
         410: ("Expired", "too old resource version: 1 (2)"),
         429: ("TooManyRequests", "Too many requests, please try again later."),

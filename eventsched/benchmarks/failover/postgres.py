@@ -16,6 +16,9 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
+#: The hosts of a --server on this machine.
+LOCAL = (None, "", "127.0.0.1", "localhost", "::1")
+
 
 @contextlib.contextmanager
 def fresh_database(server: str, tablespace: str | None = None) -> Iterator[str]:

@@ -142,6 +142,15 @@ class Run:
         self.replicas.append(replica)
         return replica
 
+    def fed_replica(self, bound: int, kubeconfig: Path | None = None) -> Replica:
+        """replica-1 (see `replica`), leading; then the pods fed (see `feed`) until
+        `bound` of them are bound."""
+        replica = self.replica("replica-1", kubeconfig)
+        self.wait("replica-1 leads", replica.leading, 60)
+        self.feed()
+        self.wait_bound(bound, _timeout(self.pods))
+        return replica
+
     def binds(self) -> dict[str, float]:
         """pod name -> when the watch saw it bound, on this run's clock."""
         return {pod: t - self.clock for pod, t in list(self.watch.bound.items())}

@@ -21,7 +21,7 @@ from typing import BinaryIO
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
-LOCAL = (None, "", "127.0.0.1", "localhost", "::1")
+from eventsched.benchmarks.failover.postgres import LOCAL
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from datetime import UTC, datetime
 
+import pytest
+
 from eventsched.benchmarks.failover import (
     APPEND_FAILURES,
     MASTER,
@@ -22,6 +24,7 @@ from eventsched.benchmarks.failover import (
     failover,
     first_at,
     longest_gap,
+    main,
     metric_values,
     postgres_down,
     without_decision,
@@ -220,6 +223,19 @@ def test_the_restart_is_read_from_postgresqls_log_after_a_moment() -> None:
     assert down is not None and up is not None
     assert round(down - since, 3) == 9.588 and round(up - down, 3) == 0.171
     assert postgres_down(PG_LOG, since + 60) == (None, None)  # nothing after that
+
+
+def test_a_lease_too_short_or_a_share_out_of_range_is_refused_naming_the_flag(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for argv, flag in (
+        (["--lease-duration", "2"], "--lease-duration: at least 3"),
+        (["--fault-share", "1.5"], "--fault-share: a share from 0 to 1"),
+    ):
+        with pytest.raises(SystemExit) as exited:
+            main(argv)
+        assert exited.value.code == 2
+        assert flag in capsys.readouterr().err
 
 
 #: Collected only where the binaries are, as tests/cli/test_bench_kube.py.

@@ -59,7 +59,7 @@ def small_disk(server: str, mib: int) -> Iterator[SmallDisk]:
     mount = Path(f"/tmp/eventsched-diskfull-{os.getpid()}")
     mount.mkdir(mode=0o700)
     try:
-        _run("mount", "-t", "tmpfs", "-o", f"size={mib}m,mode=0700", "tmpfs", str(mount))
+        _mount(mount, mib)
         try:
             owner = pwd.getpwnam("postgres")
             os.chown(mount, owner.pw_uid, owner.pw_gid)
@@ -87,6 +87,13 @@ def _tablespace(server: str, name: str, location: Path) -> Iterator[None]:
                 conn.execute(sa.text(f'DROP TABLESPACE IF EXISTS "{name}"'))
     finally:
         admin.dispose()
+
+
+def _mount(mount: Path, mib: int) -> None:
+    try:
+        _run("mount", "-t", "tmpfs", "-o", f"size={mib}m,mode=0700", "tmpfs", str(mount))
+    except RuntimeError as e:
+        raise PermissionError(f"disk-full could not mount a tmpfs ({e})") from e
 
 
 def _write_until_full(out: BinaryIO, size: int) -> int:

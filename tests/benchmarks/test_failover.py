@@ -7,6 +7,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import UTC, datetime
+
+import pytest
 
 from eventsched.benchmarks.failover import (
     APPEND_FAILURES,
@@ -21,11 +24,21 @@ from eventsched.benchmarks.failover import (
     failover,
     first_at,
     longest_gap,
+    main,
     metric_values,
     postgres_down,
     without_decision,
 )
+from eventsched.benchmarks.failover.checks import (
+    bound_before_decided,
+    pending_that_fit,
+    unexplained_conflicts,
+)
+from eventsched.benchmarks.failover.faultproxy import Fault, codes_for, named, status_body
+from eventsched.benchmarks.failover.kill9 import STARTUP_WINDOW, moments
+from eventsched.benchmarks.kube import _nodes, _pod
 from eventsched.benchmarks.kubebinaries import kube_binaries
+from eventsched.events import StoredEvent
 
 
 def test_failover_is_measured_from_the_kill_and_from_the_old_leaders_last_bind() -> None:
@@ -59,6 +72,80 @@ def test_checks_fail_on_any_problem() -> None:
     assert not Checks(pods=2, bound_api=2, bound_events=3, bound_twice={"u": 2}, chain_ok=True).ok
     assert not Checks(pods=2, bound_api=1, bound_events=1, chain_ok=True).ok
     assert not Checks(pods=2, bound_api=2, bound_events=2, conflicts=["p"], chain_ok=True).ok
+    for problem in ("open_reservations", "pending_that_fit", "bound_before_decided"):
+        bad = Checks(pods=2, bound_api=2, bound_events=2, chain_ok=True)
+        setattr(bad, problem, ["p"])
+        assert not bad.ok, problem
+
+
+def _event(position: int, kind: str, uid: str) -> StoredEvent:
+    return StoredEvent(
+        position=position,
+        recorded_at=datetime(2026, 11, 28, tzinfo=UTC),
+        kind=kind,
+        scheduler="eventsched",
+        instance="i",
+        attempt=None,
+        uid=uid,
+        namespace="bench",
+        name=f"pod-{uid}",
+        node="node-00000",
+        plugin=None,
+        data={},
+    )
+
+
+def test_a_bound_event_needs_a_reserved_of_its_uid_before_it() -> None:
+    events = [
+        _event(1, "reserved", "a"),
+        _event(2, "bound", "a"),
+        _event(3, "bound", "b"),  # decided after it was bound
+        _event(4, "reserved", "b"),
+        _event(5, "reserved", "c"),
+        _event(6, "bound", "d"),  # another uid's decision does not count
+    ]
+    assert bound_before_decided(events) == ["pod-b", "pod-d"]
+
+
+def test_409s_the_fault_proxy_answered_are_not_conflicts() -> None:
+    assert unexplained_conflicts(["p1", "p1", "p2"], ["p1"]) == ["p1", "p2"]
+    assert unexplained_conflicts(["p1", "p1"], ["p1", "p1", "p3"]) == []
+
+
+def test_a_pending_pod_that_fits_beside_the_bound_ones_is_reported() -> None:
+    nodes = _nodes(1)  # 4 cpu, 16Gi, 110 pods
+    bound = [_pod(f"b{i}", "x") for i in range(39)]  # 100m each: 3.9 cpu used
+    for pod in bound:
+        pod["spec"]["nodeName"] = "node-00000"
+    small, big = _pod("small", "x"), _pod("big", "x")
+    big["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "200m"
+    assert pending_that_fit(nodes, [*bound, small, big]) == ["small"]
+
+
+def test_kill_moments_are_seeded_sorted_and_within_the_run() -> None:
+    first = moments(20, 2000, seed=7)
+    assert first == moments(20, 2000, seed=7) != moments(20, 2000, seed=8)
+    counts = [m.bound for m in first]
+    assert counts == sorted(counts) and counts[0] >= 1 and counts[-1] < 2000
+    assert all(0 <= m.after <= STARTUP_WINDOW for m in first)
+
+
+def test_the_proxy_answers_each_request_with_faults_the_api_server_could_give() -> None:
+    assert codes_for("POST", {}) == (409, 429, 500)
+    assert codes_for("GET", {"watch": ["true"], "resourceVersion": ["12"]}) == (410, 429, 500)
+    assert codes_for("GET", {"resourceVersion": ["12"]}) == (410, 429, 500)
+    assert codes_for("GET", {"resourceVersion": ["0"]}) == (429, 500)
+    expired = status_body(410, "/api/v1/pods")
+    assert (expired["kind"], expired["code"], expired["reason"]) == ("Status", 410, "Expired")
+    assert status_body(429, "/x")["details"] == {"retryAfterSeconds": 1}
+    assert named("/api/v1/namespaces/bench/pods/p1/status") == 'pods "p1"'
+    assert named("/api/v1/namespaces/bench/pods/p1/binding") == 'pods/binding "p1"'
+    assert named("/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/l") == 'leases "l"'
+    assert named("/api/v1/nodes/n1") == 'nodes "n1"'
+    assert named("/api/v1/namespaces/bench/pods") == "pods"
+    binding = Fault(0.0, "POST", "/api/v1/namespaces/bench/pods/pod-00001/binding", 409)
+    assert binding.binding_of == "pod-00001"
+    assert Fault(0.0, "GET", "/api/v1/namespaces/bench/pods/pod-00001", 500).binding_of is None
 
 
 SCRAPE = """\
@@ -138,6 +225,19 @@ def test_the_restart_is_read_from_postgresqls_log_after_a_moment() -> None:
     assert postgres_down(PG_LOG, since + 60) == (None, None)  # nothing after that
 
 
+def test_a_lease_too_short_or_a_share_out_of_range_is_refused_naming_the_flag(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for argv, flag in (
+        (["--lease-duration", "2"], "--lease-duration: at least 3"),
+        (["--fault-share", "1.5"], "--fault-share: a share from 0 to 1"),
+    ):
+        with pytest.raises(SystemExit) as exited:
+            main(argv)
+        assert exited.value.code == 2
+        assert flag in capsys.readouterr().err
+
+
 #: Collected only where the binaries are, as tests/cli/test_bench_kube.py.
 if kube_binaries() is not None:
 
@@ -168,3 +268,58 @@ if kube_binaries() is not None:
         assert lease > 10
         assert figures["failover, kill -> first bind after (s)"] > lease - SCRAPE_EVERY - 0.05
         assert figures["failover, last bind before -> first bind after (s)"] > 10
+
+    def _failover(*args: str, server: str) -> dict[str, object]:
+        """The benchmark's JSON; past the timeout it gets SIGTERM, which stops its
+        control plane and drops its database (SIGKILL would leave them running)."""
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "eventsched.benchmarks.failover", "--json", "--server", server,
+             "--nodes", "5", *args],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            out, err = proc.communicate(timeout=150)
+        except subprocess.TimeoutExpired:
+            proc.terminate()
+            out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, out[-3000:] + err[-3000:]
+        result: dict[str, object] = json.loads(out)
+        assert result["ok"] and result["error"] is None
+        return result
+
+    def _all_bound_once(checks: dict[str, object], pods: int) -> None:
+        assert checks["bound_api"] == checks["bound_events"] == pods
+        assert not checks["bound_twice"] and not checks["conflicts"]
+        assert not checks["without_decision"] and not checks["bound_before_decided"]
+        assert not checks["open_reservations"] and not checks["pending_that_fit"]
+        assert checks["chain_ok"]
+
+    def test_kill_9_three_times_end_to_end(postgres_server: str) -> None:
+        """One replica killed three times and started again on its log (a 3 s lease, so
+        that each successor takes it quickly); binding spread out by QPS 20, burst 1."""
+        result = _failover(
+            "--scenario", "kill-9", "--pods", "60", "--kills", "3", "--lease-duration", "3",
+            "--qps", "20", "--burst", "1", server=postgres_server,
+        )  # fmt: skip
+        _all_bound_once(result["checks"], 60)  # type: ignore[arg-type]
+        figures = result["figures"]
+        assert isinstance(figures, dict) and figures["kills"] == 3
+        # each kill is followed by a bind of a later process's own
+        waits = figures["kill -> first bind by a later process, median / max (s)"]
+        assert "inf" not in waits and float(waits.split(" / ")[1]) > 0
+        # each kill is followed by a bind of a later process's own
+        waits = figures["kill -> first bind by a later process, median / max (s)"]
+        assert "inf" not in waits and float(waits.split(" / ")[1]) > 0
+
+    def test_api_faults_for_five_seconds_end_to_end(postgres_server: str) -> None:
+        """Half the requests faulted for 5 s: faults of every kind were answered, the
+        replica saw them, and every pod is bound once all the same."""
+        result = _failover(
+            "--scenario", "api-faults", "--pods", "60", "--fault-seconds", "5",
+            "--fault-share", "0.5", "--rate", "20", server=postgres_server,
+        )  # fmt: skip
+        _all_bound_once(result["checks"], 60)  # type: ignore[arg-type]
+        figures = result["figures"]
+        assert isinstance(figures, dict)
+        assert figures["rest_client_requests_total{code='500'} during"] > 0
+        assert sum(figures["faults by code"].values()) > 10

@@ -5,14 +5,17 @@ the modules:
 
 - scrapes: what each scrape of a replica keeps, and the figures read from the scrapes
 - figures: the figures read from the bind times (failover, longest pause)
-- checks: after a run, every pod bound once with its `bound` event, the chain intact
+- checks: after a run, every pod bound once with its `bound` event after its decision, no
+  reservation open, no pod pending that fits, the chain intact
 - report: one scenario's result, as lines or JSON
 - postgres: a fresh database, restarting the local cluster, reading its log
+- smalldisk: a tmpfs holding a tablespace, filled and freed (disk-full)
+- faultproxy: a proxy to kube-apiserver answering some requests with errors (api-faults)
 - replicas: the `eventsched run` processes, each scraped on a thread
 - watch: the watch of bound pods, kept up while kube-apiserver restarts
 - run: one scenario's settings, control plane, database, watch and replicas
-- kill_leader, pg_restart, apiserver_restart (and outage, what the last two share): the
-  scenarios
+- kill_leader, pg_restart, apiserver_restart, kill9, disk_full, api_faults (and outage,
+  what the restarts, disk-full and api-faults share): the scenarios
 - measure: the scenarios by name, one measured on a fresh run
 - cli: the command line
 """

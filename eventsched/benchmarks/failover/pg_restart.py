@@ -6,7 +6,12 @@ from __future__ import annotations
 from sqlalchemy.engine import make_url
 
 from eventsched.benchmarks.failover.outage import _outage_figures
-from eventsched.benchmarks.failover.postgres import postgres_down, postgres_log, restart_postgres
+from eventsched.benchmarks.failover.postgres import (
+    LOCAL,
+    postgres_down,
+    postgres_log,
+    restart_postgres,
+)
 from eventsched.benchmarks.failover.report import Result
 from eventsched.benchmarks.failover.run import Run, _timeout
 from eventsched.benchmarks.failover.scrapes import (
@@ -20,12 +25,9 @@ from eventsched.benchmarks.failover.scrapes import (
 
 def pg_restart(run: Run, result: Result) -> None:
     """Restarts the machine's own PostgreSQL cluster: --server must be on it."""
-    if make_url(run.url).host not in (None, "", "127.0.0.1", "localhost", "::1"):
+    if make_url(run.url).host not in LOCAL:
         raise ValueError("pg-restart restarts the local PostgreSQL; --server is elsewhere")
-    replica = run.replica("replica-1")
-    run.wait("replica-1 leads", replica.leading, 60)
-    run.feed()
-    run.wait_bound(run.pods // 3, _timeout(run.pods))
+    replica = run.fed_replica(run.pods // 3)
     started = run.now()
     restart_postgres(run.down)
     done = run.now()

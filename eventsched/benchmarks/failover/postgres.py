@@ -16,17 +16,22 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
+#: The hosts of a --server on this machine.
+LOCAL = (None, "", "127.0.0.1", "localhost", "::1")
+
 
 @contextlib.contextmanager
-def fresh_database(server: str) -> Iterator[str]:
+def fresh_database(server: str, tablespace: str | None = None) -> Iterator[str]:
     """A new database eventsched_failover_<pid> on `server` (a URL to any database there),
-    upgraded to the current schema; dropped (sessions ended) afterwards."""
+    in `tablespace` if given, upgraded to the current schema; dropped (sessions ended)
+    afterwards."""
     name = f"eventsched_failover_{os.getpid()}"
     admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
     try:
         with admin.connect() as conn:
             conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-            conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+            where = f' TABLESPACE "{tablespace}"' if tablespace else ""
+            conn.execute(sa.text(f'CREATE DATABASE "{name}"{where}'))
         url = make_url(server).set(database=name).render_as_string(hide_password=False)
         _eventsched(url, "db", "upgrade")
         try:
@@ -70,6 +75,7 @@ def postgres_log() -> Path:
     return Path(f"/var/log/postgresql/postgresql-{postgres_version()}-main.log")
 
 
+_STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+) UTC ")
 _PG_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+) UTC \[\d+\] LOG:  (.*)$")
 
 
@@ -81,7 +87,7 @@ def postgres_down(log: Iterable[str], since: float) -> tuple[float | None, float
         match = _PG_LINE.match(line)
         if match is None:
             continue
-        at = datetime.strptime(match[1], "%Y-%m-%d %H:%M:%S.%f").replace(tzinfo=UTC).timestamp()
+        at = _unix(match[1])
         if at < since:
             continue
         if down is None and "shutdown request" in match[2]:
@@ -89,3 +95,13 @@ def postgres_down(log: Iterable[str], since: float) -> tuple[float | None, float
         elif down is not None and "ready to accept connections" in match[2]:
             return down, at
     return down, up
+
+
+def line_time(line: str) -> float | None:
+    """The Unix time a line of the server's log is stamped with, if it is."""
+    match = _STAMP.match(line)
+    return None if match is None else _unix(match[1])
+
+
+def _unix(stamp: str) -> float:
+    return datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S.%f").replace(tzinfo=UTC).timestamp()

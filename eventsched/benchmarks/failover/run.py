@@ -18,6 +18,7 @@ from eventsched.benchmarks.controlplane import ControlPlane
 from eventsched.benchmarks.failover.checks import Checks, check
 from eventsched.benchmarks.failover.postgres import fresh_database
 from eventsched.benchmarks.failover.replicas import Replica
+from eventsched.benchmarks.failover.smalldisk import SmallDisk
 from eventsched.benchmarks.kube import NAMESPACE, _create_pods, _nodes, _pod
 from eventsched.benchmarks.kubebinaries import kube_binaries
 
@@ -40,9 +41,20 @@ class Settings:
     rate: float = 20.0
     #: apiserver-restart: SIGKILL (a crash) instead of SIGTERM
     kill_apiserver: bool = False
+    #: leaderElection.leaseDuration in seconds (renewDeadline 2/3 of it, retryPeriod 1/5);
+    #: None: eventsched's defaults (15 / 10 / 2)
+    lease: int | None = None
+    #: kill-9: how many kills; api-faults: seconds of faults and the share of requests faulted
+    kills: int = 20
+    fault_seconds: float = 60.0
+    fault_share: float = 0.2
+    #: the random moments (kill-9) and answers (api-faults)
+    seed: int = 1
+    #: disk-full: the tablespace's filesystem size (MiB) and how long it stays full
+    disk_mib: int = 64
 
     def config_file(self, workdir: Path) -> Path | None:
-        if self.qps is None and self.burst is None:
+        if self.qps is None and self.burst is None and self.lease is None:
             return None
         connection: dict[str, float] = {}
         if self.qps is not None:
@@ -50,11 +62,17 @@ class Settings:
         if self.burst is not None:
             connection["burst"] = self.burst
         path = workdir / "eventsched.yaml"
-        config = {
+        config: dict[str, object] = {
             "apiVersion": "kubescheduler.config.k8s.io/v1",
             "kind": "KubeSchedulerConfiguration",
             "clientConnection": connection,
         }
+        if self.lease is not None:
+            config["leaderElection"] = {
+                "leaseDuration": f"{self.lease}s",
+                "renewDeadline": f"{max(1, self.lease * 2 // 3)}s",
+                "retryPeriod": f"{max(1, self.lease // 5)}s",
+            }
         path.write_text(json.dumps(config) + "\n")  # JSON is YAML
         return path
 
@@ -62,11 +80,19 @@ class Settings:
 class Run:
     """A control plane with nodes and pending pods, a fresh database, a watch of binds."""
 
-    def __init__(self, stack: contextlib.ExitStack, settings: Settings, upfront: bool) -> None:
-        """upfront: all pods created before the replicas start, else none (see `feed`)."""
+    def __init__(
+        self,
+        stack: contextlib.ExitStack,
+        settings: Settings,
+        upfront: bool,
+        disk: SmallDisk | None = None,
+    ) -> None:
+        """upfront: all pods created before the replicas start, else none (see `feed`);
+        disk: the database goes in its tablespace."""
         binaries = kube_binaries()
         if binaries is None:
             raise SystemExit("set EVENTSCHED_KUBE_BIN to kube-apiserver's directory (etcd on PATH)")
+        self.settings = settings
         self.pods = settings.pods
         self.down = settings.down
         self.kill_apiserver = settings.kill_apiserver
@@ -75,13 +101,17 @@ class Run:
         _create_pods(self.cp, settings.pods if upfront else 0, "eventsched")
         self.rate = settings.rate
         self.config = settings.config_file(self.cp.workdir)
-        self.url = stack.enter_context(fresh_database(settings.server))
+        self.disk = disk
+        tablespace = None if disk is None else disk.tablespace
+        self.url = stack.enter_context(fresh_database(settings.server, tablespace))
         self.watch = BindWatch(self.cp, NAMESPACE, patient=True)
         stack.callback(self.watch.close)
         self.watch.start(settings.pods)
         self.clock = time.monotonic()
         self.wall = time.time()  # the same moment on the Unix clock
         self.replicas: list[Replica] = []
+        #: pods whose Binding a fault proxy answered 409, once per answer (api-faults)
+        self.injected_409: list[str] = []
         self._stack = stack
 
     def now(self) -> float:
@@ -103,10 +133,22 @@ class Run:
         finally:
             client.close()
 
-    def replica(self, name: str) -> Replica:
-        replica = Replica(name, self.url, self.cp.kubeconfig(), self.config, self.clock)
+    def replica(self, name: str, kubeconfig: Path | None = None) -> Replica:
+        """A replica with the admin kubeconfig, or `kubeconfig` (its log goes beside it)."""
+        replica = Replica(
+            name, self.url, kubeconfig or self.cp.kubeconfig(), self.config, self.clock
+        )
         self._stack.callback(replica.stop)
         self.replicas.append(replica)
+        return replica
+
+    def fed_replica(self, bound: int, kubeconfig: Path | None = None) -> Replica:
+        """replica-1 (see `replica`), leading; then the pods fed (see `feed`) until
+        `bound` of them are bound."""
+        replica = self.replica("replica-1", kubeconfig)
+        self.wait("replica-1 leads", replica.leading, 60)
+        self.feed()
+        self.wait_bound(bound, _timeout(self.pods))
         return replica
 
     def binds(self) -> dict[str, float]:
@@ -125,7 +167,7 @@ class Run:
         self.wait(f"{count} pods bound", lambda: len(self.watch.bound) >= count, timeout)
 
     def check(self) -> Checks:
-        return check(self.cp, self.url, self.pods)
+        return check(self.cp, self.url, self.pods, self.injected_409)
 
 
 def _create_pod(core: Any, body: dict[str, Any], tries: int = 300) -> None:

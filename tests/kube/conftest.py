@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from kubernetes import client
 
 from tests.kube.realserver import real_binaries
+from tests.kube.scripted import Script, ScriptedServer
 
 #: The RBAC and TLS tests need a real API server: not collected without the binaries.
 collect_ignore = (
@@ -31,3 +32,19 @@ def api_client(request: pytest.FixtureRequest) -> Iterator[client.ApiClient]:
         yield api
     finally:
         api.close()
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[Script], ScriptedServer]]:
+    """Starts scripted servers (scripted.py); each is stopped after the test."""
+    servers: list[ScriptedServer] = []
+
+    def start(script: Script) -> ScriptedServer:
+        server = ScriptedServer(script)
+        server.start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()

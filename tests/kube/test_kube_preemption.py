@@ -70,7 +70,7 @@ def test_set_unschedulable_writes_the_nomination_only_when_it_changes(
     assert kube.recorder.failures == 0
 
 
-@pytest.mark.parametrize("code", [403, 409, 500])
+@pytest.mark.parametrize("code", [403, 409])
 def test_clear_nomination_and_preempt_raise_what_the_server_refused(
     apiserver: EmulatedApiServer, cluster: tuple[KubeCluster, dict[str, Pod]], code: int
 ) -> None:
@@ -84,3 +84,27 @@ def test_clear_nomination_and_preempt_raise_what_the_server_refused(
     with pytest.raises(ApiError) as refused:
         kube.preempt(seen["running"], seen["pending"])
     assert refused.value.code == code
+
+
+def test_status_patches_answered_500_are_tried_four_times_as_patch_pod_status_does(
+    apiserver: EmulatedApiServer, cluster: tuple[KubeCluster, dict[str, Pod]]
+) -> None:
+    """util.PatchPodStatus retries an InternalError with retry.DefaultBackoff (four
+    attempts); a DELETE is sent once."""
+    kube, seen = cluster
+    nominated = replace(seen["pending"], nominated_node_name="node-a")
+    apiserver.fail_next("PATCH", "/pods/pending/status$", 500, times=3)
+    kube.clear_nomination(nominated)  # the fourth attempt is answered
+    assert len(status_patches(apiserver)) == 4
+    apiserver.fail_next("PATCH", "/pods/pending/status$", 500, times=4)
+    with pytest.raises(ApiError) as refused:
+        kube.clear_nomination(nominated)
+    assert refused.value.code == 500 and len(status_patches(apiserver)) == 8
+    apiserver.fail_next("PATCH", "/pods/pending/status$", 500)
+    kube.set_unschedulable(seen["pending"], "0/2 nodes are available")
+    apiserver.wait_for(lambda: "0/2 nodes" in str(apiserver.get("pods", "pending", "default")))
+    assert len(status_patches(apiserver)) == 10 and kube.recorder.failures == 0
+    apiserver.fail_next("DELETE", "/pods/running$", 500)
+    with pytest.raises(ApiError) as refused:
+        kube.preempt(seen["running"], seen["pending"])
+    assert refused.value.code == 500

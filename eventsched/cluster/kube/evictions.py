@@ -19,12 +19,13 @@ from typing import Any
 from eventsched.cluster.kube.ratelimit import TokenBucket
 from eventsched.cluster.kube.recorder import rfc3339
 from eventsched.cluster.kube.rest import (
-    JSON,
-    STRATEGIC_MERGE,
+    Answer,
     Rest,
+    TransportError,
     limited_request,
     resource_path,
 )
+from eventsched.cluster.kube.statuspatch import patch_pod_status
 from eventsched.model import Pod
 from eventsched.model.changes import ApiError
 from eventsched.model.preemptionwrites import (
@@ -61,7 +62,7 @@ class Evictions:
     def preempt(self, victim: Pod, preemptor: Pod) -> None:
         path = resource_path(PODS, victim.namespace, victim.name)
         patch = disruption_patch(preemptor.scheduler_name, datetime.now(UTC))
-        if self._request("PATCH", path + "/status", patch, STRATEGIC_MERGE):
+        if self._patch_status(path + "/status", patch):
             self._request("DELETE", path)
 
     def clear_nomination(self, pod: Pod) -> None:
@@ -70,13 +71,25 @@ class Evictions:
         if not pod.nominated_node_name:
             return
         path = resource_path(PODS, pod.namespace, pod.name) + "/status"
-        self._request("PATCH", path, CLEAR_NOMINATION, STRATEGIC_MERGE)
+        self._patch_status(path, CLEAR_NOMINATION)
 
-    def _request(self, method: str, path: str, body: Any = None, content_type: str = JSON) -> bool:
+    def _patch_status(self, path: str, patch: Any) -> bool:
+        """As `_request`, through PatchPodStatus's retries (statuspatch.py)."""
+        try:
+            answer = patch_pod_status(self._rest, self._limiter, path, patch)
+        except TransportError as exc:
+            raise ApiError(0, f"no answer from the API server: {exc}") from exc
+        return _gone_or_ok(answer)
+
+    def _request(self, method: str, path: str) -> bool:
         """True when the request succeeded, False when the pod is gone; ApiError otherwise."""
-        answer = limited_request(self._rest, self._limiter, method, path, body, content_type)
-        if answer.ok:
-            return True
-        if answer.status == 404:
-            return False
-        raise ApiError(answer.status, answer.message)
+        return _gone_or_ok(limited_request(self._rest, self._limiter, method, path))
+
+
+def _gone_or_ok(answer: Answer) -> bool:
+    """True when the request succeeded, False when the pod is gone; ApiError otherwise."""
+    if answer.ok:
+        return True
+    if answer.status == 404:
+        return False
+    raise ApiError(answer.status, answer.message)

@@ -41,10 +41,12 @@ class ProtocolError(OSError):
 
 @dataclass(frozen=True, slots=True)
 class RawAnswer:
-    """The status and the whole body of an answer."""
+    """The status and the whole body of an answer, and its Retry-After in seconds (None:
+    none, or not a whole number, as client-go reads it)."""
 
     status: int
     data: bytes
+    retry_after: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +55,7 @@ class _Head:
     length: int | None  # Content-Length, None when chunked or read to the end
     chunked: bool
     keep_alive: bool
+    retry_after: int | None = None
 
 
 class _Connection:
@@ -73,12 +76,14 @@ class _Connection:
         """Send the request; the answer, and whether the connection may be used again."""
         head = self.start(request)
         if method == "HEAD" or head.status in (204, 304):
-            return RawAnswer(head.status, b""), head.keep_alive
-        if head.chunked:
-            return RawAnswer(head.status, b"".join(self.chunks())), head.keep_alive
-        if head.length is None:
-            return RawAnswer(head.status, self._reader.read()), False
-        return RawAnswer(head.status, self.exactly(head.length)), head.keep_alive
+            data, keep = b"", head.keep_alive
+        elif head.chunked:
+            data, keep = b"".join(self.chunks()), head.keep_alive
+        elif head.length is None:
+            data, keep = self._reader.read(), False
+        else:
+            data, keep = self.exactly(head.length), head.keep_alive
+        return RawAnswer(head.status, data, head.retry_after), keep
 
     def start(self, request: bytes) -> _Head:
         """Send the request and read the answer's head (after any interim answers)."""
@@ -141,21 +146,35 @@ def _read_head(reader: io.BufferedReader) -> _Head:
     length: int | None = None
     chunked = False
     keep_alive = version == b"HTTP/1.1"
+    retry_after: int | None = None
     for _ in range(MAX_HEADERS):
         line = _line(reader)
         if line in (b"\r\n", b"\n"):
-            return _Head(int(code), None if chunked else length, chunked, keep_alive)
+            return _Head(int(code), None if chunked else length, chunked, keep_alive, retry_after)
         name, _, value = line.partition(b":")
         name = name.strip().lower()
         if name == b"content-length":
             length = _content_length(value)
         elif name == b"transfer-encoding":
             chunked = b"chunked" in value.lower()
+        elif name == b"retry-after":
+            retry_after = retry_after_seconds(value.decode("latin-1"))
         elif name == b"connection":
             keep_alive = b"close" not in value.lower() and (
                 keep_alive or b"keep-alive" in value.lower()
             )
     raise ProtocolError(f"more than {MAX_HEADERS} headers in an answer")
+
+
+def retry_after_seconds(value: str | None) -> int | None:
+    """A Retry-After header's seconds, as client-go's retryAfterSeconds reads it (an
+    integer; a date or anything else is no Retry-After)."""
+    if value is None:
+        return None
+    try:
+        return int(value.strip())
+    except ValueError:
+        return None
 
 
 def _content_length(value: bytes) -> int:

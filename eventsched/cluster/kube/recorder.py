@@ -26,7 +26,8 @@ import structlog
 
 from eventsched.cluster.kube.events import EventBroadcaster, rfc3339_micro
 from eventsched.cluster.kube.ratelimit import TokenBucket
-from eventsched.cluster.kube.rest import STRATEGIC_MERGE, Rest, TransportError, resource_path
+from eventsched.cluster.kube.rest import Rest, TransportError, resource_path
+from eventsched.cluster.kube.statuspatch import patch_pod_status
 from eventsched.model import Pod
 
 log = structlog.get_logger(__name__)
@@ -244,10 +245,9 @@ class Recorder:
         patch = unschedulable_patch(current, message, nomination, datetime.now(UTC), reason)
         if patch is None:
             return
-        self._limiter.acquire()
         path = resource_path("pods", pod.namespace, pod.name) + "/status"
         try:
-            answer = self._rest.request("PATCH", path, patch, content_type=STRATEGIC_MERGE)
+            answer = patch_pod_status(self._rest, self._limiter, path, patch)
         except TransportError as exc:
             self._failed(pod, str(exc))
             return

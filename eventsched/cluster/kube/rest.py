@@ -30,7 +30,13 @@ import urllib3
 
 from eventsched.cluster.kube.connection import REQUEST_TIMEOUT as CLIENT_TIMEOUT
 from eventsched.cluster.kube.connection import pool_manager, warn_insecure
-from eventsched.cluster.kube.keepalive import KeepAlivePool, RawAnswer, Stream, split_lines
+from eventsched.cluster.kube.keepalive import (
+    KeepAlivePool,
+    RawAnswer,
+    Stream,
+    retry_after_seconds,
+    split_lines,
+)
 from eventsched.cluster.kube.kubeconfig import ApiConfiguration
 from eventsched.cluster.kube.ratelimit import TokenBucket
 from eventsched.model.changes import ApiError
@@ -46,6 +52,9 @@ REQUEST_TIMEOUT = urllib3.Timeout(connect=CLIENT_TIMEOUT[0], read=CLIENT_TIMEOUT
 #: Connection errors are retried by urllib3 (the request never left); an answer
 #: that was cut off is not, since a Binding may have been applied.
 _RETRIES = urllib3.Retry(total=2, connect=2, read=0, status=0, other=0, redirect=0)
+
+#: How often an answer with Retry-After is sent again (client-go's default maxRetries).
+MAX_RETRIES = 10
 
 #: Seconds an auth header is reused before the configuration is asked again.
 AUTH_REFRESH = 60.0
@@ -172,8 +181,35 @@ class Rest:
 
         `decode` reads a successful answer's body (an error's is decoded whole)."""
         payload = None if body is None else orjson.dumps(body)
-        headers = self._headers(content_type if payload is not None else None)
         url = self.url(path, query)
+        raw = self._send(method, url, payload, content_type)
+        retries = 0
+        while (wait := _server_wait(raw)) is not None and retries < MAX_RETRIES:
+            # client-go's withRetry: a 429 or 5xx with Retry-After is sent again after
+            # that many seconds, up to 10 times, whatever the verb (the server did not
+            # apply it).
+            retries += 1
+            log.info(
+                "retrying after the API server's Retry-After",
+                method=method,
+                path=path,
+                status=raw.status,
+                retries=retries,
+                retry_after=wait,
+            )
+            time.sleep(wait)
+            raw = self._send(method, url, payload, content_type)
+        if not 200 <= raw.status < 300:
+            decode = orjson.loads
+        try:
+            decoded = decode(raw.data) if raw.data else None
+        except orjson.JSONDecodeError:
+            decoded = {"message": raw.data[:200].decode("utf-8", "replace").strip()}
+        return Answer(raw.status, decoded)
+
+    def _send(self, method: str, url: str, payload: bytes | None, content_type: str) -> RawAnswer:
+        """One attempt: the whole answer, or TransportError when none came back."""
+        headers = self._headers(content_type if payload is not None else None)
         started = time.perf_counter()
         try:
             if self._direct is not None:
@@ -186,13 +222,7 @@ class Rest:
         self._observe(method, str(raw.status), time.perf_counter() - started)
         if raw.status == 401:
             self._expire_credentials()  # a rotated token: ask the configuration again next time
-        if not 200 <= raw.status < 300:
-            decode = orjson.loads
-        try:
-            decoded = decode(raw.data) if raw.data else None
-        except orjson.JSONDecodeError:
-            decoded = {"message": raw.data[:200].decode("utf-8", "replace").strip()}
-        return Answer(raw.status, decoded)
+        return raw
 
     def _through_urllib3(
         self, method: str, url: str, headers: dict[str, str], payload: bytes | None
@@ -206,7 +236,9 @@ class Rest:
             retries=_RETRIES,
             preload_content=True,
         )
-        return RawAnswer(response.status, response.data)
+        return RawAnswer(
+            response.status, response.data, retry_after_seconds(response.headers.get("Retry-After"))
+        )
 
     def stream(
         self,
@@ -317,6 +349,14 @@ def resource_path(resource: str, namespace: str | None = None, name: str | None 
         else f"{base}/{plural}"
     )
     return f"{path}/{quote(name, safe='')}" if name else path
+
+
+def _server_wait(raw: RawAnswer) -> float | None:
+    """Seconds the server asked to wait before the same request is sent again (client-go's
+    checkWait: a 429 or any 5xx with a Retry-After); None: not to send it again."""
+    if raw.retry_after is None or not (raw.status == 429 or raw.status >= 500):
+        return None
+    return float(max(raw.retry_after, 0))
 
 
 def _reason(exc: BaseException) -> str:

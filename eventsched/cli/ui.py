@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import DBAPIError
 
+from eventsched.cli import uiserving
 from eventsched.cli.commands import summary
 from eventsched.cli.database import resolve_url
-from eventsched.cli import uiserving
 from eventsched.events import display_url
 
 if TYPE_CHECKING:

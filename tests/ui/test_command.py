@@ -25,7 +25,17 @@ def test_serves_and_prints_its_address(tmp_path: Path) -> None:
     simulate(url)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     process = subprocess.Popen(
-        [sys.executable, "-m", "eventsched.cli.main", "--db", url, "ui", "--listen", "127.0.0.1:0"],
+        [
+            sys.executable,
+            "-m",
+            "eventsched.cli.main",
+            "--db",
+            url,
+            "ui",
+            "--insecure-local",
+            "--listen",
+            "127.0.0.1:0",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -35,7 +45,9 @@ def test_serves_and_prints_its_address(tmp_path: Path) -> None:
         assert process.stdout is not None
         line = process.stdout.readline()  # blocks until the server says where it is
         found = re.fullmatch(
-            r"eventsched ui: serving (http://127\.0\.0\.1:(\d+)/) \(read-only\)\n", line
+            r"eventsched ui: serving (http://127\.0\.0\.1:(\d+)/) "
+            r"\(read-only; anyone on this machine, every namespace\)\n",
+            line,
         )
         assert found, (line, process.stderr.read() if process.poll() is not None else "")
         import urllib.request
@@ -52,7 +64,7 @@ def test_refuses_a_role_that_can_write(
     postgres_server: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The test server's user is a superuser with every privilege: refused, in one line."""
-    code = main(["ui", "--db", postgres_server, "--listen", "127.0.0.1:0"])
+    code = main(["ui", "--db", postgres_server, "--insecure-local", "--listen", "127.0.0.1:0"])
     err = capsys.readouterr().err.strip()
     assert code == 2
     assert len(err.splitlines()) == 1
@@ -61,7 +73,7 @@ def test_refuses_a_role_that_can_write(
 
 
 def test_missing_sqlite_log_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["ui", "--db", f"sqlite:///{tmp_path / 'none.db'}"])
+    code = main(["ui", "--db", f"sqlite:///{tmp_path / 'none.db'}", "--insecure-local"])
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and "none.db" in err
     assert not (tmp_path / "none.db").exists()

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -121,7 +121,7 @@ def pods_forbidden(user: str, namespace: str) -> str:
     )
 
 
-def viewer_of(scope: dict[str, Any]) -> Viewer:
+def viewer_of(scope: Mapping[str, Any]) -> Viewer:
     """The request's reader, as the middleware left it; a request that did not go
     through the middleware sees nothing (a page wired around it fails closed)."""
     viewer = scope.get(SCOPE_KEY)

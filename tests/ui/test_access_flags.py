@@ -69,5 +69,5 @@ def test_an_unparseable_client_ca_is_one_line(
 
 
 def test_the_app_is_never_made_without_saying_who_may_read(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="Settings.access"):
+    with pytest.raises(ValueError, match=r"Settings\.access"):
         create_app(Settings(f"sqlite:///{tmp_path / 'e.db'}"))

@@ -21,7 +21,7 @@ from eventsched.cli.main import main
 from eventsched.events import upgrade
 from tests.kube.realserver import RealApiServer
 from tests.kube.test_kube_runner import free_port
-from tests.kube.test_secure_serving_real import _token
+from tests.kube.test_secure_serving_real import _token, wait_healthy
 from tests.processes import child_env, terminate
 from tests.serving.certs import issue, make_ca
 from tests.serving.httpsclient import get
@@ -33,35 +33,35 @@ RBAC = "/apis/rbac.authorization.k8s.io/v1"
 ACCOUNTS = "/api/v1/namespaces/default/serviceaccounts"
 NODE = "node-1"
 
-MANIFESTS = f"""
+
+def _pod(namespace: str, name: str, cpu: str) -> str:
+    return f"""
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}, namespace: {namespace}}}
+spec:
+  schedulerName: eventsched
+  containers: [{{name: c, image: x, resources: {{requests: {{cpu: "{cpu}"}}}}}}]
+"""
+
+
+NODE_MANIFEST = f"""
 apiVersion: v1
 kind: Node
 metadata: {{name: {NODE}, labels: {{kubernetes.io/hostname: {NODE}}}}}
 status:
   capacity: {{cpu: "8", memory: 32Gi, pods: "110"}}
   allocatable: {{cpu: "8", memory: 32Gi, pods: "110"}}
----
-apiVersion: v1
-kind: Pod
-metadata: {{name: shown-pod, namespace: a}}
-spec:
-  schedulerName: eventsched
-  containers: [{{name: c, image: x, resources: {{requests: {{cpu: 100m}}}}}}]
----
-apiVersion: v1
-kind: Pod
-metadata: {{name: hidden-pod, namespace: b}}
-spec:
-  schedulerName: eventsched
-  containers: [{{name: c, image: x, resources: {{requests: {{cpu: 100m}}}}}}]
----
-apiVersion: v1
-kind: Pod
-metadata: {{name: hidden-pending, namespace: b}}
-spec:
-  schedulerName: eventsched
-  containers: [{{name: c, image: x, resources: {{requests: {{cpu: "64"}}}}}}]
 """
+#: One pod bound in a, one bound in b, one in b that fits nowhere (pending).
+MANIFESTS = "---".join(
+    [
+        NODE_MANIFEST,
+        _pod("a", "shown-pod", "100m"),
+        _pod("b", "hidden-pod", "100m"),
+        _pod("b", "hidden-pending", "64"),
+    ]
+)
 
 
 @pytest.fixture
@@ -121,15 +121,7 @@ def test_a_reader_sees_only_the_namespaces_rbac_allows(
             stdout=out, stderr=subprocess.STDOUT, text=True, env=child_env(),
         )  # fmt: skip
     try:
-
-        def healthy() -> bool:
-            try:
-                return get(port, "/healthz").code == 200
-            except OSError:
-                assert proc.poll() is None, log.read_text()
-                return False
-
-        real_apiserver.wait_for(healthy, timeout=60)
+        wait_healthy(real_apiserver, proc, port, log)
         reader = tokens[READER]
 
         anonymous = get(port, "/")

@@ -172,3 +172,25 @@ def test_a_reader_sees_only_the_namespaces_rbac_allows(
         assert admin.code == 200, admin.body
     finally:
         terminate(proc, lambda: log.read_text(errors="replace"))
+
+
+def test_the_pod_reviews_are_kept_per_user_and_namespace(
+    real_apiserver: RealApiServer, tokens: dict[str, str], tmp_path: Path
+) -> None:
+    """An answer is kept per (user, namespace): once the API server denies what it
+    allowed (the RoleBinding removed), a reviewer that asked before still says allowed
+    until its answer expires; one that keeps nothing says denied."""
+    from eventsched.cluster.kube.connection import ClientConnection, api_client
+    from eventsched.cluster.kube.reviews import Reviews
+
+    kubeconfig = real_apiserver.kubeconfig(tmp_path / "kubeconfig")
+    api = api_client(ClientConnection(kubeconfig=str(kubeconfig)))
+    kept, fresh = Reviews(api, cache_seconds=60.0), Reviews(api, cache_seconds=0.0)
+    user = kept.user_of(tokens[READER])
+    assert user is not None and user.name == f"system:serviceaccount:default:{READER}"
+    assert kept.may_get_pods(user, "a").allowed
+    assert not kept.may_get_pods(user, "b").allowed
+    assert not kept.may_get_pods(user, "").allowed
+    real_apiserver.call("DELETE", f"{RBAC}/namespaces/a/rolebindings/{ROLE}")
+    real_apiserver.wait_for(lambda: not fresh.may_get_pods(user, "a").allowed, timeout=30)
+    assert kept.may_get_pods(user, "a").allowed

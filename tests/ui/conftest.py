@@ -89,11 +89,18 @@ class Served:
         return f"http://127.0.0.1:{self.port}"
 
     def request(
-        self, path: str, method: str = "GET", body: str | None = None, ctype: str = ""
+        self,
+        path: str,
+        method: str = "GET",
+        body: str | None = None,
+        ctype: str = "",
+        token: str = "",
     ) -> Reply:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
         try:
             headers = {"Content-Type": ctype} if ctype else {}
+            if token:
+                headers["Authorization"] = f"Bearer {token}"
             conn.request(
                 method, path, body=body.encode() if body is not None else None, headers=headers
             )

@@ -94,21 +94,14 @@ class Guard:
     ) -> Refusal | None:
         """None when the request may go on, else the answer to give it; `authorization`
         is the request's Authorization header ('' without one)."""
-        try:
-            user = self._authenticate(authorization, peer_certificate)
-        except ReviewError as exc:
-            log.warning(
-                "cannot authenticate a request: the API server did not review its token",
-                problem=str(exc),
-            )
-            return UNAUTHORIZED
-        if user is None:
-            return UNAUTHORIZED
-        if path in self._exact or path.startswith(self._prefixes or ("\0",)):
+        user = self.authenticate(authorization, peer_certificate)
+        if isinstance(user, Refusal):
+            return user
+        if self.always_allowed(path):
             return None
         if user is ANONYMOUS:
             return UNAUTHORIZED
-        if self._groups.intersection(user.groups):
+        if self.in_always_allowed_group(user):
             return None
         verb = method.lower()
         try:
@@ -120,6 +113,28 @@ class Guard:
         if verdict.allowed:
             return None
         return forbidden(user.name, verb, path, verdict.reason)
+
+    def authenticate(
+        self, authorization: str, peer_certificate: dict[str, Any] | None
+    ) -> UserInfo | Refusal:
+        """Who made the request (ANONYMOUS without credentials), or the 401 for
+        credentials the API server does not accept or could not review."""
+        try:
+            user = self._authenticate(authorization, peer_certificate)
+        except ReviewError as exc:
+            log.warning(
+                "cannot authenticate a request: the API server did not review its token",
+                problem=str(exc),
+            )
+            return UNAUTHORIZED
+        return UNAUTHORIZED if user is None else user
+
+    def always_allowed(self, path: str) -> bool:
+        """Whether `path` is one of `--authorization-always-allow-paths`."""
+        return path in self._exact or path.startswith(self._prefixes or ("\0",))
+
+    def in_always_allowed_group(self, user: UserInfo) -> bool:
+        return bool(self._groups.intersection(user.groups))
 
     def _authenticate(
         self, authorization: str, peer_certificate: dict[str, Any] | None

@@ -34,7 +34,7 @@ import sqlalchemy as sa
 import uvicorn
 
 from eventsched.events.engine import parse_url
-from eventsched.ui.app import Settings, create_app
+from eventsched.ui.app import INSECURE_LOCAL, Settings, create_app
 
 
 @dataclass(slots=True)
@@ -104,7 +104,7 @@ def measure(
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    app = create_app(Settings(url), start_chain_check=False, warm_fold=False)
+    app = create_app(Settings(url, access=INSECURE_LOCAL), start_chain_check=False, warm_fold=False)
     if warm:
         _warmed(app)
     at = _attempt_position(url, namespace, name)

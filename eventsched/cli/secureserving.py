@@ -45,7 +45,11 @@ class SecureServing:
         return f"[{host}]:{self.port}" if ":" in host else f"{host}:{self.port}"
 
 
-def add_arguments(p: argparse.ArgumentParser, default_port: int = DEFAULT_SECURE_PORT) -> None:
+def add_arguments(
+    p: argparse.ArgumentParser,
+    default_port: int = DEFAULT_SECURE_PORT,
+    always_allow_paths: tuple[str, ...] = ALWAYS_ALLOW_PATHS,
+) -> None:
     g = p.add_argument_group("secure serving (as kube-scheduler's)")
     g.add_argument(
         "--secure-port",
@@ -83,10 +87,10 @@ def add_arguments(p: argparse.ArgumentParser, default_port: int = DEFAULT_SECURE
     )
     g.add_argument(
         "--authorization-always-allow-paths",
-        default=",".join(ALWAYS_ALLOW_PATHS),
+        default=",".join(always_allow_paths),
         metavar="PATHS",
         help="comma-separated paths served without authorization, anonymous requests "
-        f"included; PATH* a prefix (default {','.join(ALWAYS_ALLOW_PATHS)})",
+        f"included; PATH* a prefix (default {','.join(always_allow_paths)})",
     )
 
 

@@ -5,21 +5,21 @@ from __future__ import annotations
 import argparse
 import socket
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import DBAPIError
 
+from eventsched.cli import uiserving
 from eventsched.cli.commands import summary
 from eventsched.cli.database import resolve_url
-from eventsched.cli.serve import AddressError
 from eventsched.events import display_url
 
 if TYPE_CHECKING:
+    import uvicorn
     from sqlalchemy.engine import Engine
 
-#: Where the page listens unless told otherwise: this machine only.
-DEFAULT_LISTEN = "127.0.0.1:8090"
 #: The role deploy/base/readonly-role.sql creates (docs/querying.md).
 READER_ROLE = "eventsched_reader"
 
@@ -34,12 +34,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         f"read-only); on PostgreSQL it refuses a role that could write the log: use "
         f"{READER_ROLE} (deploy/base/readonly-role.sql).",
     )
-    p.add_argument(
-        "--listen",
-        metavar="HOST:PORT",
-        default=DEFAULT_LISTEN,
-        help=f"address to serve on (default {DEFAULT_LISTEN}; port 0 picks a free one)",
-    )
+    uiserving.add_arguments(p)
     p.add_argument(
         "--configs",
         metavar="DIR",
@@ -49,24 +44,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def parse_listen(address: str) -> tuple[str, int]:
-    host, sep, port = address.rpartition(":")
-    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise AddressError(
-            f"--listen {address!r}: expected HOST:PORT, e.g. 127.0.0.1:8090 or 0.0.0.0:8090"
-        )
-    return host.strip("[]") or "0.0.0.0", int(port)
-
-
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from eventsched.audit.query import QueryError
     from eventsched.audit.readonly import read_only_engine, writer_privileges
-    from eventsched.ui.app import Settings, create_app
 
     url = resolve_url(args.db)
-    host, port = parse_listen(args.listen)
+    listener = uiserving.check(args)  # refused (one line, exit 2) before anything starts
     if args.configs is not None and not args.configs.is_dir():
         print(f"eventsched: error: --configs {args.configs}: not a directory", file=sys.stderr)
         return 2
@@ -91,23 +76,63 @@ def run(args: argparse.Namespace) -> int:
     if problem:
         print(f"eventsched: error: {problem}", file=sys.stderr)
         return 2
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        print(f"eventsched: error: --listen {args.listen}: {exc.strerror}", file=sys.stderr)
-        return 2
-    sock.listen(2048)  # connections wait in the backlog until uvicorn accepts them
-    bound_port = sock.getsockname()[1]
-    shown = f"[{host}]" if ":" in host else host
-    app = create_app(Settings(url, args.configs))
-    print(f"eventsched ui: serving http://{shown}:{bound_port}/ (read-only)", flush=True)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
-    uvicorn.Server(config).run(sockets=[sock])
+    served = _served(listener, url, args.configs)
+    print(f"eventsched ui: serving {served.shown} (read-only{served.note})", flush=True)
+    uvicorn.Server(served.config).run(sockets=[served.sock])
     return 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Served:
+    config: uvicorn.Config
+    sock: socket.socket
+    shown: str
+    note: str
+
+
+def _served(
+    listener: uiserving.Plain | uiserving.Secure, url: str, configs: Path | None
+) -> _Served:
+    """The app, its socket bound and its uvicorn configuration, as `listener` asks."""
+    import uvicorn
+
+    from eventsched.ui.app import INSECURE_LOCAL, Access, Settings, create_app
+
+    if isinstance(listener, uiserving.Plain):
+        sock = uiserving.bind(listener.host, listener.port, listener.flag)
+        app = create_app(Settings(url, configs, access=INSECURE_LOCAL))
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+        shown = _url("http", listener.host, sock.getsockname()[1])
+        return _Served(config, sock, shown, "; anyone on this machine, every namespace")
+    from eventsched._httpguard import Guard
+    from eventsched.cluster.kube.connection import ClientConnection, api_client
+    from eventsched.cluster.kube.reviews import Reviews
+    from eventsched.ui.peercert import PeerCertificateProtocol
+
+    secure = listener.serving
+    reviews = Reviews(api_client(ClientConnection(kubeconfig=listener.kubeconfig)))
+    access = Access(Guard(reviews, secure.always_allow_paths), reviews)
+    sock = uiserving.bind(
+        secure.bind_address,
+        secure.port,
+        f"--secure-port {secure.port} (--bind-address {secure.bind_address})",
+    )
+    app = create_app(Settings(url, configs, access=access))
+    context = secure.context
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        http=PeerCertificateProtocol,
+        ssl_context_factory=lambda _config, _default: context,
+    )
+    return _Served(config, sock, _url("https", secure.bind_address, sock.getsockname()[1]), "")
+
+
+def _url(scheme: str, host: str, port: int) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{shown}:{port}/"
 
 
 def _unreadable(engine: Engine) -> str:

@@ -15,6 +15,7 @@ from starlette.responses import Response
 from eventsched.audit import PodNotFound
 from eventsched.config.types import ConfigError
 from eventsched.events.errors import DatabaseUnavailableError, EventStoreError
+from eventsched.ui.access import Forbidden, Unanswered
 from eventsched.ui.web import BadRequest, Busy, NotFound, error_page
 
 log = structlog.get_logger(__name__)
@@ -60,6 +61,15 @@ async def http_error(request: Request, exc: Exception) -> Response:
 async def error(request: Request, exc: Exception) -> Response:
     if isinstance(exc, PodNotFound | NotFound):
         return error_page(request, 404, "Not found", _sentence(str(exc)))
+    if isinstance(exc, Forbidden):
+        return error_page(request, 403, "Forbidden", _sentence(str(exc)))
+    if isinstance(exc, Unanswered):
+        return error_page(
+            request,
+            503,
+            "Authorization unavailable",
+            "The API server did not say whether you may see these pods; try again shortly.",
+        )
     if isinstance(exc, BadRequest):
         return error_page(request, 400, "Bad request", str(exc))
     if isinstance(exc, Busy):

@@ -24,7 +24,7 @@ import pytest
 from eventsched.cli.database import wait_for_schema
 from eventsched.cli.main import main
 from eventsched.events import EventStore, EventStoreError, display_url, downgrade, upgrade
-from eventsched.ui.app import Settings
+from eventsched.ui.app import INSECURE_LOCAL, Settings
 from tests.ui.conftest import Served
 from tests.ui.test_routes import text
 
@@ -161,7 +161,9 @@ def test_a_pod_slice_opens_elsewhere_as_the_source_showed_it(source: str, tmp_pa
     )
     assert recorded == {"source": display_url(source)}
 
-    with Served(Settings(f"sqlite:///{elsewhere / 'slice.db'}", chain_interval=0.2)) as served:
+    with Served(
+        Settings(f"sqlite:///{elsewhere / 'slice.db'}", chain_interval=0.2, access=INSECURE_LOCAL)
+    ) as served:
         page = served.request(f"/pods/{POD}")
         assert page.status == 200
         words = text(page.body)

@@ -362,7 +362,7 @@ def test_release_name_and_namespace_reach_every_name_and_reference() -> None:
     assert config["leaderElection"]["resourceName"] == prefix
     assert config["leaderElection"]["resourceNamespace"] == OTHER_NAMESPACE
 
-    sa = one(docs, "ServiceAccount")["metadata"]["name"]
+    sa = one(docs, "ServiceAccount", f"{prefix}")["metadata"]["name"]
     deployment = one(docs, "Deployment", f"{OTHER_RELEASE}-eventsched")
     spec = deployment["spec"]["template"]["spec"]
     assert spec["serviceAccountName"] == sa
@@ -420,6 +420,16 @@ def test_release_name_and_namespace_reach_every_name_and_reference() -> None:
     assert ui_spec["nodeSelector"] == {"kubernetes.io/os": "linux"}
     ui_config = next(v for v in ui_spec["volumes"] if v["name"] == "config")
     assert ui_config == volume
+    # Its own ServiceAccount, allowed the token and access reviews.
+    assert one(docs, "ServiceAccount", ui_spec["serviceAccountName"])
+    ui_delegator = one(docs, "ClusterRoleBinding", f"{prefix}-ui-auth-delegator")
+    assert ui_delegator["subjects"] == [
+        {
+            "kind": "ServiceAccount",
+            "name": ui_spec["serviceAccountName"],
+            "namespace": OTHER_NAMESPACE,
+        }
+    ]
     ports = {p["name"] for p in service["spec"]["ports"]}
     (endpoint,) = monitor["spec"]["endpoints"]
     assert (endpoint["port"], endpoint["scheme"]) == ("https-metrics", "https")

@@ -55,10 +55,16 @@ def test_the_overlay_renders_valid_objects_and_leaves_the_scheduler_alone() -> N
     names = by_name(docs)
     base = by_name(rendered(DEPLOY))
     added = set(names) - set(base)
-    assert added == {("Deployment", "eventsched-ui"), ("Service", "eventsched-ui")}
+    assert added == {
+        ("Deployment", "eventsched-ui"),
+        ("Service", "eventsched-ui"),
+        ("ServiceAccount", "eventsched-ui"),
+        ("ClusterRoleBinding", "eventsched-ui-auth-delegator"),
+    }
     for key, doc in base.items():
         assert names[key] == doc, f"{key} differs from deploy/'s"
     assert reachable(UI) == reachable(DEPLOY) | {
+        (UI / "access.yaml").resolve(),
         (UI / "deployment.yaml").resolve(),
         (UI / "service.yaml").resolve(),
     }
@@ -71,25 +77,35 @@ def test_the_page_runs_hardened_as_the_read_only_role() -> None:
     spec = deployment["spec"]["template"]["spec"]
     container = only_container(spec)
     assert_hardened(spec, container)
-    assert spec["automountServiceAccountToken"] is False
-    assert "serviceAccountName" not in spec  # no API access: it reads the log only
+    # Its own account, allowed TokenReview and SubjectAccessReview only.
+    assert spec["serviceAccountName"] == "eventsched-ui"
+    assert spec.get("automountServiceAccountToken", True) is True
+    delegator = docs[("ClusterRoleBinding", "eventsched-ui-auth-delegator")]
+    assert delegator["roleRef"]["name"] == "system:auth-delegator"
+    assert delegator["subjects"] == [
+        {"kind": "ServiceAccount", "name": "eventsched-ui", "namespace": NAMESPACE}
+    ]
     args = cli_args(container)
     assert args.command == "ui"
+    assert not args.insecure_local and args.listen is None  # HTTPS, readers reviewed
     env = {e["name"]: e for e in container["env"]}
     assert env["EVENTSCHED_DATABASE_URL"]["valueFrom"] == {
         "secretKeyRef": {"name": READONLY_SECRET, "key": "url"}
     }
     assert READER_ROLE in (UI / "kustomization.yaml").read_text()
     # Listens where the probes and the Service point.
-    port = int(args.listen.rpartition(":")[2])
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
-    assert ports == {"http": port}
+    assert ports == {"https": args.secure_port}
     for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
-        assert container[probe]["httpGet"] == {"path": "/healthz", "port": "http"}
+        assert container[probe]["httpGet"] == {
+            "path": "/healthz",
+            "port": "https",
+            "scheme": "HTTPS",
+        }
     service = docs[("Service", "eventsched-ui")]
     assert service["spec"]["type"] == "ClusterIP"
     assert service["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
-    assert service["spec"]["ports"][0]["targetPort"] == "http"
+    assert service["spec"]["ports"][0]["targetPort"] == "https"
     # The what-if page offers the scheduler's own configuration, mounted read-only.
     mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
     assert str(args.configs) in mounts and mounts[str(args.configs)]["readOnly"] is True

@@ -46,6 +46,19 @@ def _token(server: RealApiServer, account: str) -> str:
     return str(answer["status"]["token"])
 
 
+def wait_healthy(server: RealApiServer, proc: subprocess.Popen[str], port: int, log: Path) -> None:
+    """Until `proc` answers /healthz over HTTPS on `port` (its `log` if it exits first)."""
+
+    def healthy() -> bool:
+        try:
+            return get(port, "/healthz").code == 200
+        except OSError:
+            assert proc.poll() is None, log.read_text()
+            return False
+
+    server.wait_for(healthy, timeout=60)
+
+
 @pytest.fixture
 def tokens(real_apiserver: RealApiServer) -> Iterator[dict[str, str]]:
     """The two accounts' tokens; the role bound to ALLOWED and to CERT_USER."""
@@ -91,15 +104,7 @@ def test_metrics_need_a_token_or_certificate_rbac_allows(
             stdout=out, stderr=subprocess.STDOUT, text=True, env=child_env(),
         )  # fmt: skip
     try:
-
-        def healthy() -> bool:
-            try:
-                return get(port, "/healthz").code == 200
-            except OSError:
-                assert proc.poll() is None, log.read_text()
-                return False
-
-        real_apiserver.wait_for(healthy, timeout=60)
+        wait_healthy(real_apiserver, proc, port, log)
         assert get(port, "/healthz").body == "ok\n"
 
         allowed = get(port, "/metrics", token=tokens[ALLOWED])

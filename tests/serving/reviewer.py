@@ -24,3 +24,7 @@ class FakeReviewer:
         if self.down:
             raise ReviewError("SubjectAccessReview: connection refused")
         return Verdict((user.name, verb, path) in self.allowed)
+
+    def may_get_pods(self, user: UserInfo, namespace: str) -> Verdict:
+        """`get pods` in `namespace`, allowed as (user, "get", "pods/NAMESPACE")."""
+        return self.may(user, "get", f"pods/{namespace}")

@@ -26,7 +26,7 @@ from sqlalchemy.engine import make_url
 from eventsched.audit.readonly import read_only_engine
 from eventsched.cli.main import main
 from eventsched.events import EventStore, upgrade
-from eventsched.ui.app import Settings, create_app
+from eventsched.ui.app import INSECURE_LOCAL, Settings, create_app
 from tests.conftest import BACKENDS
 from tests.ui.browser import chromium
 
@@ -89,11 +89,18 @@ class Served:
         return f"http://127.0.0.1:{self.port}"
 
     def request(
-        self, path: str, method: str = "GET", body: str | None = None, ctype: str = ""
+        self,
+        path: str,
+        method: str = "GET",
+        body: str | None = None,
+        ctype: str = "",
+        token: str = "",
     ) -> Reply:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
         try:
             headers = {"Content-Type": ctype} if ctype else {}
+            if token:
+                headers["Authorization"] = f"Bearer {token}"
             conn.request(
                 method, path, body=body.encode() if body is not None else None, headers=headers
             )
@@ -188,7 +195,9 @@ def browser() -> Iterator[object]:
 
 @pytest.fixture(scope="module")
 def served(ui_log: Log) -> Iterator[Served]:
-    with Served(Settings(ui_log.reader_url, PROFILES, chain_interval=0.5)) as running:
+    with Served(
+        Settings(ui_log.reader_url, PROFILES, chain_interval=0.5, access=INSECURE_LOCAL)
+    ) as running:
         yield running
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from eventsched.ui.app import Settings
+from eventsched.ui.app import INSECURE_LOCAL, Settings
 from tests.ui.browser import MIN_COLOURS, WAIT_S, needs_browser, screenshot, wait_for
 from tests.ui.conftest import PROFILES, Served, simulate
 
@@ -25,7 +25,7 @@ pytestmark = needs_browser
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     url = f"sqlite:///{tmp_path_factory.mktemp('browser') / 'events.db'}"
     simulate(url)
-    with Served(Settings(url, PROFILES, chain_interval=0.5)) as served:
+    with Served(Settings(url, PROFILES, chain_interval=0.5, access=INSECURE_LOCAL)) as served:
         yield served
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from eventsched.ui.app import Settings
+from eventsched.ui.app import INSECURE_LOCAL, Settings
 from tests.chainlogs import GATES, blocked_gang, gated_pod
 from tests.conftest import BACKENDS
 from tests.ui.browser import MIN_COLOURS, needs_browser, screenshot, wait_for
@@ -34,14 +34,17 @@ def site(
     if request.param == "sqlite":
         url = f"sqlite:///{tmp_path_factory.mktemp('chains') / 'events.db'}"
         fill(url)
-        with blocked_gang(url), Served(Settings(url, chain_interval=0.5)) as served:
+        with (
+            blocked_gang(url),
+            Served(Settings(url, chain_interval=0.5, access=INSECURE_LOCAL)) as served,
+        ):
             yield served
         return
     server: str = request.getfixturevalue("postgres_server")
     with (
         postgres_log(server, fill) as log,
         blocked_gang(log.owner_url),
-        Served(Settings(log.reader_url, chain_interval=0.5)) as served,
+        Served(Settings(log.reader_url, chain_interval=0.5, access=INSECURE_LOCAL)) as served,
     ):
         yield served
 

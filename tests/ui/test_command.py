@@ -15,7 +15,7 @@ import pytest
 
 from eventsched.cli.kubectl import main as kubectl_eventsched
 from eventsched.cli.main import main
-from eventsched.ui.app import Settings
+from eventsched.ui.app import INSECURE_LOCAL, Settings
 from tests.ui.conftest import ROOT, Served, simulate
 from tests.ui.test_routes import one_sentence, text
 
@@ -25,7 +25,17 @@ def test_serves_and_prints_its_address(tmp_path: Path) -> None:
     simulate(url)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     process = subprocess.Popen(
-        [sys.executable, "-m", "eventsched.cli.main", "--db", url, "ui", "--listen", "127.0.0.1:0"],
+        [
+            sys.executable,
+            "-m",
+            "eventsched.cli.main",
+            "--db",
+            url,
+            "ui",
+            "--insecure-local",
+            "--listen",
+            "127.0.0.1:0",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -35,7 +45,9 @@ def test_serves_and_prints_its_address(tmp_path: Path) -> None:
         assert process.stdout is not None
         line = process.stdout.readline()  # blocks until the server says where it is
         found = re.fullmatch(
-            r"eventsched ui: serving (http://127\.0\.0\.1:(\d+)/) \(read-only\)\n", line
+            r"eventsched ui: serving (http://127\.0\.0\.1:(\d+)/) "
+            r"\(read-only; anyone on this machine, every namespace\)\n",
+            line,
         )
         assert found, (line, process.stderr.read() if process.poll() is not None else "")
         import urllib.request
@@ -52,7 +64,7 @@ def test_refuses_a_role_that_can_write(
     postgres_server: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The test server's user is a superuser with every privilege: refused, in one line."""
-    code = main(["ui", "--db", postgres_server, "--listen", "127.0.0.1:0"])
+    code = main(["ui", "--db", postgres_server, "--insecure-local", "--listen", "127.0.0.1:0"])
     err = capsys.readouterr().err.strip()
     assert code == 2
     assert len(err.splitlines()) == 1
@@ -61,7 +73,7 @@ def test_refuses_a_role_that_can_write(
 
 
 def test_missing_sqlite_log_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["ui", "--db", f"sqlite:///{tmp_path / 'none.db'}"])
+    code = main(["ui", "--db", f"sqlite:///{tmp_path / 'none.db'}", "--insecure-local"])
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and "none.db" in err
     assert not (tmp_path / "none.db").exists()
@@ -70,7 +82,7 @@ def test_missing_sqlite_log_is_one_line(tmp_path: Path, capsys: pytest.CaptureFi
 def test_database_down_is_503(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'events.db'}"
     simulate(url)
-    with Served(Settings(url)) as served:
+    with Served(Settings(url, access=INSECURE_LOCAL)) as served:
         assert served.request("/pods/default/too-big").status == 200
         shutil.move(tmp_path / "events.db", tmp_path / "elsewhere.db")
         for path in ("/", "/pods/default/too-big", "/nodes/worker-1", "/search?pod=a/b"):
@@ -84,7 +96,7 @@ def test_database_down_is_503(tmp_path: Path) -> None:
 def test_postgresql_down_is_503() -> None:
     """A server that does not answer (nothing listens on port 1)."""
     url = "postgresql+psycopg://eventsched_reader@127.0.0.1:1/eventsched?connect_timeout=2"
-    with Served(Settings(url)) as served:
+    with Served(Settings(url, access=INSECURE_LOCAL)) as served:
         reply = served.request("/")
         assert reply.status == 503
         assert "not answering" in one_sentence(reply.body)
@@ -113,7 +125,7 @@ def test_why_not_outside_the_stored_top_k_replays(tmp_path: Path) -> None:
 
     top = {t["node"] for t in json.loads(data)["top"]}
     outside = next(n for n in nodes if n not in top)
-    with Served(Settings(url)) as served:
+    with Served(Settings(url, access=INSECURE_LOCAL)) as served:
         reply = served.request(f"/pods/{namespace}/{name}/why-not?" + urlencode({"node": outside}))
         assert reply.status == 200
         page = text(reply.body)
@@ -155,13 +167,13 @@ def test_all_scores_by_replay_and_preemption(tmp_path: Path) -> None:
             "SELECT namespace, name FROM events WHERE kind = 'scored' ORDER BY position LIMIT 1"
         ).one()
     engine.dispose()
-    with Served(Settings(big)) as served:
+    with Served(Settings(big, access=INSECURE_LOCAL)) as served:
         page = text(served.request(f"/pods/{namespace}/{name}/attempts").body)
         assert "top 10 kept in the log ( all of them, by replay )" in page
         full = served.request(f"/pods/{namespace}/{name}/attempts?full=1").body
         assert "nodes recomputed by replay (the log keeps the top 10)" in text(full)
         assert full.count('<tr class="chosen">') == 1
-    with Served(Settings(preemption)) as served:
+    with Served(Settings(preemption, access=INSECURE_LOCAL)) as served:
         page = text(served.request("/pods/shop/payments/attempts").body)
         assert "Preemption: nominated node-c (fewest PDB violations" in page
         assert "jobs/report-1 (priority 50: deleted)" in page

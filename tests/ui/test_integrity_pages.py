@@ -20,7 +20,7 @@ import sqlalchemy as sa
 
 from eventsched.cli.main import main
 from eventsched.events import upgrade
-from eventsched.ui.app import Settings
+from eventsched.ui.app import INSECURE_LOCAL, Settings
 from tests.audit.test_replay import editing_events
 from tests.conftest import BACKENDS
 from tests.ui.browser import MIN_COLOURS, needs_browser, screenshot, wait_for
@@ -81,13 +81,15 @@ def site(
         url = f"sqlite:///{tmp_path_factory.mktemp('integrity') / 'events.db'}"
         upgrade(url)
         fill(url, tampered)
-        with Served(Settings(url, PROFILES, chain_interval=0.5)) as served:
+        with Served(Settings(url, PROFILES, chain_interval=0.5, access=INSECURE_LOCAL)) as served:
             yield Site(served, tampered)
         return
     server = request.getfixturevalue("postgres_server")
     with (
         postgres_log(server, lambda owner: _fill_postgres(owner, tampered)) as log,
-        Served(Settings(log.reader_url, PROFILES, chain_interval=0.5)) as served,
+        Served(
+            Settings(log.reader_url, PROFILES, chain_interval=0.5, access=INSECURE_LOCAL)
+        ) as served,
     ):
         yield Site(served, tampered)
 

@@ -25,7 +25,7 @@ from eventsched.events import EventStore, upgrade
 from eventsched.model import Node
 from eventsched.plugins import in_tree_registry
 from eventsched.scheduler import Scheduler, SchedulerOptions
-from eventsched.ui.app import Settings
+from eventsched.ui.app import INSECURE_LOCAL, Settings
 from tests.conftest import BACKENDS
 from tests.scheduler.helpers import node, pod
 from tests.ui.conftest import Log, Served, filled_log
@@ -125,7 +125,7 @@ def test_every_node_with_its_pods_as_the_log_last_saw_it(
     nodes_log: tuple[Log, Cluster],
 ) -> None:
     log, cluster = nodes_log
-    with Served(Settings(log.reader_url, chain_interval=0.5)) as served:
+    with Served(Settings(log.reader_url, chain_interval=0.5, access=INSECURE_LOCAL)) as served:
         page = counted_list(served)
         table = rows(page)
         assert sorted(table) == ["a", "b", "c", "gone-live", "gone-while-down"]
@@ -152,7 +152,7 @@ def test_every_node_with_its_pods_as_the_log_last_saw_it(
 
 def test_the_navigation_links_the_node_list(nodes_log: tuple[Log, Cluster]) -> None:
     log, _ = nodes_log
-    with Served(Settings(log.reader_url, chain_interval=0.5)) as served:
+    with Served(Settings(log.reader_url, chain_interval=0.5, access=INSECURE_LOCAL)) as served:
         assert '<a href="/nodes"' in served.request("/").body
         assert '<a href="/nodes" class="here">' in served.request("/nodes").body
 
@@ -174,7 +174,7 @@ def test_a_pruned_logs_nodes_come_from_its_base(db_url: str) -> None:
         assert prune(store, now - timedelta(days=2)) is not None
         assert not list(store.read(kinds=["node_observed"]))
     placed = {n: sum(p.node_name == n for p in cluster.list_pods()) for n in ("a", "b")}
-    with Served(Settings(db_url, chain_interval=0.5)) as served:
+    with Served(Settings(db_url, chain_interval=0.5, access=INSECURE_LOCAL)) as served:
         page = counted_list(served)
     table = rows(page)
     assert sorted(table) == ["a", "b"]

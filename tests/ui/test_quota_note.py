@@ -11,7 +11,7 @@ import pytest
 from eventsched.cli.main import main
 from eventsched.events import upgrade
 from eventsched.plugins.capacityscheduling.minmax import HANDLING
-from eventsched.ui.app import Settings
+from eventsched.ui.app import INSECURE_LOCAL, Settings
 from tests.conftest import BACKENDS
 from tests.ui.browser import MIN_COLOURS, needs_browser, screenshot, wait_for
 from tests.ui.conftest import ROOT, Log, Served, filled_log
@@ -39,7 +39,9 @@ def quota_log(
 
 @pytest.fixture(scope="module")
 def site(quota_log: Log) -> Iterator[Served]:
-    with Served(Settings(quota_log.reader_url, chain_interval=0.5)) as served:
+    with Served(
+        Settings(quota_log.reader_url, chain_interval=0.5, access=INSECURE_LOCAL)
+    ) as served:
         yield served
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from eventsched.ui.app import Settings
+from eventsched.ui.app import INSECURE_LOCAL, Settings
 from tests.conftest import BACKENDS
 from tests.ui.browser import MIN_COLOURS, needs_browser, screenshot, wait_for
 from tests.ui.conftest import Served, postgres_log
@@ -38,13 +38,13 @@ def shadow_log(tmp_path_factory: pytest.TempPathFactory) -> ShadowLog:
 @pytest.fixture(scope="module", params=BACKENDS)
 def site(request: pytest.FixtureRequest, shadow_log: ShadowLog) -> Iterator[Served]:
     if request.param == "sqlite":
-        with Served(Settings(shadow_log.url, chain_interval=0.5)) as served:
+        with Served(Settings(shadow_log.url, chain_interval=0.5, access=INSECURE_LOCAL)) as served:
             yield served
         return
     server: str = request.getfixturevalue("postgres_server")
     with (
         postgres_log(server, lambda owner: copy_log(shadow_log.url, owner)) as log,
-        Served(Settings(log.reader_url, chain_interval=0.5)) as served,
+        Served(Settings(log.reader_url, chain_interval=0.5, access=INSECURE_LOCAL)) as served,
     ):
         yield served
 

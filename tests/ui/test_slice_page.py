@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from eventsched.cli.main import main
-from eventsched.ui.app import Settings
+from eventsched.ui.app import INSECURE_LOCAL, Settings
 from tests.ui.browser import MIN_COLOURS, needs_browser, screenshot, wait_for
 from tests.ui.conftest import Served, simulate
 
@@ -23,7 +23,7 @@ def sliced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, s
     out = tmp_path_factory.mktemp("elsewhere") / "slice.db"
     assert main(["export", "--pod", "default/too-big", "--out", str(out), "--db", source]) == 0
     (here / "events.db").unlink()
-    with Served(Settings(f"sqlite:///{out}", chain_interval=0.5)) as served:
+    with Served(Settings(f"sqlite:///{out}", chain_interval=0.5, access=INSECURE_LOCAL)) as served:
         yield served, source
 
 

@@ -66,15 +66,26 @@ class Reviews:
 
     def may(self, user: UserInfo, verb: str, path: str) -> Verdict:
         """Whether `user` may `verb` the non-resource URL `path`."""
-        key = (user.name, user.uid, user.groups, tuple(sorted(user.extra.items())), verb, path)
+        return self._access_review(user, "nonResourceAttributes", {"path": path, "verb": verb})
+
+    def may_get_pods(self, user: UserInfo, namespace: str) -> Verdict:
+        """Whether `user` may `get` pods in `namespace` ('': in every namespace)."""
+        attributes = {"namespace": namespace, "verb": "get", "resource": "pods"}
+        return self._access_review(user, "resourceAttributes", attributes)
+
+    def _access_review(self, user: UserInfo, kind: str, attributes: dict[str, str]) -> Verdict:
+        key = (
+            user.name,
+            user.uid,
+            user.groups,
+            tuple(sorted(user.extra.items())),
+            kind,
+            tuple(sorted(attributes.items())),
+        )
         cached = self._access.get(key)
         if isinstance(cached, Verdict):
             return cached
-        spec: dict[str, Any] = {
-            "user": user.name,
-            "groups": list(user.groups),
-            "nonResourceAttributes": {"path": path, "verb": verb},
-        }
+        spec: dict[str, Any] = {"user": user.name, "groups": list(user.groups), kind: attributes}
         if user.uid:
             spec["uid"] = user.uid
         if user.extra:

@@ -68,8 +68,10 @@ MANIFESTS = "---".join(
 def tokens(real_apiserver: RealApiServer) -> Iterator[dict[str, str]]:
     """The two accounts' tokens; `get pods` in namespace a bound to READER and CERT_USER."""
     server = real_apiserver
+    # Kept once made: without a namespace controller, a deleted namespace stays
+    # Terminating and refuses new objects, so the tests share a and b.
     for namespace in ("a", "b"):
-        server.call("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
+        server.request("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
     role = {
         "metadata": {"name": ROLE, "namespace": "a"},
         "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}],
@@ -89,8 +91,8 @@ def tokens(real_apiserver: RealApiServer) -> Iterator[dict[str, str]]:
     finally:
         for account in (READER, STRANGER):
             server.request("DELETE", f"{ACCOUNTS}/{account}")
-        for namespace in ("a", "b"):
-            server.request("DELETE", f"/api/v1/namespaces/{namespace}")
+        server.request("DELETE", f"{RBAC}/namespaces/a/rolebindings/{ROLE}")
+        server.request("DELETE", f"{RBAC}/namespaces/a/roles/{ROLE}")
 
 
 def _log(tmp_path: Path) -> str:

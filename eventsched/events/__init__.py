@@ -24,6 +24,7 @@ from eventsched.events.errors import (
     AppendInDoubtError,
     DatabaseUnavailableError,
     EventStoreError,
+    LogTailLostError,
     SchemaOutdatedError,
 )
 from eventsched.events.logreader import PAGE_SIZE, LogReader
@@ -81,6 +82,7 @@ __all__ = [
     "EventRecord",
     "EventStore",
     "EventStoreError",
+    "LogTailLostError",
     "LogBase",
     "LogReader",
     "Placement",

@@ -9,6 +9,8 @@ killed server process (`pg_ctl stop -m immediate`) loses nothing by that.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import glob
 import os
 import pwd
@@ -43,6 +45,36 @@ def unavailable() -> str | None:
     return None
 
 
+@functools.cache
+def _initialised() -> Path:
+    """One `initdb` per test session (it takes seconds), copied for every primary."""
+    root = Path(tempfile.mkdtemp(prefix="eventsched-pgha-template-"))
+    atexit.register(shutil.rmtree, root, True)
+    _chown(root)
+    data = root / "data"
+    _as_postgres(
+        [str(server_bin() / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-N"],
+        cwd=root,
+    )
+    return data
+
+
+def _chown(path: Path) -> None:
+    user = pwd.getpwnam("postgres")
+    os.chown(path, user.pw_uid, user.pw_gid)
+
+
+def _as_postgres(command: list[str], cwd: Path, timeout: float = 60) -> str:
+    if os.geteuid() == 0:
+        command = ["runuser", "-u", "postgres", "--", *command]
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=timeout, cwd=cwd, check=False
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed: {done.stderr or done.stdout}")
+    return done.stdout
+
+
 @dataclass
 class Server:
     data: Path
@@ -63,21 +95,10 @@ class ReplicatedPair:
         assert self.bin is not None
         self.primary = Server(self.root / "primary", free_port())
         self.standby = Server(self.root / "standby", free_port())
-        user = pwd.getpwnam("postgres")
-        os.chown(self.root, user.pw_uid, user.pw_gid)
+        _chown(self.root)
 
-    # -- running the server's tools as postgres --------------------------------------
-
-    def _run(self, tool: str, *args: str, timeout: float = 60) -> str:
-        command = [str(self.bin / tool), *args]
-        if os.geteuid() == 0:
-            command = ["runuser", "-u", "postgres", "--", *command]
-        done = subprocess.run(
-            command, capture_output=True, text=True, timeout=timeout, cwd=self.root, check=False
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"{tool} {' '.join(args)} failed: {done.stderr or done.stdout}")
-        return done.stdout
+    def _run(self, tool: str, *args: str) -> str:
+        return _as_postgres([str(self.bin / tool), *args], cwd=self.root)
 
     def _pg_ctl(self, server: Server, *args: str) -> None:
         self._run("pg_ctl", "-D", str(server.data), "-l", f"{server.data}.log", *args)
@@ -85,7 +106,7 @@ class ReplicatedPair:
     # -- the pair -------------------------------------------------------------------
 
     def start(self) -> ReplicatedPair:
-        self._run("initdb", "-D", str(self.primary.data), "-U", "postgres", "--auth=trust", "-N")
+        _as_postgres(["cp", "-a", str(_initialised()), str(self.primary.data)], cwd=self.root)
         settings = {
             "listen_addresses": "'127.0.0.1'",
             "port": str(self.primary.port),

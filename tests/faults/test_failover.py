@@ -26,6 +26,7 @@ from collections.abc import Iterator
 import pytest
 import structlog
 
+from eventsched.cli.main import main
 from eventsched.cluster import SimulatedCluster
 from eventsched.events import EventStore, upgrade
 from eventsched.events.chain import ChainPoint
@@ -94,14 +95,28 @@ def check_log_after_failover(log: EventStore, cluster: SimulatedCluster) -> list
     return sorted(key for key, node_name in cluster.bindings if (key, node_name) not in bound)
 
 
+def read_on_standby(pair: ReplicatedPair, capsys: pytest.CaptureFixture[str]) -> None:
+    """query, explain and replay run on the hot standby, where any write would fail
+    ("cannot execute ... in a read-only transaction"), while the primary is written."""
+    url = pair.standby.url()
+    capsys.readouterr()
+    assert main(["query", "--format", "csv", "SELECT count(*) FROM events", "--db", url]) == 0
+    assert int(capsys.readouterr().out.splitlines()[1]) > 0
+    assert main(["explain", "default/p-000", "--db", url]) == 0
+    assert "Bound to n" in capsys.readouterr().out
+    assert main(["replay", "--db", url]) == 0
+    assert "hash chain: ok" in capsys.readouterr().out
+
+
 def test_synchronous_standby_promoted_keeps_every_acknowledged_decision(
-    sync_pair: ReplicatedPair,
+    sync_pair: ReplicatedPair, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cluster = SimulatedCluster([node(f"n{i}", cpu="64", memory="256Gi") for i in range(4)], [])
     run = Running(sync_pair.multihost_url(), cluster)
     feeder = Feeder(cluster, count=120, interval=0.02)
     try:
         wait_for("30 pods bound before the failover", lambda: bound_count(cluster) >= 30)
+        read_on_standby(sync_pair, capsys)
         acknowledged = last_appended(run)
         bound_before = list(cluster.bindings)
         took = fail_over(sync_pair, run, cluster)

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from urllib.parse import quote
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import quote
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -67,7 +67,7 @@ def multihost_as_query(url: str) -> str:
     scheme, sep, rest = url.partition("://")
     if not sep:
         return url
-    authority, slash, tail = rest.partition("/")
+    authority, _, tail = rest.partition("/")
     userinfo, at, hosts = authority.rpartition("@")
     if "," not in hosts:
         return url

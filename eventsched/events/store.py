@@ -194,7 +194,6 @@ class EventStore:
             except SQLAlchemyError as exc:
                 raise translate(exc, self.url, "writing a snapshot") from exc
 
-
     def drop_snapshots_after(self, position: int) -> int:
         """Delete snapshots of positions the log does not hold (it lost its tail); how many."""
         with connection(self.engine) as conn:

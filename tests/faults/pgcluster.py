@@ -10,6 +10,7 @@ killed server process (`pg_ctl stop -m immediate`) loses nothing by that.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import glob
 import os
@@ -196,8 +197,6 @@ class ReplicatedPair:
     def close(self) -> None:
         for server in (self.standby, self.primary):
             if (server.data / "postmaster.pid").exists():
-                try:
+                with contextlib.suppress(RuntimeError):
                     self._pg_ctl(server, "stop", "-m", "immediate")
-                except RuntimeError:
-                    pass
         shutil.rmtree(self.root, ignore_errors=True)

@@ -19,9 +19,12 @@ In both, the scheduler binds again within 10 s of the promotion, without a resta
 
 from __future__ import annotations
 
+import json
+import signal
 import time
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import structlog
@@ -32,6 +35,11 @@ from eventsched.events import EventStore, upgrade
 from eventsched.events.chain import ChainPoint
 from tests.faults.pgcluster import ReplicatedPair, unavailable
 from tests.faults.test_database_faults import Feeder, Running, bound_count
+from tests.kube.apiserver import ApiServer
+from tests.kube.test_kube_runner import free_port, get, kubeconfig, start_process
+from tests.kube.test_kube_scheduler import bindings, node_of
+from tests.kube.test_kube_scheduler import node as kube_node
+from tests.kube.test_kube_scheduler import pod as kube_pod
 from tests.scheduler.helpers import node, pod
 from tests.waiting import wait_for
 
@@ -178,3 +186,60 @@ def test_asynchronous_standby_promoted_without_the_tail_resynchronises(
     placed = dict(cluster.bindings)
     not_observed = [key for key in unlogged if (key, placed[key]) not in observed]
     assert not not_observed, f"lost placements not recorded as observed: {not_observed}"
+
+
+def test_run_process_follows_the_promoted_standby_and_resynchronises(
+    async_pair: ReplicatedPair, apiserver: ApiServer, tmp_path: Path
+) -> None:
+    """`eventsched run --db` with libpq's comma-separated hosts, on the API-server emulator:
+    the asynchronous failover loses a tail, the process says so once and binds on."""
+    for name in ("node-a", "node-b"):
+        apiserver.create(kube_node(name, cpu="64"))
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\n"
+        "kind: KubeSchedulerConfiguration\n"
+        "leaderElection: {leaderElect: false}\n"
+        "profiles: [{schedulerName: eventsched}]\n"
+    )
+    port, output = free_port(), tmp_path / "run.log"
+    url = async_pair.multihost_url().replace("postgresql+psycopg://", "postgresql://")
+    proc = start_process(url, kubeconfig(tmp_path, apiserver.url), port, config, output)
+    groups = {when: [f"{when}-{i}" for i in range(5)] for when in ("before", "lost", "after")}
+
+    def bind_all(names: list[str], within: float) -> None:
+        wait_for(f"{names[0]}.. bound", lambda: all(node_of(apiserver, n) for n in names), within)
+
+    try:
+        wait_for("/readyz to pass", lambda: get(port, "/readyz")[0] == 200, 30)
+        for name in groups["before"]:
+            apiserver.create(kube_pod(name, cpu="100m"))
+        bind_all(groups["before"], 10)
+        async_pair.stop_standby_replication()
+        for name in groups["lost"]:
+            apiserver.create(kube_pod(name, cpu="100m"))
+        bind_all(groups["lost"], 10)
+        async_pair.kill_primary()
+        wait_for("/readyz to fail", lambda: get(port, "/readyz")[0] == 503, 10)
+        async_pair.promote_standby()
+        for name in groups["after"]:
+            apiserver.create(kube_pod(name, cpu="100m"))
+        bind_all(groups["after"], 10)
+        wait_for("/readyz to pass again", lambda: get(port, "/readyz")[0] == 200, 10)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    lines = [json.loads(line) for line in output.read_text().splitlines() if line.startswith("{")]
+    assert sum(1 for line in lines if line.get("event") == TAIL_LOST) == 1, output.read_text()
+    names = [name for group in groups.values() for name in group]
+    twice = {n: len(bindings(apiserver, n)) for n in names if len(bindings(apiserver, n)) != 1}
+    assert not twice, f"Bindings per pod: {twice}"
+    with EventStore.connect(async_pair.standby.url()) as promoted:
+        assert promoted.verify_chain().ok
+        bound = {e.name for e in promoted.read(kinds=["bound"])}
+        observed = {e.name: e.node for e in promoted.read(kinds=["pod_observed"]) if e.node}
+    assert set(groups["after"]) <= bound
+    for name in set(names) - bound:
+        assert observed.get(name) == node_of(apiserver, name), f"{name}: not recorded anywhere"

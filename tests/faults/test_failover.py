@@ -34,7 +34,12 @@ from eventsched.cluster import SimulatedCluster
 from eventsched.events import EventStore, upgrade
 from eventsched.events.chain import ChainPoint
 from tests.faults.pgcluster import ReplicatedPair, unavailable
-from tests.faults.test_database_faults import Feeder, Running, bound_count
+from tests.faults.test_database_faults import (
+    Feeder,
+    Running,
+    bound_count,
+    single_profile_config,
+)
 from tests.kube.apiserver import ApiServer
 from tests.kube.test_kube_runner import free_port, get, kubeconfig, start_process
 from tests.kube.test_kube_scheduler import bindings, node_of
@@ -195,13 +200,7 @@ def test_run_process_follows_the_promoted_standby_and_resynchronises(
     the asynchronous failover loses a tail, the process says so once and binds on."""
     for name in ("node-a", "node-b"):
         apiserver.create(kube_node(name, cpu="64"))
-    config = tmp_path / "config.yaml"
-    config.write_text(
-        "apiVersion: kubescheduler.config.k8s.io/v1\n"
-        "kind: KubeSchedulerConfiguration\n"
-        "leaderElection: {leaderElect: false}\n"
-        "profiles: [{schedulerName: eventsched}]\n"
-    )
+    config = single_profile_config(tmp_path)
     port, output = free_port(), tmp_path / "run.log"
     url = async_pair.multihost_url().replace("postgresql+psycopg://", "postgresql://")
     proc = start_process(url, kubeconfig(tmp_path, apiserver.url), port, config, output)

@@ -16,6 +16,7 @@ from eventsched.events import (
     SchemaOutdatedError,
     check_schema,
 )
+from eventsched.events.engine import multihost_as_query
 from eventsched.events.slices import read_origin
 
 log = structlog.get_logger(__name__)
@@ -35,6 +36,8 @@ def resolve_url(url: str | None) -> str:
 
     `postgresql://` is taken to mean psycopg 3, the driver eventsched ships with. A value
     without `://` is the path of a SQLite file (`--db slice.db` = `sqlite:///slice.db`).
+    libpq's multi-host form (`postgresql://u@h1:5432,h2:5432/db`) becomes SQLAlchemy's
+    (`postgresql+psycopg://u@/db?host=h1:5432&host=h2:5432`).
     """
     if url is not None and not url.strip():
         raise DatabaseURLError(
@@ -44,6 +47,7 @@ def resolve_url(url: str | None) -> str:
     url = url or os.environ.get("EVENTSCHED_DATABASE_URL") or DEFAULT_DATABASE_URL
     if "://" not in url:
         return f"sqlite:///{url}"
+    url = multihost_as_query(url)
     for prefix in ("postgresql://", "postgres://"):
         if url.startswith(prefix):
             return "postgresql+psycopg://" + url[len(prefix) :]

@@ -127,6 +127,14 @@ class SimulatedCluster:
         log.debug("simulated cluster started", nodes=len(state.nodes), pods=len(state.pods))
         self._feed.deliver()
 
+    def relist(self) -> None:
+        """Deliver every object again as ADDED, as a new list would, then what follows."""
+        state = self._state
+        with state.lock:
+            listed = (*state.objects.values(), *state.nodes.values(), *state.pods.values())
+            self._feed.relist_locked(listed)
+        self._feed.deliver()
+
     def wait_synced(self, timeout: float | None = None) -> bool:
         """True once the initial list has been delivered (at once, after `start`)."""
         return self._feed.wait_synced(timeout)

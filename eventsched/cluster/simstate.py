@@ -61,6 +61,15 @@ class ChangeFeed:
         self._pending.extend(ClusterChange("ADDED", obj) for obj in listed)
         self._pending.append(_Synced())
 
+    def relist_locked(self, listed: Iterable[Node | Pod | ClusterObject]) -> None:
+        """Queue every object of `listed` as ADDED again, after what is queued, then the mark
+        that the list is delivered; the caller holds the lock."""
+        if self._on_change is None:
+            raise RuntimeError("SimulatedCluster.relist() called before start()")
+        self._synced.clear()
+        self._pending.extend(ClusterChange("ADDED", obj) for obj in listed)
+        self._pending.append(_Synced())
+
     def close(self) -> None:
         """Deliver nothing more; a change already being delivered finishes."""
         with self._lock:

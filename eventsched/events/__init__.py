@@ -24,6 +24,7 @@ from eventsched.events.errors import (
     AppendInDoubtError,
     DatabaseUnavailableError,
     EventStoreError,
+    LogTailLostError,
     SchemaOutdatedError,
 )
 from eventsched.events.logreader import PAGE_SIZE, LogReader
@@ -83,6 +84,7 @@ __all__ = [
     "EventStoreError",
     "LogBase",
     "LogReader",
+    "LogTailLostError",
     "Placement",
     "Projections",
     "PrunePlan",

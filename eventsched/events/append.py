@@ -21,9 +21,16 @@ from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from eventsched.events import appendsql, partitions
 from eventsched.events.canonical import dumps_normalized, normalize
-from eventsched.events.chain import GENESIS, EventJSON, batch_hash, event_json_parts, iso
+from eventsched.events.chain import (
+    GENESIS,
+    ChainPoint,
+    EventJSON,
+    batch_hash,
+    event_json_parts,
+    iso,
+)
 from eventsched.events.engine import connection, display_url, translate
-from eventsched.events.errors import AppendInDoubtError, EventStoreError
+from eventsched.events.errors import AppendInDoubtError, EventStoreError, LogTailLostError
 from eventsched.events.record import EventRecord, StoredEvent
 from eventsched.events.vocabulary import check_kind
 
@@ -81,6 +88,9 @@ class Appender:
         self.url = display_url(engine)
         #: The wall clock `recorded_at` comes from (replaceable to test a clock stepped back).
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+        #: The last batch this appender committed: each append checks the log still holds
+        #: it (a failover to a replica that had not received it loses the log's tail).
+        self.appended: ChainPoint | None = None
         try:
             self._sql = appendsql.for_dialect(engine.dialect.name)
         except ValueError as exc:
@@ -206,6 +216,7 @@ class Appender:
                         conn.exec_driver_sql(sql.lock)
                     head = conn.exec_driver_sql(sql.head).first()
                     alive = True
+                    self._check_tail(conn, head)
                     first, recorded_at, last_batch, prev_hash = self._next(head)
                     hashed = self._insert(conn, prepared, first, recorded_at, last_batch, prev_hash)
                     # Leaving the block commits; a connection lost from here on may have
@@ -221,7 +232,25 @@ class Appender:
                 raise translate(exc, self.url, doing) from exc
             except SQLAlchemyError as exc:
                 raise translate(exc, self.url, doing) from exc
+        assert committing is not None  # the block above either raised or set it
+        self.appended = ChainPoint(committing[0], first + len(prepared) - 1, committing[1])
         return first, recorded_at
+
+    def _check_tail(self, conn: Connection, head: Sequence[Any] | None) -> None:
+        """LogTailLostError unless the log still holds the last batch appended here.
+
+        The head is that batch, unless another writer appended since (`sticky
+        forget`, a former leader): then one lookup finds it below the head.
+        """
+        mine = self.appended
+        if mine is None or (head is not None and head[0] == mine.batch and head[2] == mine.hash):
+            return
+        if head is not None and head[0] > mine.batch:
+            held = conn.exec_driver_sql(self._sql.has_batch, (mine.batch, mine.hash)).first()
+            if held is not None:
+                return
+        now = ChainPoint(head[0], head[1], head[2]) if head is not None else ChainPoint()
+        raise LogTailLostError(self.url, mine, now)
 
     def _insert(
         self,

@@ -82,6 +82,8 @@ class AppendSQL:
     #: Writes a batch's event rows (`_EVENT_COLUMNS`' order) on the append's connection.
     write_events: Callable[[Connection, Rows], None]
     insert_batch: str
+    #: Finds batch (number, hash): whether the log still holds a batch appended before.
+    has_batch: str
     timestamp: Callable[[datetime], Any]
     #: The head's `recorded_at` as the driver returns it, to an aware UTC datetime.
     read_timestamp: Callable[[Any], datetime]
@@ -93,6 +95,7 @@ POSTGRESQL = AppendSQL(
     head=_HEAD,
     write_events=_copy_events,
     insert_batch=f"INSERT INTO event_batches ({_BATCH_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s)",
+    has_batch="SELECT 1 FROM event_batches WHERE batch = %s AND hash = %s",
     timestamp=_same,
     read_timestamp=_same,
 )
@@ -102,6 +105,7 @@ SQLITE = AppendSQL(
     head=_HEAD,
     write_events=_insert_sqlite_events,
     insert_batch=f"INSERT INTO event_batches ({_BATCH_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
+    has_batch="SELECT 1 FROM event_batches WHERE batch = ? AND hash = ?",
     timestamp=_sqlite_timestamp,
     read_timestamp=_sqlite_read_timestamp,
 )

@@ -17,6 +17,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import quote
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -45,7 +46,7 @@ def parse_url(url: str | URL) -> URL:
     SQLAlchemy's default for a bare `postgresql://` is psycopg2.
     """
     try:
-        parsed = make_url(url) if isinstance(url, str) else url
+        parsed = make_url(multihost_as_query(url)) if isinstance(url, str) else url
     except (ArgumentError, ValueError) as exc:
         raise EventStoreError(
             f"{url!r} is not a database URL ({exc}); expected e.g. sqlite:///eventsched.db "
@@ -56,6 +57,26 @@ def parse_url(url: str | URL) -> URL:
     return parsed
 
 
+def multihost_as_query(url: str) -> str:
+    """libpq's multi-host spelling (`//user@h1:5432,h2:5432/db`) as SQLAlchemy's
+    (`//user@/db?host=h1:5432&host=h2:5432`), which psycopg passes on to libpq.
+
+    SQLAlchemy's URL parser takes one host and port only, and fails on the
+    comma; both spellings name the same servers in the same order.
+    """
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    authority, _, tail = rest.partition("/")
+    userinfo, at, hosts = authority.rpartition("@")
+    if "," not in hosts:
+        return url
+    database, question, query = tail.partition("?")
+    listed = "&".join(f"host={quote(host, safe=':[]')}" for host in hosts.split(",") if host)
+    query = f"{listed}&{query}" if question and query else listed
+    return f"{scheme}://{userinfo}{at}/{database}?{query}"
+
+
 def display_url(url: str | URL | Engine | Connection) -> str:
     """The URL as it may be printed: password hidden."""
     if isinstance(url, Connection):
@@ -64,7 +85,7 @@ def display_url(url: str | URL | Engine | Connection) -> str:
         url = url.url
     if isinstance(url, str):
         try:
-            url = make_url(url)
+            url = make_url(multihost_as_query(url))
         except (ArgumentError, ValueError):
             return "<unparseable URL>"
     return url.render_as_string(hide_password=True)

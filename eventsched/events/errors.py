@@ -43,6 +43,24 @@ class AppendInDoubtError(DatabaseUnavailableError):
         self.stored: list[Any] = []
 
 
+class LogTailLostError(EventStoreError):
+    """The log no longer holds the last batch this process appended: the database failed
+    over to a replica that had not received it (asynchronous replication). Nothing of the
+    batch being appended was written. `appended` and `head` are (batch, last position,
+    hash) of what this process appended last and of the log's head now."""
+
+    def __init__(self, url: str, appended: Any, head: Any) -> None:
+        self.url = url
+        self.appended = appended
+        self.head = head
+        super().__init__(
+            f"the event log at {url} lost its tail: it ends at batch {head.batch} "
+            f"(position {head.position}) but this process appended batch {appended.batch} "
+            f"(position {appended.position}); the database failed over to a replica that "
+            "had not received it"
+        )
+
+
 class SchemaOutdatedError(EventStoreError):
     """The database's schema is not the one this eventsched was built for."""
 

@@ -194,6 +194,16 @@ class EventStore:
             except SQLAlchemyError as exc:
                 raise translate(exc, self.url, "writing a snapshot") from exc
 
+    def drop_snapshots_after(self, position: int) -> int:
+        """Delete snapshots of positions the log does not hold (it lost its tail); how many."""
+        with connection(self.engine) as conn:
+            try:
+                with conn.begin():
+                    done = conn.execute(delete(snapshots).where(snapshots.c.position > position))
+            except SQLAlchemyError as exc:
+                raise translate(exc, self.url, "dropping snapshots past the log's head") from exc
+        return done.rowcount
+
 
 def save_snapshot(store: EventStore, projections: Projections) -> None:
     """Store the projections so the next `rebuild` folds only newer events."""

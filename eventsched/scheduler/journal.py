@@ -22,6 +22,7 @@ from eventsched.events import (
     EventRecord,
     EventStore,
     EventStoreError,
+    LogTailLostError,
     Projections,
     StoredEvent,
     rebuild_counted,
@@ -34,8 +35,9 @@ from eventsched.view import FOLDED_KINDS, ClusterView
 
 log = structlog.get_logger(__name__)
 
-#: Longest wait between two tries while the log cannot be written.
-MAX_RETRY = 30.0
+#: Longest wait between two tries while the log cannot be written: a database back
+#: (a standby promoted) is written again within this much.
+MAX_RETRY = 4.0
 
 
 class Journal:
@@ -71,6 +73,9 @@ class Journal:
         self._retry = log_retry
         #: An append whose COMMIT went unanswered: settled before anything is appended again.
         self._in_doubt: AppendInDoubtError | None = None
+        #: The log lost what this process appended last (a failover): the scheduler
+        #: resynchronises (`forget_lost_tail`, then a relist) and clears it.
+        self.tail_lost: LogTailLostError | None = None
         self._actions: list[Callable[[], None]] = []
         self._since_snapshot = 0
         self._snapshotter = ThreadPoolExecutor(1, thread_name_prefix="snapshot")
@@ -130,6 +135,11 @@ class Journal:
                 self._settle_in_doubt(self._in_doubt)
             records = self.pending.records
             stored = self.store.append_stored(records) if records else []
+        except LogTailLostError as exc:
+            if self.tail_lost is None:
+                self._said_tail_lost(exc)
+            self.tail_lost = exc
+            return False
         except EventStoreError as exc:
             if isinstance(exc, AppendInDoubtError):
                 self._in_doubt = exc
@@ -159,6 +169,34 @@ class Journal:
             except Exception:
                 log.exception("action after append failed")
         return True
+
+    def _said_tail_lost(self, exc: LogTailLostError) -> None:
+        log.error(
+            "event log tail lost after a database failover; resynchronising with the cluster",
+            appended_batch=exc.appended.batch,
+            appended_position=exc.appended.position,
+            appended_hash=exc.appended.hash,
+            log_batch=exc.head.batch,
+            log_position=exc.head.position,
+            lost_events=max(0, exc.appended.position - exc.head.position),
+            url=exc.url,
+        )
+        if self.metrics is not None:
+            self.metrics.log_append_failures.inc()
+
+    def forget_lost_tail(self) -> None:
+        """Take the log as it is now: the projections are folded again from it (what the
+        lost tail folded into them is gone with it), and appends continue after its head.
+
+        A snapshot written past the head (before the failover, on the old primary, or
+        replicated ahead of nothing) would bring the lost state back: those are dropped.
+        """
+        self._snapshotter.submit(lambda: None).result()  # the one being written, if any
+        head = self.store.last_position()
+        self.store.drop_snapshots_after(head)
+        self.store.appender.appended = None
+        self.rebuild()
+        self._since_snapshot = 0
 
     def pending_age(self) -> float:
         """Seconds since the oldest pending record joined the batch (0 when none is)."""

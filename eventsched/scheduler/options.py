@@ -18,7 +18,7 @@ class SchedulerOptions:
     snapshot_every: int = 20_000
     #: Longest the loop sleeps when idle before re-checking queues.
     idle_wait: float = 0.5
-    #: Retry delay (doubled up to 30 s) while the log cannot be written.
+    #: Retry delay (doubled up to 4 s) while the log cannot be written.
     log_retry: float = 0.5
     #: Group commit: attempts decided per append at most, and how long the first may wait.
     #: Bindings start only once their group is durable, so this bounds the added latency.

@@ -24,6 +24,12 @@ class Cluster(Protocol):
     def wait_synced(self, timeout: float | None = None) -> bool:
         """True once the initial list of nodes and pods has been delivered."""
 
+    def relist(self) -> None:
+        """List everything again, delivering each current object (as ADDED or MODIFIED, and
+        DELETED for what is gone) before changes that follow; `wait_synced` is False until
+        the new lists are delivered. The scheduler resynchronises so after its log lost
+        its tail (a database failover)."""
+
     def bind(self, pod: Pod, node_name: str) -> BindOutcome:
         """POST the pods/binding subresource (or its simulation). Must be thread-safe."""
 

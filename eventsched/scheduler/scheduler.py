@@ -22,7 +22,7 @@ from typing import Protocol
 
 import structlog
 
-from eventsched.events import EventStore, Projections, StoredEvent
+from eventsched.events import EventStore, EventStoreError, Projections, StoredEvent
 from eventsched.framework import Framework, Handle, Profile, Registry
 from eventsched.metrics import SchedulerMetrics
 from eventsched.model import Pod
@@ -251,6 +251,20 @@ class Scheduler:
         self.store.ensure_partitions()
         record_start(self.journal, self.options.instance, self.frameworks, self.profiles.digests)
         self._flush_until_durable()
+        if not self._await_lists(stop):
+            return False
+        record_listed(self.journal)
+        reconcile_reservations(self.journal)
+        for finished in settle_open_preemptions(
+            self.cluster, self.journal, self.handle, self.metrics
+        ):
+            await_victims(finished, self.journal, self.queue, self.moves, self.cluster)
+        self._flush_until_durable()
+        self._ready = True
+        return True
+
+    def _await_lists(self, stop: threading.Event | None) -> bool:
+        """Handle what the cluster lists until its lists are in; False if `stop` came first."""
         began, said = time.monotonic(), 0
         while not self.cluster.wait_synced(0.05):
             if stop is not None and stop.is_set():
@@ -262,15 +276,29 @@ class Scheduler:
                 said = int(waited // 10)
                 log.info("waiting for the cluster's nodes and pods to sync", seconds=round(waited))
         self._drain_inbox()
+        return True
+
+    def _resynchronise(self, stop: threading.Event) -> None:
+        """The log lost its tail (a failover to a replica that had not received it): do
+        what a start does, in this process. The projections are folded again from the
+        log as it is; `scheduler_started` and a relist of the cluster make the view what
+        the cluster shows, logging as `pod_observed` the placements the lost tail made
+        (the log holds no `bound` for them), and reservations the log still holds open are
+        settled from the cluster. Binding cycles in flight finish first, so that none is
+        settled while its Binding is on the way."""
+        waited = time.monotonic() + 10
+        while self.bindings and time.monotonic() < waited and not stop.is_set():
+            self._wait_for_inbox(0.05)
+        self.journal.forget_lost_tail()
+        record_start(self.journal, self.options.instance, self.frameworks, self.profiles.digests)
+        self.cluster.relist()
+        if not self._await_lists(stop):
+            return
         record_listed(self.journal)
         reconcile_reservations(self.journal)
-        for finished in settle_open_preemptions(
-            self.cluster, self.journal, self.handle, self.metrics
-        ):
-            await_victims(finished, self.journal, self.queue, self.moves, self.cluster)
         self._flush_until_durable()
-        self._ready = True
-        return True
+        self.journal.tail_lost = None
+        log.info("resynchronised with the cluster after the event log lost its tail")
 
     def stop(self) -> None:
         """Stop taking pods; let binding cycles finish and log them; snapshot."""
@@ -308,6 +336,13 @@ class Scheduler:
         while not stop.is_set():
             self._drain_inbox()
             self.moves.flush()
+            if self.journal.tail_lost is not None:
+                try:
+                    self._resynchronise(stop)
+                except EventStoreError as exc:
+                    log.warning("resynchronising failed; will try again", error=str(exc))
+                    stop.wait(self.journal.retry_delay())
+                continue
             if self.journal.down and not self._flush():
                 stop.wait(self.journal.retry_delay())
                 continue

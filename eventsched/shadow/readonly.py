@@ -37,6 +37,9 @@ class ReadOnlyCluster:
     def wait_synced(self, timeout: float | None = None) -> bool:
         return self.cluster.wait_synced(timeout)
 
+    def relist(self) -> None:
+        self.cluster.relist()
+
     def stop(self, abandon: bool = False) -> None:
         self.cluster.stop(abandon)
 

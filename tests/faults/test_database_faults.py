@@ -372,12 +372,8 @@ def _value(text: str, name: str) -> float:
     raise AssertionError(f"{name} is not in /metrics")
 
 
-def test_run_process_is_not_ready_while_its_database_is_cut_and_resumes_by_itself(
-    pg_url: str, proxy: TcpProxy, apiserver: ApiServer, tmp_path: Path
-) -> None:
-    """`eventsched run` with --db through the proxy: what an operator sees during the outage."""
-    for name in ("node-a", "node-b"):
-        apiserver.create(kube_node(name, cpu="64"))
+def single_profile_config(tmp_path: Path) -> Path:
+    """A configuration for one `eventsched run` without leader election."""
     config = tmp_path / "config.yaml"
     config.write_text(
         "apiVersion: kubescheduler.config.k8s.io/v1\n"
@@ -385,6 +381,16 @@ def test_run_process_is_not_ready_while_its_database_is_cut_and_resumes_by_itsel
         "leaderElection: {leaderElect: false}\n"
         "profiles: [{schedulerName: eventsched}]\n"
     )
+    return config
+
+
+def test_run_process_is_not_ready_while_its_database_is_cut_and_resumes_by_itself(
+    pg_url: str, proxy: TcpProxy, apiserver: ApiServer, tmp_path: Path
+) -> None:
+    """`eventsched run` with --db through the proxy: what an operator sees during the outage."""
+    for name in ("node-a", "node-b"):
+        apiserver.create(kube_node(name, cpu="64"))
+    config = single_profile_config(tmp_path)
     port = free_port()
     proc = start_process(through(proxy, pg_url), kubeconfig(tmp_path, apiserver.url), port, config)
     before = [f"before-{i}" for i in range(5)]

@@ -589,6 +589,26 @@ def test_a_volume_pre_bound_to_its_claim_is_bound_and_watched(driver: Driver) ->
         driver.cluster.stop()
 
 
+def test_relist_delivers_every_object_again_then_the_watch_goes_on(
+    started: tuple[Driver, Seen],
+) -> None:
+    """What the scheduler resynchronises from after its log lost its tail: every pod and
+    node again (a pod bound since, on its node), synced only once they are delivered."""
+    driver, seen = started
+    pending = seen.latest("pending")
+    assert pending is not None and driver.cluster.bind(pending, "node-b").ok
+    wait_for("the bound pod", lambda: (p := seen.latest("pending")) and p.node_name == "node-b")
+    before = len(seen.changes)
+    driver.cluster.relist()
+    assert driver.cluster.wait_synced(30), "the new lists never completed"
+    again = {(type(c.obj).__name__, c.obj.name) for c in seen.changes[before:]}
+    assert {("Node", "node-a"), ("Node", "node-b"), ("Pod", "pending"), ("Pod", "running")} <= again
+    relisted = [c.obj for c in seen.changes[before:] if c.obj.name == "pending"]
+    assert isinstance(relisted[-1], Pod) and relisted[-1].node_name == "node-b"
+    driver.add_pod("after-relist")
+    wait_for("a pod created after the relist", lambda: seen.pods("after-relist", "ADDED"))
+
+
 def test_watch_delivers_a_new_pod_and_its_deletion(started: tuple[Driver, Seen]) -> None:
     driver, seen = started
     driver.add_pod("late")

@@ -143,6 +143,11 @@ class KubeCluster:
         for informer in self._informers:
             informer.start()
 
+    def relist(self) -> None:
+        """Every informer lists again (its watch ended), as after a failed watch."""
+        for informer in self._informers:
+            informer.relist()
+
     def wait_synced(self, timeout: float | None = None) -> bool:
         """True once every initial list was delivered; False on timeout or stop."""
         for synced in (informer.synced for informer in self._informers):

@@ -94,6 +94,8 @@ class Informer:
         self.absent = threading.Event()
         self.synced = threading.Event()
         self._stopped = threading.Event()
+        #: Set by `relist`: the open watch is ended and the loop lists again.
+        self._relist = threading.Event()
         self._response: Any = None
         self._response_lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -114,6 +116,15 @@ class Informer:
         if self._thread is not None:
             self._thread.join(timeout)
 
+    def relist(self) -> None:
+        """List again now (no older than what was seen): `synced` is clear until delivered."""
+        self.synced.clear()
+        self._relist.set()
+        with self._response_lock:
+            response = self._response
+        if response is not None:
+            _end(response)
+
     def get(self, key: str) -> dict[str, Any] | None:
         """The last state delivered for `namespace/name` (or `name`)."""
         return self._known.get(key)
@@ -125,6 +136,9 @@ class Informer:
         version = ""  # where the next watch starts; none: list first
         list_from = FIRST_VERSION
         while not self._stopped.is_set():
+            if self._relist.is_set():
+                self._relist.clear()
+                list_from, version = version or list_from, ""
             try:
                 if not version:
                     version = self._list(list_from)
@@ -203,7 +217,7 @@ class Informer:
                 if kind in (ADDED, MODIFIED, DELETED):
                     self._deliver(kind, obj)
         except TransportError:
-            if self._stopped.is_set():
+            if self._stopped.is_set() or self._relist.is_set():
                 return version
             raise
         finally:
@@ -213,7 +227,7 @@ class Informer:
     def _opened(self, response: Any) -> None:
         with self._response_lock:
             self._response = response
-        if response is not None and self._stopped.is_set():
+        if response is not None and (self._stopped.is_set() or self._relist.is_set()):
             _end(response)  # stop() came between opening the watch and this: it found none
 
     def _deliver(self, kind: str, obj: dict[str, Any]) -> None:

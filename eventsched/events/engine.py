@@ -88,7 +88,14 @@ def display_url(url: str | URL | Engine | Connection) -> str:
             url = make_url(multihost_as_query(url))
         except (ArgumentError, ValueError):
             return "<unparseable URL>"
-    return url.render_as_string(hide_password=True)
+    hosts = url.query.get("host")
+    if url.host or not isinstance(hosts, tuple):
+        return url.render_as_string(hide_password=True)
+    # Several hosts: shown in libpq's spelling, as the user most likely wrote them.
+    text = url.difference_update_query(["host"]).render_as_string(hide_password=True)
+    scheme, _, rest = text.partition("://")
+    userinfo, _, path = rest.partition("/")
+    return f"{scheme}://{userinfo}{','.join(hosts)}/{path}"
 
 
 def create_engine(url: str | URL) -> Engine:

@@ -191,7 +191,8 @@ class Informer:
             answer_seconds=round(answered - asked, 3),
             deliver_seconds=round(time.monotonic() - answered, 3),
         )
-        self.synced.set()
+        if not self._relist.is_set():  # else this list may be older than the one asked for
+            self.synced.set()
         return str((body.get("metadata") or {}).get("resourceVersion") or "")
 
     def _watch(self, version: str) -> str:

@@ -19,11 +19,11 @@ from typing import Any
 
 import yaml
 
-from eventsched.cluster.manifestyaml import ManifestLoader, documents
 from eventsched.cluster.yamlstream import yaml_documents
 from eventsched.model import ManifestError
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+
 
 @dataclass(frozen=True, slots=True)
 class Document:

@@ -115,6 +115,7 @@ class _FileReader:
         """Every document, one at a time; `empty` gets a note for each file that holds none."""
         self.files_read = self.bytes_read = self.documents = 0
         self.empty = []
+        self._told(0, 0)  # the total at once, before the first file's first object
         for path, size in zip(self.files, self.sizes, strict=True):
             self.size = size
             read = 0

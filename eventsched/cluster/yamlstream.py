@@ -46,9 +46,7 @@ class _Unusual(Exception):
     """The document holds something only PyYAML's constructor builds as it should."""
 
 
-def yaml_documents(
-    text: str, on_read: Callable[[int, int], None] | None = None
-) -> Iterator[Any]:
+def yaml_documents(text: str, on_read: Callable[[int, int], None] | None = None) -> Iterator[Any]:
     """Each document of `text` as `yaml.safe_load_all` would give it, one at a time.
 
     `on_read(characters, documents)` is told every few thousand events how far into the
@@ -153,5 +151,6 @@ class _Builder:
             self.quoted.clear()
         if tag == _STR:
             return event.value
-        node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+        start: Any = event.start_mark  # the C parser's own Mark class
+        node = ScalarNode(tag, event.value, start, event.end_mark, event.style)  # type: ignore[arg-type]
         return self.loader.yaml_constructors[tag](self.loader, node)

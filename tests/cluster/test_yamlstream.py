@@ -17,9 +17,9 @@ booleans: [yes, no, on, off, true, False, Y, n]
 numbers: [010, 0x1f, 1_000, 190:20:30, 1.5e3, .inf, -.Inf, .nan, 0b101]
 nulls: [~, null, ]
 times: [2025-01-01T00:00:02Z, 2002-12-14, '2025-01-01T00:00:02Z']
-strings: ["yes", '010', plain text, "", 'it''s', |
+strings: ["yes", '010', plain text, "", 'it''s']
+block: |
   a block
-]
 ? 1
 : an integer key
 """
@@ -36,7 +36,7 @@ def test_yaml_1_1_scalars_resolve_as_the_safe_loader_resolves_them() -> None:
     (doc,) = same_as_pyyaml(SCALARS)
     assert isinstance(doc, dict)
     assert doc["booleans"] == [True, False, True, False, True, False, "Y", "n"]
-    assert doc["numbers"][:4] == [8, 31, 1000, 685830]
+    assert doc["numbers"][:4] == [8, 31, 1000, 685230]
     assert doc["times"][0] == datetime.datetime(2025, 1, 1, 0, 0, 2, tzinfo=datetime.UTC)
     assert doc["times"][2] == "2025-01-01T00:00:02Z"
     assert doc["strings"][:2] == ["yes", "010"]
@@ -50,7 +50,6 @@ def test_yaml_1_1_scalars_resolve_as_the_safe_loader_resolves_them() -> None:
         "base: &b {cpu: 1}\nderived:\n  <<: *b\n  memory: 2\n",
         "a: !!str 010\nb: !!binary aGVsbG8=\n",
         "a: !!set {x, y}\n",
-        "? [a, b]\n: listed key\n",
         "plain: 1\n---\nfirst: &f 1\nagain: *f\n---\nafter: yes\n",
         "=: value key\n",
     ],
@@ -65,8 +64,10 @@ def test_empty_documents_and_streams() -> None:
     assert same_as_pyyaml("--- 5\n--- [1, 2]\n") == [5, [1, 2]]
 
 
-def test_invalid_yaml_raises_what_pyyaml_raises() -> None:
-    text = "a: 1\n---\nb: [1, 2\nc: 3\n"
+@pytest.mark.parametrize(
+    "text", ["a: 1\n---\nb: [1, 2\nc: 3\n", "a: 1\n---\n? [a, b]\n: listed key\n", "a: *nowhere\n"]
+)
+def test_invalid_yaml_raises_what_pyyaml_raises(text: str) -> None:
     with pytest.raises(yaml.YAMLError) as ours:
         list(yaml_documents(text))
     with pytest.raises(yaml.YAMLError) as theirs:

@@ -19,11 +19,10 @@ from typing import Any
 
 import yaml
 
+from eventsched.cluster.yamlstream import yaml_documents
 from eventsched.model import ManifestError
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
-
-_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +145,8 @@ def read_documents(
     """The objects of one file: documents of a YAML stream, items of `kind: List`.
 
     `on_read(characters, documents)` is told, as documents are parsed, how far into the
-    file's text the parser got and how many documents it parsed (every 100 documents).
+    file's text the parser got and how many documents it finished (every few thousand
+    objects parsed, within a document too).
     """
     for index, doc in enumerate(_parse(path, on_read), start=1):
         if doc is None:
@@ -183,46 +183,31 @@ def _list_items(doc: Mapping[str, Any], kind: str, opened: str) -> Iterator[Docu
         yield Document(where, item)
 
 
-#: How many documents are parsed between two reports of how far the parser got.
-_REPORT_EVERY = 100
-
-
-def _parse(path: Path, on_read: Callable[[int, int], None] | None) -> list[Any]:
+def _parse(path: Path, on_read: Callable[[int, int], None] | None) -> Iterator[Any]:
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise ManifestError(str(path), f"byte {exc.start}", "is not UTF-8 text") from exc
     if path.suffix.lower() == ".json":
         try:
-            return [json.loads(text)]
+            yield json.loads(text)
         except json.JSONDecodeError as exc:
             raise ManifestError(
                 str(path), f"line {exc.lineno}, column {exc.colno}", f"not valid JSON: {exc.msg}"
             ) from exc
-    documents: list[Any] = []
-    loader = _Loader(text)  # a safe loader: no arbitrary objects
+        return
+    parsed = 0
     try:
-        while loader.check_node():
-            node = loader.get_node()
-            documents.append(loader.construct_document(node))
-            if on_read is not None and len(documents) % _REPORT_EVERY == 0:
-                on_read(_end(node, len(text)), len(documents))
+        for document in yaml_documents(text, on_read):  # a safe loader: no arbitrary objects
+            parsed += 1
+            yield document
     except yaml.YAMLError as exc:
-        at = f"document {len(documents) + 1}"
+        at = f"document {parsed + 1}"
         mark = getattr(exc, "problem_mark", None)
         if mark is not None:
             at += f", line {mark.line + 1}, column {mark.column + 1}"
         problem = getattr(exc, "problem", None) or str(exc)
         raise ManifestError(str(path), at, f"not valid YAML: {problem}") from exc
-    finally:
-        loader.dispose()
-    return documents
-
-
-def _end(node: yaml.Node | None, end: int) -> int:
-    """Where in the text a document's node ends (an empty document: the text's end)."""
-    mark = getattr(node, "end_mark", None)
-    return int(getattr(mark, "index", end)) if mark is not None else end
 
 
 def _type_name(value: object) -> str:

@@ -514,3 +514,24 @@ def test_missing_paths(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(FileNotFoundError, match=r"no manifests \(\*.yaml, \*.yml, \*.json\)"):
         load_manifests([tmp_path / "empty"])
+
+
+def test_errors_come_in_the_order_they_did_before_objects_were_built_as_read(
+    tmp_path: Path,
+) -> None:
+    """Nodes and pods are built as documents are parsed; still a bad PriorityClass, or a
+    YAML error, later in the files is what is reported over an earlier pod's error."""
+    bad_pod = POD.format(name="Bad_Name", namespace="default", cpu="1")
+    bad_class = "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: x}\n"
+    path = write(tmp_path / "a.yaml", docs(bad_pod, bad_class))
+    with pytest.raises(ManifestError) as raised:
+        load_manifests([path])
+    assert raised.value.field == "value"
+    assert raised.value.where.endswith("(document 2): PriorityClass x")
+    path = write(tmp_path / "a.yaml", docs(bad_pod, "a: [1, 2\n"))
+    with pytest.raises(ManifestError, match="not valid YAML"):
+        load_manifests([path])
+    path = write(tmp_path / "a.yaml", bad_pod)
+    with pytest.raises(ManifestError) as raised:
+        load_manifests([path])
+    assert raised.value.field == "metadata.name"

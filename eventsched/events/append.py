@@ -52,8 +52,18 @@ class _Prepared:
     json: EventJSON
 
 
+#: PostgreSQL's read_only_sql_transaction.
+READ_ONLY_SQL_TRANSACTION = "25006"
+
+
 class _StaleConnection(Exception):
     """The pooled connection was dead before anything was written: safe to try once more."""
+
+
+def _read_only_server(exc: DBAPIError) -> bool:
+    """PostgreSQL refused a write as read-only (SQLSTATE 25006): a hot standby, or a
+    primary since demoted."""
+    return getattr(exc.orig, "sqlstate", None) == READ_ONLY_SQL_TRANSACTION
 
 
 class _NoPartition(Exception):
@@ -226,6 +236,12 @@ class Appender:
                 if partitions.is_missing_partition(exc):
                     raise _NoPartition(recorded_at) from exc
                 if exc.connection_invalidated and not alive:
+                    raise _StaleConnection from exc
+                if _read_only_server(exc):
+                    # A primary demoted under its pooled connections (a failover that
+                    # kept them open): nothing was written. A new connection finds the
+                    # read-write server (libpq's target_session_attrs=read-write).
+                    conn.invalidate()
                     raise _StaleConnection from exc
                 if exc.connection_invalidated and committing is not None:
                     raise _InDoubt(*committing) from exc

@@ -262,6 +262,21 @@ def test_columns_must_be_text(store: EventStore, column: str, value: object) -> 
     assert store.last_position() == 0
 
 
+@pytest.mark.parametrize("backend", ["postgresql"])
+def test_a_pooled_connection_turned_read_only_is_replaced(store: EventStore) -> None:
+    """A primary demoted under its open connections refuses writes (SQLSTATE 25006):
+    the append goes on a new connection, which libpq makes to the read-write server."""
+    store.append([EventRecord(kind="queued")])
+    with store.engine.connect() as conn:  # the connection the pool keeps for the next append
+        conn.exec_driver_sql("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+        conn.commit()
+        read_only = conn.exec_driver_sql("SHOW transaction_read_only").scalar()
+    assert read_only == "on"
+    assert store.append([EventRecord(kind="queued")]) == [2]
+    with store.engine.connect() as conn:
+        assert conn.exec_driver_sql("SHOW transaction_read_only").scalar() == "off"
+
+
 def kill_pooled_connection(store: EventStore, server: str) -> None:
     """What a server restart does to the connection waiting in the store's pool."""
     with store.engine.connect() as conn:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from eventsched.audit.numbers import amount
+from eventsched.ui.access import SCOPE_KEY
 
 HERE = Path(__file__).parent
 TEMPLATES = HERE / "templates"
@@ -113,10 +115,17 @@ environment.globals.update(
 )
 
 
+def _sees(request: Request) -> Callable[[str], bool]:
+    """Whether the request's reader may see a namespace's pods: a page naming another pod
+    (a victim, a preemptor, a pod ahead in the queue) names it only then."""
+    viewer = request.scope.get(SCOPE_KEY)
+    return viewer.sees if viewer is not None else lambda namespace: False
+
+
 def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
     """A rendered template; `title` names the page in the browser's tab."""
     html = environment.get_template(template).render(
-        request=request, path=request.url.path, **context
+        request=request, path=request.url.path, sees=_sees(request), **context
     )
     return HTMLResponse(html, status_code=status)
 

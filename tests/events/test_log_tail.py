@@ -1,6 +1,6 @@
 """The appender notices the log lost the last batch it appended (a failover to a
 replica that had not received it) and writes nothing; libpq's multi-host URLs are
-accepted. The failover itself, on real PostgreSQL servers: tests/faults/test_failover.py."""
+accepted. The failover itself, on real PostgreSQL servers: tests/faults/test_pg_failover.py."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 SQLAlchemy's URL parser takes one host only; eventsched rewrites the comma list
 into repeated `host` query parameters, which SQLAlchemy's psycopg dialect turns
 back into libpq's `host=a,b port=1,2`. Nothing here connects: the failover itself
-is tests/faults/test_failover.py.
+is tests/faults/test_pg_failover.py.
 """
 
 from __future__ import annotations

@@ -160,8 +160,10 @@ def certificate_user(certificate: dict[str, Any]) -> UserInfo | None:
     return UserInfo(common[0], groups=groups)
 
 
-def _status(code: int, reason: str, message: str, details: bool) -> bytes:
-    """A metav1.Status as the Kubernetes components write it (Go's field order and escapes)."""
+def failure_status(
+    code: int, reason: str, message: str, details: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A Failure metav1.Status, its fields in Go's order (`details` only when given)."""
     status: dict[str, Any] = {
         "kind": "Status",
         "apiVersion": "v1",
@@ -170,9 +172,15 @@ def _status(code: int, reason: str, message: str, details: bool) -> bytes:
         "message": message,
         "reason": reason,
     }
-    if details:
-        status["details"] = {}
+    if details is not None:
+        status["details"] = details
     status["code"] = code
+    return status
+
+
+def _status(code: int, reason: str, message: str, details: bool) -> bytes:
+    """A metav1.Status as the Kubernetes components write it (Go's field order and escapes)."""
+    status = failure_status(code, reason, message, {} if details else None)
     text = json.dumps(status, separators=(",", ":"), ensure_ascii=False)
     text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return (text + "\n").encode()

@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from eventsched._httpguard import failure_status
+
 #: Headers that belong to one hop, not passed on.
 _HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "upgrade"}
 _BINDING = re.compile(r"^/api/v1/namespaces/[^/]+/pods/([^/]+)/binding$")
@@ -82,18 +84,8 @@ def status_body(code: int, path: str) -> dict[str, Any]:
         429: ("TooManyRequests", "Too many requests, please try again later."),
         500: ("InternalError", "Internal error occurred: injected by the fault proxy"),
     }[code]  # fmt: skip
-    body: dict[str, Any] = {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "reason": reason,
-        "code": code,
-    }
-    if code == 429:
-        body["details"] = {"retryAfterSeconds": RETRY_AFTER}
-    return body
+    details = {"retryAfterSeconds": RETRY_AFTER} if code == 429 else None
+    return failure_status(code, reason, message, details)
 
 
 class FaultProxy:

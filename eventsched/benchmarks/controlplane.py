@@ -53,10 +53,19 @@ class ControlPlane:
     """
 
     def __init__(
-        self, binaries: KubeBinaries, workdir: Path | None = None, *, audit: bool = False
+        self,
+        binaries: KubeBinaries,
+        workdir: Path | None = None,
+        *,
+        audit: bool = False,
+        disabled_admission: tuple[str, ...] = ("ServiceAccount",),
     ) -> None:
-        """`audit`: kube-apiserver writes an audit log of every request (`self.audit`)."""
+        """`audit`: kube-apiserver writes an audit log of every request (`self.audit`).
+        `disabled_admission`: the admission plugins kube-apiserver runs without
+        (scheduler_perf's server also disables `TaintNodesByCondition` and `Priority`,
+        so that its pods may set `spec.priority` without a PriorityClass)."""
         self.binaries = binaries
+        self.disabled_admission = disabled_admission
         self._own_workdir = workdir is None
         self.workdir = (
             Path(tempfile.mkdtemp(prefix="eventsched-kube-")) if workdir is None else Path(workdir)
@@ -178,7 +187,7 @@ class ControlPlane:
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
             "--api-audiences=https://kubernetes.default.svc.cluster.local",
             "--service-cluster-ip-range=10.0.0.0/24", "--allow-privileged=true",
-            "--disable-admission-plugins=ServiceAccount",
+            f"--disable-admission-plugins={','.join(self.disabled_admission)}",
             f"--client-ca-file={self.client_ca_file}",
             f"--requestheader-client-ca-file={self.client_ca_file}",
         ]  # fmt: skip

@@ -30,12 +30,12 @@ from typing import Any
 
 import kubernetes.client
 
-from eventsched.benchmarks import kube
+from eventsched.benchmarks import kube, kube_runs
 from eventsched.benchmarks.bindwatch import BindWatch, wait_for_bound
 from eventsched.benchmarks.controlplane import ControlPlane
 from eventsched.benchmarks.kubebinaries import KubeBinaries, kube_binaries
 from eventsched.benchmarks.kuberesults import EVENTSCHED, KUBE_SCHEDULER
-from eventsched.benchmarks.processes import free_port, process_cpu_seconds, spawn_logged
+from eventsched.benchmarks.processes import process_cpu_seconds
 
 
 @dataclass(slots=True)
@@ -83,21 +83,6 @@ class Restarted:
     cpu_seconds: float
     relogged: dict[str, int] = field(default_factory=dict)
     log_events: int | None = None
-
-
-def _start(
-    scheduler: str, cp: ControlPlane, config: Path, events_url: str | None, log: Path
-) -> subprocess.Popen[bytes]:
-    if scheduler == EVENTSCHED:
-        assert events_url is not None
-        http = f"127.0.0.1:{free_port()}"
-        argv = [
-            *kube.eventsched_command(events_url),
-            "run", "--config", str(config), "--kubeconfig", str(cp.kubeconfig()),
-            "--leader-elect", "false", "--http-address", http, "--secure-port", "0",
-        ]  # fmt: skip
-        return spawn_logged(argv, log)
-    return cp.start_kube_scheduler(config)
 
 
 def _wait_bound(
@@ -188,24 +173,26 @@ def measure(
     new pods); on_progress is given the pods bound so far while the first run places them.
     A run that fails is reported in the result's `error`."""
     result = RestartResult(scheduler, nodes, pods, late, 0.0, 0.0)
-    name = kube.SCHEDULER_NAMES[scheduler]
+    name = kube_runs.SCHEDULER_NAMES[scheduler]
     with contextlib.ExitStack() as stack:
         cp: ControlPlane = stack.enter_context(ControlPlane(binaries))
         cp.make_ready_nodes(kube._nodes(nodes))
         kube._create_pods(cp, pods, name)
-        config = kube.scheduler_config(
+        config = kube_runs.scheduler_config(
             cp.workdir / f"{scheduler}.yaml", name, qps, burst, cp.kubeconfig()
         )
         events_url = None
         if scheduler == EVENTSCHED:
-            events_url, _ = stack.enter_context(kube.fresh_database(db_url, cp.workdir, 1))
-            kube.upgrade_database(events_url)
-            kube.bytecode_compiled()
+            events_url, _ = stack.enter_context(kube_runs.fresh_database(db_url, cp.workdir, 1))
+            kube_runs.upgrade_database(events_url)
+            kube_runs.bytecode_compiled()
         watch = BindWatch(cp, kube.NAMESPACE)
         stack.callback(watch.close)
         started = time.monotonic()
-        proc = _start(scheduler, cp, config, events_url, cp.workdir / f"{scheduler}-1.log")
-        stack.callback(kube.stop_process, proc)
+        proc = kube_runs.start_scheduler(
+            scheduler, cp, config, events_url, cp.workdir / f"{scheduler}-1.log"
+        )
+        stack.callback(kube_runs.stop_process, proc)
         watch.start(pods)
         try:
             _wait_bound(watch, proc, timeout, on_progress)
@@ -213,7 +200,7 @@ def measure(
             result.error = f"placing the first {pods} pods: {exc}"
             return result
         result.first_run_seconds = max(watch.bound.values()) - started
-        kube.stop_process(proc)
+        kube_runs.stop_process(proc)
         for round_ in range(restarts):
             restart = _restart(
                 cp, scheduler, config, events_url, stack, round_, pods, late, timeout
@@ -249,7 +236,7 @@ def _restart(
         for i in range(late):
             core.create_namespaced_pod(
                 kube.NAMESPACE,
-                kube._pod(f"late-{round_}-{i:03d}", kube.SCHEDULER_NAMES[scheduler]),
+                kube._pod(f"late-{round_}-{i:03d}", kube_runs.SCHEDULER_NAMES[scheduler]),
                 _preload_content=False,
             )
     finally:
@@ -258,8 +245,8 @@ def _restart(
     stack.callback(again.close)
     restarted = time.monotonic()
     log = cp.workdir / f"{scheduler}-{round_ + 2}.log"
-    proc = _start(scheduler, cp, config, events_url, log)
-    stack.callback(kube.stop_process, proc)
+    proc = kube_runs.start_scheduler(scheduler, cp, config, events_url, log)
+    stack.callback(kube_runs.stop_process, proc)
     again.start(pods + (round_ + 1) * late)
     prefix = f"late-{round_}-"
     try:
@@ -276,7 +263,7 @@ def _restart(
             events_url, f"WHERE kind = 'permitted' AND position > {before}", first=True
         )
         restart.relogged, restart.log_events = _events_by_kind(events_url, before, permitted + 1)
-    kube.stop_process(proc)
+    kube_runs.stop_process(proc)
     again.close()
     return restart
 

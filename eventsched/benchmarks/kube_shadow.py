@@ -26,7 +26,7 @@ from typing import Any
 import kubernetes.client
 import sqlalchemy as sa
 
-from eventsched.benchmarks import kube
+from eventsched.benchmarks import kube_runs
 from eventsched.benchmarks.bindwatch import BindWatch
 from eventsched.benchmarks.controlplane import ControlPlane
 from eventsched.benchmarks.kubebinaries import KubeBinaries
@@ -69,23 +69,23 @@ def measure(
         cp: ControlPlane = stack.enter_context(ControlPlane(binaries))
         mix = generate(nodes, pods, NAMESPACE)
         _create_cluster(cp, mix.priority_classes, mix.nodes)
-        events_url, database = stack.enter_context(kube.fresh_database(db_url, cp.workdir, 1))
-        kube.upgrade_database(events_url)
-        kube.bytecode_compiled()
+        events_url, database = stack.enter_context(kube_runs.fresh_database(db_url, cp.workdir, 1))
+        kube_runs.upgrade_database(events_url)
+        kube_runs.bytecode_compiled()
         result = ShadowRunResult(nodes, pods, database, percentage, pods_first)
-        config = kube.scheduler_config(
+        config = kube_runs.scheduler_config(
             cp.workdir / "kube-scheduler.yaml", SHADOWED, qps, burst, cp.kubeconfig(), percentage
         )
         shadow_log = cp.workdir / "shadow.log"
         shadow = spawn_logged(
             [
-                *kube.eventsched_command(events_url), "shadow", "--config", str(config),
+                *kube_runs.eventsched_command(events_url), "shadow", "--config", str(config),
                 "--kubeconfig", str(cp.kubeconfig()), "--http-address", f"127.0.0.1:{free_port()}",
                 "--secure-port", "0",
             ],
             shadow_log,
         )  # fmt: skip
-        stack.callback(kube.stop_process, shadow)
+        stack.callback(kube_runs.stop_process, shadow)
         engine = sa.create_engine(events_url)
         stack.callback(engine.dispose)
         deadline = time.monotonic() + timeout
@@ -98,7 +98,7 @@ def measure(
                 _create_pods(cp, mix.pods)
                 _wait_for_pending(engine, shadow, shadow_log, pods, deadline)
             started = time.monotonic()
-            stack.callback(kube.stop_process, cp.start_kube_scheduler(config))
+            stack.callback(kube_runs.stop_process, cp.start_kube_scheduler(config))
             if not pods_first:
                 _create_pods(cp, mix.pods)
             pending = _kube_done(cp, watch, pods, deadline, on_progress)

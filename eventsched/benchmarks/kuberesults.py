@@ -48,6 +48,8 @@ class RunResult:
     log_cpu_ms_per_pod: float = 0.0
     #: the scheduler's own CPU per pod after its first bind: the steady state, its start left out
     after_first_bind_cpu_ms_per_pod: float | None = None
+    #: the scheduler process's peak resident set (VmHWM), MiB, read just before it is stopped
+    peak_rss_mb: float | None = None
 
     def __post_init__(self) -> None:
         database = 1000 * (self.postgres_cpu_seconds or 0.0) / max(self.bound, 1)
@@ -71,6 +73,8 @@ class RunResult:
             f"kube-apiserver {self.apiserver_cpu_seconds:.1f} s, etcd {self.etcd_cpu_seconds:.1f} s"
             f"{extra}"
         )
+        if self.peak_rss_mb is not None:
+            line += f"; peak RSS {self.peak_rss_mb:.0f} MiB"
         if self.watch_restarts:
             line += f" (the watch was restarted {self.watch_restarts} time(s))"
         return line + (f" -- {self.error}" if self.error else "")
@@ -93,6 +97,8 @@ class KubeBenchResult:
     rounds: int
     database: str
     runs: list[RunResult] = field(default_factory=list)
+    #: `--workload`: the scheduler_perf workload run (pods: its measured pods)
+    workload: str | None = None
 
     def _mean(self, scheduler: str, attribute: str) -> float | None:
         values = [getattr(r, attribute) for r in self.runs if r.scheduler == scheduler]
@@ -113,6 +119,7 @@ class KubeBenchResult:
             "log_cpu_ms_per_pod",
             "first_bind_cpu_seconds",
             "after_first_bind_cpu_ms_per_pod",
+            "peak_rss_mb",
         ):
             ours, theirs = self._mean(EVENTSCHED, key), self._mean(KUBE_SCHEDULER, key)
             out[key] = ours / theirs if ours is not None and theirs else None
@@ -131,14 +138,22 @@ class KubeBenchResult:
             )
         ratios = self.ratios()
         with_log = ", its PostgreSQL backends' included" if self.database == "PostgreSQL" else ""
+        what = f"{self.workload}, " if self.workload else ""
         return (
-            f"summary ({self.nodes} nodes x {self.pods} pods, QPS {self.qps:g}/burst {self.burst}, "
+            f"summary ({what}{self.nodes} nodes x {self.pods} pods, QPS {self.qps:g}/burst {self.burst}, "
             f"mean of {self.rounds} round(s), eventsched on {self.database}): "
             f"eventsched/kube-scheduler pods/s {ratios['pods_per_second']:.2f}x "
             f"({ours_pps:.1f} vs {theirs_pps:.1f}); CPU per pod{with_log} "
             f"{ratios['log_cpu_ms_per_pod']:.2f}x ({ours_cpu:.2f} vs {theirs_cpu:.2f} ms)"
-            f"{self._start_summary()}"
+            f"{self._start_summary()}{self._rss_summary()}"
         )
+
+    def _rss_summary(self) -> str:
+        ours = self._mean(EVENTSCHED, "peak_rss_mb")
+        theirs = self._mean(KUBE_SCHEDULER, "peak_rss_mb")
+        if ours is None or theirs is None:
+            return ""
+        return f"; peak RSS {ours:.0f} vs {theirs:.0f} MiB"
 
     def _start_summary(self) -> str:
         """The schedulers' CPU to their first bind and their own CPU per pod after it."""

@@ -29,6 +29,18 @@ def process_cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / _CLK_TCK
 
 
+def process_peak_rss_bytes(pid: int) -> int | None:
+    """The process's peak resident set so far (VmHWM from /proc), None when it is gone."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return None
+
+
 def log_tail(path: Path, lines: int = 30) -> str:
     try:
         text = path.read_text(errors="replace")

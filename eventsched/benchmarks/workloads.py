@@ -71,6 +71,16 @@ class Churn:
 
 
 @dataclass(frozen=True, slots=True)
+class Size:
+    """The counts of one run: upstream's, or smaller for a smoke run."""
+
+    nodes: int
+    #: Per init op.
+    init_pods: int
+    measured_pods: int
+
+
+@dataclass(frozen=True, slots=True)
 class Workload:
     name: str
     #: The upstream variant whose counts and threshold these are.
@@ -94,6 +104,9 @@ class Workload:
     v128_measured_pods: int | None
     #: The `churn` op running from the end of the init ops until the measured pods are done.
     churn: Churn | None = None
+    #: v1.28's `500Nodes` variant (init pods per op, measured pods), used when a run asks
+    #: for its node count (None: v1.28 had no such variant).
+    small: Size | None = None
 
     def namespaces(self) -> tuple[str, ...]:
         """Every namespace the pods live in, in order of first use (upstream's op order)."""
@@ -102,27 +115,21 @@ class Workload:
         return tuple(dict.fromkeys(names))
 
 
-@dataclass(frozen=True, slots=True)
-class Size:
-    """The counts of one run: upstream's, or smaller for a smoke run."""
-
-    nodes: int
-    #: Per init op.
-    init_pods: int
-    measured_pods: int
-
-
 def size(workload: Workload, nodes: int | None = None, pods: int | None = None) -> Size:
     """Upstream's counts, with `nodes` and `pods` (measured) overriding them.
 
-    Init pods keep upstream's ratio to the measured pods, so a small run
-    looks like a large one scaled down.
+    `nodes` equal to the workload's `small` variant's takes that variant's
+    counts (upstream's `500Nodes`). Init pods keep the variant's ratio to the
+    measured pods, so a small run looks like a large one scaled down.
     """
-    measured = workload.measured_pods if pods is None else pods
-    init = workload.init_pods
-    if pods is not None and workload.measured_pods:
-        init = round(workload.init_pods * pods / workload.measured_pods)
-    return Size(workload.nodes if nodes is None else nodes, init, measured)
+    base = Size(workload.nodes, workload.init_pods, workload.measured_pods)
+    if workload.small is not None and nodes == workload.small.nodes:
+        base = workload.small
+    measured = base.measured_pods if pods is None else pods
+    init = base.init_pods
+    if pods is not None and base.measured_pods:
+        init = round(base.init_pods * pods / base.measured_pods)
+    return Size(base.nodes if nodes is None else nodes, init, measured)
 
 
 NODE = "node-default.yaml"
@@ -147,6 +154,7 @@ WORKLOADS: tuple[Workload, ...] = (
         plugins=("NodeResourcesFit",),
         feature="requests of 100m CPU and 500Mi",
         v128_measured_pods=1000,
+        small=Size(500, 500, 1000),
     ),
     Workload(
         name="SchedulingNodeAffinity",
@@ -162,6 +170,7 @@ WORKLOADS: tuple[Workload, ...] = (
         plugins=("NodeAffinity",),
         feature="required node affinity: zone In (zone1, zone2)",
         v128_measured_pods=1000,
+        small=Size(500, 500, 1000),
     ),
     Workload(
         name="TopologySpreading",
@@ -177,6 +186,7 @@ WORKLOADS: tuple[Workload, ...] = (
         plugins=("PodTopologySpread",),
         feature="spread over zones, maxSkew 5, DoNotSchedule",
         v128_measured_pods=2000,
+        small=Size(500, 1000, 1000),
     ),
     Workload(
         name="PreferredTopologySpreading",
@@ -192,6 +202,7 @@ WORKLOADS: tuple[Workload, ...] = (
         plugins=("PodTopologySpread",),
         feature="spread over zones, maxSkew 5, ScheduleAnyway",
         v128_measured_pods=2000,
+        small=Size(500, 1000, 1000),
     ),
     Workload(
         name="SchedulingPodAntiAffinity",
@@ -207,6 +218,7 @@ WORKLOADS: tuple[Workload, ...] = (
         plugins=("InterPodAffinity",),
         feature="required pod anti-affinity to color=green per hostname",
         v128_measured_pods=1000,
+        small=Size(500, 100, 400),
     ),
     Workload(
         name="SchedulingPodAffinity",
@@ -222,6 +234,7 @@ WORKLOADS: tuple[Workload, ...] = (
         plugins=("InterPodAffinity",),
         feature="required pod affinity to color=blue per zone",
         v128_measured_pods=1000,
+        small=Size(500, 500, 1000),
     ),
     Workload(
         name="SchedulingPreferredPodAffinity",
@@ -237,6 +250,23 @@ WORKLOADS: tuple[Workload, ...] = (
         plugins=("InterPodAffinity",),
         feature="preferred pod affinity (weight 1) to color=red per hostname",
         v128_measured_pods=1000,
+        small=Size(500, 500, 1000),
+    ),
+    Workload(
+        name="SchedulingPreferredPodAntiAffinity",
+        variant="5000Nodes_5000Pods",
+        nodes=5000,
+        node_template=NODE,
+        node_labels=None,
+        init_pods=5000,
+        init_ops=(CreatePods("pod-with-preferred-pod-anti-affinity.yaml", "sched-0"),),
+        measured_pods=5000,
+        measured=CreatePods("pod-with-preferred-pod-anti-affinity.yaml", "sched-1"),
+        threshold=90,
+        plugins=("InterPodAffinity",),
+        feature="preferred pod anti-affinity (weight 1) to color=yellow per hostname",
+        v128_measured_pods=1000,
+        small=Size(500, 500, 1000),
     ),
     Workload(
         name="MixedSchedulingBasePod",
@@ -258,6 +288,7 @@ WORKLOADS: tuple[Workload, ...] = (
         plugins=("InterPodAffinity",),
         feature="plain pods among placed pods with every kind of affinity term",
         v128_measured_pods=1000,
+        small=Size(500, 200, 1000),
     ),
     Workload(
         name="PreemptionBasic",
@@ -273,6 +304,7 @@ WORKLOADS: tuple[Workload, ...] = (
         plugins=("DefaultPreemption",),
         feature="priority 10, 3 CPUs, on nodes full of priority-0 pods of 900m (3 victims each)",
         v128_measured_pods=None,
+        small=Size(500, 2000, 500),
     ),
     Workload(
         name="PreemptionAsync",

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from eventsched.cli.arguments import count
 from eventsched.cli.commands import summary
@@ -18,9 +16,7 @@ from eventsched.cli.signals import sigterm_unwinds
 
 if TYPE_CHECKING:
     from eventsched.benchmarks.kubebinaries import KubeBinaries
-    from eventsched.benchmarks.kuberesults import RunResult
     from eventsched.benchmarks.scheduling import ReplayResult
-    from eventsched.benchmarks.workloads import Workload
     from eventsched.framework import Registry
 
 
@@ -80,8 +76,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="NAME",
         help="instead: one of kube-scheduler's scheduler_perf workloads "
         "(eventsched/benchmarks/workloads.py; 'list' names them) at upstream's counts, or "
-        "--nodes nodes and --pods measured pods (init pods scaled with them); prints "
-        "upstream's CI threshold next to the pods/s",
+        "--nodes nodes and --pods measured pods (init pods scaled with them; --nodes 500 "
+        "takes upstream's 500Nodes counts); prints upstream's CI threshold next to the "
+        "pods/s. With --kube: on a real control plane beside kube-scheduler, each placing "
+        "the init pods, then timed on the measured pods (500 nodes by default)",
     )
     ext = p.add_argument_group(
         "--extender: the extender server as kube-scheduler drives it",
@@ -158,10 +156,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.restarts is not None and not args.kube:
-        return _error("--restarts restarts a scheduler on a real control plane: add --kube")
+        return refuse("--restarts restarts a scheduler on a real control plane: add --kube")
     if args.shadow and not args.kube:
-        return _error("--shadow runs beside kube-scheduler on a real control plane: add --kube")
-    if args.workload is not None:
+        return refuse("--shadow runs beside kube-scheduler on a real control plane: add --kube")
+    if args.workload is not None and not args.kube:
+        from eventsched.cli.benchworkload import run_workload
+
         return run_workload(args)
     if args.kube:
         return run_kube(args)
@@ -173,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
 
     variant = None
     if args.quotas and args.numa:
-        return _error("--quotas and --numa are separate benchmarks: give one of them")
+        return refuse("--quotas and --numa are separate benchmarks: give one of them")
     if args.quotas:
         from eventsched.benchmarks import quotas
 
@@ -197,67 +197,12 @@ def run(args: argparse.Namespace) -> int:
                 args.nodes, args.pods, url, seed=args.seed, on_progress=progress, variant=variant
             )
         if args.replay:
-            result.replay = _replay(url, None if variant is None else variant.registry)
+            result.replay = replay_log(url, None if variant is None else variant.registry)
     print(json.dumps(result.to_dict()) if args.json else result.line())
     return 0 if result.replay is None or result.replay.ok else 1
 
 
-def run_workload(args: argparse.Namespace) -> int:
-    from eventsched.benchmarks import workload_bench, workloads
-
-    if args.workload == "list":
-        print(_workload_list(workloads.WORKLOADS, args.json))
-        return 0
-    workload = workloads.lookup(args.workload)
-    if workload is None:
-        return _error(f"unknown workload {args.workload!r}; one of: {', '.join(workloads.names())}")
-    if args.kube or args.restart_events:
-        return _error("--workload runs on a simulated cluster: not with --kube or --restart-events")
-    measured = workloads.size(workload, args.nodes, args.pods).measured_pods
-    with tempfile.TemporaryDirectory(prefix="eventsched-bench-") as tmp:
-        url = resolve_url(args.db) if args.db else f"sqlite:///{tmp}/bench.db"
-        with progress_bar(measured, workload.name) as bar:
-            result = workload_bench.run(
-                workload.name,
-                url,
-                nodes=args.nodes,
-                pods=args.pods,
-                on_progress=lambda done: bar.update(done - bar.n),  # redraws every 0.1 s at most
-            )
-        if args.replay:
-            result.replay = _replay(url)
-    print(json.dumps(result.to_dict()) if args.json else result.line())
-    return 0 if result.replay is None or result.replay.ok else 1
-
-
-def _workload_list(workloads: Sequence[Workload], as_json: bool) -> str:
-    if as_json:
-        return json.dumps([dataclasses.asdict(w) for w in workloads])
-
-    def threshold(w: Workload) -> str:
-        return (
-            "no upstream threshold"
-            if w.threshold is None
-            else f"upstream threshold {w.threshold:g} pods/s"
-        )
-
-    return "\n".join(
-        f"{w.name}: {w.nodes} nodes, {w.init_pods * len(w.init_ops)} init + {w.measured_pods} "
-        f"measured pods ({w.variant}; {threshold(w)}){_churn(w)}: {w.feature}"
-        for w in workloads
-    )
-
-
-def _churn(w: Workload) -> str:
-    """`, churn: <template> every <interval> ms` for a workload with a churn op."""
-    if w.churn is None:
-        return ""
-    return (
-        f", churn: {', '.join(w.churn.templates)} every {w.churn.interval_ms} ms ({w.churn.mode})"
-    )
-
-
-def _replay(url: str, registry: Registry | None = None) -> ReplayResult:
+def replay_log(url: str, registry: Registry | None = None) -> ReplayResult:
     """The scheduling benchmark's measure_replay over the log at `url`, with a progress bar."""
     from eventsched.benchmarks.scheduling import measure_replay
 
@@ -270,7 +215,7 @@ def _replay(url: str, registry: Registry | None = None) -> ReplayResult:
         return measure_replay(url, on_progress=replaying, registry=registry)
 
 
-def _error(message: str) -> int:
+def refuse(message: str) -> int:
     print(f"eventsched: error: {message}", file=sys.stderr)
     return 2
 
@@ -308,10 +253,15 @@ def run_restart(args: argparse.Namespace, url: str) -> int:
 
 def run_kube(args: argparse.Namespace) -> int:
     if args.restarts is not None and args.rounds != 1:
-        return _error("--restarts K restarts each scheduler K times: not with --rounds")
-    from eventsched.benchmarks import kube
+        return refuse("--restarts K restarts each scheduler K times: not with --rounds")
     from eventsched.benchmarks.kubebinaries import kube_binaries
+    from eventsched.cli import benchkube
 
+    workload = None if args.workload is None else benchkube.kube_workload(args.workload)
+    if isinstance(workload, str):
+        return refuse(workload)
+    if workload is not None and (args.restarts is not None or args.shadow):
+        return refuse("--workload is its own benchmark: not with --restarts or --shadow")
     binaries = kube_binaries(args.kube_bin)
     if binaries is None:
         print(
@@ -328,41 +278,9 @@ def run_kube(args: argparse.Namespace) -> int:
 
         return run_kube_shadow(args, binaries)
     url = resolve_url(args.db) if args.db else None
-    nodes = 500 if args.nodes is None else args.nodes
-    pods = 3000 if args.pods is None else args.pods
-
-    def on_run(result: RunResult) -> None:
-        if not args.json:
-            print(result.line(), flush=True)
-
-    bars: list[Any] = []
-
-    def progress(description: str) -> Callable[[int], None]:
-        for bar in bars:
-            bar.close()
-        bar = progress_bar(pods, description)
-        bars[:] = [bar]
-        return lambda bound: bar.update(bound - bar.n)
-
-    try:
-        with sigterm_unwinds():
-            result = kube.run(
-                binaries,
-                nodes,
-                pods,
-                qps=args.qps,
-                burst=args.burst,
-                db_url=url,
-                rounds=args.rounds,
-                timeout=args.timeout,
-                on_run=on_run,
-                progress=progress,
-            )
-    finally:
-        for bar in bars:
-            bar.close()
-    print(json.dumps(result.to_dict()) if args.json else result.summary())
-    return 0 if result.ok else 1
+    if workload is None:
+        return benchkube.report(args, benchkube.plain_runs(args, binaries, url))
+    return benchkube.report(args, benchkube.workload_runs(args, binaries, url, workload))
 
 
 def run_kube_restarts(args: argparse.Namespace, binaries: KubeBinaries) -> int:

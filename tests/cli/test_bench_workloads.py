@@ -103,6 +103,18 @@ FEATURES: dict[str, Callable[[Mapping[str, Any]], bool]] = {
             },
         }
     ),
+    "SchedulingPreferredPodAntiAffinity": lambda r: (
+        r["labels"] == {"color": "yellow"}
+        and _preferred("podAntiAffinity")(r)
+        == {
+            "weight": 1,
+            "podAffinityTerm": {
+                "labelSelector": {"matchLabels": {"color": "yellow"}},
+                "topologyKey": HOSTNAME,
+                "namespaces": BOTH_NAMESPACES,
+            },
+        }
+    ),
     # Plain pods, measured among init pods carrying every kind of term (checked below).
     "MixedSchedulingBasePod": lambda r: "affinity" not in r and "labels" not in r,
     # pod-high-priority.yaml: spec.priority 10, 3 CPUs (tests/cli/test_bench_preemption.py).
@@ -210,6 +222,10 @@ def test_counts_default_to_upstream_and_init_pods_scale_with_measured_pods(
     assert workloads.size(basic, nodes=20) == workloads.Size(20, 1000, 10000)
     anti = workloads.lookup("SchedulingPodAntiAffinity")
     assert workloads.size(anti, pods=30) == workloads.Size(5000, 15, 30)
+    # At 500 nodes, upstream's 500Nodes variant: 100 init + 400 measured (1,000 + 2,000
+    # would not fit one per node).
+    assert workloads.size(anti, nodes=500) == workloads.Size(500, 100, 400)
+    assert workloads.size(anti, 500, 40) == workloads.Size(500, 10, 40)
 
 
 def test_text_line_names_the_workload_counts_threshold_and_missing_plugins(

@@ -8,11 +8,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from eventsched.audit.retention import fold_base
 from eventsched.cli.commands import summary
 from eventsched.cli.database import open_store
 from eventsched.cli.progress import progress_bar
-from eventsched.cli.replay import FORMS, time_parser
+from eventsched.cli.timebounds import FORMS, time_parser
 from eventsched.events import EventStore, PrunePlan, StoredEvent, head_revision, upgrade
 from eventsched.events.prune import carry_out, plan
 
@@ -71,6 +70,8 @@ def prune(
         return None
     if dry_run:
         return PruneResult(cut, None)
+    from eventsched.audit.retention import fold_base  # the fold: not for `db upgrade`
+
     base = fold_base(store, cut, progress)
     return PruneResult(cut, carry_out(store, cut, base.state, base.detail))
 

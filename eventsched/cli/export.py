@@ -23,7 +23,7 @@ from eventsched.audit.retention import fold_until
 from eventsched.cli.commands import summary
 from eventsched.cli.database import open_reader
 from eventsched.cli.progress import progress_bar
-from eventsched.cli.replay import FORMS, time_parser
+from eventsched.cli.timebounds import FORMS, time_parser
 from eventsched.events import LogBase, LogReader, read_base
 from eventsched.events.export import (
     Copied,

@@ -8,8 +8,6 @@ import os
 import sys
 from collections.abc import Sequence
 
-import structlog
-
 from eventsched import __version__
 from eventsched.cli.arguments import Parser, count
 from eventsched.cli.commands import COMMANDS
@@ -20,7 +18,6 @@ from eventsched.cli.gctuning import (
     resume_collection,
     set_collector_threshold,
 )
-from eventsched.logs import configure_logging
 
 #: Options before the command that take a value (`--db URL`, not `--db=URL`).
 _VALUED = {"--db", "--log-format", "--log-level", "--gc-threshold"}
@@ -103,7 +100,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: list[str]) -> int:
     parser = build_parser(_command_in(argv) or "")
-    args = parser.parse_args(argv)
+    args = parser.parse_args(argv)  # `--help`, `--version` and usage errors exit here
+    from eventsched.logs import configure_logging  # structlog: not for help or usage errors
+
     try:
         configure_logging(args.log_format, "debug" if args.debug else args.log_level)
         set_collector_threshold(collector_threshold(args.gc_threshold))
@@ -119,6 +118,8 @@ def _main(argv: list[str]) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 141
     except Exception as exc:
+        import structlog
+
         from eventsched.cli.errors import friendly_error  # what it knows imports the world
 
         message = friendly_error(exc)

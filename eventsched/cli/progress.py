@@ -10,8 +10,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from tqdm import tqdm
-
 #: Seconds between two plain progress lines, by default.
 DEFAULT_EVERY = 5.0
 #: The first plain line comes once a phase has lasted this long (or `every`, if shorter):
@@ -20,6 +18,8 @@ FIRST_AFTER = 1.0
 
 
 def progress_bar(total: int, desc: str, unit: str = "pod") -> Any:
+    from tqdm import tqdm  # imported by the command that draws a bar, not by its parser
+
     return tqdm(
         total=total,
         desc=desc,
@@ -80,6 +80,8 @@ class Progress:
         self._bar: Any = None
         self._thread: threading.Thread | None = None
         if on_terminal:
+            from tqdm import tqdm
+
             self._bar = tqdm(
                 total=total,
                 desc=what,

@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from eventsched.audit import ReplayReport, Selection, replay
 from eventsched.audit.counterfactual import CounterfactualReport, PodOutcome, counterfactual
-from eventsched.audit.replay import Bound
 from eventsched.cli.commands import summary
 from eventsched.cli.database import open_reader
 from eventsched.cli.progress import progress_bar
+from eventsched.cli.timebounds import FORMS, bound_parser
 from eventsched.config.file import load_config
 from eventsched.events import ChainReport
 from eventsched.events.slices import SliceOrigin, read_origin
@@ -57,69 +56,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "and report what would have changed (writes nothing)",
     )
     p.set_defaults(func=run)
-
-
-#: The accepted forms of a time bound, as help and error messages spell them.
-FORMS = (
-    "RFC 3339 / ISO 8601 (2026-11-23T10:00:00Z, with an offset like +01:00, or a date "
-    "2026-11-23 = midnight UTC; no offset means UTC) or a duration back from now "
-    "(30s, 30m, 2h, 7d, 1h30m)"
-)
-_DURATION = re.compile(r"(?:\d+(?:\.\d+)?[smhd])+", re.ASCII)
-_PART = re.compile(r"(\d+(?:\.\d+)?)([smhd])", re.ASCII)
-_UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def parse_bound(text: str, now: datetime | None = None) -> Bound:
-    """A --since/--until value: a plain integer is a log position, anything else a time.
-
-    Durations count back from `now` (default: this moment), as `kubectl logs
-    --since` does; times without an offset are UTC, like the log's own.
-    """
-    value = text.strip()
-    if re.fullmatch(r"\d+", value, re.ASCII):
-        return int(value)
-    if _DURATION.fullmatch(value):
-        seconds = sum(float(n) * _UNIT[unit] for n, unit in _PART.findall(value))
-        try:
-            return (now or datetime.now(UTC)) - timedelta(seconds=seconds)
-        except OverflowError:
-            raise ValueError(f"duration {text!r} reaches before year 1") from None
-    try:
-        # fromisoformat takes "Z" and offsets (3.11+); RFC 3339 also allows "t" and "z".
-        moment = datetime.fromisoformat(value.upper())
-    except ValueError:
-        raise ValueError(f"invalid value {text!r}") from None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
-
-
-def bound_parser(flag: str) -> Callable[[str], Bound]:
-    """An argparse type for `flag`: its errors name the flag (argparse adds it) and the forms."""
-
-    def parse(text: str) -> Bound:
-        try:
-            return parse_bound(text)
-        except ValueError as err:
-            raise argparse.ArgumentTypeError(
-                f"{err}: give a log position (a non-negative integer) or a time: {FORMS}"
-            ) from None
-
-    return parse
-
-
-def time_parser(flag: str) -> Callable[[str], datetime]:
-    """An argparse type for `flag`, which takes a time and not a log position."""
-
-    def parse(text: str) -> datetime:
-        try:
-            value = parse_bound(text)
-        except ValueError as err:
-            raise argparse.ArgumentTypeError(f"{err}: give a time: {FORMS}") from None
-        if isinstance(value, int):
-            raise argparse.ArgumentTypeError(f"{flag} takes a time, not a position: {FORMS}")
-        return value
-
-    return parse
 
 
 def run(args: argparse.Namespace) -> int:

@@ -16,6 +16,29 @@ from eventsched.cli.commands import COMMANDS
 from eventsched.cli.main import _command_in, build_parser
 
 HEAVY = ("sqlalchemy", "kubernetes", "numpy", "alembic")
+#: What the other commands use and `run` never does: the official Kubernetes client (only
+#: leader election imports it, when it starts), the web page's server and templates,
+#: NetworkTraffic's Prometheus client, the migrations, the progress bar, explain and replay.
+NOT_RUN = (
+    "kubernetes",
+    "starlette",
+    "uvicorn",
+    "jinja2",
+    "prometheus_api_client",
+    "alembic",
+    "tqdm",
+    "eventsched.audit",
+    "eventsched.ui",
+)
+#: The modules `eventsched run` imports before its scheduler runs (cli/run.py's `_run`).
+RUN_WIRING = (
+    "eventsched.cli.run",
+    "eventsched.cli.listeners",
+    "eventsched.cli.database",
+    "eventsched.cli.runner",
+    "eventsched.config.file",
+    "eventsched.plugins",
+)
 
 
 def imported_after(*argv: str) -> set[str]:
@@ -36,6 +59,7 @@ def imported_after(*argv: str) -> set[str]:
 def test_help_lists_every_command_without_importing_any() -> None:
     modules = imported_after("--help")
     assert not {m for m in modules if m.split(".")[0] in HEAVY}
+    assert "structlog" not in modules  # logging is set up after the parse
     assert not {m for m in modules if m.startswith("eventsched.cli.") and m.endswith("run")}
 
 
@@ -46,6 +70,31 @@ def test_a_command_imports_its_own_module_and_no_other_command() -> None:
         "eventsched.cli.configcheck"
     }
     assert not others & modules
+
+
+def test_run_imports_none_of_what_only_other_commands_use() -> None:
+    code = (
+        "import sys\n"
+        "import eventsched.cli.main\n"
+        + "".join(f"import {module}\n" for module in RUN_WIRING)
+        + "eventsched.plugins.full_registry()\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    modules = set(done.stdout.split())
+    assert set(RUN_WIRING) <= modules
+    assert not {m for m in modules for top in NOT_RUN if m == top or m.startswith(f"{top}.")}
+
+
+@pytest.mark.parametrize("command", ["db", "query"])
+def test_a_command_reading_part_of_the_log_imports_neither_explain_nor_replay(
+    command: str,
+) -> None:
+    modules = imported_after(command, "--help")
+    assert f"eventsched.cli.{command}" in modules
+    leaked = {"eventsched.audit.explain", "eventsched.audit.replay", "eventsched.cli.replay"}
+    assert not leaked & modules
+    assert "tqdm" not in modules  # imported when a bar is drawn
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from eventsched.audit.query import QueryError, run_read_only
 from eventsched.cli.errors import friendly_error
 from eventsched.cli.main import main
-from eventsched.cli.replay import parse_bound
+from eventsched.cli.timebounds import parse_bound
 from eventsched.cluster.kube.connection import ClientConnection, KubeConfigError, api_client
 from eventsched.config.file import parse_config
 from eventsched.events import EventStore, upgrade

@@ -18,10 +18,9 @@ import ssl
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-import urllib3
 
 from eventsched.framework.cycle_state import CycleState
 from eventsched.framework.extenders.config import ExtenderConfig
@@ -35,6 +34,9 @@ from eventsched.framework.handle import Handle
 from eventsched.framework.preemption.candidates import Candidate
 from eventsched.framework.preemption.metavictims import NodeVictims
 from eventsched.model import Node, Pod
+
+if TYPE_CHECKING:
+    import urllib3
 
 #: CycleState key counting an attempt's extender calls (each recorded under its own key).
 CALLS_KEY = "eventsched.io/extender-calls"
@@ -202,6 +204,8 @@ class HTTPExtender:
         return value["answer"]
 
     def _send(self, verb: str, args: Mapping[str, Any]) -> Any:
+        import urllib3  # imported by the first call: a profile without extenders never needs it
+
         url = self.config.url_prefix.rstrip("/") + "/" + verb
         try:
             response = self._pool().request(
@@ -230,6 +234,8 @@ class HTTPExtender:
 
     def _pool(self) -> urllib3.PoolManager:
         if self._http is None:
+            import urllib3
+
             self._http = urllib3.PoolManager(maxsize=4, ssl_context=_tls(self.config))
         return self._http
 

@@ -103,10 +103,12 @@ class ControlPlane:
     ) -> None:
         self.stop()
 
-    def _spawn(self, name: str, argv: list[str]) -> subprocess.Popen[bytes]:
+    def _spawn(
+        self, name: str, argv: list[str], cpus: frozenset[int] | None = None
+    ) -> subprocess.Popen[bytes]:
         log = self.workdir / f"{name}.log"
         self._logs.append(log)
-        return spawn_logged(argv, log, cwd=self.workdir)
+        return spawn_logged(argv, log, cwd=self.workdir, cpus=cpus)
 
     def _write_credentials(self) -> None:
         self.pki.mkdir(exist_ok=True)
@@ -376,10 +378,11 @@ class ControlPlane:
     # -- kube-scheduler ----------------------------------------------------------------------
 
     def start_kube_scheduler(
-        self, config: Path, port: int | None = None
+        self, config: Path, port: int | None = None, cpus: frozenset[int] | None = None
     ) -> subprocess.Popen[bytes]:
         """kube-scheduler with the admin kubeconfig and the given KubeSchedulerConfiguration;
-        its output goes to kube-scheduler.log in the workdir. Stopped by `stop()` too."""
+        its output goes to kube-scheduler.log in the workdir. Stopped by `stop()` too.
+        `cpus`: the CPUs it may run on (its GOMAXPROCS follows)."""
         if self.binaries.scheduler is None:
             raise RuntimeError("no kube-scheduler binary")
         proc = self._spawn(
@@ -394,6 +397,7 @@ class ControlPlane:
                 f"--client-ca-file={self.client_ca_file}",
                 f"--requestheader-client-ca-file={self.client_ca_file}",
             ],
+            cpus,
         )
         self._schedulers.append(proc)
         return proc

@@ -115,8 +115,10 @@ def measure(
     db_url: str | None,
     timeout: float,
     on_progress: Callable[[int], None] | None = None,
+    *,
+    scheduler_cpus: frozenset[int] | None = None,
 ) -> RunResult:
-    """One run on a fresh control plane."""
+    """One run on a fresh control plane (the scheduler on `scheduler_cpus` only, if given)."""
     with contextlib.ExitStack() as stack:
         cp: ControlPlane = stack.enter_context(ControlPlane(binaries))
         cp.make_ready_nodes(_nodes(nodes))
@@ -132,7 +134,10 @@ def measure(
         if scheduler == EVENTSCHED:
             events_url, database = stack.enter_context(fresh_database(db_url, cp.workdir, round_))
             upgrade_database(events_url)
-        spec = TimedRun(scheduler, round_, nodes, pods, NAMESPACE, config, events_url, database)
+        spec = TimedRun(
+            scheduler, round_, nodes, pods, NAMESPACE, config, events_url, database,
+            scheduler_cpus,
+        )  # fmt: skip
         return timed_run(cp, spec, timeout, on_progress)
     raise AssertionError("unreachable")
 
@@ -149,6 +154,7 @@ def run(
     timeout: float | None = None,
     on_run: Callable[[RunResult], None] | None = None,
     progress: Callable[[str], Callable[[int], None]] | None = None,
+    scheduler_cpus: frozenset[int] | None = None,
 ) -> KubeBenchResult:
     """rounds x (eventsched, kube-scheduler when its binary is present), alternating.
 
@@ -164,8 +170,9 @@ def run(
         for scheduler in schedulers:
             callback = progress(f"{scheduler} round {round_}") if progress else None
             outcome = measure(
-                binaries, scheduler, round_, nodes, pods, qps, burst, db_url, limit, callback
-            )
+                binaries, scheduler, round_, nodes, pods, qps, burst, db_url, limit, callback,
+                scheduler_cpus=scheduler_cpus,
+            )  # fmt: skip
             result.runs.append(outcome)
             if on_run is not None:
                 on_run(outcome)

@@ -186,12 +186,18 @@ def _cpu_at_first_bind(
 
 
 def start_scheduler(
-    scheduler: str, cp: ControlPlane, config: Path, events_url: str | None, log: Path
+    scheduler: str,
+    cp: ControlPlane,
+    config: Path,
+    events_url: str | None,
+    log: Path,
+    cpus: frozenset[int] | None = None,
 ) -> subprocess.Popen[bytes]:
     """`eventsched run` (on the log at `events_url`, its output in `log`) or kube-scheduler
-    (its output in the control plane's kube-scheduler.log) with the given configuration."""
+    (its output in the control plane's kube-scheduler.log) with the given configuration;
+    on the CPUs `cpus` only, when given."""
     if scheduler != EVENTSCHED:
-        return cp.start_kube_scheduler(config)
+        return cp.start_kube_scheduler(config, cpus=cpus)
     if events_url is None:
         raise ValueError("eventsched needs its log's URL")
     bytecode_compiled()
@@ -201,7 +207,7 @@ def start_scheduler(
         "--kubeconfig", str(cp.kubeconfig()), "--leader-elect", "false",
         "--http-address", http, "--secure-port", "0",
     ]  # fmt: skip
-    return spawn_logged(argv, log)
+    return spawn_logged(argv, log, cpus=cpus)
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,6 +224,8 @@ class TimedRun:
     #: eventsched's log, and what to call it ("SQLite", "PostgreSQL"); None for kube-scheduler.
     events_url: str | None = None
     database: str | None = None
+    #: The CPUs the scheduler may run on (None: every CPU).
+    cpus: frozenset[int] | None = None
 
 
 def timed_run(
@@ -238,7 +246,7 @@ def timed_run(
         cpu_before = cp.cpu_seconds()
         started = time.monotonic()
         log = cp.workdir / f"{run.scheduler}-run-{run.round}.log"
-        proc = start_scheduler(run.scheduler, cp, run.config, run.events_url, log)
+        proc = start_scheduler(run.scheduler, cp, run.config, run.events_url, log, run.cpus)
         if run.scheduler != EVENTSCHED:
             log = cp.workdir / "kube-scheduler.log"
         stack.callback(stop_process, proc)
@@ -248,6 +256,7 @@ def timed_run(
         error = _wait_all_bound(watch, proc, run, log, timeout, started, on_progress)
         process_cpu = process_cpu_seconds(proc.pid) or 0.0
         peak_rss = process_peak_rss_bytes(proc.pid)
+        pinned = _affinity(proc.pid) if run.cpus is not None else None
         cpu_after = cp.cpu_seconds()
         postgres = postgres_cpu_since(postgres_before) if postgres_before is not None else None
         if on_progress is not None:
@@ -277,8 +286,17 @@ def timed_run(
             error=error,
             first_bind_cpu_seconds=first_bind_cpu,
             peak_rss_mb=None if peak_rss is None else peak_rss / 2**20,
+            scheduler_cpus=pinned,
         )
     raise AssertionError("unreachable")
+
+
+def _affinity(pid: int) -> list[int] | None:
+    """The CPUs the process may run on, as the kernel has them (None when it is gone)."""
+    try:
+        return sorted(os.sched_getaffinity(pid))
+    except OSError:
+        return None
 
 
 def _wait_all_bound(

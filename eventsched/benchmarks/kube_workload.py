@@ -31,7 +31,6 @@ import contextlib
 import subprocess
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from eventsched.benchmarks.bindwatch import BindWatch
 from eventsched.benchmarks.controlplane import ControlPlane
@@ -66,21 +65,16 @@ class InitPodsFailed(RuntimeError):
 
 
 def place_init_pods(
-    cp: ControlPlane,
-    workload: Workload,
-    size: Size,
-    scheduler: str,
-    config: Path,
-    events_url: str | None,
-    timeout: float,
+    cp: ControlPlane, workload: Workload, size: Size, run: TimedRun, timeout: float
 ) -> None:
-    """Start the scheduler, create each init op's pods and wait until all are bound, op
-    after op; stop the scheduler. Raises InitPodsFailed when they are not bound in time."""
+    """Start the scheduler as `run` will, create each init op's pods and wait until all
+    are bound, op after op; stop the scheduler. Raises InitPodsFailed when they are not
+    bound in time."""
     if not workload.init_ops or size.init_pods == 0:
         return
-    name = SCHEDULER_NAMES[scheduler]
-    log = cp.workdir / f"{scheduler}-init.log"
-    proc = start_scheduler(scheduler, cp, config, events_url, log)
+    name = SCHEDULER_NAMES[run.scheduler]
+    log = cp.workdir / f"{run.scheduler}-init.log"
+    proc = start_scheduler(run.scheduler, cp, run.config, run.events_url, log, run.cpus)
     try:
         index = 0
         expected: dict[str, int] = {}
@@ -138,8 +132,10 @@ def measure(
     db_url: str | None,
     timeout: float,
     on_progress: Callable[[int], None] | None = None,
+    scheduler_cpus: frozenset[int] | None = None,
 ) -> RunResult:
-    """One run of `workload` at `size` on a fresh control plane."""
+    """One run of `workload` at `size` on a fresh control plane (the scheduler on
+    `scheduler_cpus` only, if given)."""
     name = SCHEDULER_NAMES[scheduler]
     with contextlib.ExitStack() as stack:
         cp: ControlPlane = stack.enter_context(
@@ -168,9 +164,10 @@ def measure(
             config,
             events_url,
             database,
+            scheduler_cpus,
         )
         try:
-            place_init_pods(cp, workload, size, scheduler, config, events_url, timeout)
+            place_init_pods(cp, workload, size, spec, timeout)
         except InitPodsFailed as e:
             return failed_run(spec, f"placing the init pods: {e}")
         first = size.init_pods * len(workload.init_ops)
@@ -220,6 +217,7 @@ def run(
     timeout: float | None = None,
     on_run: Callable[[RunResult], None] | None = None,
     progress: Callable[[str], Callable[[int], None]] | None = None,
+    scheduler_cpus: frozenset[int] | None = None,
 ) -> KubeBenchResult:
     """rounds x (eventsched, kube-scheduler when its binary is present), alternating; as
     `kube.run`, for one workload."""
@@ -245,6 +243,7 @@ def run(
                 db_url=db_url,
                 timeout=limit,
                 on_progress=callback,
+                scheduler_cpus=scheduler_cpus,
             )
             result.runs.append(outcome)
             if on_run is not None:

@@ -50,6 +50,9 @@ class RunResult:
     after_first_bind_cpu_ms_per_pod: float | None = None
     #: the scheduler process's peak resident set (VmHWM), MiB, read just before it is stopped
     peak_rss_mb: float | None = None
+    #: `--scheduler-cpus`: the CPUs the scheduler could run on, read from the kernel at the
+    #: end of the run (None: not pinned)
+    scheduler_cpus: list[int] | None = None
 
     def __post_init__(self) -> None:
         database = 1000 * (self.postgres_cpu_seconds or 0.0) / max(self.bound, 1)
@@ -75,6 +78,8 @@ class RunResult:
         )
         if self.peak_rss_mb is not None:
             line += f"; peak RSS {self.peak_rss_mb:.0f} MiB"
+        if self.scheduler_cpus is not None:
+            line += f"; on CPU(s) {','.join(map(str, self.scheduler_cpus))} only"
         if self.watch_restarts:
             line += f" (the watch was restarted {self.watch_restarts} time(s))"
         return line + (f" -- {self.error}" if self.error else "")

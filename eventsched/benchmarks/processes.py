@@ -49,11 +49,23 @@ def log_tail(path: Path, lines: int = 30) -> str:
     return f"--- {path.name} ---\n" + "\n".join(text.splitlines()[-lines:])
 
 
-def spawn_logged(argv: list[str], log: Path, cwd: Path | None = None) -> subprocess.Popen[bytes]:
+def spawn_logged(
+    argv: list[str],
+    log: Path,
+    cwd: Path | None = None,
+    cpus: frozenset[int] | None = None,
+) -> subprocess.Popen[bytes]:
     """A child process writing stdout and stderr to `log`, in a session of its own.
 
     Its own session: a Ctrl-C reaches only us, and we stop the children in order.
+    `cpus`: the CPUs it may run on, set before it starts (as `taskset -c` does), so that
+    a Go program's GOMAXPROCS and a Python program's threads see only those.
     """
+
+    def pin() -> None:
+        if cpus is not None:
+            os.sched_setaffinity(0, cpus)
+
     with log.open("ab") as out:
         return subprocess.Popen(
             argv,
@@ -62,4 +74,5 @@ def spawn_logged(argv: list[str], log: Path, cwd: Path | None = None) -> subproc
             stderr=subprocess.STDOUT,
             cwd=cwd,
             start_new_session=True,
+            preexec_fn=pin if cpus is not None else None,
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from typing import NoReturn
@@ -29,6 +30,27 @@ def count(minimum: int) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def cpu_list(text: str) -> frozenset[int]:
+    """An argparse type: CPUs as `taskset -c` takes them ("0", "0,1", "0-3"), each one this
+    process may run on."""
+    cpus: set[int] = set()
+    try:
+        for part in text.split(","):
+            first, _, last = part.strip().partition("-")
+            cpus.update(range(int(first), int(last or first) + 1))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be CPU numbers such as 0 or 0,1 or 0-3, got {text!r}"
+        ) from None
+    allowed = os.sched_getaffinity(0)
+    if not cpus or not cpus <= allowed:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not among the CPUs this machine lets us use "
+            f"({','.join(map(str, sorted(allowed)))})"
+        )
+    return frozenset(cpus)
 
 
 def seconds(text: str) -> float:

@@ -8,7 +8,7 @@ import sys
 import tempfile
 from typing import TYPE_CHECKING
 
-from eventsched.cli.arguments import count
+from eventsched.cli.arguments import count, cpu_list
 from eventsched.cli.commands import summary
 from eventsched.cli.database import resolve_url
 from eventsched.cli.progress import progress_bar
@@ -112,6 +112,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     kube.add_argument("--qps", type=float, default=5000, help="client QPS of both schedulers")
     kube.add_argument("--burst", type=int, default=5000, help="client burst of both schedulers")
     kube.add_argument("--rounds", type=int, default=1, help="runs of each scheduler")
+    kube.add_argument(
+        "--scheduler-cpus",
+        type=cpu_list,
+        metavar="LIST",
+        help="run each scheduler on these CPUs only (as taskset -c LIST; kube-scheduler's "
+        "GOMAXPROCS follows): its rate on 1 core against 2, say; the API server, etcd and "
+        "PostgreSQL keep every CPU",
+    )
     kube.add_argument(
         "--timeout",
         type=float,
@@ -262,6 +270,8 @@ def run_kube(args: argparse.Namespace) -> int:
         return refuse(workload)
     if workload is not None and (args.restarts is not None or args.shadow):
         return refuse("--workload is its own benchmark: not with --restarts or --shadow")
+    if args.scheduler_cpus is not None and (args.restarts is not None or args.shadow):
+        return refuse("--scheduler-cpus pins the scheduler of bench --kube [--workload] only")
     binaries = kube_binaries(args.kube_bin)
     if binaries is None:
         print(

@@ -45,6 +45,7 @@ def plain_runs(args: argparse.Namespace, binaries: KubeBinaries, url: str | None
             binaries, nodes, pods,
             qps=args.qps, burst=args.burst, db_url=url, rounds=args.rounds,
             timeout=args.timeout, on_run=on_run, progress=progress,
+            scheduler_cpus=args.scheduler_cpus,
         )  # fmt: skip
 
     return KubeRuns(pods, run)
@@ -81,6 +82,7 @@ def workload_runs(
             binaries, workload, size,
             qps=args.qps, burst=args.burst, db_url=url, rounds=args.rounds,
             timeout=args.timeout, on_run=on_run, progress=progress,
+            scheduler_cpus=args.scheduler_cpus,
         )  # fmt: skip
 
     return KubeRuns(size.measured_pods, run)

@@ -57,7 +57,7 @@ if _BINARIES is not None:
         """SchedulingPodAntiAffinity at 6 nodes, 2 measured (1 init pod: upstream's ratio),
         eventsched's log on PostgreSQL (a fresh schema per run): a line per run and the
         summary, as a user reads them."""
-        args = ("--nodes", "6", "--pods", "2", "--db", postgres_server)
+        args = ("--nodes", "6", "--pods", "2", "--db", postgres_server, "--scheduler-cpus", "0")
         done = _bench("SchedulingPodAntiAffinity", *args)
         assert done.returncode == 0, done.stderr[-3000:]
         *runs, summary = done.stdout.strip().splitlines()
@@ -65,11 +65,19 @@ if _BINARIES is not None:
         assert all(" 2/2 pods bound on 6 nodes, " in line for line in runs), runs
         assert all("; peak RSS " in line for line in runs), runs
         assert " events logged on PostgreSQL" in runs[0]
+        # Each scheduler ran on CPU 0 only, as the kernel said at the end of its run.
+        assert all("; on CPU(s) 0 only" in line for line in runs), runs
         assert summary.startswith("summary (SchedulingPodAntiAffinity, 6 nodes x 2 pods")
 
 
 def test_a_workload_the_control_plane_cannot_run_is_refused_in_one_line() -> None:
+    cpus = ",".join(map(str, sorted(os.sched_getaffinity(0))))
     for args, says in (
+        (
+            ["SchedulingBasic", "--scheduler-cpus", "4096"],
+            f"--scheduler-cpus: '4096' is not among the CPUs this machine lets us use ({cpus})",
+        ),
+        (["SchedulingBasic", "--scheduler-cpus", "a"], "must be CPU numbers such as 0 or 0,1"),
         (["PreemptionAsync"], "its churn op runs on a simulated cluster only (drop --kube)"),
         (["SchedulingBasics"], "unknown workload 'SchedulingBasics'; one of: SchedulingBasic"),
     ):

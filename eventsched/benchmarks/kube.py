@@ -23,13 +23,15 @@ from eventsched.benchmarks.controlplane import ControlPlane
 from eventsched.benchmarks.kube_runs import (
     SCHEDULER_NAMES,
     TimedRun,
+    alternate,
+    database_name,
     fresh_database,
     scheduler_config,
     timed_run,
     upgrade_database,
 )
 from eventsched.benchmarks.kubebinaries import KubeBinaries
-from eventsched.benchmarks.kuberesults import EVENTSCHED, KUBE_SCHEDULER, KubeBenchResult, RunResult
+from eventsched.benchmarks.kuberesults import EVENTSCHED, KubeBenchResult, RunResult
 
 NAMESPACE = "bench"
 ZONES = ("zone-a", "zone-b", "zone-c")
@@ -162,21 +164,18 @@ def run(
     else a fresh SQLite file per run. progress(description) returns a callback given the
     number of pods bound so far; on_run is called with each run's result as it ends.
     """
-    schedulers = [EVENTSCHED] + ([KUBE_SCHEDULER] if binaries.scheduler is not None else [])
-    database = "PostgreSQL" if db_url and not db_url.startswith("sqlite") else "SQLite"
-    result = KubeBenchResult(nodes, pods, qps, burst, rounds, database)
+    result = KubeBenchResult(nodes, pods, qps, burst, rounds, database_name(db_url))
     limit = timeout if timeout is not None else max(120.0, pods / 5)
-    for round_ in range(1, rounds + 1):
-        for scheduler in schedulers:
-            callback = progress(f"{scheduler} round {round_}") if progress else None
-            outcome = measure(
-                binaries, scheduler, round_, nodes, pods, qps, burst, db_url, limit, callback,
-                scheduler_cpus=scheduler_cpus,
-            )  # fmt: skip
-            result.runs.append(outcome)
-            if on_run is not None:
-                on_run(outcome)
-    return result
+
+    def measure_one(
+        scheduler: str, round_: int, callback: Callable[[int], None] | None
+    ) -> RunResult:
+        return measure(
+            binaries, scheduler, round_, nodes, pods, qps, burst, db_url, limit, callback,
+            scheduler_cpus=scheduler_cpus,
+        )  # fmt: skip
+
+    return alternate(binaries, result, measure_one, on_run=on_run, progress=progress)
 
 
 __all__ = ["KubeBenchResult", "RunResult", "measure", "run"]

@@ -34,7 +34,8 @@ from typing import Any
 
 from eventsched.benchmarks.bindwatch import BindWatch, wait_for_bound
 from eventsched.benchmarks.controlplane import ControlPlane
-from eventsched.benchmarks.kuberesults import EVENTSCHED, KUBE_SCHEDULER, RunResult
+from eventsched.benchmarks.kubebinaries import KubeBinaries
+from eventsched.benchmarks.kuberesults import EVENTSCHED, KUBE_SCHEDULER, KubeBenchResult, RunResult
 from eventsched.benchmarks.processes import (
     free_port,
     process_cpu_seconds,
@@ -320,3 +321,31 @@ def _wait_all_bound(
     if len(watch.bound) < run.pods:
         return f"watch failed with {len(watch.bound)} of {run.pods} bound: {watch.error!r}"
     return None
+
+
+def alternate(
+    binaries: KubeBinaries,
+    result: KubeBenchResult,
+    measure_one: Callable[[str, int, Callable[[int], None] | None], RunResult],
+    *,
+    label: str = "",
+    on_run: Callable[[RunResult], None] | None = None,
+    progress: Callable[[str], Callable[[int], None]] | None = None,
+) -> KubeBenchResult:
+    """result.rounds x (eventsched, kube-scheduler when its binary is present), alternating:
+    `measure_one(scheduler, round, on_progress)` is one run; each is added to `result` and
+    given to `on_run` as it ends. progress(description) returns a run's progress callback."""
+    schedulers = [EVENTSCHED] + ([KUBE_SCHEDULER] if binaries.scheduler is not None else [])
+    for round_ in range(1, result.rounds + 1):
+        for scheduler in schedulers:
+            description = f"{label}{scheduler} round {round_}"
+            outcome = measure_one(scheduler, round_, progress(description) if progress else None)
+            result.runs.append(outcome)
+            if on_run is not None:
+                on_run(outcome)
+    return result
+
+
+def database_name(db_url: str | None) -> str:
+    """What eventsched's log is on: PostgreSQL for a PostgreSQL URL, else SQLite."""
+    return "PostgreSQL" if db_url and not db_url.startswith("sqlite") else "SQLite"

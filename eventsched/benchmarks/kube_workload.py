@@ -38,6 +38,8 @@ from eventsched.benchmarks.kube import create_namespaces, create_pods
 from eventsched.benchmarks.kube_runs import (
     SCHEDULER_NAMES,
     TimedRun,
+    alternate,
+    database_name,
     fresh_database,
     scheduler_config,
     start_scheduler,
@@ -46,7 +48,7 @@ from eventsched.benchmarks.kube_runs import (
     upgrade_database,
 )
 from eventsched.benchmarks.kubebinaries import KubeBinaries
-from eventsched.benchmarks.kuberesults import EVENTSCHED, KUBE_SCHEDULER, KubeBenchResult, RunResult
+from eventsched.benchmarks.kuberesults import EVENTSCHED, KubeBenchResult, RunResult
 from eventsched.benchmarks.workload_cluster import node_manifest, pod_manifest
 from eventsched.benchmarks.workloads import CreatePods, Size, Workload
 
@@ -221,31 +223,20 @@ def run(
 ) -> KubeBenchResult:
     """rounds x (eventsched, kube-scheduler when its binary is present), alternating; as
     `kube.run`, for one workload."""
-    schedulers = [EVENTSCHED] + ([KUBE_SCHEDULER] if binaries.scheduler is not None else [])
-    database = "PostgreSQL" if db_url and not db_url.startswith("sqlite") else "SQLite"
     result = KubeBenchResult(
-        size.nodes, size.measured_pods, qps, burst, rounds, database, workload=workload.name
-    )
+        size.nodes, size.measured_pods, qps, burst, rounds, database_name(db_url),
+        workload=workload.name,
+    )  # fmt: skip
     limit = timeout if timeout is not None else max(120.0, size.measured_pods / 5)
-    for round_ in range(1, rounds + 1):
-        for scheduler in schedulers:
-            callback = (
-                progress(f"{workload.name}: {scheduler} round {round_}") if progress else None
-            )
-            outcome = measure(
-                binaries,
-                scheduler,
-                round_,
-                workload,
-                size,
-                qps=qps,
-                burst=burst,
-                db_url=db_url,
-                timeout=limit,
-                on_progress=callback,
-                scheduler_cpus=scheduler_cpus,
-            )
-            result.runs.append(outcome)
-            if on_run is not None:
-                on_run(outcome)
-    return result
+
+    def measure_one(
+        scheduler: str, round_: int, callback: Callable[[int], None] | None
+    ) -> RunResult:
+        return measure(
+            binaries, scheduler, round_, workload, size,
+            qps=qps, burst=burst, db_url=db_url, timeout=limit, on_progress=callback,
+            scheduler_cpus=scheduler_cpus,
+        )  # fmt: skip
+
+    label = f"{workload.name}: "
+    return alternate(binaries, result, measure_one, label=label, on_run=on_run, progress=progress)

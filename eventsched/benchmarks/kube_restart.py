@@ -85,24 +85,6 @@ class Restarted:
     log_events: int | None = None
 
 
-def _wait_bound(
-    watch: BindWatch,
-    proc: subprocess.Popen[bytes],
-    timeout: float,
-    on_progress: Callable[[int], None] | None = None,
-) -> None:
-    deadline = time.monotonic() + timeout
-    while not watch.done.wait(0.05):
-        if on_progress is not None:
-            on_progress(len(watch.bound))
-        if proc.poll() is not None:
-            raise RuntimeError(f"the scheduler exited with status {proc.returncode}")
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"timed out with {len(watch.bound)} of {watch.expected} bound")
-    if watch.error is not None:
-        raise RuntimeError(f"watch failed: {watch.error!r}")
-
-
 def _cpu_at_first_bind(
     watch: BindWatch, proc: subprocess.Popen[bytes], prefix: str, deadline: float
 ) -> float:
@@ -195,7 +177,7 @@ def measure(
         stack.callback(kube_runs.stop_process, proc)
         watch.start(pods)
         try:
-            _wait_bound(watch, proc, timeout, on_progress)
+            kube_runs.wait_all_bound(watch, proc, timeout, on_progress)
         except RuntimeError as exc:
             result.error = f"placing the first {pods} pods: {exc}"
             return result
@@ -251,7 +233,7 @@ def _restart(
     prefix = f"late-{round_}-"
     try:
         cpu = _cpu_at_first_bind(again, proc, prefix, restarted + timeout)
-        _wait_bound(again, proc, timeout)
+        kube_runs.wait_all_bound(again, proc, timeout)
     except RuntimeError as exc:
         return str(exc)
     first_late = min(t for n, t in again.bound.items() if n.startswith(prefix))

@@ -300,6 +300,26 @@ def _affinity(pid: int) -> list[int] | None:
         return None
 
 
+def wait_all_bound(
+    watch: BindWatch,
+    proc: subprocess.Popen[bytes],
+    timeout: float,
+    on_progress: Callable[[int], None] | None = None,
+) -> None:
+    """Until the watch has seen every pod it expects bound; RuntimeError saying why not (the
+    scheduler exited, the deadline passed, the watch failed)."""
+    deadline = time.monotonic() + timeout
+    while not watch.done.wait(0.05):
+        if on_progress is not None:
+            on_progress(len(watch.bound))
+        if proc.poll() is not None:
+            raise RuntimeError(f"the scheduler exited with status {proc.returncode}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"timed out with {len(watch.bound)} of {watch.expected} bound")
+    if watch.error is not None:
+        raise RuntimeError(f"watch failed: {watch.error!r}")
+
+
 def _wait_all_bound(
     watch: BindWatch,
     proc: subprocess.Popen[bytes],

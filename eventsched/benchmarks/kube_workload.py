@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
-import time
 from collections.abc import Callable
 
 from eventsched.benchmarks.bindwatch import BindWatch
@@ -46,6 +45,7 @@ from eventsched.benchmarks.kube_runs import (
     stop_process,
     timed_run,
     upgrade_database,
+    wait_all_bound,
 )
 from eventsched.benchmarks.kubebinaries import KubeBinaries
 from eventsched.benchmarks.kuberesults import EVENTSCHED, KubeBenchResult, RunResult
@@ -104,20 +104,9 @@ def _wait_bound(
     watch = BindWatch(cp, op.namespace)
     try:
         watch.start(count)
-        deadline = time.monotonic() + timeout
-        while not watch.done.wait(0.2):
-            if proc.poll() is not None:
-                raise InitPodsFailed(
-                    f"the scheduler exited (status {proc.returncode}) placing the init pods "
-                    f"of {op.template} in {op.namespace}"
-                )
-            if time.monotonic() > deadline:
-                raise InitPodsFailed(
-                    f"{len(watch.bound)} of {count} init pods ({op.template} in "
-                    f"{op.namespace}) bound after {timeout:.0f} s"
-                )
-        if len(watch.bound) < count:
-            raise InitPodsFailed(f"the watch of {op.namespace} failed: {watch.error!r}")
+        wait_all_bound(watch, proc, timeout)
+    except RuntimeError as e:
+        raise InitPodsFailed(f"{op.template} in {op.namespace}: {e}") from e
     finally:
         watch.close()
 

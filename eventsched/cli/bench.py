@@ -167,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
         return refuse("--restarts restarts a scheduler on a real control plane: add --kube")
     if args.shadow and not args.kube:
         return refuse("--shadow runs beside kube-scheduler on a real control plane: add --kube")
-    if args.workload is not None and not args.kube:
+    if args.workload is not None and (not args.kube or args.workload == "list"):
         from eventsched.cli.benchworkload import run_workload
 
         return run_workload(args)

@@ -15,14 +15,16 @@ from eventsched.cli.database import resolve_url
 from eventsched.cli.progress import progress_bar
 
 if TYPE_CHECKING:
-    from eventsched.benchmarks.workloads import Workload
+    from eventsched.benchmarks.workloads import Size, Workload
 
 
 def run_workload(args: argparse.Namespace) -> int:
     from eventsched.benchmarks import workload_bench, workloads
 
     if args.workload == "list":
-        print(_workload_list(workloads.WORKLOADS, args.json))
+        # With --kube the sizes are those a run would take: 500 nodes unless --nodes says.
+        nodes = 500 if args.kube and args.nodes is None else args.nodes
+        print(_workload_list(workloads.WORKLOADS, nodes, args.pods, args.json))
         return 0
     workload = workloads.lookup(args.workload)
     if workload is None:
@@ -46,9 +48,17 @@ def run_workload(args: argparse.Namespace) -> int:
     return 0 if result.replay is None or result.replay.ok else 1
 
 
-def _workload_list(workloads: Sequence[Workload], as_json: bool) -> str:
+def _workload_list(
+    workloads: Sequence[Workload], nodes: int | None, pods: int | None, as_json: bool
+) -> str:
+    """Each workload at the counts `--nodes` and `--pods` give it (upstream's when None)."""
+    from eventsched.benchmarks.workloads import size
+
+    sized = [(w, size(w, nodes, pods)) for w in workloads]
     if as_json:
-        return json.dumps([dataclasses.asdict(w) for w in workloads])
+        return json.dumps(
+            [dataclasses.asdict(w) | {"size": dataclasses.asdict(s)} for w, s in sized]
+        )
 
     def threshold(w: Workload) -> str:
         return (
@@ -57,10 +67,17 @@ def _workload_list(workloads: Sequence[Workload], as_json: bool) -> str:
             else f"upstream threshold {w.threshold:g} pods/s"
         )
 
+    def variant(w: Workload, s: Size) -> str:
+        if s == w.small:
+            return "500Nodes"
+        if (s.nodes, s.init_pods, s.measured_pods) == (w.nodes, w.init_pods, w.measured_pods):
+            return f"{w.variant}; {threshold(w)}"
+        return f"{w.variant} scaled"
+
     return "\n".join(
-        f"{w.name}: {w.nodes} nodes, {w.init_pods * len(w.init_ops)} init + {w.measured_pods} "
-        f"measured pods ({w.variant}; {threshold(w)}){_churn(w)}: {w.feature}"
-        for w in workloads
+        f"{w.name}: {s.nodes} nodes, {s.init_pods * len(w.init_ops)} init + {s.measured_pods} "
+        f"measured pods ({variant(w, s)}){_churn(w)}: {w.feature}"
+        for w, s in sized
     )
 
 

@@ -85,3 +85,18 @@ def test_a_workload_the_control_plane_cannot_run_is_refused_in_one_line() -> Non
         assert done.returncode == 2
         assert "Traceback" not in done.stderr
         assert says in done.stderr.strip().splitlines()[-1]
+
+
+def test_list_names_each_workload_at_the_counts_a_kube_run_takes() -> None:
+    done = _bench("list", "--kube-bin", "/nonexistent")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(
+        "SchedulingBasic: 500 nodes, 500 init + 1000 measured pods (500Nodes)"
+    )
+    larger = _bench("list", "--nodes", "5000", "--kube-bin", "/nonexistent").stdout.splitlines()
+    assert larger[0].startswith(
+        "SchedulingBasic: 5000 nodes, 1000 init + 10000 measured pods (5000Nodes_10000Pods; "
+        "upstream threshold 680 pods/s)"
+    )
+    assert [line.split(":")[0] for line in larger] == [line.split(":")[0] for line in lines]

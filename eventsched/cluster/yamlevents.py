@@ -70,16 +70,17 @@ def check_syntax(text: str) -> None:
 
     The C parser runs through the whole text making no Python object.
     """
-    loader = _Loader(text)
+    if not yaml.__with_libyaml__:
+        for _ in yaml.parse(text, Loader=yaml.SafeLoader):
+            pass
+        return
+    from yaml._yaml import CParser  # the parser alone, without the safe loader's parts
+
+    parser = CParser(text)
     try:
-        raw_parse = getattr(loader, "raw_parse", None)  # libyaml's, not PyYAML's own parser
-        if raw_parse is not None:
-            raw_parse()
-        else:
-            while loader.get_event() is not None:
-                pass
+        parser.raw_parse()
     finally:
-        loader.dispose()
+        parser.dispose()
 
 
 def classic_documents(

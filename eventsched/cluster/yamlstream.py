@@ -70,9 +70,14 @@ class _StreamReader:
         for region in _regions(self.text):
             text = self.text[region.start : region.end]
             if _native(text):
-                yield self._native_document(text, region.end)
-            else:
-                yield from self._event_documents(text, region)
+                try:
+                    document = self._native_document(text, region.end)
+                except yaml_rs.YAMLDecodeError:
+                    pass  # not seen in the subset; should it be, the event reader decides
+                else:
+                    yield document
+                    continue
+            yield from self._event_documents(text, region)
 
     def _native_document(self, text: str, end: int) -> Any:
         """The document of a region of the subset; libyaml's parser must accept it first."""

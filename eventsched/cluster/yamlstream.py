@@ -1,156 +1,130 @@
-"""The documents of a YAML stream, built straight from the parser's events.
+"""The documents of a YAML stream, as PyYAML's safe loader gives them, each read the
+fastest way that gives the same.
 
-PyYAML's safe loader composes each document into a tree of nodes, then walks the tree
-again in Python to construct dicts, lists and scalars; for a manifest of 70,000 pods that
-second walk is most of the time spent loading it. Here the objects are built as libyaml
-(`CParser`) reports the events, with the same tag resolution as `yaml.SafeLoader` (YAML
-1.1: `yes` is true, `010` is 8, ...), and a plain scalar seen before is taken from a
-cache: its tag is not resolved again, and 70,000 pods share one `"default"` string.
-
-What manifests rarely hold, anchors and aliases, explicit tags and merge keys (`<<`), is
-left to PyYAML's own constructor: the document that holds one, and those after it, are
-read as `yaml.safe_load_all` reads them, so every document is what it was.
+The stream is cut at its `---` lines. A document whose lines are all of the plain subset
+that dumpers and kubectl write (`yamlsubset`) and that libyaml accepts (its parser run in
+C, making no Python objects) is built by `yaml_rs` in native code; any other document is
+read by the event reader (`yamlevents`), on its own. When that reader fails (libyaml
+rejects the text, an alias names nothing, a tag is unknown), the stream is read again by
+PyYAML's composer and constructor from that document on, so the documents before come
+out and then the very error, naming the line, that `yaml.safe_load_all` raises.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
-from yaml.events import (
-    AliasEvent,
-    DocumentEndEvent,
-    DocumentStartEvent,
-    MappingEndEvent,
-    MappingStartEvent,
-    ScalarEvent,
-    SequenceEndEvent,
-    StreamEndEvent,
-)
-from yaml.nodes import ScalarNode
+import yaml_rs
 
-_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+from eventsched.cluster.yamlevents import check_syntax, classic_documents, event_documents
+from eventsched.cluster.yamlsubset import in_subset
 
-_STR = "tag:yaml.org,2002:str"
-_MERGE = "tag:yaml.org,2002:merge"
-_VALUE = "tag:yaml.org,2002:value"
-#: Mappings and sequences between two reports of how far the parser got (a few milliseconds' worth).
-_REPORT_EVERY = 2_000
-#: Plain scalars remembered; past this many distinct ones, the cache starts over.
-_CACHE_SIZE = 100_000
-_UNSEEN = object()
+#: Documents larger than this are read by the event reader, which tells progress within.
+_NATIVE_LIMIT = 256 * 1024
+#: Characters read natively between two reports of how far the reading got.
+_REPORT_EVERY = 128 * 1024
+_SEPARATOR = "\n---"
+_LAST_WINS = yaml_rs.DuplicateKeyPolicy.LastWins  # as a dict built key by key
 
 
-class _Unusual(Exception):
-    """The document holds something only PyYAML's constructor builds as it should."""
+@dataclass(frozen=True, slots=True)
+class _Region:
+    """The text of one document between two `---` lines: `text[start:end]`.
+
+    `explicit` when a `---` line opened it (the first region has none: it holds no
+    document when it holds nothing but blank lines).
+    """
+
+    start: int
+    end: int
+    explicit: bool
 
 
 def yaml_documents(text: str, on_read: Callable[[int, int], None] | None = None) -> Iterator[Any]:
     """Each document of `text` as `yaml.safe_load_all` would give it, one at a time.
 
-    `on_read(characters, documents)` is told every few thousand events how far into the
-    text the parser got and how many documents it finished: within a document, too.
+    `on_read(characters, documents)` is told every so often how far into the text the
+    reading got and how many documents it finished: within a large document, too.
     Raises `yaml.YAMLError` as `safe_load_all` would.
     """
-    builder = _Builder(text, on_read)
+    reader = _StreamReader(text, on_read)
     try:
-        yield from builder.documents()
-    except _Unusual:
-        yield from _classic(text, skip=builder.finished, on_read=on_read)
-    finally:
-        builder.loader.dispose()
+        yield from reader.documents()
+    except yaml.YAMLError:
+        yield from classic_documents(text, skip=reader.finished, on_read=on_read)
 
 
-def _classic(text: str, skip: int, on_read: Callable[[int, int], None] | None) -> Iterator[Any]:
-    """The documents after the first `skip` ones, by PyYAML's composer and constructor."""
-    loader = _Loader(text)
-    try:
-        count = 0
-        while loader.check_node():
-            node = loader.get_node()
-            count += 1
-            if count <= skip:
-                continue
-            yield loader.construct_document(node)
-            if on_read is not None:
-                on_read(node.end_mark.index if node is not None else len(text), count)
-    finally:
-        loader.dispose()
-
-
-class _Builder:
-    """Objects from events; `finished` counts the documents handed out."""
+class _StreamReader:
+    """Reads region after region; `finished` counts the documents handed out."""
 
     def __init__(self, text: str, on_read: Callable[[int, int], None] | None) -> None:
-        self.loader = _Loader(text)
+        self.text = text
         self.on_read = on_read
         self.finished = 0
-        self.events = 0
-        self.plain: dict[str, Any] = {}
-        self.quoted: dict[str, str] = {}
+        self.told_at = 0
 
     def documents(self) -> Iterator[Any]:
-        next_event = self.loader.get_event
-        next_event()  # the stream's start
-        while True:
-            event = next_event()
-            if isinstance(event, StreamEndEvent):
-                return
-            assert isinstance(event, DocumentStartEvent)
-            document = self.value(next_event())
-            end = next_event()
-            assert isinstance(end, DocumentEndEvent)
+        for region in _regions(self.text):
+            text = self.text[region.start : region.end]
+            if _native(text):
+                try:
+                    document = self._native_document(text, region.end)
+                except yaml_rs.YAMLDecodeError:
+                    pass  # not seen in the subset; should it be, the event reader decides
+                else:
+                    yield document
+                    continue
+            yield from self._event_documents(text, region)
+
+    def _native_document(self, text: str, end: int) -> Any:
+        """The document of a region of the subset; libyaml's parser must accept it first."""
+        check_syntax(text)
+        document = yaml_rs.loads(text, parse_datetime=False, duplicate_key_policy=_LAST_WINS)
+        self.finished += 1
+        if self.on_read is not None and end - self.told_at >= _REPORT_EVERY:
+            self.told_at = end
+            self.on_read(end, self.finished)
+        return document
+
+    def _event_documents(self, text: str, region: _Region) -> Iterator[Any]:
+        """The region's documents by the event reader, on their own."""
+        opening = "---\n" if region.explicit else ""
+        shift = region.start - len(opening)
+        before = self.finished
+        on_read = self.on_read
+
+        def told(chars: int, documents: int) -> None:
+            if on_read is not None:
+                on_read(shift + chars, before + documents)
+
+        for document in event_documents(opening + text, told):
             self.finished += 1
             yield document
+        self.told_at = region.end
 
-    def value(self, event: Any) -> Any:
-        """The object `event` starts (a scalar, or a mapping or sequence to its end)."""
-        kind = type(event)
-        if kind is ScalarEvent:
-            return self.scalar(event)
-        if kind is AliasEvent or event.anchor is not None or event.tag is not None:
-            raise _Unusual
-        self.events += 1
-        if self.on_read is not None and self.events % _REPORT_EVERY == 0:
-            self.on_read(event.start_mark.index, self.finished)
-        next_event, scalar, value = self.loader.get_event, self.scalar, self.value
-        if kind is MappingStartEvent:
-            mapping: dict[Any, Any] = {}
-            while (key_event := next_event()).__class__ is not MappingEndEvent:
-                if key_event.__class__ is not ScalarEvent:
-                    raise _Unusual  # a key that is a mapping or a list: unhashable
-                item = next_event()
-                mapping[scalar(key_event)] = (
-                    scalar(item) if item.__class__ is ScalarEvent else value(item)
-                )
-            return mapping
-        items: list[Any] = []
-        while (item := next_event()).__class__ is not SequenceEndEvent:
-            items.append(scalar(item) if item.__class__ is ScalarEvent else value(item))
-        return items
 
-    def scalar(self, event: ScalarEvent) -> Any:
-        if event.anchor is not None or event.tag is not None:
-            raise _Unusual
-        text: str = event.value
-        if not event.implicit[0]:  # quoted, or a block: a string
-            return self.quoted.setdefault(text, text)
-        built = self.plain.get(text, _UNSEEN)
-        if built is _UNSEEN:
-            built = self.plain[text] = self.resolved(event)
-        return built
+def _native(text: str) -> bool:
+    """Whether `yaml_rs` reads a region's text as the safe loader would (a region of blank
+    lines holds one empty document or none, which the event reader tells apart)."""
+    if len(text) > _NATIVE_LIMIT or not text.strip():
+        return False
+    lines = f"\n{text}" if text.endswith("\n") else f"\n{text}\n"
+    return in_subset(lines, 0, len(lines))
 
-    def resolved(self, event: ScalarEvent) -> Any:
-        """A plain scalar's value, by its implicitly resolved tag."""
-        tag = self.loader.resolve(ScalarNode, event.value, event.implicit)
-        if tag in (_MERGE, _VALUE):
-            raise _Unusual
-        if len(self.plain) >= _CACHE_SIZE:
-            self.plain.clear()
-            self.quoted.clear()
-        if tag == _STR:
-            return event.value
-        start: Any = event.start_mark  # the C parser's own Mark class
-        node = ScalarNode(tag, event.value, start, event.end_mark, event.style)  # type: ignore[arg-type]
-        return self.loader.yaml_constructors[tag](self.loader, node)
+
+def _regions(text: str) -> Iterator[_Region]:
+    """The regions between the lines that are `---` alone, in order."""
+    start, explicit, at = 0, False, 0
+    if text.startswith("---") and text[3:4] in ("", "\n"):
+        start, explicit, at = 4, True, 3
+    while (at := text.find(_SEPARATOR, at)) != -1:
+        after = at + len(_SEPARATOR)
+        if after < len(text) and text[after] != "\n":
+            at += 1
+            continue
+        yield _Region(start, at + 1, explicit)
+        start, explicit, at = after + 1, True, after
+    yield _Region(min(start, len(text)), len(text), explicit)

@@ -378,11 +378,16 @@ class ControlPlane:
     # -- kube-scheduler ----------------------------------------------------------------------
 
     def start_kube_scheduler(
-        self, config: Path, port: int | None = None, cpus: frozenset[int] | None = None
+        self,
+        config: Path,
+        port: int | None = None,
+        cpus: frozenset[int] | None = None,
+        leader_elect: bool = False,
     ) -> subprocess.Popen[bytes]:
         """kube-scheduler with the admin kubeconfig and the given KubeSchedulerConfiguration;
         its output goes to kube-scheduler.log in the workdir. Stopped by `stop()` too.
-        `cpus`: the CPUs it may run on (its GOMAXPROCS follows)."""
+        `cpus`: the CPUs it may run on (its GOMAXPROCS follows); `leader_elect`: it takes
+        its Lease before it schedules."""
         if self.binaries.scheduler is None:
             raise RuntimeError("no kube-scheduler binary")
         proc = self._spawn(
@@ -393,7 +398,7 @@ class ControlPlane:
                 f"--kubeconfig={self.kubeconfig()}",
                 f"--secure-port={port or free_port()}",
                 "--bind-address=127.0.0.1",
-                "--leader-elect=false",
+                f"--leader-elect={'true' if leader_elect else 'false'}",
                 f"--client-ca-file={self.client_ca_file}",
                 f"--requestheader-client-ca-file={self.client_ca_file}",
             ],

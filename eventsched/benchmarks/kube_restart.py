@@ -74,6 +74,23 @@ class RestartResult:
         return asdict(self)
 
 
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """How every start of the scheduler under test is made."""
+
+    scheduler: str
+    config: Path
+    #: eventsched's log (None for kube-scheduler).
+    events_url: str | None
+    #: It takes its Lease before it schedules (as deployed), else it schedules at once.
+    leader_elect: bool = False
+
+    def start(self, cp: ControlPlane, log: Path) -> subprocess.Popen[bytes]:
+        return kube_runs.start_scheduler(
+            self.scheduler, cp, self.config, self.events_url, log, leader_elect=self.leader_elect
+        )
+
+
 @dataclass(slots=True)
 class Restarted:
     """One restart: seconds to the first bind; for eventsched, the events it appended up to
@@ -150,9 +167,11 @@ def measure(
     on_progress: Callable[[int], None] | None = None,
     qps: float = 5000,
     burst: int = 5000,
+    leader_elect: bool = False,
 ) -> RestartResult:
     """Place `pods` pods with `scheduler`, then restart it `restarts` times (each with `late`
-    new pods); on_progress is given the pods bound so far while the first run places them.
+    new pods); on_progress is given the pods bound so far while the first run places them;
+    `leader_elect`: every start takes the scheduler's Lease first (each stop releases it).
     A run that fails is reported in the result's `error`."""
     result = RestartResult(scheduler, nodes, pods, late, 0.0, 0.0)
     name = kube_runs.SCHEDULER_NAMES[scheduler]
@@ -161,19 +180,23 @@ def measure(
         cp.make_ready_nodes(kube._nodes(nodes))
         kube._create_pods(cp, pods, name)
         config = kube_runs.scheduler_config(
-            cp.workdir / f"{scheduler}.yaml", name, qps, burst, cp.kubeconfig()
+            cp.workdir / f"{scheduler}.yaml",
+            name,
+            qps,
+            burst,
+            cp.kubeconfig(),
+            leader_elect=leader_elect,
         )
         events_url = None
         if scheduler == EVENTSCHED:
             events_url, _ = stack.enter_context(kube_runs.fresh_database(db_url, cp.workdir, 1))
             kube_runs.upgrade_database(events_url)
             kube_runs.bytecode_compiled()
+        launch = Launch(scheduler, config, events_url, leader_elect)
         watch = BindWatch(cp, kube.NAMESPACE)
         stack.callback(watch.close)
         started = time.monotonic()
-        proc = kube_runs.start_scheduler(
-            scheduler, cp, config, events_url, cp.workdir / f"{scheduler}-1.log"
-        )
+        proc = launch.start(cp, cp.workdir / f"{scheduler}-1.log")
         stack.callback(kube_runs.stop_process, proc)
         watch.start(pods)
         try:
@@ -184,9 +207,7 @@ def measure(
         result.first_run_seconds = max(watch.bound.values()) - started
         kube_runs.stop_process(proc)
         for round_ in range(restarts):
-            restart = _restart(
-                cp, scheduler, config, events_url, stack, round_, pods, late, timeout
-            )
+            restart = _restart(cp, launch, stack, round_, pods, late, timeout)
             if isinstance(restart, str):
                 result.error = restart
                 return result
@@ -200,9 +221,7 @@ def measure(
 
 def _restart(
     cp: ControlPlane,
-    scheduler: str,
-    config: Path,
-    events_url: str | None,
+    launch: Launch,
     stack: contextlib.ExitStack,
     round_: int,
     pods: int,
@@ -211,6 +230,7 @@ def _restart(
 ) -> Restarted | str:
     """Create `late` pending pods, start the scheduler again, time its first bind of one,
     wait for all of them, stop it; what went wrong instead, if it did."""
+    scheduler, events_url = launch.scheduler, launch.events_url
     before = _position(events_url) if events_url else 0
     client = cp.api_client()
     try:
@@ -227,7 +247,7 @@ def _restart(
     stack.callback(again.close)
     restarted = time.monotonic()
     log = cp.workdir / f"{scheduler}-{round_ + 2}.log"
-    proc = kube_runs.start_scheduler(scheduler, cp, config, events_url, log)
+    proc = launch.start(cp, log)
     stack.callback(kube_runs.stop_process, proc)
     again.start(pods + (round_ + 1) * late)
     prefix = f"late-{round_}-"

@@ -77,12 +77,15 @@ def scheduler_config(
     burst: int,
     kubeconfig: Path,
     percentage_of_nodes_to_score: int | None = None,
+    leader_elect: bool = False,
 ) -> Path:
+    """The scheduler's configuration file; `leader_elect`: on its default Lease (the
+    Lease's defaults: 15 s duration, 10 s renew deadline, 2 s retry period)."""
     config: dict[str, Any] = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
         "clientConnection": {"kubeconfig": str(kubeconfig), "qps": qps, "burst": burst},
-        "leaderElection": {"leaderElect": False},
+        "leaderElection": {"leaderElect": leader_elect},
         "profiles": [{"schedulerName": name}],
     }
     if percentage_of_nodes_to_score is not None:
@@ -193,19 +196,21 @@ def start_scheduler(
     events_url: str | None,
     log: Path,
     cpus: frozenset[int] | None = None,
+    leader_elect: bool = False,
 ) -> subprocess.Popen[bytes]:
     """`eventsched run` (on the log at `events_url`, its output in `log`) or kube-scheduler
     (its output in the control plane's kube-scheduler.log) with the given configuration;
-    on the CPUs `cpus` only, when given."""
+    on the CPUs `cpus` only, when given; `leader_elect`: it takes its Lease first."""
     if scheduler != EVENTSCHED:
-        return cp.start_kube_scheduler(config, cpus=cpus)
+        return cp.start_kube_scheduler(config, cpus=cpus, leader_elect=leader_elect)
     if events_url is None:
         raise ValueError("eventsched needs its log's URL")
     bytecode_compiled()
     http = f"127.0.0.1:{free_port()}"
     argv = [
         *eventsched_command(events_url), "run", "--config", str(config),
-        "--kubeconfig", str(cp.kubeconfig()), "--leader-elect", "false",
+        "--kubeconfig", str(cp.kubeconfig()),
+        "--leader-elect", "true" if leader_elect else "false",
         "--http-address", http, "--secure-port", "0",
     ]  # fmt: skip
     return spawn_logged(argv, log, cpus=cpus)

@@ -140,6 +140,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--late", type=count(1), default=10, help="pods created before each restart (default 10)"
     )
     kube.add_argument(
+        "--leader-elect",
+        action="store_true",
+        help="with --restarts: each scheduler elects itself on its Lease before it schedules, "
+        "as deployed (leaderElection's defaults; each stop releases the Lease, so each "
+        "restart takes it at once)",
+    )
+    kube.add_argument(
         "--shadow",
         action="store_true",
         help="instead: kube-scheduler places a generated mix (--pods on --nodes) with "
@@ -163,6 +170,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.leader_elect and args.restarts is None:
+        return refuse("--leader-elect is for the restart benchmark: add --kube --restarts K")
     if args.restarts is not None and not args.kube:
         return refuse("--restarts restarts a scheduler on a real control plane: add --kube")
     if args.shadow and not args.kube:
@@ -315,6 +324,7 @@ def run_kube_restarts(args: argparse.Namespace, binaries: KubeBinaries) -> int:
                     on_progress=lambda bound: bar.update(bound - bar.n),
                     qps=args.qps,
                     burst=args.burst,
+                    leader_elect=args.leader_elect,
                 )  # fmt: skip
             results.append(result)
             if not args.json:

@@ -22,7 +22,7 @@ from eventsched.cli.database import refuse_slice
 from eventsched.cli.gctuning import collection_paused, resume_collection
 from eventsched.cli.serve import Check
 from eventsched.cluster.kube import ClientConnection, KubeCluster
-from eventsched.cluster.kube.connection import Api, official_client
+from eventsched.cluster.kube.connection import Api
 from eventsched.cluster.kube.prefetch import Prefetch
 from eventsched.config.file import SchedulerConfig
 from eventsched.events import EventStore, EventStoreError, SchemaOutdatedError, check_schema
@@ -198,8 +198,8 @@ class Runner:
         return False
 
     def _lead(self) -> bool:
-        # Imported here: kubernetes.leaderelection is not needed when election is off.
-        from eventsched.cluster.kube.election import LeaderElector, LeaseSettings
+        # Imported here: not needed when election is off.
+        from eventsched.cluster.kube.election import LeaseSettings, lease_elector
 
         le = self.config.leader_election
         settings = LeaseSettings(
@@ -210,12 +210,13 @@ class Runner:
             resource_name=le.resource_name,
             resource_namespace=le.resource_namespace,
         )
-        self.elector = LeaderElector(
-            official_client(self.api),
+        self.elector = lease_elector(
+            self.api.configuration,
             settings,
             self.identity,
             on_lost=self._lease_lost,
             on_status=self.metrics.leader_status,
+            observer=self.metrics.api_request,
         )
         self.state.role = "standby"
         self.elector.start()

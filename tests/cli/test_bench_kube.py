@@ -151,6 +151,7 @@ def test_bench_restarts_refuses_what_it_cannot_do_in_one_line() -> None:
     for args, says in (
         (["--restarts", "2", "--rounds", "2"], "not with --rounds"),
         (["--restarts", "0"], "--restarts"),
+        (["--leader-elect"], "add --kube --restarts K"),
     ):
         done = _bench(*args)
         assert done.returncode == 2, done.stderr

@@ -7,8 +7,10 @@ second of CPU to every `eventsched run`.
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -17,7 +19,7 @@ from eventsched.cli.main import _command_in, build_parser
 
 HEAVY = ("sqlalchemy", "kubernetes", "numpy", "alembic")
 #: What the other commands use and `run` never does: the official Kubernetes client (only
-#: leader election imports it, when it starts), the web page's server and templates,
+#: a kubeconfig the plain reader cannot read loads it), the web page's server and templates,
 #: NetworkTraffic's Prometheus client, the migrations, the progress bar, explain and replay.
 NOT_RUN = (
     "kubernetes",
@@ -84,6 +86,40 @@ def test_run_imports_none_of_what_only_other_commands_use() -> None:
     modules = set(done.stdout.split())
     assert set(RUN_WIRING) <= modules
     assert not {m for m in modules for top in NOT_RUN if m == top or m.startswith(f"{top}.")}
+
+
+def test_leader_election_on_run_s_path_imports_no_kubernetes_module(tmp_path: Path) -> None:
+    """The elector `Runner._lead` makes, run until its first request to the Lease was
+    answered (here: refused, nothing listens), on a plain kubeconfig."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        f"clusters: [{{name: k, cluster: {{server: 'https://127.0.0.1:{port}'}}}}]\n"
+        "users: [{name: u, user: {token: t}}]\n"
+        "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
+    )
+    code = (
+        "import sys, threading\n"
+        "import eventsched.cli.main\n"
+        + "".join(f"import {module}\n" for module in RUN_WIRING)
+        + "from eventsched.cluster.kube.connection import ClientConnection, api_client\n"
+        "from eventsched.cluster.kube.election import LeaseSettings, lease_elector\n"
+        f"api = api_client(ClientConnection(kubeconfig={str(kubeconfig)!r}))\n"
+        "asked = threading.Event()\n"
+        "elector = lease_elector(api.configuration, LeaseSettings(), 'me', "
+        "observer=lambda *_: asked.set())\n"
+        "elector.start()\n"
+        "assert asked.wait(30)\n"
+        "elector.release()\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    modules = set(done.stdout.split("\n")[-2].split())
+    assert {"eventsched.cluster.kube.election", "eventsched.cluster.kube.leaselock"} <= modules
+    assert not {m for m in modules if m == "kubernetes" or m.startswith("kubernetes.")}
 
 
 @pytest.mark.parametrize("command", ["db", "query"])

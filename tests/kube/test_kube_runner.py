@@ -347,5 +347,6 @@ def test_an_api_server_down_at_start_is_retried_not_a_silent_exit(
     lines += rest.splitlines(keepends=True)
     assert proc.returncode == 0
     records = [json.loads(line) for line in lines if line.strip()]  # every line is structured
-    assert any(r.get("logger") == "urllib3.connectionpool" for r in records)
+    retries = [r for r in records if r.get("event") == "cannot read the leader lease; retrying"]
+    assert all(r["status"] == 0 and "no answer" in r["error"] for r in retries)  # says why
     assert not any("AttributeError" in json.dumps(r) for r in records)

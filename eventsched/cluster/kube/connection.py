@@ -45,52 +45,30 @@ class ClientConnection:
 class Api:
     """How to reach the API server: the `configuration` rest.py makes its connections
     from, read without the official client when the source is plain (kubeconfig.py),
-    and the official client itself, built when leader election asks for it."""
+    else by the official client's loader."""
 
-    def __init__(
-        self,
-        configuration: ApiConfiguration,
-        path: str,
-        context: str,
-        official: client.ApiClient | None = None,
-    ) -> None:
+    def __init__(self, configuration: ApiConfiguration) -> None:
         self.configuration = configuration
-        self._path = path
-        self._context = context
-        self._official = official
-
-    def official(self) -> client.ApiClient:
-        """The official client, configured from the same source (its Lease calls)."""
-        if self._official is None:
-            self._official = _official_client(self._path, self._context)
-        return self._official
-
-
-def official_client(api: Api | client.ApiClient) -> client.ApiClient:
-    """`api` as the official client (tests hand one in directly)."""
-    return api.official() if isinstance(api, Api) else api
 
 
 def api_client(connection: ClientConnection) -> Api:
     """From `kubeconfig` when given (or $KUBECONFIG), else the in-cluster config."""
     path = connection.kubeconfig or os.environ.get("KUBECONFIG", "")
     plain = plain_kubeconfig(path, connection.context) if path else plain_in_cluster()
-    official = None
     configuration: ApiConfiguration
     if plain is not None:
         configuration = plain
     else:
-        official = _official_client(path, connection.context)
-        configuration = official.configuration
+        configuration = _official_configuration(path, connection.context)
     # Bindings, Events and status patches run concurrently in a pool.
     configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize, 32)
     if not configuration.verify_ssl:
         warn_insecure(configuration.host)
-    return Api(configuration, path, connection.context, official)
+    return Api(configuration)
 
 
-def _official_client(path: str, context: str) -> client.ApiClient:
-    """The official loader's client; its errors become one KubeConfigError."""
+def _official_configuration(path: str, context: str) -> client.Configuration:
+    """The official loader's configuration; its errors become one KubeConfigError."""
     from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
 
@@ -109,7 +87,7 @@ def _official_client(path: str, context: str) -> client.ApiClient:
             f"cannot configure the Kubernetes client from {source}: {problem}; "
             "pass --kubeconfig FILE (or set clientConnection.kubeconfig) when running outside a cluster"
         ) from exc
-    return client.ApiClient(configuration)
+    return configuration
 
 
 def pool_manager(configuration: ApiConfiguration, pool_size: int) -> Any:

@@ -46,9 +46,6 @@ log = structlog.get_logger(__name__)
 JSON = "application/json"
 STRATEGIC_MERGE = "application/strategic-merge-patch+json"
 
-#: Every request but watches: a hung API server must not hold a binder forever.
-REQUEST_TIMEOUT = urllib3.Timeout(connect=CLIENT_TIMEOUT[0], read=CLIENT_TIMEOUT[1])
-
 #: Connection errors are retried by urllib3 (the request never left); an answer
 #: that was cut off is not, since a Binding may have been applied.
 _RETRIES = urllib3.Retry(total=2, connect=2, read=0, status=0, other=0, redirect=0)
@@ -94,7 +91,15 @@ class Answer:
 class Rest:
     """Requests to one API server, through a pool of `pool_size` keep-alive connections."""
 
-    def __init__(self, configuration: ApiConfiguration, pool_size: int = 32) -> None:
+    def __init__(
+        self,
+        configuration: ApiConfiguration,
+        pool_size: int = 32,
+        connect_timeout: float = CLIENT_TIMEOUT[0],
+        read_timeout: float = CLIENT_TIMEOUT[1],
+    ) -> None:
+        """`connect_timeout` and `read_timeout`: seconds a request (not a watch) may wait
+        for a connection and for each read of its answer."""
         configuration = copy.copy(configuration)
         configuration.connection_pool_maxsize = pool_size
         #: Keep-alive connections kept (one returned to a full pool is closed).
@@ -107,6 +112,7 @@ class Rest:
         direct = not isinstance(manager, urllib3.ProxyManager)
         host_pool = manager.connection_from_url(self._host) if direct else None
         self._pool: Any = host_pool if host_pool is not None else manager
+        self._timeout = urllib3.Timeout(connect=connect_timeout, read=read_timeout)
         self._prefix = (urllib3.util.parse_url(self._host).path or "") if direct else self._host
         self._auth: dict[str, str] = {}
         self._auth_until = 0.0
@@ -121,8 +127,8 @@ class Rest:
                 host_pool,
                 self._netloc,
                 pool_size,
-                connect_timeout=CLIENT_TIMEOUT[0],
-                read_timeout=CLIENT_TIMEOUT[1],
+                connect_timeout=connect_timeout,
+                read_timeout=read_timeout,
             )
             if host_pool is not None
             else None
@@ -232,7 +238,7 @@ class Rest:
             url,
             body=payload,
             headers=headers,
-            timeout=REQUEST_TIMEOUT,
+            timeout=self._timeout,
             retries=_RETRIES,
             preload_content=True,
         )

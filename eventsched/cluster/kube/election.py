@@ -26,8 +26,9 @@ from datetime import UTC, datetime
 import structlog
 
 from eventsched.cluster.kube.connection import REQUEST_TIMEOUT
+from eventsched.cluster.kube.events import rfc3339_micro
 from eventsched.cluster.kube.kubeconfig import ApiConfiguration
-from eventsched.cluster.kube.leaselock import ElectionRecord, LeaseError, LeaseLock, micro_time
+from eventsched.cluster.kube.leaselock import ElectionRecord, LeaseError, LeaseLock
 from eventsched.cluster.kube.rest import RequestObserver, Rest
 
 log = structlog.get_logger(__name__)
@@ -186,7 +187,7 @@ class LeaderElector:
         if self._thread.is_alive():  # still waiting for the API server
             log.warning("could not release the leader lease; it will expire", lease=self.lease)
             return
-        now = micro_time(datetime.now(UTC))
+        now = rfc3339_micro(datetime.now(UTC))
         released = ElectionRecord(
             holder_identity="",
             lease_duration_seconds=1,
@@ -249,7 +250,7 @@ class LeaderElector:
         lease afterwards. The leader first renews over the Lease it last wrote, without
         reading it."""
         now = time.monotonic()
-        stamp = micro_time(datetime.now(UTC))
+        stamp = rfc3339_micro(datetime.now(UTC))
         record = ElectionRecord(
             holder_identity=self.identity,
             lease_duration_seconds=self.settings.lease_duration,

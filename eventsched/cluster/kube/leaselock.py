@@ -11,7 +11,6 @@ informers' (`rest.py`); none is sent again after it failed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from eventsched.cluster.kube.rest import Answer, Rest, TransportError, resource_path
@@ -61,11 +60,6 @@ class ElectionRecord:
             "renewTime": self.renew_time,
             "leaseTransitions": self.leader_transitions,
         }
-
-
-def micro_time(when: datetime) -> str:
-    """`when` (aware, UTC) as a MicroTime: `2006-01-02T15:04:05.000000Z`."""
-    return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class LeaseError(Exception):

@@ -24,6 +24,9 @@ from tests.kube.realserver import LEASE_NAMESPACE, KubeServer
 FAST = LeaseSettings(
     lease_duration=3, renew_deadline=2, retry_period=1, resource_namespace=LEASE_NAMESPACE
 )
+#: Long enough for a few of FAST's retry periods, each jittered up to 2.2 s, on a loaded
+#: machine (the wait helpers' defaults, 5 s and 10 s, are not).
+PERIODS_TIMEOUT = 20.0
 #: A MicroTime as client-go writes it.
 MICRO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 #: Times written by another machine whose clock is far behind ours.
@@ -106,7 +109,9 @@ def test_a_new_lease_is_created_and_renewed_as_client_go_writes_it(
     # The leader renews at once after acquiring (as client-go does), so renewTime may
     # already be past acquireTime (MicroTime strings compare in time order).
     assert MICRO_TIME.match(first["acquireTime"]) and first["renewTime"] >= first["acquireTime"]
-    kube_server.wait_for(lambda: lease(kube_server)["renewTime"] != first["renewTime"])
+    kube_server.wait_for(
+        lambda: lease(kube_server)["renewTime"] != first["renewTime"], PERIODS_TIMEOUT
+    )
     renewed = lease(kube_server)
     assert MICRO_TIME.match(renewed["renewTime"])
     assert (renewed["holderIdentity"], renewed["acquireTime"]) == ("a", first["acquireTime"])
@@ -148,7 +153,7 @@ def test_a_lease_is_expired_by_our_clock_of_its_changes_not_by_its_times(
     try:
         b = Candidate(api_client, "b")
         candidates.append(b)
-        kube_server.wait_for(lambda: b.reads >= 4)
+        kube_server.wait_for(lambda: b.reads >= 4, PERIODS_TIMEOUT)
         assert not b.elector.leading.is_set()
         assert lease(kube_server)["holderIdentity"] == "other"
     finally:
@@ -176,7 +181,7 @@ def test_two_candidates_for_an_expired_lease_one_leads_and_one_transition_is_cou
     leader, standby = (b, c) if b.elector.leading.is_set() else (c, b)
     # The standby has read the new holder's Lease twice since.
     reads = standby.reads
-    kube_server.wait_for(lambda: standby.reads >= reads + 2)
+    kube_server.wait_for(lambda: standby.reads >= reads + 2, PERIODS_TIMEOUT)
     assert not standby.elector.leading.is_set()
     taken = lease(kube_server)
     assert taken["holderIdentity"] == leader.elector.identity
@@ -234,7 +239,7 @@ def test_a_standby_takes_a_released_lease_without_waiting_out_its_duration(
     assert a.elector.leading.wait(10)
     b = Candidate(api_client, "b", long_lease)
     candidates.append(b)
-    kube_server.wait_for(lambda: b.reads >= 2)
+    kube_server.wait_for(lambda: b.reads >= 2, PERIODS_TIMEOUT)
     assert not b.elector.leading.is_set()
     a.elector.release()
     assert b.elector.leading.wait(30)

@@ -10,11 +10,17 @@ from kubernetes import client
 from tests.kube.realserver import real_binaries
 from tests.kube.scripted import Script, ScriptedServer
 
-#: The RBAC and TLS tests need a real API server: not collected without the binaries.
+#: The RBAC, TLS and UI access tests need a real API server: not collected without the
+#: binaries.
 collect_ignore = (
     []
     if real_binaries() is not None
-    else ["test_rbac_real.py", "test_tls_real.py", "test_secure_serving_real.py"]
+    else [
+        "test_rbac_real.py",
+        "test_tls_real.py",
+        "test_secure_serving_real.py",
+        "test_ui_access_real.py",
+    ]
 )
 
 

@@ -35,6 +35,9 @@ from tests.kube.realserver import (
     real_binaries,
 )
 
+#: tmp_path in memory (tests/memorytemp.py).
+pytest_plugins = ["tests.memorytemp"]
+
 LOCAL_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 BACKENDS = ("sqlite", "postgresql")
 

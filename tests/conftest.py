@@ -35,8 +35,8 @@ from tests.kube.realserver import (
     real_binaries,
 )
 
-#: tmp_path in memory (tests/memorytemp.py).
-pytest_plugins = ["tests.memorytemp"]
+#: tmp_path in memory (tests/memorytemp.py); the longest files first (tests/ordering.py).
+pytest_plugins = ["tests.memorytemp", "tests.ordering"]
 
 LOCAL_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 BACKENDS = ("sqlite", "postgresql")

@@ -316,9 +316,10 @@ class Journal:
         """Find out whether the unanswered append was committed, so it is never appended twice.
 
         Raises EventStoreError while the database still does not answer. If
-        it was committed, its records (the head of the sealed batch: what joined
-        it since is at the end) are durable: fold them and drop them from it. The decisions among them start their
-        binding cycles with the rest of the batch, once that is appended too.
+        it was committed, its records (the head of the sealed batch: what
+        joined it since is at the end) are durable: fold them and drop them
+        from it. The decisions among them start their binding cycles with the
+        rest of the batch, once that is appended too.
         """
         committed = self.store.batch_committed(doubt.batch, doubt.batch_hash)
         self._in_doubt = None

@@ -2,9 +2,9 @@
 
 A plugin is any object with a `name` and the methods of the points it
 implements; the runtime finds them with isinstance on these runtime-checkable
-protocols, answered once per plugin class (a plugin's points are its class's). Filter
-and Score come in two forms: per node (simple to write) and
-batch over the NodeTable (fast); the runtime adapts the first to the second.
+protocols, answered once per plugin class (a plugin's points are its class's). Filter and
+Score come in two forms: per node (simple to write) and batch over the NodeTable (fast);
+the runtime adapts the first to the second.
 """
 
 from __future__ import annotations

@@ -116,7 +116,7 @@ class Framework:
                 plugin.use_filters(self)
             if isinstance(plugin, UsesExtenders):
                 plugin.use_extenders(self.extenders)
-        #: PreFilter plugins whose state counts placed pods (isinstance on a protocol is slow).
+        #: PreFilter plugins whose state counts placed pods, found once, not in every cycle.
         self.counting_pre_filters: list[PodCountingPreFilter] = [
             p for p in self.plugins.pre_filter if isinstance(p, PodCountingPreFilter)
         ]

@@ -434,7 +434,7 @@ LOGS = [
     Log(
         {
             "simulate-progress.txt": Sample(
-                ("eventsched simulate large.yaml --progress-every 0.5 > summary.txt",),
+                ("eventsched simulate large.yaml --progress-every 0.1 > summary.txt",),
                 stderr=True,
                 compare="header",
             )

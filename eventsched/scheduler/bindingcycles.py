@@ -44,6 +44,8 @@ class Decided:
     node: str
     #: Permit said wait: the binding cycle waits on Permit first.
     waited: bool
+    #: The journal's batch the decision joined (set by `BindingCycles.add`).
+    batch: int = 0
 
 
 class BindingCycles:
@@ -83,7 +85,8 @@ class BindingCycles:
         self.metrics = metrics
         self.progress = progress
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="binder")
-        #: Decisions in the pending batch whose binding cycles wait for it to be durable.
+        #: Decisions whose binding cycles wait for their batch to be durable (pending, or
+        #: with the appender).
         self.decided: list[Decided] = []
         #: Work running on the binder threads (binding cycles, an extender's Bindings).
         self.running = 0
@@ -92,12 +95,18 @@ class BindingCycles:
 
     def add(self, decided: Decided) -> None:
         """A decision joined the pending batch; its binding cycle starts once it is durable."""
+        decided.batch = self.journal.batch
         self.decided.append(decided)
 
     def start(self) -> None:
         """The decisions just made durable: their binding cycles run on the binder threads
-        (none once the lease is lost: they stay open reservations for the next leader)."""
-        decided, self.decided = self.decided, []
+        (none once the lease is lost: they stay open reservations for the next leader).
+        Those made while the batch was with the appender wait for the next."""
+        durable = self.journal.durable_batch
+        decided = [each for each in self.decided if each.batch <= durable]
+        if not decided:
+            return
+        self.decided = [each for each in self.decided if each.batch > durable]
         if self.abandoned:
             return
         for each in decided:

@@ -14,6 +14,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 
 import structlog
 
@@ -29,6 +30,7 @@ from eventsched.events import (
     save_snapshot,
 )
 from eventsched.metrics import SchedulerMetrics
+from eventsched.scheduler.appender import Appended, BatchAppender
 from eventsched.scheduler.batch import Batch
 from eventsched.scheduler.unfolded import UnfoldedPlacements
 from eventsched.view import FOLDED_KINDS, ClusterView
@@ -40,6 +42,19 @@ log = structlog.get_logger(__name__)
 MAX_RETRY = 4.0
 
 
+@dataclass(slots=True)
+class Sealed:
+    """A batch taken from pending to be appended: kept until it is durable."""
+
+    records: list[EventRecord]
+    #: What runs once the batch is durable (`Journal.after`).
+    actions: list[Callable[[], None]]
+    #: The overlay's number of the last pending batch taken into it (UnfoldedPlacements).
+    number: int
+    #: When its oldest record joined the pending batch (eventsched_log_lag_seconds).
+    first_added: float | None
+
+
 class Journal:
     def __init__(
         self,
@@ -49,6 +64,7 @@ class Journal:
         *,
         snapshot_every: int,
         log_retry: float,
+        deliver: Callable[[Appended], None],
         metrics: SchedulerMetrics | None = None,
     ) -> None:
         self.store = store
@@ -77,6 +93,14 @@ class Journal:
         #: resynchronises (`forget_lost_tail`, then a relist) and clears it.
         self.tail_lost: LogTailLostError | None = None
         self._actions: list[Callable[[], None]] = []
+        #: A batch taken from pending and not durable yet: with the appender, or to be
+        #: retried (with what is pending then) after its append failed.
+        self._sealed: Sealed | None = None
+        #: The sealed batch's append on the appender's thread, until its outcome is taken.
+        self._appending: Future[Appended] | None = None
+        self._appender = BatchAppender(store, deliver)
+        #: The number of the last batch that is durable (`batch` when its records joined).
+        self.durable_batch = 0
         self._since_snapshot = 0
         self._snapshotter = ThreadPoolExecutor(1, thread_name_prefix="snapshot")
         self._snapshot_writing: Future[None] | None = None
@@ -102,6 +126,7 @@ class Journal:
 
     def close(self) -> None:
         """Wait for a snapshot being written, then save the last one."""
+        self._appender.shutdown()
         self._snapshotter.shutdown(wait=True)
         try:
             save_snapshot(self.store, self.projections)
@@ -125,45 +150,119 @@ class Journal:
             if kind in UnfoldedPlacements.KINDS:
                 self.unfolded.note(record)
 
+    @property
+    def batch(self) -> int:
+        """The number of the batch records join now: durable once `durable_batch` reaches it."""
+        return self.unfolded.batch
+
+    @property
+    def appending(self) -> bool:
+        """A batch is with the appender."""
+        return self._appending is not None
+
+    @property
+    def unwritten(self) -> int:
+        """Records not durable yet: pending, with the appender, or to be appended again."""
+        sealed = self._sealed
+        return len(self.pending) + (len(sealed.records) if sealed is not None else 0)
+
+    def hand_off(self) -> bool:
+        """Give what is pending to the appender and return at once; True if it was given.
+
+        Its outcome comes to `appended` (through the loop's inbox). Nothing is given while
+        a batch is with the appender (the next waits for it) or one failed (`flush`
+        retries it, settling an in-doubt append first).
+        """
+        if not self.pending or self._sealed is not None or self.down or self.tail_lost is not None:
+            return False
+        sealed = self._seal()
+        self._appending = self._appender.submit(sealed.records)
+        return True
+
+    def appended(self, done: Appended) -> None:
+        """On the loop: the appender's outcome. One `flush` already took is ignored."""
+        sealed = self._sealed
+        if self._appending is None or sealed is None or done.records is not sealed.records:
+            return
+        self._appending = None
+        self._outcome(sealed, done)
+
     def flush(self) -> bool:
-        """Append what is pending; True when it is durable (or there was nothing)."""
-        if not self.pending:
+        """Append what is pending and wait; True when it is durable (or there was nothing).
+
+        A batch with the appender is waited for first (False if it failed).
+        """
+        if self._appending is not None:
+            done = self._appending.result()
+            self._appending = None
+            assert self._sealed is not None  # set while a batch is with the appender
+            if not self._outcome(self._sealed, done):
+                return False
+        if not self.pending and self._sealed is None:
             return True
+        sealed = self._seal()
         began = time.perf_counter()
         try:
             if self._in_doubt is not None:
-                self._settle_in_doubt(self._in_doubt)
-            records = self.pending.records
-            stored = self.store.append_stored(records) if records else []
-        except LogTailLostError as exc:
+                self._settle_in_doubt(self._in_doubt, sealed)
+            stored = self.store.append_stored(sealed.records) if sealed.records else []
+        except EventStoreError as exc:
+            return self._failed(exc)
+        return self._durable(sealed, stored, time.perf_counter() - began)
+
+    def _seal(self) -> Sealed:
+        """Take what is pending to append it: after a batch that failed, as its tail."""
+        sealed = self._sealed
+        if sealed is None:
+            sealed = Sealed(self.pending.records, self._actions, self.batch, self._first_added)
+            self._sealed = sealed
+        else:
+            sealed.records.extend(self.pending.records)
+            sealed.actions.extend(self._actions)
+            sealed.number = self.batch
+        self.pending = self._new_batch()
+        self._actions = []
+        self._first_added = None
+        return sealed
+
+    def _outcome(self, sealed: Sealed, done: Appended) -> bool:
+        if done.crash is not None:
+            raise done.crash
+        if done.error is not None:
+            return self._failed(done.error)
+        return self._durable(sealed, done.stored, done.seconds)
+
+    def _failed(self, exc: EventStoreError) -> bool:
+        """The sealed batch was not appended: it stays sealed, to be appended again."""
+        if isinstance(exc, LogTailLostError):
             if self.tail_lost is None:
                 self._said_tail_lost(exc)
             self.tail_lost = exc
             return False
-        except EventStoreError as exc:
-            if isinstance(exc, AppendInDoubtError):
-                self._in_doubt = exc
-            if self.metrics is not None:
-                self.metrics.log_append_failures.inc()
-                self.metrics.log_unreachable.set(1)
-            self.down = True
-            log.error("cannot write the event log; scheduling paused", error=str(exc))
-            return False
+        if isinstance(exc, AppendInDoubtError):
+            self._in_doubt = exc
+        if self.metrics is not None:
+            self.metrics.log_append_failures.inc()
+            self.metrics.log_unreachable.set(1)
+        self.down = True
+        log.error("cannot write the event log; scheduling paused", error=str(exc))
+        return False
+
+    def _durable(self, sealed: Sealed, stored: Sequence[StoredEvent], seconds: float) -> bool:
+        """The sealed batch is in the log: fold it, then act on it."""
         if self.down:
             log.info("event log writable again; scheduling resumes")
             self.down = False
-        appended = self.unfolded.batch
-        self.pending = self._new_batch()
+        self._sealed = None
         self._retry = self._first_retry
         if self.metrics is not None:
-            self._observe_append(stored, time.perf_counter() - began)
-        self._first_added = None
+            self._observe_append(stored, seconds, sealed.first_added)
         self._fold(stored)
-        self.unfolded.folded(appended)
+        self.unfolded.folded(sealed.number)
+        self.durable_batch = sealed.number
         if self.on_durable is not None:
             self.on_durable(stored)  # even empty: a settled in-doubt append held them all
-        actions, self._actions = self._actions, []
-        for action in actions:
+        for action in sealed.actions:
             try:
                 action()
             except Exception:
@@ -213,14 +312,14 @@ class Journal:
         self._retry = min(self._retry * 2, MAX_RETRY)
         return delay
 
-    def _settle_in_doubt(self, doubt: AppendInDoubtError) -> None:
+    def _settle_in_doubt(self, doubt: AppendInDoubtError, sealed: Sealed) -> None:
         """Find out whether the unanswered append was committed, so it is never appended twice.
 
         Raises EventStoreError while the database still does not answer. If
-        it was committed, its records (the head of the pending batch: only
-        the inbox added to it since, at the end) are durable: fold them and
-        drop them from what is pending. The decisions among them start their
-        binding cycles with the rest of the batch, once that is appended too.
+        it was committed, its records (the head of the sealed batch: what
+        joined it since is at the end) are durable: fold them and drop them
+        from it. The decisions among them start their binding cycles with the
+        rest of the batch, once that is appended too.
         """
         committed = self.store.batch_committed(doubt.batch, doubt.batch_hash)
         self._in_doubt = None
@@ -232,17 +331,19 @@ class Journal:
             batch=doubt.batch,
             events=len(doubt.stored),
         )
-        del self.pending.records[: len(doubt.stored)]
+        del sealed.records[: len(doubt.stored)]
         self._fold(doubt.stored)
 
-    def _observe_append(self, stored: Sequence[StoredEvent], seconds: float) -> None:
+    def _observe_append(
+        self, stored: Sequence[StoredEvent], seconds: float, first_added: float | None
+    ) -> None:
         metrics = self.metrics
         assert metrics is not None
         metrics.log_append_duration.observe(seconds)
         metrics.log_batch_events.observe(len(stored))
         metrics.log_unreachable.set(0)
-        if self._first_added is not None:
-            metrics.log_lag.observe(time.perf_counter() - self._first_added)
+        if first_added is not None:
+            metrics.log_lag.observe(time.perf_counter() - first_added)
         metrics.log_bytes.inc(sum(len(event.data_json or "") for event in stored))
         for kind, count in Counter(event.kind for event in stored).items():
             metrics.child(metrics.log_events, kind).inc(count)

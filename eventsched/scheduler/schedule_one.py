@@ -106,8 +106,8 @@ class SchedulingCycle:
         """The group holds `attempts` attempts, or its first began `wait` seconds ago."""
         return self.group_attempts >= attempts or time.monotonic() - self.group_started >= wait
 
-    def group_appended(self) -> None:
-        """The group's append is durable: the next attempt begins a new group."""
+    def group_handed_off(self) -> None:
+        """The group went to be appended: the next attempt begins a new group."""
         self.group_attempts = 0
 
     def _reserve_and_permit(

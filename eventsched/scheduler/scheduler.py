@@ -9,7 +9,8 @@ it runs the loop. Every state change goes through the log first. The loop thread
 the view and the queue; cluster watchers, binder threads and an extender's HTTP
 threads only put messages in the inbox. Each drain of the inbox and each group of
 attempts becomes one append, and nothing reaches the cluster before its batch is
-durable.
+durable. The append runs on the appender's thread while the loop decides the next
+pods; its outcome (`Appended`) comes back through the inbox.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from eventsched.framework import Framework, Handle, Profile, Registry
 from eventsched.metrics import SchedulerMetrics
 from eventsched.model import Pod
 from eventsched.model.cache import Cache
+from eventsched.scheduler.appender import Appended
 from eventsched.scheduler.attempts import Attempts
 from eventsched.scheduler.binding import BindingDone, bind_status
 from eventsched.scheduler.bindingcycles import BindingCycles
@@ -57,7 +59,7 @@ class LoopTask(Protocol):
 
 
 #: What the loop's inbox carries.
-Message = ClusterChange | BindingDone | LoopTask
+Message = ClusterChange | BindingDone | Appended | LoopTask
 
 
 class Scheduler:
@@ -89,8 +91,8 @@ class Scheduler:
         self.stats = Stats()
         #: Told of the counts after each outcome the cluster hears of (progress bars).
         self.on_progress: Callable[[Stats], None] | None = None
-        #: Called with the last position after each append is durable, when the view holds
-        #: exactly the log up to it (tests compare it with replay's view there).
+        #: Called with the last position after an append is durable when the view holds
+        #: exactly the log up to it, nothing pending (tests compare it with replay's view).
         self.on_durable: Callable[[int], None] | None = None
         #: Called on the loop thread with each cluster change before the event handlers
         #: fold it (the shadow decides a pod there, against the view before its placement);
@@ -99,12 +101,14 @@ class Scheduler:
         #: The view decisions read: changed only by the events this process adds to the
         #: journal's pending batch, applied as they are added, as replay applies them.
         self.view = ClusterView()
+        self.inbox: stdqueue.SimpleQueue[Message] = stdqueue.SimpleQueue()
         self.journal = Journal(
             store,
             self.view,
             options.instance,
             snapshot_every=options.snapshot_every,
             log_retry=options.log_retry,
+            deliver=self.inbox.put,
             metrics=metrics,
         )
         self.journal.on_durable = self._appended
@@ -123,7 +127,6 @@ class Scheduler:
             max_unschedulable=options.max_unschedulable,
             observer=metrics,
         )
-        self.inbox: stdqueue.SimpleQueue[Message] = stdqueue.SimpleQueue()
         self.changes = Changes()
         self.moves = QueueMoves(self.queue, self.journal, self.profiles.plugin_events)
         self.attempts = Attempts(self.journal, self.view, self.profiles.digests, metrics)
@@ -350,15 +353,13 @@ class Scheduler:
                 if self.cycle.group_full(
                     self.options.group_commit_attempts, self.options.group_commit_wait
                 ):
-                    self._flush()
+                    self._hand_off()
                 continue
             deferred = self._flush_deferred()
             if deferred is not None:
                 self._wait_for_inbox(deferred)
                 continue
-            if not self._flush():
-                stop.wait(self.journal.retry_delay())
-                continue
+            self._hand_off()
             if until_idle and self._idle():
                 return
             self._wait_for_inbox()
@@ -384,7 +385,7 @@ class Scheduler:
     def _idle(self) -> bool:
         """Nothing left that could end differently without a change from outside (idle.py)."""
         counts = self.queue.counts()
-        if counts["active"] or self.bindings or not self.inbox.empty() or self.journal.pending:
+        if counts["active"] or self.bindings or not self.inbox.empty() or self.journal.unwritten:
             return False
         return self.changes.settled(self.queue.backing_off())
 
@@ -417,23 +418,33 @@ class Scheduler:
         elif isinstance(item, BindingDone):
             self.changes.changed()
             self.binding.done(item)
+        elif isinstance(item, Appended):
+            self.journal.appended(item)
         else:
             item.run()
 
     # -- appending --------------------------------------------------------------
 
     def _flush(self) -> bool:
-        """Append what is pending; True when it is durable (or there was nothing)."""
-        return self.journal.flush()
+        """Append what is pending and wait; True when it is durable (or there was nothing)."""
+        if not self.journal.flush():
+            return False
+        self.cycle.group_handed_off()
+        return True
+
+    def _hand_off(self) -> None:
+        """Give what is pending to the appender (unless a batch is with it or the log is
+        down) and go on; the outcome comes back through the inbox."""
+        if self.journal.hand_off():
+            self.cycle.group_handed_off()
 
     def _appended(self, stored: Sequence[StoredEvent]) -> None:
         """An append is durable: the decisions in it may act now."""
-        self.cycle.group_appended()
         self.stats.events += len(stored)
         if self.metrics is not None:
             self.metrics.set_pending(self.queue.counts())
             self.metrics.publish()
-        if stored and self.on_durable is not None:
+        if stored and self.on_durable is not None and not self.journal.pending:
             self.on_durable(stored[-1].position)
         self.binding.start()
 
@@ -444,7 +455,7 @@ class Scheduler:
             if attempts is not None and tries >= attempts:
                 log.error(
                     "giving up writing the event log; undecided work is dropped, nothing was bound",
-                    pending_events=len(self.journal.pending),
+                    pending_events=self.journal.unwritten,
                     decided=len(self.binding.decided),
                 )
                 return

@@ -194,18 +194,25 @@ def test_a_cut_in_the_middle_of_a_run_replays_from_the_base(db_url: str, plugin:
     example = load_manifests([str(ROOT / "examples" / plugin)])
     generated = generate_cluster(0, 30, seed=9).pods
     midnight = (NOW - timedelta(days=2)).replace(hour=0, minute=0, second=0, microsecond=0)
-    ticks = iter(range(10**6))
     store = EventStore.connect(db_url)
-    # Every batch five minutes after the last, from half an hour before midnight.
-    store.clock = lambda: midnight - timedelta(minutes=30) + timedelta(minutes=5 * next(ticks))
+    # The example's pods are scheduled before midnight, the generated ones (added to the
+    # running process once it is idle) after it. Counting batches would not place the cut:
+    # how many attempts join one batch depends on how fast the appender commits.
+    now = midnight - timedelta(minutes=30)
+    store.clock = lambda: now
+    cluster = SimulatedCluster(example.nodes, example.pods)
     scheduler = Scheduler(
         store,
-        SimulatedCluster(example.nodes, [*example.pods, *generated]),
+        cluster,
         config.profiles,
         registry,
         SchedulerOptions(initial_backoff=0.01, max_backoff=0.02, group_commit_attempts=4),
     )
     scheduler.start()
+    scheduler.run(until_idle=True)
+    now = midnight + timedelta(minutes=30)
+    for pod in generated:
+        cluster.add_pod(pod)
     scheduler.run(until_idle=True)
     scheduler.stop()
     whole = replay(store, registry)

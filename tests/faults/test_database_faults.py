@@ -161,7 +161,7 @@ class Running:
         return (
             f"queues {s.queue.counts()}, bindings in flight {s.bindings}, "
             f"log_down {s.log_down}, ready {s.ready}, loop alive {self.thread.is_alive()}, "
-            f"pending events {len(s.journal.pending)}, decided {len(s.binding.decided)}, {s.stats}, "
+            f"unwritten events {s.journal.unwritten}, decided {len(s.binding.decided)}, {s.stats}, "
             f"append failures {self.failures}, "
             f"last failures {sorted({m for _, m in s.last_failure.values()})[:3]}"
         )

@@ -10,6 +10,8 @@ from eventsched.audit.replay import Selection, replay
 from eventsched.cluster import SimulatedCluster
 from eventsched.config.file import parse_config
 from eventsched.events import EventRecord, EventStore
+from eventsched.model import Pod
+from eventsched.model.changes import BindOutcome
 from eventsched.plugins import full_registry
 from eventsched.scheduler.unfolded import UnfoldedPlacements
 from tests.scheduler.helpers import node, pod
@@ -33,10 +35,26 @@ profiles:
 """
 
 
+class OthersArriveWhileTheFirstBinds(SimulatedCluster):
+    """The first pod's Binding brings the others: they are decided after its `bound`
+    joined the pending batch (the loop takes the inbox in order), before it is folded."""
+
+    def __init__(self, first: Pod, others: list[Pod], nodes: int) -> None:
+        super().__init__([node(f"n{i}", cpu="8") for i in range(nodes)], [first])
+        self.others = others
+
+    def bind(self, pod: Pod, node_name: str) -> BindOutcome:
+        outcome = super().bind(pod, node_name)
+        others, self.others = self.others, []
+        for other in others:
+            self.add_pod(other)
+        return outcome
+
+
 def test_pods_sharing_an_identity_follow_the_first_and_replay_agrees(store: EventStore) -> None:
     profile = parse_config(yaml.safe_load(SHARED_IDENTITY), "test", full_registry()).profiles[0]
     pods = [replace(pod(f"web-{i}", cpu="100m"), labels={"app": "web"}) for i in range(30)]
-    cluster = SimulatedCluster([node(f"n{i}", cpu="8") for i in range(6)], pods)
+    cluster = OthersArriveWhileTheFirstBinds(pods[0], pods[1:], nodes=6)
     # One attempt a group: a binding cycle's `bound` reaches the log in the group of
     # the attempts decided after it, which must already see its first placement.
     run_scheduler(

@@ -120,11 +120,17 @@ def size(workload: Workload, nodes: int | None = None, pods: int | None = None) 
 
     `nodes` equal to the workload's `small` variant's takes that variant's
     counts (upstream's `500Nodes`). Init pods keep the variant's ratio to the
-    measured pods, so a small run looks like a large one scaled down.
+    measured pods, so a small run looks like a large one scaled down. Other
+    `nodes` without `pods` scale both counts with the nodes: PreemptionBasic's
+    1,000-node variant at 5,000 nodes is 20,000 + 5,000 pods, so its init pods
+    still fill every node (4,000 of them would leave most nodes empty, and the
+    measured pods would not preempt at all).
     """
     base = Size(workload.nodes, workload.init_pods, workload.measured_pods)
     if workload.small is not None and nodes == workload.small.nodes:
         base = workload.small
+    if pods is None and nodes is not None and nodes != base.nodes:
+        pods = round(base.measured_pods * nodes / base.nodes)
     measured = base.measured_pods if pods is None else pods
     init = base.init_pods
     if pods is not None and base.measured_pods:

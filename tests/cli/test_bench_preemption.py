@@ -63,6 +63,8 @@ def test_counts_and_ops_are_upstreams(workloads: ModuleType) -> None:
     assert basic.namespaces() == ("namespace-1", "namespace-2")
     # v1.28's 500Nodes doubled: four low-priority pods and one high-priority pod per node.
     assert workloads.size(basic, 500, 500) == workloads.Size(500, 2000, 500)
+    # At 5,000 nodes the 1000Nodes variant times five: every node full of victims again.
+    assert workloads.size(basic, nodes=5000) == workloads.Size(5000, 20000, 5000)
 
     async_ = workloads.lookup("PreemptionAsync")
     assert workloads.size(async_) == workloads.Size(5000, 20000, 5000)

@@ -219,7 +219,8 @@ def test_counts_default_to_upstream_and_init_pods_scale_with_measured_pods(
     basic = workloads.lookup("SchedulingBasic")
     assert workloads.size(basic) == workloads.Size(5000, 1000, 10000)
     assert workloads.size(basic, 20, 30) == workloads.Size(20, 3, 30)
-    assert workloads.size(basic, nodes=20) == workloads.Size(20, 1000, 10000)
+    # Nodes alone: both counts scale with them (1/250 of 1,000 + 10,000).
+    assert workloads.size(basic, nodes=20) == workloads.Size(20, 4, 40)
     anti = workloads.lookup("SchedulingPodAntiAffinity")
     assert workloads.size(anti, pods=30) == workloads.Size(5000, 15, 30)
     # At 500 nodes, upstream's 500Nodes variant: 100 init + 400 measured (1,000 + 2,000

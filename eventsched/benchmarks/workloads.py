@@ -130,7 +130,7 @@ def size(workload: Workload, nodes: int | None = None, pods: int | None = None) 
     if workload.small is not None and nodes == workload.small.nodes:
         base = workload.small
     if pods is None and nodes is not None and nodes != base.nodes:
-        pods = round(base.measured_pods * nodes / base.nodes)
+        pods = max(1, round(base.measured_pods * nodes / base.nodes))
     measured = base.measured_pods if pods is None else pods
     init = base.init_pods
     if pods is not None and base.measured_pods:

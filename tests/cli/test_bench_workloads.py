@@ -222,6 +222,7 @@ def test_counts_default_to_upstream_and_init_pods_scale_with_measured_pods(
     # Nodes alone: both counts scale with them (1/250 of 1,000 + 10,000).
     assert workloads.size(basic, nodes=20) == workloads.Size(20, 4, 40)
     anti = workloads.lookup("SchedulingPodAntiAffinity")
+    assert workloads.size(anti, nodes=1).measured_pods == 1  # 0.4 rounds to none: one
     assert workloads.size(anti, pods=30) == workloads.Size(5000, 15, 30)
     # At 500 nodes, upstream's 500Nodes variant: 100 init + 400 measured (1,000 + 2,000
     # would not fit one per node).

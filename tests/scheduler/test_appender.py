@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Callable
 
 from eventsched.cluster import SimulatedCluster
 from eventsched.config import default_profile
@@ -79,6 +80,33 @@ def until_answered(scheduler: Scheduler) -> None:
         scheduler._wait_for_inbox()
 
 
+def decide_the_next_while_held(store: HeldStore, scheduler: Scheduler) -> None:
+    """Hand off what is pending, decide the next pod while the appender holds it, then let
+    the append go on and take its outcome."""
+    store.hold()
+    scheduler._hand_off()
+    assert store.entered.wait(10)
+    while not scheduler.schedule_one():
+        scheduler._drain_inbox()
+    store.release()
+    until_answered(scheduler)
+
+
+def end_with_a_batch_in_flight(
+    store: HeldStore, scheduler: Scheduler, end: Callable[[], None]
+) -> None:
+    """Call `end` (stop or abandon) on a thread while the appender holds a batch, then let
+    the batch go: `end` must return once it is settled."""
+    store.hold()
+    scheduler._hand_off()
+    assert store.entered.wait(10)
+    ending = threading.Thread(target=end)
+    ending.start()
+    store.release()
+    ending.join(20)
+    assert not ending.is_alive()
+
+
 def decided_names(scheduler: Scheduler) -> list[str]:
     return [each.info.pod.name for each in scheduler.binding.decided]
 
@@ -143,13 +171,7 @@ def test_a_failed_append_pauses_scheduling_and_is_retried_with_what_joined_since
     scheduler = started(store, cluster)
     cluster.add_pod(pod("q", cpu="1"))
     store.failing = True
-    store.hold()
-    scheduler._hand_off()
-    assert store.entered.wait(10)
-    while not scheduler.schedule_one():
-        scheduler._drain_inbox()
-    store.release()
-    until_answered(scheduler)
+    decide_the_next_while_held(store, scheduler)
     assert scheduler.log_down and not scheduler.ready
     assert not scheduler.journal.hand_off(), "handed off while the log is down"
     assert decided_names(scheduler) == ["p", "q"] and cluster.bindings == []
@@ -172,13 +194,7 @@ def test_an_in_doubt_append_is_settled_on_the_loop_and_not_appended_twice(db_url
     scheduler = started(store, cluster)
     cluster.add_pod(pod("q", cpu="1"))
     store.in_doubt = True
-    store.hold()
-    scheduler._hand_off()
-    assert store.entered.wait(10)
-    while not scheduler.schedule_one():
-        scheduler._drain_inbox()
-    store.release()
-    until_answered(scheduler)
+    decide_the_next_while_held(store, scheduler)
     assert scheduler.log_down and cluster.bindings == []
     assert [e.name for e in store.read(kinds=["reserved"])] == ["p"], "committed, unanswered"
 
@@ -193,14 +209,7 @@ def test_stop_waits_for_the_batch_being_appended_and_binds_its_decisions(db_url:
     store = HeldStore.connect(db_url)
     cluster = SimulatedCluster([node("a")], [pod("p")])
     scheduler = started(store, cluster)
-    store.hold()
-    scheduler._hand_off()
-    assert store.entered.wait(10)
-    stopping = threading.Thread(target=scheduler.stop)
-    stopping.start()
-    store.release()
-    stopping.join(20)
-    assert not stopping.is_alive()
+    end_with_a_batch_in_flight(store, scheduler, scheduler.stop)
     assert cluster.bindings == [("default/p", "a")]
     check_log(store, ["p"])
     store.close()
@@ -210,14 +219,7 @@ def test_abandoning_waits_for_the_batch_being_appended_and_binds_nothing(db_url:
     store = HeldStore.connect(db_url)
     cluster = SimulatedCluster([node("a")], [pod("p")])
     scheduler = started(store, cluster)
-    store.hold()
-    scheduler._hand_off()
-    assert store.entered.wait(10)
-    abandoning = threading.Thread(target=scheduler.abandon)
-    abandoning.start()
-    store.release()
-    abandoning.join(20)
-    assert not abandoning.is_alive()
+    end_with_a_batch_in_flight(store, scheduler, scheduler.abandon)
     assert [e.name for e in store.read(kinds=["reserved", "permitted"])] == ["p", "p"]
     assert cluster.bindings == [] and scheduler.bindings == 0
     store.close()

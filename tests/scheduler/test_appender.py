@@ -80,12 +80,17 @@ def until_answered(scheduler: Scheduler) -> None:
         scheduler._wait_for_inbox()
 
 
+def hand_off_held(store: HeldStore, scheduler: Scheduler) -> None:
+    """Hand off what is pending and wait until the appender is held inside its append."""
+    store.hold()
+    scheduler._hand_off()
+    assert store.entered.wait(10), "the batch never reached the appender"
+
+
 def decide_the_next_while_held(store: HeldStore, scheduler: Scheduler) -> None:
     """Hand off what is pending, decide the next pod while the appender holds it, then let
     the append go on and take its outcome."""
-    store.hold()
-    scheduler._hand_off()
-    assert store.entered.wait(10)
+    hand_off_held(store, scheduler)
     while not scheduler.schedule_one():
         scheduler._drain_inbox()
     store.release()
@@ -97,9 +102,7 @@ def end_with_a_batch_in_flight(
 ) -> None:
     """Call `end` (stop or abandon) on a thread while the appender holds a batch, then let
     the batch go: `end` must return once it is settled."""
-    store.hold()
-    scheduler._hand_off()
-    assert store.entered.wait(10)
+    hand_off_held(store, scheduler)
     ending = threading.Thread(target=end)
     ending.start()
     store.release()
@@ -130,9 +133,7 @@ def test_the_loop_decides_while_a_batch_is_appended_and_binds_only_once_it_is_du
     cluster = SimulatedCluster([node("a", cpu="1"), node("b", cpu="1")], [pod("p", cpu="1")])
     scheduler = started(store, cluster)
     cluster.add_pod(pod("q", cpu="1"))
-    store.hold()
-    scheduler._hand_off()
-    assert store.entered.wait(10), "p's batch never reached the appender"
+    hand_off_held(store, scheduler)
     assert scheduler.journal.appending
 
     while not scheduler.schedule_one():  # q arrives and is decided meanwhile

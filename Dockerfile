@@ -27,6 +27,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 # pip compiles the bytecode at install time, so nothing is written at run time.
 COPY --from=build /dist /tmp/dist
 RUN pip install /tmp/dist/*.whl && rm -rf /tmp/dist
+# ... and the methods dataclasses generates, kept beside it (eventsched/_dataclasscache.py):
+# about 0.1 s of CPU off every start of a container whose root is read-only.
+RUN python -m eventsched._dataclasscache
 
 # A fixed, numeric non-root user, so that Kubernetes' runAsNonRoot can check it.
 RUN groupadd --system --gid 65532 eventsched \

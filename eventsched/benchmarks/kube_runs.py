@@ -169,13 +169,19 @@ def _tail(path: Path, lines: int = 15) -> str:
 
 @functools.cache
 def bytecode_compiled() -> bool:
-    """Compile eventsched's modules to bytecode where they lie (False where that failed,
-    e.g. a read-only installation, which pip compiled already)."""
+    """Compile eventsched's modules to bytecode where they lie, and keep the methods their
+    dataclasses generate (eventsched/_dataclasscache.py), as the container image's build
+    does; False where that failed, e.g. a read-only installation, which pip compiled
+    already."""
     import eventsched
 
     package = Path(eventsched.__file__).parent
     with contextlib.redirect_stdout(None):
-        return bool(compileall.compile_dir(package, quiet=2, workers=1))
+        compiled = bool(compileall.compile_dir(package, quiet=2, workers=1))
+    kept = subprocess.run(
+        [sys.executable, "-m", "eventsched._dataclasscache"], capture_output=True, check=False
+    )
+    return compiled and kept.returncode == 0
 
 
 def _cpu_at_first_bind(

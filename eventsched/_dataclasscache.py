@@ -8,14 +8,14 @@ cost about 0.1 s of CPU at every start, a fifth of what the start spends
 importing.
 
 `install` gives the `dataclasses` module an `exec` of its own (a global of that
-module, which shadows the builtin there and nowhere else). It compiles each
-distinct text once and keeps the code object, keyed by a digest of the text, in
-one file beside the package's bytecode: read when installed, written back at exit
-when the process compiled texts the file did not hold. The text is compiled with
-the flags `dataclasses` itself compiles it with, so a kept code object is the one
-compiling the text again would give; the file's header names the interpreter's
-bytecode magic number, and a file of another interpreter is ignored. Anything
-but source text is passed to the builtin `exec` unchanged.
+module, which shadows the builtin there and nowhere else). It compiles each distinct
+text once and keeps the code object, keyed by a digest of the text (and the
+optimization level), in one file beside the package's bytecode: read when installed,
+written back at exit when the process compiled texts the file did not hold. The text
+is compiled with the flags `dataclasses` itself compiles it with, so a kept code
+object is the one compiling the text again would give; the file's header names the
+interpreter's bytecode magic number, and a file of another interpreter is ignored.
+Anything but source text is passed to the builtin `exec` unchanged.
 
 Where the file cannot be read, nothing is lost but the time: classes are compiled
 as they always were. It is not written when bytecode is not
@@ -69,7 +69,8 @@ class MethodCache:
         builtins.exec(source, globals, locals)
 
     def code(self, text: str) -> CodeType:
-        key = hashlib.blake2b(text.encode(), digest_size=16).digest()
+        # The optimization level is compiled in (`-O` drops asserts): it is part of the key.
+        key = hashlib.blake2b(f"{sys.flags.optimize}\n{text}".encode(), digest_size=16).digest()
         kept = self.kept.get(key)
         if kept is not None:
             code = marshal.loads(kept)

@@ -17,6 +17,7 @@ object is the one compiling the text again would give; the file's header names t
 interpreter's bytecode magic number, and a file of another interpreter is ignored.
 Anything but source text is passed to the builtin `exec` unchanged.
 
+The command line installs it before it imports a command's module (`cli/main.py`).
 Where the file cannot be read, nothing is lost but the time: classes are compiled
 as they always were. It is not written when bytecode is not
 (`PYTHONDONTWRITEBYTECODE`), as in the container image, which writes it once at
@@ -30,10 +31,8 @@ import atexit
 import builtins
 import dataclasses
 import hashlib
-import importlib
 import marshal
 import os
-import pkgutil
 import sys
 from importlib.util import MAGIC_NUMBER
 from pathlib import Path
@@ -137,6 +136,9 @@ def install(path: Path | None = None) -> MethodCache:
 def warm() -> int:
     """Import every module of eventsched and save what their classes compiled (forced);
     the number of methods kept."""
+    import importlib
+    import pkgutil
+
     import eventsched
 
     cache = install()

@@ -6,15 +6,8 @@ on a bigger node. eventsched never hands OpenBLAS work (its arrays are integer
 and element-wise; the one product is of int64s, which numpy does without BLAS),
 so the command asks for one thread before anything imports numpy. A value the
 user set is kept.
-
-The methods `dataclasses` generates are compiled once and kept beside the
-package's bytecode (`eventsched/_dataclasscache.py`): installed here, before the
-command imports the modules whose classes would compile them.
 """
 
 import os
 
-from eventsched._dataclasscache import install
-
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-install()

@@ -54,6 +54,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "automatic collection off)",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    if command != "":
+        # Before a command's module is imported: the methods its dataclasses generate are
+        # compiled once and kept (eventsched/_dataclasscache.py). `--help` imports none.
+        from eventsched._dataclasscache import install
+
+        install()
     for name, (module, summary) in COMMANDS.items():
         if command is None or name == command:
             importlib.import_module(f"eventsched.cli.{module}").add_parser(sub)

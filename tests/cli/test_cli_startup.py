@@ -62,12 +62,14 @@ def test_help_lists_every_command_without_importing_any() -> None:
     modules = imported_after("--help")
     assert not {m for m in modules if m.split(".")[0] in HEAVY}
     assert "structlog" not in modules  # logging is set up after the parse
+    assert "eventsched._dataclasscache" not in modules  # installed for a command only
     assert not {m for m in modules if m.startswith("eventsched.cli.") and m.endswith("run")}
 
 
 def test_a_command_imports_its_own_module_and_no_other_command() -> None:
     modules = imported_after("--db", "sqlite:///x.db", "config", "--help")
     assert "eventsched.cli.configcheck" in modules
+    assert "eventsched._dataclasscache" in modules  # installed before the command's module
     others = {f"eventsched.cli.{c.module}" for c in COMMANDS.values()} - {
         "eventsched.cli.configcheck"
     }

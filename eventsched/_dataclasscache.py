@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import atexit
 import builtins
+import contextlib
 import dataclasses
 import hashlib
 import marshal
@@ -90,12 +91,14 @@ class MethodCache:
         entries = {**self.kept, **self.used}
         if len(entries) > MAX_ENTRIES:
             entries = dict(self.used)
+        partial = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            partial = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
             partial.write_bytes(HEADER + marshal.dumps(entries))
             os.replace(partial, self.path)
         except (OSError, ValueError):
+            with contextlib.suppress(OSError):
+                partial.unlink(missing_ok=True)  # a disk that filled up keeps no half file
             return False
         self.kept, self.compiled = entries, 0
         return True

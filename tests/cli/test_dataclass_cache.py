@@ -83,6 +83,7 @@ def run(cache: Path | None, *, write_bytecode: bool = True) -> dict:
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
     )
+    assert not done.stderr, done.stderr  # an error at exit (the save) would show here only
     result: dict = json.loads(done.stdout)
     return result
 
@@ -122,3 +123,11 @@ def test_nothing_is_written_where_bytecode_is_not(tmp_path: Path) -> None:
     assert run(path, write_bytecode=False)["compiled"] > 10
     assert not path.exists()
     assert not list(tmp_path.iterdir())  # no partial file either
+
+
+def test_a_place_that_cannot_be_written_costs_only_the_time(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    result = run(blocker / "methods.bin")  # saving at exit failed, quietly
+    assert result["compiled"] > 10
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["not-a-directory"]

@@ -268,6 +268,19 @@ def test_image_runs_eventsched_non_root_on_a_read_only_root(image: str) -> None:
     assert seen["root_ro"] is True
     assert seen["write_root"] == errno.EROFS
 
+    # The methods of `run`'s dataclasses were compiled when the image was built: none is
+    # compiled at a start (and nothing could be written to keep one).
+    kept = (
+        "from eventsched.cli.main import build_parser\n"
+        "build_parser('run')\n"
+        "import eventsched.cli.runner, eventsched._dataclasscache as cache\n"
+        "print(cache.install().compiled, len(cache.install().kept))\n"
+    )
+    compiled, kept_methods = map(
+        int, run_as_deployed(image, "-c", kept, entrypoint="python3").split()
+    )
+    assert (compiled, kept_methods > 900) == (0, True)
+
     # What the schema upgrade Job does, in the one writable place: the migrations are in the
     # image and nothing else needs to be written.
     out = run_as_deployed(image, "--db", "sqlite:////tmp/log.db", "db", "upgrade")

@@ -159,8 +159,8 @@ def _skip(name: str) -> None:
 
 
 if __name__ == "__main__":
-    # The module as imported, not this copy run as __main__: the one `eventsched.cli`
-    # installs when the walk imports it.
+    # The module as imported, not this copy run as __main__: the one the command line
+    # installs (cli/main.py) when the walk imports a command's module.
     from eventsched._dataclasscache import warm as warm_imported
 
     print(f"dataclass methods kept: {warm_imported()}")

@@ -9,10 +9,14 @@ it saves at exit is what the next process finds.
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import subprocess
 import sys
+from importlib.util import MAGIC_NUMBER
 from pathlib import Path
+
+from eventsched._dataclasscache import HEADER
 
 #: Classes of every kind eventsched declares, and what each generated method does.
 CLASSES = """
@@ -110,7 +114,15 @@ def test_a_second_process_compiles_nothing_and_its_classes_behave_as_compiled_af
 def test_a_damaged_or_foreign_file_is_compiled_past_and_replaced(tmp_path: Path) -> None:
     path = tmp_path / "methods.bin"
     plain = run(None)
-    for damaged in (b"", b"not a cache", b"eventsched-dataclass-methods-1\n\x00\x00\r\n garbage"):
+    foreign = HEADER[: -len(MAGIC_NUMBER)] + b"\x00\x00\r\n"  # another bytecode magic
+    for damaged in (
+        b"",
+        b"not a cache",
+        HEADER + b"\x00 truncated",
+        HEADER + marshal.dumps([1, 2]),  # not the table of methods
+        HEADER + marshal.dumps({b"key": 3}),  # an entry that is not marshalled code
+        foreign + marshal.dumps({}),  # another interpreter's
+    ):
         path.write_bytes(damaged)
         result = run(path)
         assert result["compiled"] > 10

@@ -72,9 +72,8 @@ class MethodCache:
         # The optimization level is compiled in (`-O` drops asserts): it is part of the key.
         key = hashlib.blake2b(f"{sys.flags.optimize}\n{text}".encode(), digest_size=16).digest()
         kept = self.kept.get(key)
-        if kept is not None:
-            code = marshal.loads(kept)
-        else:
+        code = _loaded(kept) if kept is not None else None
+        if kept is None or code is None:
             # dont_inherit: the flags of `dataclasses`, which has no __future__ imports,
             # are the ones its own exec(text) compiles with; this module's are not.
             code = compile(text, "<string>", "exec", dont_inherit=True)
@@ -102,6 +101,15 @@ class MethodCache:
             return False
         self.kept, self.compiled = entries, 0
         return True
+
+
+def _loaded(kept: bytes) -> CodeType | None:
+    """The code object an entry holds; None when the entry is damaged (it is compiled again)."""
+    try:
+        code = marshal.loads(kept)
+    except (EOFError, ValueError, TypeError):
+        return None
+    return code if isinstance(code, CodeType) else None
 
 
 def _read(path: Path) -> dict[bytes, bytes]:

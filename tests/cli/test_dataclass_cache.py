@@ -121,13 +121,22 @@ def test_a_damaged_or_foreign_file_is_compiled_past_and_replaced(tmp_path: Path)
         HEADER + b"\x00 truncated",
         HEADER + marshal.dumps([1, 2]),  # not the table of methods
         HEADER + marshal.dumps({b"key": 3}),  # an entry that is not marshalled code
-        foreign + marshal.dumps({}),  # another interpreter's
     ):
         path.write_bytes(damaged)
         result = run(path)
         assert result["compiled"] > 10
         assert result["repr"] == plain["repr"]
         assert run(path)["compiled"] == 0  # the file was replaced by a good one
+    good = path.read_bytes()
+    # Every entry of a good file damaged: each method is compiled again.
+    entries = marshal.loads(good[len(HEADER) :])
+    path.write_bytes(HEADER + marshal.dumps({key: b"\xffjunk" for key in entries}))
+    result = run(path)
+    assert result["compiled"] > 10
+    assert result["repr"] == plain["repr"]
+    # A good file under another interpreter's magic: its code objects are not loaded.
+    path.write_bytes(foreign + good[len(HEADER) :])
+    assert run(path)["compiled"] > 10
 
 
 def test_nothing_is_written_where_bytecode_is_not(tmp_path: Path) -> None:

@@ -274,12 +274,14 @@ def test_image_runs_eventsched_non_root_on_a_read_only_root(image: str) -> None:
         "from eventsched.cli.main import build_parser\n"
         "build_parser('run')\n"
         "import eventsched.cli.runner, eventsched._dataclasscache as cache\n"
-        "print(cache.install().compiled, len(cache.install().kept))\n"
+        "installed = cache.install()\n"
+        "print(installed.compiled, len(installed.kept))\n"
     )
     compiled, kept_methods = map(
         int, run_as_deployed(image, "-c", kept, entrypoint="python3").split()
     )
-    assert (compiled, kept_methods > 900) == (0, True)
+    assert compiled == 0
+    assert kept_methods > 900
 
     # What the schema upgrade Job does, in the one writable place: the migrations are in the
     # image and nothing else needs to be written.

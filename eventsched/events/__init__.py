@@ -14,9 +14,9 @@ from eventsched.events.canonical import (
     Encoded,
     canonical_json,
     digest,
-    digest_if_plain,
     encode,
     normalize,
+    plain_digest,
 )
 from eventsched.events.chain import ChainPoint, ChainReport
 from eventsched.events.engine import create_engine, display_url
@@ -97,7 +97,6 @@ __all__ = [
     "create_engine",
     "current_revision",
     "digest",
-    "digest_if_plain",
     "display_url",
     "downgrade",
     "encode",
@@ -108,6 +107,7 @@ __all__ = [
     "migrations_dir",
     "normalize",
     "placement_change",
+    "plain_digest",
     "read_base",
     "rebuild",
     "rebuild_counted",

@@ -179,22 +179,21 @@ _PLAIN_ONLY = (
 )
 
 
-def digest_if_plain(value: Any) -> str | None:
-    """`encode(value).digest`, without normalizing, when orjson's text of the raw value is
-    canonical as it is; None when it may not be (the caller encodes, as it would anyway).
+def plain_digest(value: Any) -> str | None:
+    """The digest of orjson's text of the raw value (sorted keys, not normalized); None
+    when orjson refuses the value.
 
-    For comparing with a digest the log holds: it is 3x cheaper than `encode`, and a
-    value it may spell differently cannot match. A float that normalize would
-    turn into an int is spelled `2.0`, which no canonical text contains, and a
-    text json.dumps would spell otherwise (non-ASCII, exponents) gives None. So
-    a digest it returns equals the log's only when the value's JSON text is
-    the text the log digested.
+    For comparing with a digest the log holds, about 3x cheaper than `encode`. Equal
+    digests mean equal texts, and a text reads back as one JSON value, so a match says
+    the value is the one the log digested, however it was spelled. A value orjson spells
+    otherwise than the canonical text (a float normalize would make an int, `2.0`; text
+    outside ASCII, which json escapes; a small exponent) gives a digest no log holds for
+    it: no match, and the caller encodes it as it would anyway. Not checking the
+    spelling first is what keeps an unchanged record's check this cheap.
     """
     try:
         raw = orjson.dumps(value, option=_PLAIN_ONLY)
     except (TypeError, orjson.JSONEncodeError):
-        return None
-    if not _spelled_as_json_does(raw):
         return None
     return hashlib.sha1(raw).hexdigest()
 

@@ -47,7 +47,6 @@ TERMINAL_PHASES = ("Succeeded", "Failed")
 #: Record keys of the fields `to_record` leaves out when empty (the rest are written
 #: out below): strings and flags as they are, maps and sequences as dicts and lists.
 _SCALARS = (
-    ("nodeName", "node_name"),
     ("created", "created"),
     ("terminal", "terminal"),
     ("deleting", "deleting"),
@@ -201,12 +200,13 @@ class Pod:
             failed_scheduling=_failed_scheduling(status),
         )
 
-    def to_record(self) -> dict[str, Any]:
+    def to_record(self, node: bool = True) -> dict[str, Any]:
         """What a `pod_observed` event keeps: enough to rebuild this object exactly.
 
         Fields at their default are left out (`from_record` puts them back):
         most pods have no tolerations, affinity or gates, and every byte is
-        written once per observation.
+        written once per observation. `node` False: without `nodeName` (the record
+        the log holds of a pod our Binding placed, as it was logged before).
         """
         record: dict[str, Any] = {
             "uid": self.uid,
@@ -217,6 +217,8 @@ class Pod:
             "requests": dict(self.requests),
             "nonZero": list(self.non_zero),
         }
+        if node and self.node_name:
+            record["nodeName"] = self.node_name
         # Each converted only when set: most are empty, and this runs for every pod listed.
         for key, attribute in _SCALARS:
             value = getattr(self, attribute)

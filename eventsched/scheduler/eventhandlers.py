@@ -10,7 +10,7 @@ scheduling queue.
 
 from __future__ import annotations
 
-from eventsched.events import Projections, digest_if_plain, encode
+from eventsched.events import Projections, encode, plain_digest
 from eventsched.events.canonical import Encoded
 from eventsched.framework import (
     ASSIGNED_POD_ADD,
@@ -109,13 +109,13 @@ class EventHandlers:
         last logged observation may have been removed since, in a batch not yet
         folded into the projections.
 
-        An unchanged record is recognized from its plain JSON text when that is
-        canonical already (`digest_if_plain`); otherwise it is normalized and
-        dumped once: the digest compared here, the text the store writes and the
-        digest the projections keep all come from that one encoding.
+        An unchanged record is recognized from the digest of its plain JSON text
+        (`plain_digest`); a record that does not match so is normalized and dumped
+        once: the digest compared here, the text the store writes and the digest the
+        projections keep all come from that one encoding.
         """
         last = self.projections.observed.get(key) if known else None
-        if last is not None and encoded is None and digest_if_plain(record) == last:
+        if last is not None and encoded is None and plain_digest(record) == last:
             return False
         encoded = encoded or encode(record)
         if last is not None and encoded.digest == last:
@@ -165,23 +165,25 @@ class EventHandlers:
             return False
         return logged_unassigned(self.projections.observed.get(key), record)
 
-    def _relist_pod(self, pod: Pod, key: str, record: dict, relisting: Relist) -> None:
-        """A pod a restarted process lists: gathered as listed when the log last recorded
-        it so, else logged.
-
-        Unchanged is what the log's last observation says, or that on the node a `bound`
-        of ours gave the pod (its last observation came before the binding). The pod
-        gathered is the listed one: the one its record reads back as.
+    def _relisted_on_our_node(self, pod: Pod, relisting: Relist) -> bool:
+        """A pod a restarted process lists on the node a `bound` of ours gave it, whose last
+        observation came before that binding (its record without the node): gathered as
+        listed, on that node. Only that record is made: most of a restart's pods are these.
         """
         node = pod.node_name
-        if (
-            node
-            and self.projections.bound.get(pod.uid) == node
-            and logged_unassigned(self.projections.observed.get(key), record)
-        ):
-            relisting.put_pod(pod, placed_on=node)
-            return
-        if not self.observe("pod_observed", key, record, pod=pod, node=node or None):
+        if not node or self.projections.bound.get(pod.uid) != node:
+            return False
+        digest = self.projections.observed.get(f"pod/{pod.uid}")
+        if digest is None or not _digested_as(pod.to_record(node=False), digest):
+            return False
+        relisting.put_pod(pod, placed_on=node)
+        return True
+
+    def _relist_pod(self, pod: Pod, key: str, record: dict, relisting: Relist) -> None:
+        """A pod a restarted process lists (not as our binding left it): gathered as listed
+        when the log's last observation says so, else logged. The pod gathered is the
+        listed one: the one its record reads back as."""
+        if not self.observe("pod_observed", key, record, pod=pod, node=pod.node_name or None):
             relisting.put_pod(pod)
 
     def node_changed(self, change: ClusterChange) -> None:
@@ -261,25 +263,9 @@ class EventHandlers:
             self.attempts.forget(pod.uid)
             self._pod_deleted(pod)
             return
-        record = pod.to_record()
-        key = f"pod/{pod.uid}"
-        if self._placed_elsewhere(pod):
-            # Bound while we were down, or by hand: still its first placement (sticky).
-            record["firstPlacement"] = True
         was_assumed = self.cache.is_assumed(pod.uid)
         was_placed = self.cache.node_of(pod.uid) is not None
-        relisting = self.view.relisting
-        if relisting is not None:
-            self._relist_pod(pod, key, record, relisting)
-        elif not self._implied_by_our_binding(pod, key, record):
-            known = pod.uid in self.view.pods
-            self.observe(
-                "pod_observed", key, record, known=known, pod=pod, node=pod.node_name or None
-            )
-        elif self.cache.is_assumed(pod.uid) and not self.cache.binding_finished(pod.uid):
-            # Seen bound before our Binding's answer: if that answer is a failure (a
-            # rival bound it to the same node), replay needs this observation after all.
-            self._held_observations[pod.uid] = record
+        self._observe_pod(pod)
         if pod.node_name:
             self.queue.delete(pod.uid)
             # Our own binding confirmed is an assigned pod added too: upstream's assigned-pod
@@ -312,6 +298,29 @@ class EventHandlers:
                 "queued", {"queue": where, "event": "PodAdd"}, pod=pod, scheduler=pod.scheduler_name
             )
             self._warn_ignored(pod)
+
+    def _observe_pod(self, pod: Pod) -> None:
+        """Log the pod's record unless the log says it already (a restarted process
+        gathers it as listed then)."""
+        relisting = self.view.relisting
+        if relisting is not None and self._relisted_on_our_node(pod, relisting):
+            return
+        record = pod.to_record()
+        key = f"pod/{pod.uid}"
+        if self._placed_elsewhere(pod):
+            # Bound while we were down, or by hand: still its first placement (sticky).
+            record["firstPlacement"] = True
+        if relisting is not None:
+            self._relist_pod(pod, key, record, relisting)
+        elif not self._implied_by_our_binding(pod, key, record):
+            known = pod.uid in self.view.pods
+            self.observe(
+                "pod_observed", key, record, known=known, pod=pod, node=pod.node_name or None
+            )
+        elif self.cache.is_assumed(pod.uid) and not self.cache.binding_finished(pod.uid):
+            # Seen bound before our Binding's answer: if that answer is a failure (a
+            # rival bound it to the same node), replay needs this observation after all.
+            self._held_observations[pod.uid] = record
 
     def _warn_ignored(self, pod: Pod) -> None:
         """Say so, in the log and on the pod, when the pod sets a field no plugin here honours.
@@ -374,5 +383,11 @@ def logged_unassigned(digest: str | None, record: dict) -> bool:
     as the log has it when our Binding placed the pod."""
     if digest is None:
         return False
-    unassigned = {k: v for k, v in record.items() if k != "nodeName"}
-    return digest_if_plain(unassigned) == digest or encode(unassigned).digest == digest
+    unassigned = dict(record)
+    unassigned.pop("nodeName", None)
+    return _digested_as(unassigned, digest)
+
+
+def _digested_as(record: dict, digest: str) -> bool:
+    """Whether `record` encodes to `digest` (its plain text's digest tried first)."""
+    return plain_digest(record) == digest or encode(record).digest == digest

@@ -112,10 +112,7 @@ class Relist:
 
     def _pod_record(self, pod: Pod) -> dict[str, Any]:
         """A placed pod's record as the log holds it, without the node, however gathered."""
-        record = pod.to_record()
-        if pod.uid in self.placed:
-            record.pop("nodeName", None)
-        return record
+        return pod.to_record(node=pod.uid not in self.placed)
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> Relist:

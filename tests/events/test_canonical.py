@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eventsched.events import canonical_json, digest_if_plain, encode, normalize
+from eventsched.events import canonical_json, encode, normalize, plain_digest
 
 
 def test_integral_floats_become_the_integers_jsonb_gives_back() -> None:
@@ -106,7 +106,7 @@ def test_canonical_json_where_faster_encoders_differ_from_json_dumps(value: obje
     )
 
 
-# -- digest_if_plain: the log's digest without normalizing, or nothing -----------
+# -- plain_digest: the digest of orjson's text, matching the log's only for its value --
 
 
 _without_floats = st.recursive(
@@ -120,14 +120,39 @@ _without_floats = st.recursive(
     ),
     max_leaves=30,
 )
+_ascii_only = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**63 - 1)
+    | st.text(alphabet=st.characters(max_codepoint=0x7E)),
+    lambda children: (
+        st.lists(children, max_size=5)
+        | st.dictionaries(
+            st.text(alphabet=st.characters(max_codepoint=0x7E), max_size=8), children, max_size=5
+        )
+    ),
+    max_leaves=30,
+)
 
 
 @settings(max_examples=500, deadline=None, derandomize=True)
-@given(_without_floats)
-def test_a_plain_digest_is_the_encoded_digest_or_none(value: object) -> None:
-    """Where it answers, it answers what `encode` would (floats: the cases below)."""
-    plain = digest_if_plain(value)
-    assert plain is None or plain == encode(value).digest
+@given(_without_floats, _without_floats)
+def test_a_plain_digest_matches_only_the_value_the_log_digested(
+    value: object, other: object
+) -> None:
+    """A match says the value is the one digested (the caller logs nothing), however the
+    two were spelled; a value spelled otherwise may miss (the caller encodes it)."""
+    for digested in (value, other):
+        if plain_digest(value) == encode(digested).digest:
+            assert normalize(value) == normalize(digested)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(_ascii_only)
+def test_ascii_values_without_floats_take_the_fast_path(value: object) -> None:
+    """What listed records hold (ASCII text, 64-bit integers): the plain digest is the
+    encoded one, so an unchanged record is recognized without normalizing it."""
+    assert plain_digest(value) == encode(value).digest
 
 
 @pytest.mark.parametrize(
@@ -141,7 +166,7 @@ def test_a_plain_digest_is_the_encoded_digest_or_none(value: object) -> None:
 def test_a_value_normalize_would_change_never_matches_another_digest(
     value: object, encoded_as: object
 ) -> None:
-    plain = digest_if_plain(value)
+    plain = plain_digest(value)
     if isinstance(value, tuple):
         assert plain == encode(encoded_as).digest
     else:
@@ -149,7 +174,7 @@ def test_a_value_normalize_would_change_never_matches_another_digest(
         assert encode(value).digest == encode(encoded_as).digest
 
 
-def test_values_spelled_otherwise_or_refused_give_none() -> None:
+def test_values_spelled_otherwise_miss_and_values_orjson_refuses_give_none() -> None:
     from dataclasses import dataclass
     from datetime import datetime
 
@@ -157,14 +182,15 @@ def test_values_spelled_otherwise_or_refused_give_none() -> None:
     class Point:
         x: int
 
-    assert digest_if_plain({"text": "zürich"}) is None  # json.dumps escapes it
-    assert digest_if_plain({"tiny": 1e-7}) is None
-    assert digest_if_plain({1: "a"}) is None
-    assert digest_if_plain({"p": Point(1)}) is None
-    assert digest_if_plain({"t": datetime(2026, 1, 1)}) is None
-    assert digest_if_plain({"n": 2**70}) is None
+    for spelled_otherwise in ({"text": "zürich"}, {"tiny": 1e-7}):  # json: \u00fc, 1e-07
+        assert plain_digest(spelled_otherwise) is not None
+        assert plain_digest(spelled_otherwise) != encode(spelled_otherwise).digest
+    assert plain_digest({1: "a"}) is None
+    assert plain_digest({"p": Point(1)}) is None
+    assert plain_digest({"t": datetime(2026, 1, 1)}) is None
+    assert plain_digest({"n": 2**70}) is None
     record = {"uid": "u", "requests": {"cpu": 100}, "labels": {"app": "x"}, "images": ["a"]}
-    assert digest_if_plain(record) == encode(record).digest
+    assert plain_digest(record) == encode(record).digest
 
 
 @pytest.mark.parametrize(
@@ -179,6 +205,4 @@ def test_strings_shaped_like_exponents_keep_the_fast_path(value: object) -> None
     """Only a number can be spelled otherwise; text that contains one's shape is the same
     in either encoder, so its plain digest is given (the restart's unchanged-pod check and
     every append take this path for most UIDs)."""
-    plain = digest_if_plain(value)
-    assert plain is not None
-    assert plain == encode(value).digest
+    assert plain_digest(value) == encode(value).digest

@@ -10,7 +10,7 @@ does not hand out the same room twice (kube-scheduler's `cache.AssumePod`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import structlog
@@ -116,6 +116,20 @@ class Cache:
             self._assumed -= placed.assumed
         self._pods[pod.uid] = _Placed(pod, pod.node_name, assumed=False)
         self.table.add_pod(pod, pod.node_name)
+
+    def add_pods(self, pods: Sequence[Pod]) -> None:
+        """`add_or_update_pod` of each pod, in order, those not in the cache counted on
+        their nodes together (`NodeTable.add_pods`)."""
+        fresh: list[Pod] = []
+        for pod in pods:
+            if pod.uid in self._pods:
+                self.table.add_pods(fresh)
+                fresh = []
+                self.add_or_update_pod(pod)
+                continue
+            self._pods[pod.uid] = _Placed(pod, pod.node_name, assumed=False)
+            fresh.append(pod)
+        self.table.add_pods(fresh)
 
     def remove_pod(self, uid: str) -> Pod | None:
         placed = self._pods.pop(uid, None)

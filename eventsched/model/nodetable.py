@@ -301,6 +301,50 @@ class NodeTable:
         self._pods_changed(row)
         return True
 
+    def add_pods(self, pods: Sequence[Pod]) -> None:
+        """`add_pod` of each pod on its node, in order, counted column by column (a start
+        places every listed pod at once); those before a pod placed already are counted
+        first, and that pod is added by add_pod, as one by one."""
+        fresh: list[Pod] = []
+        rows: list[int] = []
+        seen: set[str] = set()
+        for pod in pods:
+            row = self.index.get(pod.node_name)
+            if row is None:
+                continue
+            if pod.uid in seen or pod.uid in self.placed:
+                self._place(fresh, rows)
+                fresh, rows, seen = [], [], set()
+                self.add_pod(pod, pod.node_name)
+                continue
+            seen.add(pod.uid)
+            self.pods[row][pod.uid] = pod
+            fresh.append(pod)
+            rows.append(row)
+        self._place(fresh, rows)
+
+    def _place(self, pods: Sequence[Pod], rows: Sequence[int]) -> None:
+        self.placed.add_many(pods, rows)
+        self._count(pods, rows)
+
+    def _count(self, pods: Sequence[Pod], rows: Sequence[int]) -> None:
+        """`_add(row, pod, 1)` and `_pods_changed(row)` of each pod and its row."""
+        cells = [(row, self.ensure_column(r), n) for pod, row in zip(pods, rows, strict=True)
+                 for r, n in pod.requests.items()]  # fmt: skip
+        if self._namespace_usage is not None:
+            for pod in pods:
+                self._namespace_usage.add(pod, 1)
+        for row in rows:
+            self._pods_changed(row)
+        if not pods:
+            return
+        at = np.asarray(rows, dtype=np.intp)
+        if cells:
+            cell_rows, cell_cols, amounts = zip(*cells, strict=True)
+            np.add.at(self._req, (np.asarray(cell_rows), np.asarray(cell_cols)), amounts)
+        np.add.at(self._req[:, self._column[PODS]], at, 1)
+        np.add.at(self._non_zero, at, np.asarray([p.non_zero for p in pods], dtype=np.int64))
+
     def remove_pod(self, pod_uid: str, node_name: str) -> Pod | None:
         row = self.index.get(node_name)
         if row is None:

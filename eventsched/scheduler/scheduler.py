@@ -244,10 +244,8 @@ class Scheduler:
         """Rebuild state from the log, record the configuration, sync with the cluster.
 
         The cluster's lists are asked for first: the API server prepares them, and
-        its answers are read and decoded, while the log is read. `scheduler_started`
-        is given to the appender, and what the lists deliver is handled while it is
-        written (what that logs is appended after it); nothing is decided before every
-        event of the start is durable.
+        its answers are read and decoded, while the log is read. What they deliver
+        waits in the inbox until `scheduler_started` is durable.
 
         False when `stop` was set before the cluster's initial lists arrived.
         """
@@ -255,7 +253,7 @@ class Scheduler:
         self.journal.rebuild()
         self.store.ensure_partitions()
         record_start(self.journal, self.options.instance, self.frameworks, self.profiles.digests)
-        self._hand_off()
+        self._flush_until_durable()
         if not self._await_lists(stop):
             return False
         record_listed(self.journal)

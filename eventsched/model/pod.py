@@ -200,7 +200,7 @@ class Pod:
             failed_scheduling=_failed_scheduling(status),
         )
 
-    def to_record(self, node: bool = True) -> dict[str, Any]:
+    def to_record(self, *, node: bool = True) -> dict[str, Any]:
         """What a `pod_observed` event keeps: enough to rebuild this object exactly.
 
         Fields at their default are left out (`from_record` puts them back):

@@ -118,8 +118,9 @@ class Cache:
         self.table.add_pod(pod, pod.node_name)
 
     def add_pods(self, pods: Sequence[Pod]) -> None:
-        """`add_or_update_pod` of each pod, in order, those not in the cache counted on
-        their nodes together (`NodeTable.add_pods`)."""
+        """`add_or_update_pod` of each pod, in order. Those not in the cache yet are counted
+        on their nodes together (`NodeTable.add_pods`); one that is, or comes again, is
+        added by add_or_update_pod after what came before it is counted."""
         fresh: list[Pod] = []
         for pod in pods:
             if pod.uid in self._pods:

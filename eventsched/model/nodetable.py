@@ -302,30 +302,20 @@ class NodeTable:
         return True
 
     def add_pods(self, pods: Sequence[Pod]) -> None:
-        """`add_pod` of each pod on its node, in order, counted column by column (a start
-        places every listed pod at once); those before a pod placed already are counted
-        first, and that pod is added by add_pod, as one by one."""
+        """`add_pod` of each pod on its node, in order, counted column by column: a start
+        places every listed pod at once. For pods not counted yet, each once (the cache
+        adds any other one by one); a pod on an unknown node is left out, as add_pod
+        leaves it."""
         fresh: list[Pod] = []
         rows: list[int] = []
-        seen: set[str] = set()
         for pod in pods:
             row = self.index.get(pod.node_name)
-            if row is None:
-                continue
-            if pod.uid in seen or pod.uid in self.placed:
-                self._place(fresh, rows)
-                fresh, rows, seen = [], [], set()
-                self.add_pod(pod, pod.node_name)
-                continue
-            seen.add(pod.uid)
-            self.pods[row][pod.uid] = pod
-            fresh.append(pod)
-            rows.append(row)
-        self._place(fresh, rows)
-
-    def _place(self, pods: Sequence[Pod], rows: Sequence[int]) -> None:
-        self.placed.add_many(pods, rows)
-        self._count(pods, rows)
+            if row is not None:
+                self.pods[row][pod.uid] = pod
+                fresh.append(pod)
+                rows.append(row)
+        self.placed.add_many(fresh, rows)
+        self._count(fresh, rows)
 
     def _count(self, pods: Sequence[Pod], rows: Sequence[int]) -> None:
         """`_add(row, pod, 1)` and `_pods_changed(row)` of each pod and its row."""

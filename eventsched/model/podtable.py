@@ -140,9 +140,6 @@ class PodTable:
         for key, (codes, column) in self._labels.items():
             column[first:end] = [codes.encode(p.labels.get(key)) for p in pods]
 
-    def __contains__(self, uid: str) -> bool:
-        return uid in self._row
-
     def remove(self, uid: str) -> None:
         row = self._row.pop(uid, None)
         if row is None:

@@ -206,8 +206,12 @@ class ClusterView:
             self.table.objects.upsert(obj)
         for node in listed.nodes:
             self.cache.upsert_node(node)
+        placed = []
+        for pod in listed.pods:
+            if self._hold_pod(pod):
+                placed.append(pod)
         # Placed all at once: 10,000 pods one by one cost a restart about 0.1 s more.
-        self.cache.add_pods([pod for pod in listed.pods if self._hold_pod(pod)])
+        self.cache.add_pods(placed)
 
     def _placed_by_caller(self, uid: str) -> bool:
         return self.placed_by_caller is not None and uid in self.placed_by_caller

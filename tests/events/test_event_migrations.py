@@ -74,7 +74,7 @@ def test_check_schema_on_an_empty_database_names_the_command(empty_db_url: str) 
     try:
         check_schema(engine)
         # SCHEMA_HEAD is what check_schema compares with, without loading Alembic.
-        assert current_revision(engine) == head_revision() == migrate.SCHEMA_HEAD == "0012"
+        assert current_revision(engine) == head_revision() == migrate.SCHEMA_HEAD == "0013"
     finally:
         engine.dispose()
 
@@ -84,7 +84,7 @@ def test_check_schema_names_both_revisions(db_url: str) -> None:
     with pytest.raises(SchemaOutdatedError) as caught:
         check_schema(db_url)
     assert (
-        "is at revision 0002, this eventsched needs 0012: run `eventsched db upgrade --db"
+        "is at revision 0002, this eventsched needs 0013: run `eventsched db upgrade --db"
         in str(caught.value)
     )
 

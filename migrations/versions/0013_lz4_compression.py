@@ -9,7 +9,8 @@ default, is slow to compress: a restart at 5,000 nodes and 10,000 pods appends
 a `listed` maintenance event of about 1 MB (every node and pod it installs,
 in list order) and waits for it to be durable before it schedules; that
 append took 30 ms with pglz and 10 ms with LZ4 on the development machine.
-A scheduler's stop writes its snapshot (megabytes at that size) the same way.
+Snapshots (`snapshots.state`), written at a stop and read at a start, are
+large values too.
 
 `ALTER COLUMN ... SET COMPRESSION` changes the catalog only: values stored
 before keep their compression and read as before. On a partitioned `events`

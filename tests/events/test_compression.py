@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -9,9 +10,6 @@ import sqlalchemy as sa
 
 from eventsched.events import EventRecord, EventStore, downgrade, upgrade
 from eventsched.events.partitions import create, partition_for
-
-#: Each compressed column: its table and name.
-COLUMNS = {"events": "data", "snapshots": "state"}
 
 _COMPRESSION = sa.text(
     "SELECT c.relname, a.attcompression FROM pg_attribute AS a "
@@ -39,12 +37,14 @@ def _lz4_built_in(engine: sa.Engine) -> bool:
 
 
 @pytest.fixture
-def engine(db_url: str) -> sa.Engine:
+def engine(db_url: str) -> Iterator[sa.Engine]:
     made = sa.create_engine(db_url)
-    if not _lz4_built_in(made):
+    try:
+        if not _lz4_built_in(made):
+            pytest.fail("this PostgreSQL has no LZ4: the tests need a server built with it")
+        yield made
+    finally:
         made.dispose()
-        pytest.fail("this PostgreSQL has no LZ4: the tests need a server built with it")
-    return made
 
 
 # SQLite compresses nothing: migration 0013 changes nothing there.
@@ -54,44 +54,35 @@ pytestmark = pytest.mark.parametrize("backend", ["postgresql"])
 def test_every_table_holding_large_values_compresses_with_lz4_and_new_days_too(
     engine: sa.Engine,
 ) -> None:
-    try:
-        before = _methods(engine)
-        assert {"events", "snapshots"} <= before.keys()
-        assert any(name.startswith("events_") for name in before)  # days made by 0002
-        assert set(before.values()) == {"l"}, before
-        far = partition_for(datetime.now(UTC) + timedelta(days=400))
-        with engine.begin() as conn:
-            create(conn, far)
-        assert _methods(engine)[far.name] == "l"
-    finally:
-        engine.dispose()
+    before = _methods(engine)
+    assert {"events", "snapshots"} <= before.keys()
+    assert any(name.startswith("events_") for name in before)  # days made by 0002
+    assert set(before.values()) == {"l"}, before
+    far = partition_for(datetime.now(UTC) + timedelta(days=400))
+    with engine.begin() as conn:
+        create(conn, far)
+    assert _methods(engine)[far.name] == "l"
 
 
 def test_a_large_event_is_stored_with_lz4_and_reads_back_whole(
     db_url: str, engine: sa.Engine
 ) -> None:
     listed = {"action": "listed", "pods": [f"{i:036d}" for i in range(20_000)]}
-    try:
-        with EventStore.connect(db_url) as store:
-            (position,) = store.append([EventRecord(kind="maintenance", data=listed)])
-            assert [e.data for e in store.read(position - 1)] == [listed]
-        with engine.connect() as conn:
-            method = conn.execute(
-                sa.text("SELECT pg_column_compression(data) FROM events WHERE position = :p"),
-                {"p": position},
-            ).scalar_one()
-        assert method == "lz4"
-    finally:
-        engine.dispose()
+    with EventStore.connect(db_url) as store:
+        (position,) = store.append([EventRecord(kind="maintenance", data=listed)])
+        assert [e.data for e in store.read(position - 1)] == [listed]
+    with engine.connect() as conn:
+        method = conn.execute(
+            sa.text("SELECT pg_column_compression(data) FROM events WHERE position = :p"),
+            {"p": position},
+        ).scalar_one()
+    assert method == "lz4"
 
 
 def test_downgrade_gives_the_columns_back_to_the_servers_default(
     db_url: str, engine: sa.Engine
 ) -> None:
-    try:
-        downgrade(db_url, "0012")
-        assert set(_methods(engine).values()) == {""}
-        upgrade(db_url)
-        assert set(_methods(engine).values()) == {"l"}
-    finally:
-        engine.dispose()
+    downgrade(db_url, "0012")
+    assert set(_methods(engine).values()) == {""}
+    upgrade(db_url)
+    assert set(_methods(engine).values()) == {"l"}

@@ -25,6 +25,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
 from eventsched.benchmarks.controlplane import ControlPlane
+from eventsched.benchmarks.kubebinaries import reference_binaries
 from eventsched.cli.main import main
 from eventsched.events import EventStore, upgrade
 from tests.kube.realserver import (
@@ -192,6 +193,47 @@ def real_apiserver() -> Iterator[RealApiServer]:
     assert binaries is not None, "no kube-apiserver/etcd: the real server is not a parameter"
     with ControlPlane(binaries) as control_plane:
         yield RealApiServer(control_plane)
+
+
+#: The Kubernetes versions with a reference build (tests/reference): v1.28 from
+#: $EVENTSCHED_KUBE_BIN, the others built by tests/reference/build.sh.
+REFERENCE_VERSIONS = ("1.28", "1.34", "1.37")
+
+
+@pytest.fixture(scope="session")
+def reference_planes() -> Iterator[Callable[[str], RealApiServer]]:
+    """A real control plane of each Kubernetes version a test asks for, started on first
+    use and kept for the session; the test skips, saying why, where that version is not
+    built."""
+    planes: dict[str, RealApiServer] = {}
+    with ExitStack() as stack:
+
+        def plane(minor: str) -> RealApiServer:
+            if minor not in planes:
+                binaries = reference_binaries(minor)
+                if binaries is None:
+                    how = (
+                        "set EVENTSCHED_KUBE_BIN"
+                        if minor == "1.28"
+                        else f"run tests/reference/build.sh {minor}"
+                    )
+                    pytest.skip(f"no Kubernetes {minor} binaries here ({how})")
+                control_plane = stack.enter_context(ControlPlane(binaries))
+                planes[minor] = RealApiServer(control_plane)
+            return planes[minor]
+
+        yield plane
+
+
+@pytest.fixture(params=REFERENCE_VERSIONS)
+def versioned_server(
+    request: pytest.FixtureRequest, reference_planes: Callable[[str], RealApiServer]
+) -> RealApiServer:
+    """A real API server of each reference version in turn (skipped where not built),
+    emptied (`reset()`) before the test."""
+    server = reference_planes(str(request.param))
+    server.reset()
+    return server
 
 
 @pytest.fixture(params=KUBE_SERVERS)

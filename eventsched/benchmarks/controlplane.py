@@ -6,8 +6,9 @@ with `processes.py`.
 `ControlPlane` runs etcd and kube-apiserver with TLS (the apiserver's self-signed serving
 certificate is trusted as the certificate authority), static token authentication and RBAC,
 and, when asked, an audit log of every request (`auditlog.py`).
-No kube-controller-manager runs: nothing creates service accounts or deletes a namespace's
-contents, and nodes stay as written (`make_ready_nodes` makes them schedulable).
+kube-controller-manager runs only when a test starts it (`start_controller_manager`, with the
+reference builds of tests/reference); otherwise nothing creates service accounts or deletes a
+namespace's contents. Nodes stay as written (`make_ready_nodes` makes them schedulable).
 
 Self-contained: standard library, the official ``kubernetes`` client and ``openssl``.
 """
@@ -32,12 +33,24 @@ from types import TracebackType
 from typing import Any
 
 import kubernetes.client
+import yaml
 
 from eventsched.benchmarks.auditlog import AuditLog
 from eventsched.benchmarks.kubebinaries import KubeBinaries
 from eventsched.benchmarks.processes import free_port, log_tail, process_cpu_seconds, spawn_logged
 
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+#: The controllers a test's control plane runs where a cluster's would act: the PV binder
+#: (claims and volumes), DRA's claims from templates, a deleted namespace's contents, owners'
+#: dependents, and the service accounts and their tokens.
+CONTROLLERS = (
+    "persistentvolume-binder-controller",
+    "resourceclaim-controller",
+    "namespace-controller",
+    "garbage-collector-controller",
+    "serviceaccount-controller",
+    "serviceaccount-token-controller",
+)
 TEST_USER = "eventsched-test"
 
 
@@ -83,7 +96,8 @@ class ControlPlane:
         }
         self._etcd_data: Path | None = None
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
-        self._schedulers: list[subprocess.Popen[bytes]] = []
+        #: kube-scheduler and kube-controller-manager: API clients, stopped before the server.
+        self._clients: list[subprocess.Popen[bytes]] = []
         self._last_cpu: dict[str, float] = {}
         self._logs: list[Path] = []
         self._admin_kubeconfig: Path | None = None
@@ -192,6 +206,9 @@ class ControlPlane:
             f"--disable-admission-plugins={','.join(self.disabled_admission)}",
             f"--client-ca-file={self.client_ca_file}",
             f"--requestheader-client-ca-file={self.client_ca_file}",
+            # Since 1.3x the server refuses a front-proxy CA that is also the client CA
+            # unless only named proxies may assert identities; no test client has this name.
+            "--requestheader-allowed-names=front-proxy-client",
         ]  # fmt: skip
         if self.audit is not None:
             self._apiserver_argv += self.audit.flags()
@@ -265,8 +282,8 @@ class ControlPlane:
             time.sleep(0.2)
 
     def stop(self) -> None:
-        """Terminate every process started (schedulers first), kill after a few seconds."""
-        procs = [*self._schedulers, *reversed(self._procs.values())]
+        """Terminate every process started (the API clients first), kill after a few seconds."""
+        procs = [*self._clients, *reversed(self._procs.values())]
         for proc in procs:
             if proc.poll() is None:
                 with contextlib.suppress(OSError):
@@ -279,7 +296,7 @@ class ControlPlane:
                 with contextlib.suppress(OSError):
                     proc.kill()
                 proc.wait()
-        self._schedulers.clear()
+        self._clients.clear()
         self._procs.clear()
         if self._etcd_data is not None and self._etcd_data.parent == Path("/dev/shm"):
             shutil.rmtree(self._etcd_data, ignore_errors=True)
@@ -375,6 +392,37 @@ class ControlPlane:
             updated["spec"]["taints"] = kept or None
             core.replace_node(name, updated, _preload_content=False)
 
+    # -- kube-controller-manager -------------------------------------------------------------
+
+    def start_controller_manager(
+        self, controllers: tuple[str, ...] = CONTROLLERS
+    ) -> subprocess.Popen[bytes]:
+        """kube-controller-manager running `controllers` (kube-controller-manager's names),
+        with the admin kubeconfig and the service-account key the API server verifies;
+        its output goes to kube-controller-manager.log. Stopped by `stop()` too."""
+        if self.binaries.controller_manager is None:
+            raise RuntimeError("no kube-controller-manager binary")
+        proc = self._spawn(
+            "kube-controller-manager",
+            [
+                str(self.binaries.controller_manager),
+                f"--kubeconfig={self.kubeconfig()}",
+                f"--controllers={','.join(controllers)}",
+                f"--secure-port={free_port()}",
+                "--bind-address=127.0.0.1",
+                "--leader-elect=false",
+                "--use-service-account-credentials=false",
+                f"--service-account-private-key-file={self.workdir / 'sa.key'}",
+                f"--root-ca-file={self.ca_file}",
+                f"--client-ca-file={self.client_ca_file}",
+                f"--requestheader-client-ca-file={self.client_ca_file}",
+                # Each controller resyncs its informers quickly: a test waits for it.
+                "--min-resync-period=10s",
+            ],
+        )
+        self._clients.append(proc)
+        return proc
+
     # -- kube-scheduler ----------------------------------------------------------------------
 
     def start_kube_scheduler(
@@ -390,6 +438,7 @@ class ControlPlane:
         its Lease before it schedules."""
         if self.binaries.scheduler is None:
             raise RuntimeError("no kube-scheduler binary")
+        config = self._scheduler_config(config, leader_elect)
         proc = self._spawn(
             "kube-scheduler",
             [
@@ -404,8 +453,20 @@ class ControlPlane:
             ],
             cpus,
         )
-        self._schedulers.append(proc)
+        self._clients.append(proc)
         return proc
+
+    def _scheduler_config(self, config: Path, leader_elect: bool) -> Path:
+        """`config` with this control plane's kubeconfig and `leader_elect` where it does not
+        say: newer kube-schedulers take them only from the file when --config is given
+        (their --kubeconfig and --leader-elect are then ignored)."""
+        document = yaml.safe_load(config.read_text()) or {}
+        connection = document.setdefault("clientConnection", {})
+        connection.setdefault("kubeconfig", str(self.kubeconfig()))
+        document.setdefault("leaderElection", {}).setdefault("leaderElect", leader_elect)
+        written = self.workdir / f"kube-scheduler-{len(self._clients)}.yaml"
+        written.write_text(yaml.safe_dump(document, sort_keys=False))
+        return written
 
 
 def ready_node_status(wanted: dict[str, Any]) -> dict[str, Any]:

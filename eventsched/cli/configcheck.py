@@ -9,6 +9,7 @@ import sys
 import yaml
 
 from eventsched.cli.commands import summary
+from eventsched.cli.versionflags import add_version_arguments, features_from_args
 from eventsched.config.effective import effective_config
 from eventsched.config.file import load_config
 from eventsched.plugins import full_registry
@@ -30,11 +31,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     check.add_argument("file", metavar="FILE")
     check.add_argument("--json", action="store_true", help="print JSON instead of YAML")
+    add_version_arguments(check, "the newest supported")
     check.set_defaults(func=run_check)
 
 
 def run_check(args: argparse.Namespace) -> int:
-    config = load_config(args.file, full_registry())
+    config = load_config(args.file, full_registry(), features_from_args(args))
     for warning in config.warnings:
         print(f"eventsched: warning: {warning}", file=sys.stderr)
     effective = effective_config(config)

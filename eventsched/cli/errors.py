@@ -12,6 +12,8 @@ from eventsched.cli.gctuning import GCSettingError
 from eventsched.cli.secureserving import ServingFlagError
 from eventsched.cli.serve import AddressError
 from eventsched.cluster.kube import KubeConfigError
+from eventsched.cluster.kube.version import ServerVersionError
+from eventsched.config.featuregates import VersionError
 from eventsched.config.file import ConfigError
 from eventsched.events import EventStoreError, SchemaOutdatedError
 from eventsched.framework import PluginArgsError, ProfileError, UnknownPluginError
@@ -43,6 +45,8 @@ def _friendly(exc: BaseException) -> str | None:
         | PluginArgsError
         | UnknownPluginError
         | ConfigError
+        | VersionError
+        | ServerVersionError
         | KubeConfigError
         | AddressError
         | ServingFlagError

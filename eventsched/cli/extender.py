@@ -11,8 +11,15 @@ from eventsched.cli import extenderlisteners, listeners
 from eventsched.cli.commands import summary
 from eventsched.cli.database import open_store, wait_for_schema
 from eventsched.cli.driverstate import DriverState, run_driver
+from eventsched.cli.versionflags import (
+    add_version_arguments,
+    cluster_features,
+    config_at,
+    provisional_config,
+)
 from eventsched.cluster.kube import ClientConnection, KubeCluster, api_client
-from eventsched.config.file import ConfigError, SchedulerConfig, load_config
+from eventsched.cluster.kube.version import VersionWaitStopped
+from eventsched.config.file import ConfigError, SchedulerConfig
 from eventsched.extenderserver.scheduler import ExtenderScheduler
 from eventsched.framework import Profile
 from eventsched.metrics import SchedulerMetrics
@@ -43,6 +50,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="kubeconfig to use instead of the in-cluster service account",
     )
+    add_version_arguments(p, "the API server's")
     extenderlisteners.add_arguments(p)
     p.set_defaults(func=run)
 
@@ -66,7 +74,14 @@ def _serve(
     args: argparse.Namespace, state: DriverState[ExtenderScheduler], stop: threading.Event
 ) -> int:
     serving = extenderlisteners.check_serving(args)  # refused before anything starts
-    config = load_config(args.config, full_registry()) if args.config else SchedulerConfig()
+    registry = full_registry()
+    provisional = provisional_config(args, registry)
+    served_profile(provisional, args.profile)  # refused before connecting
+    try:
+        features = cluster_features(args, stop=stop)
+    except VersionWaitStopped:
+        return 0  # stopped before the API server answered: nothing was started
+    config = config_at(features, provisional, args, registry)
     profile = served_profile(config, args.profile)
     cc = config.client_connection
     api = api_client(
@@ -89,14 +104,14 @@ def _serve(
             (profile.scheduler_name,),
             ClientConnection(kubeconfig=cc.kubeconfig, qps=cc.qps, burst=cc.burst),
             request_threads=SchedulerOptions().binder_workers,
-            custom_kinds=full_registry().custom_kinds(profile.plugin_names()),
+            custom_kinds=registry.custom_kinds(profile.plugin_names()),
             observer=metrics.api_request,
         )
         scheduler = ExtenderScheduler(
             store,
             cluster,
             [profile],
-            full_registry(),
+            registry,
             SchedulerOptions(),
             metrics=metrics,
         )

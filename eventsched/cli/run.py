@@ -13,15 +13,20 @@ import signal
 import sys
 import threading
 from dataclasses import dataclass
-from typing import Any
 
 import structlog
-import yaml
 
 from eventsched.cli.arguments import seconds
 from eventsched.cli.commands import summary
 from eventsched.cli.secureserving import add_serving_arguments
 from eventsched.cli.signals import StopSignals
+from eventsched.cli.versionflags import (
+    add_version_arguments,
+    cluster_features,
+    config_at,
+    kubeconfig_in,
+    provisional_config,
+)
 from eventsched.cluster.kube.connection import Api, ClientConnection, KubeConfigError, api_client
 from eventsched.cluster.kube.prefetch import Prefetch, first_lists
 
@@ -55,6 +60,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="verify the hash chain of the batches appended since the previous check this "
         "often (default 60; 0: never). eventsched replay verifies the whole log",
     )
+    add_version_arguments(p, "the API server's")
     add_serving_arguments(p)
     # The collector stays paused (see cli/main.py) until the scheduler has started.
     p.set_defaults(func=run, collect_after_start=True)
@@ -74,27 +80,12 @@ def ask_for_first_lists(args: argparse.Namespace) -> EarlyLists | None:
     """Ask for the nodes and pods with the kubeconfig `--kubeconfig` or the configuration
     file names (else $KUBECONFIG or the in-cluster account, as `api_client` has it); None
     when that does not configure a client (the run says why when it configures its own)."""
-    kubeconfig = args.kubeconfig or _kubeconfig_in(args.config)
+    kubeconfig = args.kubeconfig or kubeconfig_in(args.config)
     try:
         api = api_client(ClientConnection(kubeconfig=kubeconfig))
     except KubeConfigError:
         return None
     return EarlyLists(kubeconfig, api, first_lists(api.configuration))
-
-
-def _kubeconfig_in(path: str | None) -> str:
-    """`clientConnection.kubeconfig` of the configuration file, read without checking
-    the rest of it ("" when there is none or the file does not say; `load_config` checks
-    the file afterwards, and a client configured from another kubeconfig drops the lists)."""
-    if not path:
-        return ""
-    try:
-        with open(path, encoding="utf-8") as f:
-            doc: Any = yaml.safe_load(f)
-        value = doc["clientConnection"]["kubeconfig"]
-    except (OSError, yaml.YAMLError, KeyError, TypeError):
-        return ""
-    return value if isinstance(value, str) else ""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -120,10 +111,16 @@ def _run(args: argparse.Namespace, stop: threading.Event) -> int:
     # Imported while the API server prepares the lists.
     from eventsched.cli.database import open_store
     from eventsched.cli.runner import Runner
-    from eventsched.config.file import SchedulerConfig, load_config
+    from eventsched.cluster.kube.version import VersionWaitStopped
     from eventsched.plugins import full_registry
 
-    config = load_config(args.config, full_registry()) if args.config else SchedulerConfig()
+    registry = full_registry()
+    provisional = provisional_config(args, registry)  # the file's errors before connecting
+    try:
+        features = cluster_features(args, early.api if early is not None else None, stop)
+    except VersionWaitStopped:
+        return 0  # stopped before the API server answered: nothing was started
+    config = config_at(features, provisional, args, registry)
     for warning in config.warnings:
         structlog.get_logger("eventsched").warning("configuration", problem=warning)
     if args.leader_elect is not None:
@@ -149,7 +146,7 @@ def _run(args: argparse.Namespace, stop: threading.Event) -> int:
         store,
         config,
         api,
-        full_registry(),
+        registry,
         verify_chain_every=args.verify_chain_every,
         prefetch=prefetch,
         owns_process=True,

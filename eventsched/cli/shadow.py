@@ -15,9 +15,16 @@ from eventsched.cli.database import open_store
 from eventsched.cli.driverstate import DriverState, run_driver
 from eventsched.cli.extender import wait_for_schema
 from eventsched.cli.secureserving import add_serving_arguments
+from eventsched.cli.versionflags import (
+    add_version_arguments,
+    cluster_features,
+    config_at,
+    provisional_config,
+)
 from eventsched.cluster.kube import ClientConnection, KubeCluster, api_client
+from eventsched.cluster.kube.version import VersionWaitStopped
 from eventsched.config.defaults import default_profile
-from eventsched.config.file import ConfigError, SchedulerConfig, load_config
+from eventsched.config.file import ConfigError, SchedulerConfig
 from eventsched.framework import Profile
 from eventsched.metrics import SchedulerMetrics
 from eventsched.plugins import full_registry
@@ -58,6 +65,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="kubeconfig to use instead of the in-cluster service account",
     )
+    add_version_arguments(p, "the API server's")
     add_serving_arguments(p)
     p.set_defaults(func=run)
 
@@ -71,7 +79,7 @@ def shadowed_profiles(
     profiles but not that one."""
     profiles = []
     # A file that lists no profiles has kube-scheduler's default one, under any name.
-    default = default_profile()
+    default = default_profile(features=config.features)
     listed = from_file and [
         replace(p, percentage_of_nodes_to_score=None) for p in config.profiles
     ] != [default]
@@ -85,7 +93,7 @@ def shadowed_profiles(
                 f"the configuration has no profile with schedulerName {name!r} (it has {known}): "
                 "give kube-scheduler's own configuration file, or name one of its profiles",
             )
-        profile = found or replace(default_profile(), scheduler_name=name)
+        profile = found or replace(default, scheduler_name=name)
         profiles.append(replace(profile, percentage_of_nodes_to_score=EVERY_NODE))
     return profiles
 
@@ -99,8 +107,14 @@ def _shadow(
 ) -> int:
     serving = listeners.check_serving(args)  # refused before anything starts
     registry = full_registry()
-    config = load_config(args.config, registry) if args.config else SchedulerConfig()
     names = list(dict.fromkeys(args.scheduler_name or [DEFAULT_SHADOWED]))
+    provisional = provisional_config(args, registry)
+    shadowed_profiles(provisional, names, bool(args.config))  # refused before connecting
+    try:
+        features = cluster_features(args, stop=stop)
+    except VersionWaitStopped:
+        return 0  # stopped before the API server answered: nothing was started
+    config = config_at(features, provisional, args, registry)
     profiles = shadowed_profiles(config, names, bool(args.config))
     percentages = {
         p.scheduler_name: p.percentage_of_nodes_to_score

@@ -11,8 +11,9 @@ from eventsched.cli.arguments import count
 from eventsched.cli.commands import summary
 from eventsched.cli.database import open_store
 from eventsched.cli.progress import BYTES, DEFAULT_EVERY, Progress
+from eventsched.cli.versionflags import add_version_arguments, features_from_args
 from eventsched.cluster import SimulatedCluster, generate_cluster, load_manifests
-from eventsched.config.file import SchedulerConfig, load_config
+from eventsched.config.file import read_config
 from eventsched.events import EventStore
 from eventsched.model import NodeTable
 from eventsched.model.quantity import format_bytes_of, format_cpu_of
@@ -41,6 +42,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="KubeSchedulerConfiguration (v1) file: its profiles schedule the pods whose "
         "schedulerName they carry (default: one default profile named eventsched)",
     )
+    add_version_arguments(p, "the newest supported")
     p.add_argument(
         "--progress-every",
         type=float,
@@ -88,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _simulate(args: argparse.Namespace, store: EventStore) -> int:
     every = args.progress_every
+    features = features_from_args(args)  # a wrong flag is refused before reading anything
     if args.nodes is not None:
         loaded = generate_cluster(args.nodes, args.pods or 0, seed=args.seed)
     else:
@@ -98,7 +101,7 @@ def _simulate(args: argparse.Namespace, store: EventStore) -> int:
             )
         _warn_skipped(loaded.skipped, loaded.unused)
     registry = full_registry()
-    config = load_config(args.config, registry) if args.config else SchedulerConfig()
+    config = read_config(args.config, registry, features)
     for warning in config.warnings:
         print(f"eventsched: warning: {warning}", file=sys.stderr)
     # Started pods carry status.startTime, which DefaultPreemption orders victims by.

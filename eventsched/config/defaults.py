@@ -9,14 +9,19 @@ at postFilter.
 
 from __future__ import annotations
 
-from eventsched.framework import PluginRef, Profile
+from eventsched.framework import Features, PluginRef, Profile
+from eventsched.framework.features import LEGACY
 
 DEFAULT_SCHEDULER_NAME = "eventsched"
 
 
-def default_profile(scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> Profile:
+def default_profile(
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME, features: Features = LEGACY
+) -> Profile:
+    """kube-scheduler's default profile under `scheduler_name`, deciding as `features` say."""
     return Profile(
         scheduler_name=scheduler_name,
+        features=features,
         plugins={
             "preEnqueue": (PluginRef("SchedulingGates"),),
             "queueSort": (PluginRef("PrioritySort"),),

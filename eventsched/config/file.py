@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from eventsched.config import pluginsets
-from eventsched.config.defaults import DEFAULT_SCHEDULER_NAME
+from eventsched.config.defaults import DEFAULT_SCHEDULER_NAME, default_profile
 from eventsched.config.extendercheck import extender_errors
 from eventsched.config.extenders import (
     DEFAULT_HTTP_TIMEOUT,
@@ -32,7 +32,15 @@ from eventsched.config.types import (
     LeaderElectionConfig,
     SchedulerConfig,
 )
-from eventsched.framework import Handle, PluginArgsError, Profile, Registry, implements
+from eventsched.framework import (
+    Features,
+    Handle,
+    PluginArgsError,
+    Profile,
+    Registry,
+    implements,
+)
+from eventsched.framework.features import LEGACY
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
@@ -64,8 +72,19 @@ _PROFILE_FIELDS = frozenset(
 _ARGS_META = ("apiVersion", "kind")
 
 
-def load_config(path: str | Path, registry: Registry) -> SchedulerConfig:
-    """Read and validate a file; `registry` names the plugins its profiles may use."""
+def read_config(path: str | Path | None, registry: Registry, features: Features) -> SchedulerConfig:
+    """The configuration a command runs with: the file's when `path` names one, else
+    kube-scheduler's defaults, deciding as `features` say."""
+    if path:
+        return load_config(path, registry, features)
+    return SchedulerConfig(profiles=(default_profile(features=features),), features=features)
+
+
+def load_config(
+    path: str | Path, registry: Registry, features: Features = LEGACY
+) -> SchedulerConfig:
+    """Read and validate a file; `registry` names the plugins its profiles may use,
+    `features` the Kubernetes version and gates they decide as."""
     source = str(path)
     try:
         text = Path(path).read_bytes().decode("utf-8")
@@ -82,11 +101,13 @@ def load_config(path: str | Path, registry: Registry) -> SchedulerConfig:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(source, "", f"not valid YAML: {exc}") from exc
-    return parse_config(doc, source, registry)
+    return parse_config(doc, source, registry, features)
 
 
-def parse_config(doc: Any, source: str, registry: Registry) -> SchedulerConfig:
-    reader = _Reader(source, registry)
+def parse_config(
+    doc: Any, source: str, registry: Registry, features: Features = LEGACY
+) -> SchedulerConfig:
+    reader = _Reader(source, registry, features)
     obj = reader.mapping(doc, "")
     if obj.get("apiVersion") != API_VERSION:
         raise ConfigError(
@@ -117,15 +138,17 @@ def parse_config(doc: Any, source: str, registry: Registry) -> SchedulerConfig:
         parallelism=parallelism,
         extenders=extenders,
         warnings=tuple(reader.warnings),
+        features=features,
     )
 
 
 class _Reader(FieldReader):
     """The document's KubeSchedulerConfiguration parts, raising ConfigError with the field's path."""
 
-    def __init__(self, source: str, registry: Registry) -> None:
+    def __init__(self, source: str, registry: Registry, features: Features) -> None:
         super().__init__(source)
         self.registry = registry
+        self.features = features
         self.warnings: list[str] = []
 
     def client_connection(self, value: Any) -> ClientConnectionConfig:
@@ -204,7 +227,7 @@ class _Reader(FieldReader):
         args = self.plugin_config(obj.get("pluginConfig"), f"{path}.pluginConfig")
         instances = self.instantiate(args, f"{path}.pluginConfig")
         custom = self.plugin_sets(obj.get("plugins"), f"{path}.plugins")
-        merged = pluginsets.merge(pluginsets.defaults(), custom)
+        merged = pluginsets.merge(pluginsets.defaults(self.features), custom)
 
         def implements_at(plugin: str, point: str) -> bool:
             return implements(self.instance(plugin, instances), point)
@@ -227,6 +250,7 @@ class _Reader(FieldReader):
             plugins=plugins,
             plugin_args={n: a for n, (a, _) in args.items() if n in self.registry},
             percentage_of_nodes_to_score=percentage,
+            features=self.features,
         )
 
     def plugin_sets(self, value: Any, path: str) -> pluginsets.PluginSets:
@@ -322,7 +346,7 @@ class _Reader(FieldReader):
 
     def build(self, name: str, args: Mapping[str, Any], where: str) -> object:
         try:
-            return self.registry.factory(name)(args, Handle())
+            return self.registry.factory(name)(args, Handle(), self.features)
         except PluginArgsError as exc:
             raise self.fail(f"{where}.{exc.field}" if exc.field else where, exc.problem) from exc
         except (TypeError, ValueError) as exc:

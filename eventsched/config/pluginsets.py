@@ -20,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from eventsched.framework import EXTENSION_POINTS, PluginRef
+from eventsched.framework import EXTENSION_POINTS, Features, PluginRef
+from eventsched.framework.features import LEGACY
 
 MULTI_POINT = "multiPoint"
 #: The v1 `Plugins` fields, in the order kube-scheduler documents them.
@@ -128,7 +129,8 @@ class PluginSetError(ValueError):
         super().__init__(f"{path}: {problem}")
 
 
-def defaults() -> PluginSets:
+def defaults(features: Features = LEGACY) -> PluginSets:
+    """kube-scheduler's default plugin sets at the version `features` name."""
     return PluginSets(
         {
             MULTI_POINT: PluginSet(

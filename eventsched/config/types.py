@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 
 from eventsched.config.defaults import default_profile
 from eventsched.config.extenders import ExtenderConfig
-from eventsched.framework import Profile
+from eventsched.framework import Features, Profile
+from eventsched.framework.features import LEGACY
 
 
 class ConfigError(ValueError):
@@ -50,6 +51,8 @@ class SchedulerConfig:
     extenders: tuple[ExtenderConfig, ...] = ()
     #: Things accepted but worth telling (a plugin configured that eventsched does not have).
     warnings: tuple[str, ...] = ()
+    #: The Kubernetes version decided as and its feature gates; every profile carries them.
+    features: Features = LEGACY
 
     @property
     def scheduler_names(self) -> tuple[str, ...]:

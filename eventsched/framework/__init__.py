@@ -13,6 +13,8 @@ from eventsched.framework.algorithm import (
     schedule_pod,
 )
 from eventsched.framework.cycle_state import CycleState
+from eventsched.framework.features import LEGACY as LEGACY_FEATURES
+from eventsched.framework.features import LEGACY_VERSION, Features
 from eventsched.framework.handle import ASSUMED_VOLUMES_KEY, IDENTITY_KEY, Handle, VolumeApi
 from eventsched.framework.interface import (
     EXTENSION_POINTS,
@@ -106,6 +108,8 @@ __all__ = [
     "CSI_STORAGE_CAPACITY_UPDATE",
     "EXTENSION_POINTS",
     "IDENTITY_KEY",
+    "LEGACY_FEATURES",
+    "LEGACY_VERSION",
     "MAX_NODE_SCORE",
     "MIN_NODE_SCORE",
     "NODE_ADD",
@@ -131,6 +135,7 @@ __all__ = [
     "DecisionSink",
     "Diagnosis",
     "EnqueueExtensions",
+    "Features",
     "FilterPlugin",
     "FilterRunner",
     "FitError",

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eventsched.framework.extenders.config import ExtenderConfig
+from eventsched.framework.features import LEGACY, Features
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +32,9 @@ class Profile:
     score_breakdown_top_k: int = 10
     #: The configuration's `extenders[]`, which kube-scheduler applies to every profile.
     extenders: tuple[ExtenderConfig, ...] = ()
+    #: The Kubernetes version decided as and its gates (kube-scheduler's are process-wide:
+    #: every profile of a configuration carries the same).
+    features: Features = LEGACY
 
     def at(self, point: str) -> tuple[PluginRef, ...]:
         return tuple(self.plugins.get(point, ()))
@@ -57,6 +61,9 @@ class Profile:
         if self.extenders:
             # Only when there are some: a profile without extenders keeps its digest.
             record["extenders"] = [e.to_record() for e in self.extenders]
+        if not self.features.is_legacy:
+            # Only when not v1.28's: a profile logged before versions keeps its digest.
+            record.update(self.features.to_record())
         return record
 
     @classmethod
@@ -71,4 +78,5 @@ class Profile:
             percentage_of_nodes_to_score=record.get("percentageOfNodesToScore"),
             score_breakdown_top_k=int(record.get("scoreBreakdownTopK", 10)),
             extenders=tuple(ExtenderConfig.from_record(e) for e in record.get("extenders", ())),
+            features=Features.from_record(record),
         )

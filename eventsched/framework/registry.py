@@ -8,10 +8,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from eventsched.framework.features import Features
     from eventsched.framework.handle import Handle
 
-PluginFactory = Callable[[Mapping[str, Any], "Handle"], Any]
-"""Builds a plugin from its args (already defaulted) and the framework handle."""
+PluginFactory = Callable[[Mapping[str, Any], "Handle", "Features"], Any]
+"""Builds a plugin from its args (already defaulted), the framework handle and the features
+(Kubernetes version and gates) it decides with, as upstream's `PluginFactoryWithFts`."""
 
 
 class PluginArgsError(ValueError):

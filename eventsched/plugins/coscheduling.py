@@ -45,8 +45,10 @@ from typing import Any
 import numpy as np
 
 from eventsched.framework import (
+    LEGACY_FEATURES,
     Code,
     CycleState,
+    Features,
     Handle,
     PluginArgsError,
     PostFilterResult,
@@ -77,7 +79,9 @@ KNOWN_ARGS = ("permitWaitingTimeSeconds", "defaultMinAvailable")
 class Coscheduling:
     name = "Coscheduling"
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(
+        self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> None:
         check_args(self.name, args, KNOWN_ARGS)
         self.handle = handle
         self.timeout = float(

@@ -5,14 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from eventsched.framework import CycleState, Handle, Status, check_args
+from eventsched.framework import LEGACY_FEATURES, CycleState, Features, Handle, Status, check_args
 from eventsched.model import Pod
 
 
 class DefaultBinder:
     name = "DefaultBinder"
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(
+        self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> None:
         check_args(self.name, args)
         self.handle = handle
 

@@ -30,7 +30,14 @@ from typing import Any
 
 import numpy as np
 
-from eventsched.framework import MAX_NODE_SCORE, CycleState, Handle, check_args
+from eventsched.framework import (
+    LEGACY_FEATURES,
+    MAX_NODE_SCORE,
+    CycleState,
+    Features,
+    Handle,
+    check_args,
+)
 from eventsched.model import Indexes, IntArray, NodeTable, Pod
 from eventsched.model.imagestates import ImageSummary
 
@@ -156,7 +163,9 @@ def calculate_priority(sum_scores: IntArray, num_containers: int) -> IntArray:
 class ImageLocality:
     name = NAME
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(
+        self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> None:
         check_args(self.name, args)
         self._codes = ImageCodes()
         self._index: ImageIndex | None = None

@@ -21,7 +21,15 @@ from typing import Any
 
 import structlog
 
-from eventsched.framework import Handle, PluginArgsError, QueuedPodInfo, Status, check_args
+from eventsched.framework import (
+    LEGACY_FEATURES,
+    Features,
+    Handle,
+    PluginArgsError,
+    QueuedPodInfo,
+    Status,
+    check_args,
+)
 from eventsched.model import Pod
 
 log = structlog.get_logger(__name__)
@@ -64,7 +72,9 @@ def _shown(text: str) -> str:
 class ImportanceSort:
     name = NAME
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(
+        self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> None:
         check_args(self.name, args, ("annotation",))
         annotation = args.get("annotation", ANNOTATION)
         if (

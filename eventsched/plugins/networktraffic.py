@@ -38,9 +38,11 @@ import numpy as np
 import structlog
 
 from eventsched.framework import (
+    LEGACY_FEATURES,
     MAX_NODE_SCORE,
     Code,
     CycleState,
+    Features,
     Handle,
     PluginArgsError,
     Status,
@@ -167,7 +169,9 @@ class NetworkTraffic:
 
     name = NAME
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(
+        self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> None:
         check_args(self.name, args, KNOWN)
         merged = {**DEFAULTS, **args}
         address = merged.get("address")

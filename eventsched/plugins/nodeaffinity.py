@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from eventsched.framework import (
+    LEGACY_FEATURES,
     MAX_NODE_SCORE,
     NODE_ADD,
     NODE_UPDATE,
@@ -21,6 +22,7 @@ from eventsched.framework import (
     BatchFilterResult,
     ClusterEvent,
     CycleState,
+    Features,
     Handle,
     PluginArgsError,
     PreFilterResult,
@@ -43,7 +45,9 @@ class NodeAffinity:
     #: Its Filter reads the node and the requested/allocatable columns only (RequestedOnlyFilter).
     filter_reads_requested_only = True
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(
+        self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> None:
         unknown = set(args) - {"addedAffinity"}
         if unknown:
             raise PluginArgsError(

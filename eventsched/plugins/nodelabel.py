@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from eventsched.framework import (
+    LEGACY_FEATURES,
     MAX_NODE_SCORE,
     NODE_ADD,
     NODE_UPDATE,
@@ -35,6 +36,7 @@ from eventsched.framework import (
     BatchFilterResult,
     ClusterEvent,
     CycleState,
+    Features,
     Handle,
     PluginArgsError,
     PreFilterResult,
@@ -163,7 +165,9 @@ class NodeLabel:
 
     name = NAME
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(
+        self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> None:
         check_args(self.name, args, KNOWN_ARGS)
         self.handle = handle
         self.required = merge_args(_required_labels(args.get("requiredLabels")))

@@ -8,11 +8,13 @@ from typing import Any
 import numpy as np
 
 from eventsched.framework import (
+    LEGACY_FEATURES,
     NODE_ADD,
     NODE_UPDATE,
     BatchFilterResult,
     ClusterEvent,
     CycleState,
+    Features,
     Handle,
     Status,
     check_args,
@@ -27,7 +29,9 @@ class NodeName:
     #: Its Filter reads the node and the requested/allocatable columns only (RequestedOnlyFilter).
     filter_reads_requested_only = True
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(
+        self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> None:
         check_args(self.name, args)
 
     def events_to_register(self) -> Sequence[ClusterEvent]:

@@ -26,12 +26,14 @@ import numpy as np
 
 from eventsched.framework import (
     ASSIGNED_POD_DELETE,
+    LEGACY_FEATURES,
     NODE_ADD,
     NODE_UPDATE,
     SKIP,
     BatchFilterResult,
     ClusterEvent,
     CycleState,
+    Features,
     Handle,
     PreFilterResult,
     Status,
@@ -92,7 +94,9 @@ def build_port_index(table: NodeTable) -> PortIndex:
 class NodePorts:
     name = NAME
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(
+        self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> None:
         check_args(self.name, args)
         self._index: PortIndex | None = None
         self._indexed: NodeTable | None = None

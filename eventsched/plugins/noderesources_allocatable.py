@@ -35,9 +35,11 @@ from typing import Any
 import numpy as np
 
 from eventsched.framework import (
+    LEGACY_FEATURES,
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
     CycleState,
+    Features,
     Handle,
     PluginArgsError,
     check_args,
@@ -84,7 +86,9 @@ class NodeResourcesAllocatable:
 
     name = NAME
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(
+        self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> None:
         check_args(self.name, args, _ARGS)
         self.args = parse_args(args)
         self.weights = self.args.weights

@@ -25,8 +25,10 @@ import numpy as np
 import numpy.typing as npt
 
 from eventsched.framework import (
+    LEGACY_FEATURES,
     MAX_NODE_SCORE,
     CycleState,
+    Features,
     Handle,
     PluginArgsError,
     Status,
@@ -63,7 +65,9 @@ class Fractions:
 class NodeResourcesBalancedAllocation:
     name = NAME
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(
+        self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> None:
         check_args(self.name, args, ("resources",))
         self.resources = parse_resources(args.get("resources"))
 

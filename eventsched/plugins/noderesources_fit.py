@@ -16,11 +16,13 @@ import numpy as np
 
 from eventsched.framework import (
     ASSIGNED_POD_DELETE,
+    LEGACY_FEATURES,
     NODE_ADD,
     NODE_UPDATE,
     BatchFilterResult,
     ClusterEvent,
     CycleState,
+    Features,
     Handle,
     PluginArgsError,
     Status,
@@ -60,7 +62,9 @@ class NodeResourcesFit:
     #: Its Filter reads the node and the requested/allocatable columns only (RequestedOnlyFilter).
     filter_reads_requested_only = True
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(
+        self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> None:
         known = {"ignoredResources", "ignoredResourceGroups", "scoringStrategy"}
         unknown = set(args) - known
         if unknown:

@@ -6,11 +6,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from eventsched.framework import (
+    LEGACY_FEATURES,
     NODE_ADD,
     NODE_UPDATE,
     BatchFilterResult,
     ClusterEvent,
     CycleState,
+    Features,
     Handle,
     Status,
     check_args,
@@ -26,7 +28,9 @@ class NodeUnschedulable:
     #: Its Filter reads the node and the requested/allocatable columns only (RequestedOnlyFilter).
     filter_reads_requested_only = True
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(
+        self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> None:
         check_args(self.name, args)
 
     def events_to_register(self) -> Sequence[ClusterEvent]:

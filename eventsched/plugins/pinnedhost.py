@@ -20,10 +20,12 @@ from typing import Any
 import numpy as np
 
 from eventsched.framework import (
+    LEGACY_FEATURES,
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
     SKIP,
     CycleState,
+    Features,
     Handle,
     PluginArgsError,
     Status,
@@ -73,7 +75,9 @@ class PinnedHost:
 
     name = NAME
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(
+        self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> None:
         check_args(self.name, args, KNOWN_ARGS)
         self.handle = handle
         self.hosts: dict[str, int] = _hosts(args.get("hosts"))

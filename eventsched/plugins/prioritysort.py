@@ -5,13 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from eventsched.framework import Handle, QueuedPodInfo, check_args
+from eventsched.framework import LEGACY_FEATURES, Features, Handle, QueuedPodInfo, check_args
 
 
 class PrioritySort:
     name = "PrioritySort"
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(
+        self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> None:
         check_args(self.name, args)
 
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:

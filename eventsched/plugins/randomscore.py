@@ -19,7 +19,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from eventsched.framework import MAX_NODE_SCORE, CycleState, Handle, check_args
+from eventsched.framework import (
+    LEGACY_FEATURES,
+    MAX_NODE_SCORE,
+    CycleState,
+    Features,
+    Handle,
+    check_args,
+)
 from eventsched.model import Indexes, IntArray, NodeTable, Pod
 
 NAME = "RandomScore"
@@ -52,7 +59,9 @@ def scores_for(seed: int, hashes: _U64) -> IntArray:
 class RandomScore:
     name = NAME
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(
+        self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> None:
         check_args(self.name, args)
         self._table: NodeTable | None = None
         self._generation = -1

@@ -7,7 +7,7 @@ import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from eventsched.framework import Handle, Registry
+from eventsched.framework import LEGACY_FEATURES, Features, Handle, Registry
 from eventsched.model.customkinds import CUSTOM_KINDS, CustomKind
 from eventsched.plugins.defaultbinder import DefaultBinder
 from eventsched.plugins.defaultpreemption import DefaultPreemption
@@ -119,8 +119,10 @@ class Deferred:
     def plugin_class(self) -> Any:
         return getattr(importlib.import_module(self.module), self.name)
 
-    def __call__(self, args: Mapping[str, Any], handle: Handle) -> Any:
-        return self.plugin_class()(args, handle)
+    def __call__(
+        self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> Any:
+        return self.plugin_class()(args, handle, features)
 
     @property
     def custom_kinds(self) -> tuple[str, ...]:

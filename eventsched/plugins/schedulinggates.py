@@ -5,14 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from eventsched.framework import Handle, Status, check_args
+from eventsched.framework import LEGACY_FEATURES, Features, Handle, Status, check_args
 from eventsched.model import Pod
 
 
 class SchedulingGates:
     name = "SchedulingGates"
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(
+        self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> None:
         check_args(self.name, args)
 
     def pre_enqueue(self, pod: Pod) -> Status | None:

@@ -39,6 +39,7 @@ import numpy as np
 
 from eventsched.framework import (
     IDENTITY_KEY,
+    LEGACY_FEATURES,
     MAX_NODE_SCORE,
     NODE_ADD,
     NODE_DELETE,
@@ -47,6 +48,7 @@ from eventsched.framework import (
     ClusterEvent,
     Code,
     CycleState,
+    Features,
     Handle,
     PluginArgsError,
     PostFilterResult,
@@ -118,7 +120,9 @@ class Decision:
 class StickyNode:
     name = NAME
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(
+        self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> None:
         check_args(self.name, args, KNOWN_ARGS)
         self.handle = handle
         self.identity = _parse_identity(args.get("identity", DEFAULTS["identity"]))

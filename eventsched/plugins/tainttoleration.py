@@ -12,12 +12,14 @@ from typing import Any
 import numpy as np
 
 from eventsched.framework import (
+    LEGACY_FEATURES,
     MAX_NODE_SCORE,
     NODE_ADD,
     NODE_UPDATE,
     BatchFilterResult,
     ClusterEvent,
     CycleState,
+    Features,
     Handle,
     Status,
     check_args,
@@ -35,7 +37,9 @@ class TaintToleration:
     #: Its Filter reads the node and the requested/allocatable columns only (RequestedOnlyFilter).
     filter_reads_requested_only = True
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(
+        self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> None:
         check_args(self.name, args)
 
     def events_to_register(self) -> Sequence[ClusterEvent]:

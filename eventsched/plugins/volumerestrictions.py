@@ -27,6 +27,7 @@ import numpy as np
 
 from eventsched.framework import (
     ASSIGNED_POD_DELETE,
+    LEGACY_FEATURES,
     NODE_ADD,
     PVC_ADD,
     PVC_UPDATE,
@@ -34,6 +35,7 @@ from eventsched.framework import (
     BatchFilterResult,
     ClusterEvent,
     CycleState,
+    Features,
     Handle,
     PreFilterResult,
     Status,
@@ -107,7 +109,9 @@ def is_volume_conflict(volume: Mapping[str, Any], existing: Sequence[Mapping[str
 class VolumeRestrictions:
     name = NAME
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(
+        self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> None:
         check_args(NAME, args)
 
     def events_to_register(self) -> Sequence[ClusterEvent]:

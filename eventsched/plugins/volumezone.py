@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from eventsched.framework import (
+    LEGACY_FEATURES,
     NODE_ADD,
     NODE_UPDATE,
     PV_ADD,
@@ -37,6 +38,7 @@ from eventsched.framework import (
     BatchFilterResult,
     ClusterEvent,
     CycleState,
+    Features,
     Handle,
     PreFilterResult,
     Status,
@@ -84,7 +86,9 @@ class _Unresolvable(Exception):
 class VolumeZone:
     name = NAME
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(
+        self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> None:
         check_args(NAME, args)
 
     def events_to_register(self) -> Sequence[ClusterEvent]:

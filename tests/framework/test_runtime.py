@@ -57,7 +57,7 @@ class RejectNamed:
 
     name = "RejectNamed"
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(self, args: Mapping[str, Any], handle: Handle, features: object = None) -> None:
         self.nodes = set(args.get("nodes", []))
         self.code = Code.from_label(args.get("code", "Unschedulable"))
 
@@ -72,7 +72,7 @@ class ScoreByIndex:
 
     name = "ScoreByIndex"
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(self, args: Mapping[str, Any], handle: Handle, features: object = None) -> None:
         self.reverse = bool(args.get("reverse", False))
         self.out_of_range = bool(args.get("outOfRange", False))
 
@@ -101,7 +101,7 @@ class Recorder:
 
     name = "Recorder"
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(self, args: Mapping[str, Any], handle: Handle, features: object = None) -> None:
         self.calls: list[str] = []
         self.handle = handle
         self.permit_status = args.get("permit", "Success")
@@ -141,12 +141,12 @@ class Exploding:
 def registry() -> Registry:
     return Registry(
         {
-            "Sort": lambda args, h: Sort(),
+            "Sort": lambda args, h, f: Sort(),
             "RejectNamed": RejectNamed,
             "ScoreByIndex": ScoreByIndex,
-            "Constant": lambda args, h: Constant(),
+            "Constant": lambda args, h, f: Constant(),
             "Recorder": Recorder,
-            "Exploding": lambda args, h: Exploding(),
+            "Exploding": lambda args, h, f: Exploding(),
         }
     )
 
@@ -305,7 +305,7 @@ class FailingPreBind:
 
     name = "FailingPreBind"
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(self, args: Mapping[str, Any], handle: Handle, features: object = None) -> None:
         self.code = Code[args["code"]]
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:

@@ -719,6 +719,21 @@ class ApiServer:
         self._thread: threading.Thread | None = None
         #: Tracebacks of exceptions inside the emulator; the fixture fails the test on any.
         self.internal_errors: list[str] = []
+        #: What GET /version answers as gitVersion: the emulator serves v1.28's API.
+        self.git_version = "v1.28.0"
+
+    def version_info(self) -> dict[str, str]:
+        """GET /version's answer (version.Info), for `git_version`."""
+        major, minor = self.git_version.lstrip("v").split(".")[:2]
+        return {
+            "major": major,
+            "minor": minor,
+            "gitVersion": self.git_version,
+            "gitTreeState": "clean",
+            "goVersion": "go1.21.13",
+            "compiler": "gc",
+            "platform": "linux/amd64",
+        }
 
     # -- lifecycle ----------------------------------------------------------------
 
@@ -1593,6 +1608,9 @@ class _Handler(BaseHTTPRequestHandler):
                     failure_status(fault.status, fault.message, fault.reason),
                     headers,
                 )
+                return
+            if route is None and method == "GET" and url.path == "/version":
+                self._answer(record, 200, emulator.version_info())
                 return
             if route is None:
                 raise ApiError(404, "the server could not find the requested resource")

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 from kubernetes import client
 
 from eventsched.cli.runner import EXIT_LEASE_LOST, Runner
@@ -213,20 +214,26 @@ profiles: [{schedulerName: eventsched}]
 
 
 def start_process(
-    db_url: str, kubeconfig: Path, port: int, config: Path, log: Path | None = None
+    db_url: str,
+    kubeconfig: Path,
+    port: int,
+    config: Path,
+    log: Path | None = None,
+    extra: tuple[str, ...] = (),
 ) -> subprocess.Popen[str]:
-    """`eventsched run`; its output to `log` (appended) if given, else to a pipe, which the
-    caller must keep read: a full pipe blocks the process at its next log line."""
+    """`eventsched run` (with `extra` arguments); its output to `log` (appended) if given,
+    else to a pipe, which the caller must keep read: a full pipe blocks the process at its
+    next log line."""
     out = log.open("a") if log is not None else None
     try:
-        return _popen(db_url, kubeconfig, port, config, out)
+        return _popen(db_url, kubeconfig, port, config, out, extra)
     finally:
         if out is not None:
             out.close()  # the child has its own copy
 
 
 def _popen(
-    db_url: str, kubeconfig: Path, port: int, config: Path, out: Any
+    db_url: str, kubeconfig: Path, port: int, config: Path, out: Any, extra: tuple[str, ...] = ()
 ) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [
@@ -248,6 +255,7 @@ def _popen(
             f"127.0.0.1:{port}",
             "--secure-port",
             "0",
+            *extra,
         ],
         stdout=out if out is not None else subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -314,8 +322,17 @@ def test_run_binds_pods_serves_probes_and_a_crash_mid_run_binds_nothing_twice(
     assert any(e.data.get("reconciled") for e in store.read(kinds=["bound", "unreserved"]))
 
 
+@pytest.mark.parametrize(
+    ("extra", "waiting"),
+    [
+        # The version given, it waits for its lease, as kube-scheduler does.
+        (("--kubernetes-version", "1.28"), "cannot read the leader lease; retrying"),
+        # Not given, it waits for the API server to say its version first.
+        ((), "cannot read the API server's version; retrying"),
+    ],
+)
 def test_an_api_server_down_at_start_is_retried_not_a_silent_exit(
-    tmp_path: Path, db_url: str
+    tmp_path: Path, db_url: str, extra: tuple[str, ...], waiting: str
 ) -> None:
     """kube-scheduler keeps trying to acquire its lease while the API server is down.
 
@@ -330,12 +347,12 @@ def test_an_api_server_down_at_start_is_retried_not_a_silent_exit(
         "retryPeriod: 1s}\n"
     )
     down = kubeconfig(tmp_path, f"https://127.0.0.1:{free_port()}")
-    proc = start_process(db_url, down, free_port(), config)
+    proc = start_process(db_url, down, free_port(), config, extra=extra)
     assert proc.stdout is not None
     lines: list[str] = []
     deadline = time.monotonic() + 60
     try:
-        while sum("cannot read the leader lease; retrying" in line for line in lines) < 3:
+        while sum(waiting in line for line in lines) < 3:
             assert time.monotonic() < deadline, "no third retry:\n" + "".join(lines[-20:])
             line = proc.stdout.readline()
             assert line, f"eventsched exited ({proc.wait()}):\n" + "".join(lines[-20:])
@@ -347,6 +364,6 @@ def test_an_api_server_down_at_start_is_retried_not_a_silent_exit(
     lines += rest.splitlines(keepends=True)
     assert proc.returncode == 0
     records = [json.loads(line) for line in lines if line.strip()]  # every line is structured
-    retries = [r for r in records if r.get("event") == "cannot read the leader lease; retrying"]
+    retries = [r for r in records if r.get("event") == waiting]
     assert all(r["status"] == 0 and "no answer" in r["error"] for r in retries)  # says why
     assert not any("AttributeError" in json.dumps(r) for r in records)

@@ -104,7 +104,7 @@ class Meddle:
 
 def meddling(actions: dict[str, Callable[[Pod], None]]) -> tuple[Profile, Registry]:
     registry = in_tree_registry()
-    registry.register("Meddle", lambda args, handle: Meddle(actions))
+    registry.register("Meddle", lambda args, handle, features: Meddle(actions))
     return profile_with({"preBind": ("Meddle",)}), registry
 
 

@@ -54,7 +54,7 @@ class FailingPreBind:
 
     name = "FailingPreBind"
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(self, args: Mapping[str, Any], handle: Handle, features: object = None) -> None:
         self.fail = str(args.get("fail", "preBind"))
         self.reserved: list[str] = []
         self.unreserved: list[str] = []

@@ -185,7 +185,7 @@ class RecordsAtPreBind:
 
     name = "RecordsAtPreBind"
 
-    def __init__(self, args: object, handle: object) -> None:
+    def __init__(self, args: object, handle: object, features: object = None) -> None:
         return None
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:

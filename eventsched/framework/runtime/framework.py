@@ -92,7 +92,7 @@ class Framework:
         for name in profile.plugin_names():
             args = profile.plugin_args.get(name, {})
             try:
-                self.instances[name] = registry.factory(name)(args, handle)
+                self.instances[name] = registry.factory(name)(args, handle, profile.features)
             except PluginArgsError:
                 raise
             except (TypeError, ValueError) as exc:

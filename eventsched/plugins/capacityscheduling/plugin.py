@@ -33,8 +33,10 @@ from typing import Any
 
 from eventsched.framework import (
     ASSIGNED_POD_DELETE,
+    LEGACY_FEATURES,
     ClusterEvent,
     CycleState,
+    Features,
     FilterRunner,
     Handle,
     PostFilterResult,
@@ -85,7 +87,9 @@ class CapacityScheduling:
     custom_kinds = (ELASTIC_QUOTAS.kind,)
     counts_preemption_attempts = True
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(
+        self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> None:
         check_args(self.name, args)
         self.handle = handle
         self._filters: FilterRunner | None = None

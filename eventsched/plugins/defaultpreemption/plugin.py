@@ -15,7 +15,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from eventsched.framework import (
+    LEGACY_FEATURES,
     CycleState,
+    Features,
     FilterRunner,
     Handle,
     PostFilterResult,
@@ -46,7 +48,9 @@ class DefaultPreemption:
     name = NAME
     counts_preemption_attempts = True
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(
+        self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> None:
         self.args = parse_args(args)
         self.handle = handle
         self._filters: FilterRunner | None = None

@@ -26,12 +26,14 @@ from eventsched.framework import (
     ASSIGNED_POD_ADD,
     ASSIGNED_POD_DELETE,
     ASSIGNED_POD_UPDATE,
+    LEGACY_FEATURES,
     NODE_ADD,
     NODE_UPDATE,
     SKIP,
     BatchFilterResult,
     ClusterEvent,
     CycleState,
+    Features,
     Handle,
     PluginArgsError,
     Status,
@@ -60,7 +62,9 @@ _SCORE_KEY = "PreScore" + NAME
 class InterPodAffinity:
     name = NAME
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(
+        self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> None:
         check_args(NAME, args, ARGS)
         self.hard_pod_affinity_weight = _hard_pod_affinity_weight(args)
         self.ignore_preferred_terms_of_existing_pods = _ignore_preferred(args)

@@ -24,11 +24,13 @@ from typing import Any
 
 from eventsched.framework import (
     ASSIGNED_POD_DELETE,
+    LEGACY_FEATURES,
     MAX_NODE_SCORE,
     NODE_ADD,
     NODE_UPDATE,
     ClusterEvent,
     CycleState,
+    Features,
     Handle,
     NodeInfo,
     Status,
@@ -72,7 +74,9 @@ class NodeResourceTopologyMatch:
     #: when a profile enables the plugin.
     custom_kinds = (NODE_RESOURCE_TOPOLOGIES.kind,)
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(
+        self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> None:
         self.args = parse_args(args)
         self.strategy = self.args.strategy
         self.weights = self.args.weights

@@ -37,10 +37,12 @@ import numpy as np
 from eventsched.framework import (
     ASSIGNED_POD_DELETE,
     CSI_NODE_ADD,
+    LEGACY_FEATURES,
     SKIP,
     BatchFilterResult,
     ClusterEvent,
     CycleState,
+    Features,
     Handle,
     PreFilterResult,
     Status,
@@ -74,7 +76,9 @@ NAME = "NodeVolumeLimits"
 class NodeVolumeLimits:
     name = NAME
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(
+        self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> None:
         check_args(NAME, args)
         self._placed = PlacedVolumes(_placed_volumes)
         self._limits: dict[tuple[int, int, str], IntArray] = {}

@@ -57,11 +57,13 @@ import numpy as np
 
 from eventsched.framework import (
     ASSIGNED_POD_DELETE,
+    LEGACY_FEATURES,
     NODE_ADD,
     SKIP,
     BatchFilterResult,
     ClusterEvent,
     CycleState,
+    Features,
     Handle,
     PreFilterResult,
     Status,
@@ -178,7 +180,9 @@ class InTreeVolumeLimits:
     name: ClassVar[str]
     volume_type: ClassVar[VolumeType]
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(
+        self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> None:
         check_args(self.name, args)
         self._csi_nodes = CSINodeColumn()
         self._placed = PlacedVolumes(self._placed_volumes)

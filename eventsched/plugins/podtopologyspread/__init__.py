@@ -25,6 +25,7 @@ from eventsched.framework import (
     ASSIGNED_POD_ADD,
     ASSIGNED_POD_DELETE,
     ASSIGNED_POD_UPDATE,
+    LEGACY_FEATURES,
     NODE_ADD,
     NODE_DELETE,
     NODE_UPDATE,
@@ -32,6 +33,7 @@ from eventsched.framework import (
     BatchFilterResult,
     ClusterEvent,
     CycleState,
+    Features,
     Handle,
     PreFilterResult,
     Status,
@@ -65,7 +67,9 @@ ARGS = ("defaultConstraints", "defaultingType")
 class PodTopologySpread:
     name = NAME
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(
+        self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> None:
         check_args(self.name, args, ARGS)
         self.args = parse_args(args)
 

@@ -68,6 +68,7 @@ from eventsched.framework import (
     CSI_NODE_UPDATE,
     CSI_STORAGE_CAPACITY_ADD,
     CSI_STORAGE_CAPACITY_UPDATE,
+    LEGACY_FEATURES,
     NODE_ADD,
     NODE_UPDATE,
     PV_ADD,
@@ -80,6 +81,7 @@ from eventsched.framework import (
     BatchFilterResult,
     ClusterEvent,
     CycleState,
+    Features,
     Handle,
     PluginArgsError,
     PreFilterResult,
@@ -148,7 +150,9 @@ class _State:
 class VolumeBinding:
     name = NAME
 
-    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+    def __init__(
+        self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> None:
         check_args(NAME, args, ("bindTimeoutSeconds", "shape"))
         timeout = args.get("bindTimeoutSeconds", DEFAULT_BIND_TIMEOUT_SECONDS)
         if not isinstance(timeout, int) or isinstance(timeout, bool):

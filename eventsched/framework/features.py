@@ -1,0 +1,94 @@
+"""The Kubernetes version a profile decides as, and the feature gates that change its decisions.
+
+Upstream's plugins receive `feature.Features` (pkg/scheduler/framework/plugins/feature): one
+boolean per gate they read, copied from the process's gates when the framework is built.
+`Features` is the same thing, with the Kubernetes minor version beside it. A field's
+metadata names the upstream gate; its default is the gate's value in v1.28, the version
+eventsched decided as before it knew any other, so a profile built without features (and
+a log written before they were logged) decides as it always did.
+
+`eventsched.config.featuregates` builds one from a version and `--feature-gates`, with
+upstream's per-version defaults; a profile's `config_loaded` record carries it, so
+`replay` decides as the log says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+#: The version eventsched decided as before versions were chosen (and every log without one).
+LEGACY_VERSION = "1.28"
+
+
+def _gate(name: str, v128: bool) -> Any:
+    return field(default=v128, metadata={"gate": name})
+
+
+@dataclass(frozen=True, slots=True)
+class Features:
+    """The version decided as ("1.37") and the gates eventsched reads, by upstream name."""
+
+    version: str = LEGACY_VERSION
+    #: Pod-level `spec.resources` count as the pod's requests (1.32 alpha, 1.34 beta).
+    pod_level_resources: bool = _gate("PodLevelResources", False)
+    #: A resized pod counts the larger of its spec's and its allocated resources (1.27 alpha,
+    #: 1.33 beta, 1.35 GA).
+    in_place_pod_vertical_scaling: bool = _gate("InPlacePodVerticalScaling", False)
+
+    def since(self, minor: str) -> bool:
+        """Whether the version decided as is `minor` ("1.34") or newer: behaviour upstream
+        changed without a gate (a message, a tie-break) is keyed by the version."""
+        return _minor_number(self.version) >= _minor_number(minor)
+
+    @classmethod
+    def gate_names(cls) -> tuple[str, ...]:
+        """The upstream names of the gates these features carry, in field order."""
+        return tuple(f.metadata["gate"] for f in fields(cls) if "gate" in f.metadata)
+
+    def gates(self) -> dict[str, bool]:
+        """Each gate's value by its upstream name."""
+        return {f.metadata["gate"]: getattr(self, f.name) for f in _GATE_FIELDS}
+
+    def enabled(self, gate: str) -> bool:
+        """The value of the gate named `gate` (KeyError when these features do not carry it)."""
+        return bool(getattr(self, _FIELD_OF_GATE[gate]))
+
+    def with_gates(self, version: str, gates: Mapping[str, bool]) -> Features:
+        """These features at `version`, with the named gates set (others keep their value)."""
+        return replace(
+            self, version=version, **{_FIELD_OF_GATE[name]: bool(v) for name, v in gates.items()}
+        )
+
+    @property
+    def is_legacy(self) -> bool:
+        """Deciding as v1.28 did: what a record without features means."""
+        return self == LEGACY
+
+    def to_record(self) -> dict[str, Any]:
+        """What a profile's `config_loaded` record keeps (`kubernetesVersion`, `featureGates`)."""
+        return {"kubernetesVersion": self.version, "featureGates": self.gates()}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Features:
+        """The features a profile record names; v1.28's when it names none (an older log).
+
+        A gate the record names that these features do not carry is left out: it was
+        logged by an eventsched that read it, and this one decides without it.
+        """
+        version = record.get("kubernetesVersion")
+        if not version:
+            return LEGACY
+        gates = record.get("featureGates") or {}
+        known = {name: bool(v) for name, v in gates.items() if name in _FIELD_OF_GATE}
+        return LEGACY.with_gates(str(version), known)
+
+
+def _minor_number(version: str) -> int:
+    return int(version.split(".")[1])
+
+
+_GATE_FIELDS = tuple(f for f in fields(Features) if "gate" in f.metadata)
+_FIELD_OF_GATE = {f.metadata["gate"]: f.name for f in _GATE_FIELDS}
+LEGACY = Features()

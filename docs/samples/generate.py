@@ -409,6 +409,15 @@ LOGS = [
             "query-refused.txt": Sample(('eventsched query "DELETE FROM snapshots"',), stderr=True),
             "query-views.txt": Sample(("eventsched query --list-views",)),
             "simulate-symlink-loop.txt": Sample(("eventsched simulate manifests",), stderr=True),
+            "versions-refused.txt": Sample(
+                (
+                    "eventsched simulate --kubernetes-version 1.27 examples/cluster",
+                    "eventsched simulate --feature-gates PodLevelResource=true examples/cluster",
+                    "eventsched simulate --feature-gates InPlacePodVerticalScaling=false "
+                    "examples/cluster",
+                ),
+                stderr=True,
+            ),
             "query-unknown-view.txt": Sample(
                 ('eventsched query "SELECT * FROM decision"',), stderr=True
             ),

@@ -109,6 +109,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     kube.add_argument(
         "--kube-bin", metavar="DIR", help="directory of kube-apiserver and kube-scheduler"
     )
+    kube.add_argument(
+        "--kubernetes-version",
+        metavar="1.MINOR",
+        help="the control plane and kube-scheduler of this version, as tests/reference/build.sh "
+        "builds them (1.34, 1.37; 1.28: $EVENTSCHED_KUBE_BIN); eventsched decides as the API "
+        "server's version. Default: the binaries of --kube-bin or $EVENTSCHED_KUBE_BIN",
+    )
     kube.add_argument("--qps", type=float, default=5000, help="client QPS of both schedulers")
     kube.add_argument("--burst", type=int, default=5000, help="client burst of both schedulers")
     kube.add_argument("--rounds", type=int, default=1, help="runs of each scheduler")
@@ -271,7 +278,6 @@ def run_restart(args: argparse.Namespace, url: str) -> int:
 def run_kube(args: argparse.Namespace) -> int:
     if args.restarts is not None and args.rounds != 1:
         return refuse("--restarts K restarts each scheduler K times: not with --rounds")
-    from eventsched.benchmarks.kubebinaries import kube_binaries
     from eventsched.cli import benchkube
 
     workload = None if args.workload is None else benchkube.kube_workload(args.workload)
@@ -281,14 +287,8 @@ def run_kube(args: argparse.Namespace) -> int:
         return refuse("--workload is its own benchmark: not with --restarts or --shadow")
     if args.scheduler_cpus is not None and (args.restarts is not None or args.shadow):
         return refuse("--scheduler-cpus pins the scheduler of bench --kube [--workload] only")
-    binaries = kube_binaries(args.kube_bin)
+    binaries = _kube_binaries(args)
     if binaries is None:
-        print(
-            "eventsched: error: bench --kube needs kube-apiserver (and kube-scheduler, plain "
-            "or .xz) in the directory named by EVENTSCHED_KUBE_BIN or --kube-bin DIR, and etcd "
-            "on PATH (Debian/Ubuntu: apt-get install etcd-server)",
-            file=sys.stderr,
-        )
         return 2
     if args.restarts is not None:
         return run_kube_restarts(args, binaries)
@@ -300,6 +300,35 @@ def run_kube(args: argparse.Namespace) -> int:
     if workload is None:
         return benchkube.report(args, benchkube.plain_runs(args, binaries, url))
     return benchkube.report(args, benchkube.workload_runs(args, binaries, url, workload))
+
+
+def _kube_binaries(args: argparse.Namespace) -> KubeBinaries | None:
+    """The binaries `--kube-bin` (or $EVENTSCHED_KUBE_BIN) names, else those of
+    `--kubernetes-version`'s reference build; None, having said why, when there are none."""
+    from eventsched.benchmarks.kubebinaries import kube_binaries, reference_binaries
+
+    if args.kubernetes_version and not args.kube_bin:
+        from eventsched.config.featuregates import parse_version
+
+        minor = parse_version(args.kubernetes_version)
+        binaries = reference_binaries(minor)
+        if binaries is None:
+            print(
+                f"eventsched: error: bench --kube --kubernetes-version {minor} needs that "
+                f"version's binaries: run tests/reference/build.sh {minor} in a checkout "
+                "(or give --kube-bin DIR), and etcd on PATH",
+                file=sys.stderr,
+            )
+        return binaries
+    binaries = kube_binaries(args.kube_bin)
+    if binaries is None:
+        print(
+            "eventsched: error: bench --kube needs kube-apiserver (and kube-scheduler, plain "
+            "or .xz) in the directory named by EVENTSCHED_KUBE_BIN or --kube-bin DIR, and etcd "
+            "on PATH (Debian/Ubuntu: apt-get install etcd-server)",
+            file=sys.stderr,
+        )
+    return binaries
 
 
 def run_kube_restarts(args: argparse.Namespace, binaries: KubeBinaries) -> int:

@@ -83,9 +83,12 @@ def proxy(postgres_server: str) -> Iterator[TcpProxy]:
 
 
 def through(proxy: TcpProxy, url: str) -> str:
-    """`url` with the proxy as its server, tagged so the test can find its sessions."""
+    """`url` with the proxy as its server, tagged so the test can find its sessions, and
+    without TLS: the proxy finds a COMMIT in the bytes it forwards, and libpq's default
+    (`sslmode=prefer`) encrypts them where the server has a certificate (Debian's
+    postgresql package makes one)."""
     parsed = make_url(url).set(host="127.0.0.1", port=proxy.port)
-    parsed = parsed.update_query_dict({"application_name": APPLICATION_NAME})
+    parsed = parsed.update_query_dict({"application_name": APPLICATION_NAME, "sslmode": "disable"})
     return parsed.render_as_string(hide_password=False)
 
 

@@ -87,9 +87,15 @@ POD_PATHS: list[tuple[str | int, ...]] = [
     ("spec", "affinity", "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution"),
     ("spec", "schedulingGates"),
     ("spec", "topologySpreadConstraints"),
+    ("spec", "resources"),
+    ("spec", "resources", "requests"),
+    ("spec", "resources", "requests", "cpu"),
     ("status",),
     ("status", "phase"),
     ("status", "nominatedNodeName"),
+    ("status", "containerStatuses"),
+    ("status", "resources"),
+    ("status", "allocatedResources"),
 ]
 
 NODE_PATHS: list[tuple[str | int, ...]] = [
@@ -147,6 +153,7 @@ RICH_POD: dict[str, Any] = {
         ],
         "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}],
         "overhead": {"cpu": "10m"},
+        "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "2"}},
         "initContainers": [
             {"name": "init", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}},
             {"name": "side", "restartPolicy": "Always", "resources": {"requests": {"cpu": "50m"}}},
@@ -172,8 +179,23 @@ RICH_POD: dict[str, Any] = {
         "conditions": [
             {"type": "PodScheduled", "status": "True", "lastProbeTime": None},
             {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"},
+            {"type": "PodResizePending", "status": "True", "reason": "Deferred"},
         ],
-        "containerStatuses": [{"name": "c", "ready": True, "restartCount": 0}],
+        "containerStatuses": [
+            {
+                "name": "c",
+                "ready": True,
+                "restartCount": 0,
+                "allocatedResources": {"cpu": "250m", "memory": "64Mi"},
+                "resources": {"requests": {"cpu": "300m", "memory": "64Mi"}},
+            }
+        ],
+        "initContainerStatuses": [
+            {"name": "side", "allocatedResources": {"cpu": "50m"}, "resources": {}},
+        ],
+        "allocatedResources": {"cpu": "1", "memory": "1Gi"},
+        "resources": {"requests": {"cpu": "1", "memory": "1Gi"}},
+        "resize": "InProgress",
         "qosClass": "Guaranteed",
     },
 }

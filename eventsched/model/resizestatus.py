@@ -82,52 +82,40 @@ NO_RESIZE_STATUS = ResizeStatus()
 def resize_key(status: Mapping[str, Any]) -> bytes | None:
     """The resource part of `status` as text; None when it has none (a pending pod's);
     b"" when it cannot be written as JSON (read afresh every time, never kept)."""
-    containers = status.get("containerStatuses")
-    init = status.get("initContainerStatuses")
+    get = status.get
+    containers = _container_parts(get("containerStatuses"))
+    init = _container_parts(get("initContainerStatuses"))
     reason = _resize_pending_reason(status)
-    resize = status.get("resize")
-    allocated = status.get("allocatedResources")
-    resources = status.get("resources")
-    if not (
-        _any_resources(containers)
-        or _any_resources(init)
-        or reason is not None
-        or resize
-        or allocated is not None
-        or resources is not None
+    resize = get("resize")
+    allocated = get("allocatedResources")
+    resources = get("resources")
+    if (
+        not containers
+        and not init
+        and reason is None
+        and not resize
+        and allocated is None
+        and resources is None
     ):
         return None
     try:
-        return orjson.dumps(
-            [
-                _container_parts(containers),
-                _container_parts(init),
-                reason,
-                resize,
-                allocated,
-                resources,
-            ]
-        )
+        return orjson.dumps([containers, init, reason, resize, allocated, resources])
     except (TypeError, orjson.JSONEncodeError):
         return _UNMEMOIZABLE
 
 
-def _any_resources(statuses: Any) -> bool:
-    return isinstance(statuses, list) and any(
-        isinstance(s, Mapping)
-        and (s.get("allocatedResources") is not None or s.get("resources") is not None)
-        for s in statuses
-    )
-
-
 def _container_parts(statuses: Any) -> list[Any]:
+    """Each status's name and resources; [] when none reports resources."""
     if not isinstance(statuses, list):
         return []
-    return [
-        [s.get("name"), s.get("allocatedResources"), s.get("resources")]
-        for s in statuses
-        if isinstance(s, Mapping)
-    ]
+    parts = []
+    reported = False
+    for s in statuses:
+        if isinstance(s, Mapping):
+            allocated, resources = s.get("allocatedResources"), s.get("resources")
+            reported = reported or allocated is not None or resources is not None
+            parts.append([s.get("name"), allocated, resources])
+    return parts if reported else []
 
 
 def _resize_pending_reason(status: Mapping[str, Any]) -> str | None:

@@ -29,9 +29,11 @@ from eventsched.model.accounting import (
 from tests.fuzz.strategies import (
     NODE_PATHS,
     POD_PATHS,
+    RESOURCE_PATHS,
     RICH_NODE,
     RICH_POD,
     mutated,
+    resized_pod,
     valid_node,
     valid_pod,
 )
@@ -163,7 +165,14 @@ def same_either_way(kind: str, reader: Callable[[Any], Any], manifest: Any) -> N
 @given(mutated(valid_pod("odd"), POD_PATHS))
 def test_any_pod_reads_the_same_slim_or_whole(manifest: dict[str, Any]) -> None:
     same_either_way("Pod", Pod.from_manifest, manifest)
-    same_either_way("Pod", partial(Pod.from_manifest, accounting=ACCOUNTINGS[-3]), manifest)
+
+
+@given(mutated(resized_pod("odd"), RESOURCE_PATHS))
+def test_any_pod_counted_by_its_status_reads_the_same_slim_or_whole(
+    manifest: dict[str, Any],
+) -> None:
+    for accounting in ACCOUNTINGS:
+        same_either_way("Pod", partial(Pod.from_manifest, accounting=accounting), manifest)
 
 
 @given(mutated(valid_node("odd"), NODE_PATHS))

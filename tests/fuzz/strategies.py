@@ -87,15 +87,25 @@ POD_PATHS: list[tuple[str | int, ...]] = [
     ("spec", "affinity", "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution"),
     ("spec", "schedulingGates"),
     ("spec", "topologySpreadConstraints"),
+    ("status",),
+    ("status", "phase"),
+    ("status", "nominatedNodeName"),
+]
+
+#: What the accounting of v1.32+ reads besides: pod-level requests, a resized pod's status.
+RESOURCE_PATHS: list[tuple[str | int, ...]] = [
+    ("spec", "containers", 0, "resources", "requests", "cpu"),
+    ("spec", "initContainers"),
     ("spec", "resources"),
     ("spec", "resources", "requests"),
     ("spec", "resources", "requests", "cpu"),
     ("status",),
-    ("status", "phase"),
-    ("status", "nominatedNodeName"),
     ("status", "containerStatuses"),
+    ("status", "conditions"),
     ("status", "resources"),
+    ("status", "resources", "requests"),
     ("status", "allocatedResources"),
+    ("status", "resize"),
 ]
 
 NODE_PATHS: list[tuple[str | int, ...]] = [
@@ -239,6 +249,27 @@ def valid_pod(name: str) -> dict[str, Any]:
             ],
         },
     }
+
+
+def resized_pod(name: str) -> dict[str, Any]:
+    """A running pod with pod-level requests and a status that reports its resources."""
+    pod = valid_pod(name)
+    pod["spec"]["resources"] = {"requests": {"cpu": "300m"}}
+    pod["spec"]["initContainers"] = [{"name": "s", "restartPolicy": "Always"}]
+    pod["status"] = {
+        "phase": "Running",
+        "containerStatuses": [
+            {
+                "name": "c",
+                "allocatedResources": {"cpu": "200m"},
+                "resources": {"requests": {"cpu": "150m"}},
+            }
+        ],
+        "conditions": [{"type": "PodResizePending", "status": "True", "reason": "Infeasible"}],
+        "allocatedResources": {"cpu": "250m"},
+        "resources": {"requests": {"cpu": "250m"}},
+    }
+    return pod
 
 
 def valid_node(name: str) -> dict[str, Any]:

@@ -17,9 +17,11 @@ from eventsched.model import Node, Pod
 from tests.fuzz.strategies import (
     NODE_PATHS,
     POD_PATHS,
+    RESOURCE_PATHS,
     RICH_NODE,
     RICH_POD,
     mutated,
+    resized_pod,
     valid_node,
     valid_pod,
 )
@@ -61,7 +63,12 @@ def reads_back_as_itself(
 @given(mutated(valid_pod("odd"), POD_PATHS))
 def test_any_pod_the_model_reads_reads_back_as_itself(manifest: dict[str, Any]) -> None:
     reads_back_as_itself(Pod, manifest)
+
+
+@given(mutated(resized_pod("odd"), RESOURCE_PATHS))
+def test_any_pod_counted_as_v1_37_reads_back_as_itself(manifest: dict[str, Any]) -> None:
     reads_back_as_itself(Pod, manifest, accounting=features_for("1.37").accounting)
+    reads_back_as_itself(Pod, manifest, accounting=features_for("1.34").accounting)
 
 
 @given(mutated(valid_node("odd"), NODE_PATHS))

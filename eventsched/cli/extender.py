@@ -106,6 +106,7 @@ def _serve(
             request_threads=SchedulerOptions().binder_workers,
             custom_kinds=registry.custom_kinds(profile.plugin_names()),
             observer=metrics.api_request,
+            accounting=config.features.accounting,
         )
         scheduler = ExtenderScheduler(
             store,
@@ -114,6 +115,7 @@ def _serve(
             registry,
             SchedulerOptions(),
             metrics=metrics,
+            accounting=config.features.accounting,
         )
         state.scheduler = scheduler
         try:

@@ -245,6 +245,7 @@ class Runner:
             ),
             observer=self.metrics.api_request,
             prefetch=self.prefetch,
+            accounting=self.config.features.accounting,
         )
         self.prefetch = None
         scheduler = Scheduler(

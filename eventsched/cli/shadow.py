@@ -143,6 +143,7 @@ def _shadow(
                 name for profile in profiles for name in profile.plugin_names()
             ),
             observer=metrics.api_request,
+            accounting=config.features.accounting,
         )
         scheduler = ShadowScheduler(
             store,

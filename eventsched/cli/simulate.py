@@ -91,13 +91,17 @@ def run(args: argparse.Namespace) -> int:
 def _simulate(args: argparse.Namespace, store: EventStore) -> int:
     every = args.progress_every
     features = features_from_args(args)  # a wrong flag is refused before reading anything
+    # The pods count as the profiles will decide (the config's features are these).
+    accounting = features.accounting
     if args.nodes is not None:
-        loaded = generate_cluster(args.nodes, args.pods or 0, seed=args.seed)
+        loaded = generate_cluster(args.nodes, args.pods or 0, seed=args.seed, accounting=accounting)
     else:
         where = ", ".join(args.paths)
         with Progress(f"loading manifests from {where}", measure=BYTES, every=every) as reading:
             loaded = load_manifests(
-                args.paths, on_progress=lambda p: reading.update(p.bytes, p.total_bytes)
+                args.paths,
+                on_progress=lambda p: reading.update(p.bytes, p.total_bytes),
+                accounting=accounting,
             )
         _warn_skipped(loaded.skipped, loaded.unused)
     registry = full_registry()

@@ -25,6 +25,7 @@ from eventsched.cluster.naming import rfc3339
 from eventsched.cluster.priorities import PriorityClasses
 from eventsched.cluster.types import LoadedCluster
 from eventsched.model import Node, Pod
+from eventsched.model.accounting import LEGACY_ACCOUNTING, Accounting
 from eventsched.model.objects import REPLICA_SET, Workload
 from eventsched.model.selectors import LabelSelector
 
@@ -76,9 +77,14 @@ _REPLICAS = ((1, 3), (2, 4), (3, 4), (5, 3), (10, 2), (20, 1))
 
 
 def generate_cluster(
-    nodes: int, pods: int, seed: int = 0, scheduler_name: str = "eventsched"
+    nodes: int,
+    pods: int,
+    seed: int = 0,
+    scheduler_name: str = "eventsched",
+    accounting: Accounting = LEGACY_ACCOUNTING,
 ) -> LoadedCluster:
-    """`nodes` nodes and `pods` pending pods; equal arguments give an equal cluster.
+    """`nodes` nodes and `pods` pending pods; equal arguments give an equal cluster; the
+    pods' resources counted by `accounting` (the profiles' `Features.accounting`).
 
     With the ReplicaSets that own the pods as objects (`generate_manifests`
     writes only the pods: a ReplicaSet in a manifest stands for pods of its own).
@@ -96,7 +102,7 @@ def generate_cluster(
             key = (id(obj["spec"]), meta["ownerReferences"][0]["name"])
             values = parsed.get(key)
             if values is None:
-                first = Pod.from_manifest(obj)
+                first = Pod.from_manifest(obj, accounting=accounting)
                 values = parsed[key] = [getattr(first, name) for name in _POD_FIELDS]
             values[_UID], values[_NAME] = meta["uid"], meta["name"]
             values[_CREATED] = meta["creationTimestamp"]

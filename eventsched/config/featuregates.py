@@ -168,10 +168,31 @@ def effective_gates(
 
 
 def features_for(version: str, overrides: Mapping[str, bool] | None = None) -> Features:
-    """What a profile decides with at `version`, `--feature-gates` applied."""
+    """What a profile decides with at `version`, `--feature-gates` applied. A gate the
+    version no longer has because it graduated (GA, locked on, then removed) is on."""
     values = effective_gates(version, overrides or {})
     carried = {name: values[name] for name in Features.gate_names() if name in values}
+    carried.update(
+        (name, True)
+        for name in Features.gate_names()
+        if name not in values and graduated(name, version)
+    )
     return LEGACY.with_gates(version, carried)
+
+
+def graduated(gate: str, version: str) -> bool:
+    """Whether `gate`, unknown at `version`, was removed after it went GA locked on: an
+    older reference has it so at its own version (SidecarContainers: GA in 1.33, gone
+    by 1.37), and upstream's code then runs as if it were on."""
+    if gate in gate_specs(version):
+        return False
+    for reference in REFERENCES:
+        if _minor(reference) >= _minor(version):
+            break
+        spec = gate_specs(reference).get(gate)
+        if spec is not None and spec.default and spec.locked and spec.pre_release == GA:
+            return True
+    return False
 
 
 def features_from_flags(version_text: str | None, gates_text: str | None) -> Features:

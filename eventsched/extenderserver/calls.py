@@ -36,6 +36,7 @@ from eventsched.framework.servedverbs import (
     serve_prioritize,
 )
 from eventsched.model import Node, Pod
+from eventsched.model.accounting import LEGACY_ACCOUNTING, Accounting
 from eventsched.model.changes import ClusterChange
 from eventsched.model.errors import ManifestError
 from eventsched.scheduler import LoopTask
@@ -109,6 +110,7 @@ class ServedCalls:
         cluster: Cluster,
         post: Callable[[LoopTask], None],
         ready: Callable[[], bool],
+        accounting: Accounting = LEGACY_ACCOUNTING,
     ) -> None:
         #: The served profile's framework.
         self.fw = fw
@@ -121,6 +123,8 @@ class ServedCalls:
         #: Hands a task to the loop thread (Scheduler.post).
         self.post = post
         self.ready = ready
+        #: How the pods the calls carry count (the served profile's `Features.accounting`).
+        self.accounting = accounting
         #: The identity (StickyNode) the pod's last filter call gave it, for its `bound`.
         self.identities: dict[str, str] = {}
         #: The resourceVersion of each node object a `Nodes` call carried, once observed:
@@ -163,7 +167,7 @@ class ServedCalls:
 
     def _decide(self, call: Call, args: ExtenderArgs) -> None:
         try:
-            pod = Pod.from_manifest(args.pod, "ExtenderArgs.Pod")
+            pod = Pod.from_manifest(args.pod, "ExtenderArgs.Pod", self.accounting)
             nodes = [
                 (Node.from_manifest(n, "ExtenderArgs.Nodes.items"), _version(n))
                 for n in args.nodes or ()
@@ -198,7 +202,7 @@ class ServedCalls:
     def _preempt(self, call: Call, args: PreemptionArgs) -> None:
         """kube-scheduler's candidates narrowed by the profile (framework/servedpreempt.py)."""
         try:
-            pod = Pod.from_manifest(args.pod, "ExtenderPreemptionArgs.Pod")
+            pod = Pod.from_manifest(args.pod, "ExtenderPreemptionArgs.Pod", self.accounting)
         except (ManifestError, ValueError, TypeError) as exc:
             call.reply(error_result(call.verb, f"eventsched extender: {exc}"), False)
             return

@@ -16,6 +16,7 @@ from eventsched.events import EventStore
 from eventsched.extenderserver.calls import Call, ServedCalls
 from eventsched.framework import Profile, Registry
 from eventsched.metrics import SchedulerMetrics
+from eventsched.model.accounting import Accounting
 from eventsched.model.cache import Cache
 from eventsched.scheduler import Scheduler, SchedulerOptions
 from eventsched.scheduler.ports import Cluster
@@ -34,12 +35,16 @@ class ExtenderScheduler:
         options: SchedulerOptions | None = None,
         clock: Callable[[], float] = time.time,
         metrics: SchedulerMetrics | None = None,
+        accounting: Accounting | None = None,
     ) -> None:
+        """`accounting`: how the pods the calls carry count (default: as the served
+        profile's features say)."""
         self.scheduler = scheduler = Scheduler(
             store, cluster, profiles, registry, options, clock, metrics, queue_pending=False
         )
+        served = scheduler.profiles.first
         self.calls = ServedCalls(
-            scheduler.profiles.first,
+            served,
             scheduler.view,
             scheduler.handlers,
             scheduler.attempts,
@@ -48,6 +53,7 @@ class ExtenderScheduler:
             cluster,
             scheduler.post,
             lambda: scheduler.ready,
+            accounting if accounting is not None else served.profile.features.accounting,
         )
 
     @property

@@ -18,6 +18,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from eventsched.model.accounting import (
+    RESIZE_ACTUAL,
+    RESIZE_AGGREGATE,
+    RESIZE_ALLOCATED,
+    RESIZE_NONE,
+    RESIZE_PER_CONTAINER,
+    Accounting,
+)
+
 #: The version eventsched decided as before versions were chosen (and every log without one).
 LEGACY_VERSION = "1.28"
 
@@ -36,11 +45,38 @@ class Features:
     #: A resized pod counts the larger of its spec's and its allocated resources (1.27 alpha,
     #: 1.33 beta, 1.35 GA).
     in_place_pod_vertical_scaling: bool = _gate("InPlacePodVerticalScaling", False)
+    #: A pod's own `status.resources` and `status.allocatedResources` count when it is
+    #: resized (1.35 alpha, 1.36 beta).
+    in_place_pod_level_resources_vertical_scaling: bool = _gate(
+        "InPlacePodLevelResourcesVerticalScaling", False
+    )
+    #: Init containers with restartPolicy Always run beside the app containers (1.28
+    #: alpha, 1.29 beta, 1.33 GA, gate gone in 1.36: always on). Off, NodeResourcesFit
+    #: refuses a pod that has one.
+    sidecar_containers: bool = _gate("SidecarContainers", False)
 
     def since(self, minor: str) -> bool:
         """Whether the version decided as is `minor` ("1.34") or newer: behaviour upstream
         changed without a gate (a message, a tie-break) is keyed by the version."""
         return _minor_number(self.version) >= _minor_number(minor)
+
+    @property
+    def accounting(self) -> Accounting:
+        """How a pod's resources are counted at this version with these gates
+        (model/accounting.py names each rule and the version it came with)."""
+        minor = _minor_number(self.version)
+        return Accounting(
+            pod_level=self.pod_level_resources and minor >= 32,
+            resize=_resize_form(minor) if self.in_place_pod_vertical_scaling else RESIZE_NONE,
+            pod_level_resize=(
+                self.in_place_pod_level_resources_vertical_scaling
+                and self.in_place_pod_vertical_scaling
+                and minor >= 35
+            ),
+            non_missing=minor >= 32,
+            fit_score_skips_pod_level=minor >= 33,
+            sidecar_host_ports=minor >= 34,
+        )
 
     @classmethod
     def gate_names(cls) -> tuple[str, ...]:
@@ -87,6 +123,17 @@ class Features:
 
 def _minor_number(version: str) -> int:
     return int(version.split(".")[1])
+
+
+def _resize_form(minor: int) -> str:
+    """How a resized pod's status counts at a minor version (model/accounting.py)."""
+    if minor <= 31:
+        return RESIZE_ALLOCATED
+    if minor == 32:
+        return RESIZE_ACTUAL
+    if minor <= 36:
+        return RESIZE_PER_CONTAINER
+    return RESIZE_AGGREGATE
 
 
 _GATE_FIELDS = tuple(f for f in fields(Features) if "gate" in f.metadata)

@@ -11,8 +11,10 @@ from collections.abc import Mapping
 from dataclasses import field, fields, replace
 from typing import Any
 
+from eventsched.model.accounting import LEGACY_ACCOUNTING, Accounting
 from eventsched.model.containers import BEST_EFFORT, ContainerRequests
 from eventsched.model.errors import ManifestError
+from eventsched.model.podaccounting import accounted
 from eventsched.model.podspec import HostPort
 from eventsched.model.podspecfields import (
     DEFAULT_SCHEDULER_NAME,
@@ -22,6 +24,8 @@ from eventsched.model.podspecfields import (
     PREEMPT_LOWER_PRIORITY,
     PREEMPT_NEVER,
     TOPOLOGY_SPREAD,
+    SpecFields,
+    sidecar_host_ports,
     spec_fields,
 )
 from eventsched.model.resources import Resources
@@ -120,6 +124,14 @@ class Pod:
     init_containers: tuple[ContainerRequests, ...] = ()
     #: The QoS class (`v1qos.GetPodQOS`): Guaranteed, Burstable or BestEffort.
     qos: str = BEST_EFFORT
+    #: What NodeResourcesFit scores this pod with when it is not `requests` with
+    #: `non_zero` for cpu and memory: for a pod with pod-level requests, its
+    #: containers' (each lacking a cpu or memory request counting the default), as
+    #: v1.33+ Fit's scorer leaves pod-level resources out (model/podresources.py).
+    score_requests: Mapping[str, int] | None = None
+    #: The pod has a sidecar (an init container with restartPolicy Always): v1.28's
+    #: NodeResourcesFit refuses it while the SidecarContainers gate is off.
+    restartable_init: bool = False
     #: The message of the pod's PodScheduled=False condition (reason Unschedulable or
     #: SchedulerError): what its scheduler's last FailedScheduling Event said. Never
     #: logged with the pod and not compared: the shadow reads it (shadow/), the log
@@ -149,8 +161,14 @@ class Pod:
         return replace(self, annotations={k: v for k, v in self.annotations.items() if k in keys})
 
     @classmethod
-    def from_manifest(cls, obj: Mapping[str, Any], where: str = "Pod") -> Pod:
-        """Read a Pod object (API JSON or YAML manifest), naming the field that is wrong."""
+    def from_manifest(
+        cls,
+        obj: Mapping[str, Any],
+        where: str = "Pod",
+        accounting: Accounting = LEGACY_ACCOUNTING,
+    ) -> Pod:
+        """Read a Pod object (API JSON or YAML manifest), naming the field that is wrong;
+        its requests counted by `accounting` (v1.28's by default)."""
         meta = obj.get("metadata") or {}
         name = meta.get("name")
         if not name or not isinstance(name, str):
@@ -160,6 +178,14 @@ class Pod:
         spec = obj.get("spec") or {}
         status = obj.get("status") or {}
         fields = spec_fields(spec, where)
+        requests, non_zero, score_requests = fields.requests, fields.non_zero, None
+        host_ports = fields.host_ports
+        if accounting is not LEGACY_ACCOUNTING and not accounting.is_legacy:
+            counted = accounted(fields, status, accounting, where)
+            requests, non_zero = counted.requests, counted.non_zero
+            score_requests = counted.score_requests
+            if accounting.sidecar_host_ports:
+                host_ports = _with_sidecar_ports(fields, spec, where)
         owner = None
         for ref in meta.get("ownerReferences") or []:
             if ref.get("controller"):
@@ -173,8 +199,8 @@ class Pod:
             scheduler_name=fields.scheduler_name,
             node_name=str(spec.get("nodeName") or ""),
             priority=fields.priority,
-            requests=fields.requests,
-            non_zero=fields.non_zero,
+            requests=requests,
+            non_zero=non_zero,
             labels={str(k): str(v) for k, v in (meta.get("labels") or {}).items()},
             annotations={str(k): str(v) for k, v in (meta.get("annotations") or {}).items()},
             tolerations=fields.tolerations,
@@ -186,7 +212,7 @@ class Pod:
             terminal=status.get("phase") in TERMINAL_PHASES,
             deleting=bool(meta.get("deletionTimestamp")),
             nominated_node_name=str(status.get("nominatedNodeName") or ""),
-            host_ports=fields.host_ports,
+            host_ports=host_ports,
             images=fields.images,
             topology_spread=fields.topology_spread,
             volumes=fields.volumes,
@@ -197,6 +223,8 @@ class Pod:
             containers=fields.containers,
             init_containers=fields.init_containers,
             qos=fields.qos,
+            score_requests=score_requests,
+            restartable_init=fields.restartable_init,
             failed_scheduling=_failed_scheduling(status),
         )
 
@@ -246,6 +274,10 @@ class Pod:
             record["initContainers"] = [c.to_dict() for c in self.init_containers]
         if self.qos != BEST_EFFORT:
             record["qos"] = self.qos
+        if self.score_requests is not None:
+            record["scoreRequests"] = dict(self.score_requests)
+        if self.restartable_init:
+            record["restartableInit"] = True
         if self.owner is not None:
             record["owner"] = {
                 "kind": self.owner.kind,
@@ -292,11 +324,27 @@ class Pod:
                 ContainerRequests.from_dict(c) for c in record.get("initContainers", ())
             ),
             qos=str(record.get("qos", BEST_EFFORT)),
+            score_requests=_score_requests(record.get("scoreRequests")),
+            restartable_init=bool(record.get("restartableInit", False)),
         )
 
 
 _pod_fields = field_values(Pod)
 _NODE_NAME = [f.name for f in fields(Pod)].index("node_name")
+
+
+def _with_sidecar_ports(
+    fields: SpecFields, spec: Mapping[str, Any], where: str
+) -> tuple[HostPort, ...]:
+    """The sidecars' host ports, then the app containers' (`schedutil.GetHostPorts`)."""
+    sidecar_ports = fields.sidecar_ports
+    if sidecar_ports is None:  # a wrong port: read again to raise its error
+        sidecar_ports = sidecar_host_ports(spec.get("initContainers"), where)
+    return (*sidecar_ports, *fields.host_ports) if sidecar_ports else fields.host_ports
+
+
+def _score_requests(raw: Any) -> dict[str, int] | None:
+    return None if raw is None else {str(k): int(v) for k, v in raw.items()}
 
 
 def _failed_scheduling(status: Mapping[str, Any]) -> str:

@@ -14,7 +14,7 @@ that have them and, like a Pod's, never changed in place.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -66,6 +66,23 @@ class SpecFields:
     containers: tuple[ContainerRequests, ...]
     init_containers: tuple[ContainerRequests, ...]
     qos: str
+    #: Whether each init container is a sidecar (restartPolicy Always), in spec order.
+    sidecars: tuple[bool, ...] = ()
+    #: `spec.overhead`, parsed.
+    overhead: Resources = field(default_factory=dict)
+    #: `spec.resources` as given (read only by the accounting of pod-level resources).
+    pod_resources: Any = None
+    #: The sidecars' host ports (v1.34 on they are the pod's); None when one is not a
+    #: port number (refused only where they count).
+    sidecar_ports: tuple[HostPort, ...] | None = ()
+    #: What the pod counts for under an accounting other than v1.28's, by the accounting
+    #: and the resource part of the status (model/podaccounting.py keeps it).
+    accounted: dict[Any, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def restartable_init(self) -> bool:
+        """The pod has a sidecar (`hasRestartableInitContainer`)."""
+        return any(self.sidecars)
 
 
 _memo: dict[bytes, SpecFields] = {}
@@ -159,7 +176,30 @@ def read_spec(spec: Mapping[str, Any], where: str) -> SpecFields:
             for c, (r, _) in zip(init_specs, init, strict=True)
         ),
         qos=qos,
+        sidecars=tuple(sidecar for _, sidecar in init),
+        overhead=overhead,
+        pod_resources=spec.get("resources"),
+        sidecar_ports=_sidecar_ports(init_specs, where),
     )
+
+
+def sidecar_host_ports(init_specs: Any, where: str) -> tuple[HostPort, ...]:
+    """The host ports of the sidecar init containers (ManifestError when one is wrong)."""
+    sidecars = [
+        c if isinstance(c, Mapping) and c.get("restartPolicy") == "Always" else {}
+        for c in init_specs or []
+    ]
+    if not any(sidecars):
+        return ()
+    return host_ports(sidecars, where, "spec.initContainers")
+
+
+def _sidecar_ports(init_specs: list[Any], where: str) -> tuple[HostPort, ...] | None:
+    """As `sidecar_host_ports`, None when one is wrong: v1.28 does not read them."""
+    try:
+        return sidecar_host_ports(init_specs, where)
+    except ManifestError:
+        return None
 
 
 def _preemption_policy(spec: Mapping[str, Any], where: str) -> str:

@@ -8,6 +8,7 @@ counts). This mirrors what kube-scheduler's `framework.Resource` keeps.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from decimal import ROUND_CEILING, Decimal, InvalidOperation
 
@@ -37,6 +38,8 @@ def _parse(value: str | int | float) -> Decimal:
     if isinstance(value, bool):
         raise QuantityError(f"{value!r} is not a quantity")
     if isinstance(value, int | float):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise QuantityError(f"{value!r} is not a quantity")  # YAML's .inf, .nan
         return Decimal(str(value))
     text = str(value).strip()
     match = _QUANTITY.match(text)

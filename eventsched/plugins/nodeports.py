@@ -1,4 +1,4 @@
-"""NodePorts: the host ports a pod asks for must be free on the node (kube-scheduler v1.28).
+"""NodePorts: the host ports a pod asks for must be free on the node.
 
 PreFilter returns Skip when the pod asks for no host port (upstream since
 v1.28), so most pods never reach Filter. Filter rejects, as Unschedulable,
@@ -7,7 +7,9 @@ port and protocol on the same host IP, or on any IP when either side binds
 0.0.0.0 (`HostPortInfo.CheckConflict`, i.e. `HostPort.conflicts`).
 
 A node's used ports are the union of the host ports of the pods placed on
-it, as `NodeInfo.UsedPorts` collects them from the regular containers. They
+it, as `NodeInfo.UsedPorts` collects them from the regular containers (and
+from v1.34, kubernetes#132040, the sidecar init containers: `Pod.host_ports`
+holds them when the pod is read with that version's accounting). They
 come from an index rebuilt only when the table changed (`table.generation`)
 and only when a pod that asks for host ports is being scheduled: nodes that
 hold the same set of ports share one code, each distinct set is judged once

@@ -4,6 +4,12 @@ Filter compares the pod's requests with each node's free room as one array
 operation per resource; a node short of several resources carries all the
 reasons, in upstream's order (pods, cpu, memory, ephemeral-storage, extended).
 Score implements the three upstream strategies on the same arrays.
+
+By version: from v1.34 (kubernetes#131345) a node whose allocatable is less than
+the pod asks for of a resource rejects it UnschedulableAndUnresolvable (preemption
+cannot help there); while the SidecarContainers gate is off a pod with a sidecar is
+refused, in Filter up to v1.29 and in PreFilter from v1.30; and from v1.33 the pod
+is scored as its containers ask, pod-level requests left out (`Pod.score_requests`).
 """
 
 from __future__ import annotations
@@ -37,6 +43,9 @@ from eventsched.model.resources import (
 )
 
 NAME = "NodeResourcesFit"
+SIDECARS_DISABLED = (
+    "Pod has a restartable init container and the SidecarContainers feature is disabled"
+)
 _STATE_KEY = "PreFilterNodeResourcesFit"
 STRATEGIES = ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")
 MAX_UTILIZATION = 100
@@ -87,6 +96,11 @@ class NodeResourcesFit:
         self.shape: list[tuple[int, int]] = []
         if self.strategy == "RequestedToCapacityRatio":
             self.shape = _shape(strategy.get("requestedToCapacityRatio") or {})
+        #: A request beyond a node's allocatable is UnschedulableAndUnresolvable (v1.34).
+        self.unresolvable = features.since("1.34")
+        #: Sidecars refused (SidecarContainers off), in PreFilter from v1.30, else in Filter.
+        self.refuse_sidecars = not features.sidecar_containers
+        self.refuse_sidecars_in_pre_filter = features.since("1.30")
 
     def events_to_register(self) -> Sequence[ClusterEvent]:
         return (NODE_ADD, NODE_UPDATE, ASSIGNED_POD_DELETE)
@@ -96,6 +110,8 @@ class NodeResourcesFit:
     def pre_filter(
         self, state: CycleState, pod: Pod, table: NodeTable
     ) -> tuple[None, Status | None]:
+        if self.refuse_sidecars and self.refuse_sidecars_in_pre_filter and pod.restartable_init:
+            return None, Status.unresolvable(SIDECARS_DISABLED)
         requests = {r: v for r, v in pod.requests.items() if v > 0}
         extended = sorted(
             r
@@ -113,6 +129,10 @@ class NodeResourcesFit:
     def filter_batch(
         self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
     ) -> BatchFilterResult:
+        if self.refuse_sidecars and not self.refuse_sidecars_in_pre_filter and pod.restartable_init:
+            # v1.28 Filter: before reading PreFilter's state, on every node.
+            failed = np.zeros(len(rows), dtype=np.int64)
+            return BatchFilterResult(failed, [Status.unresolvable(SIDECARS_DISABLED)])
         request: PodRequest = state.get(_STATE_KEY) or PodRequest({}, ())
         allocatable = table.allocatable[rows]
         requested = table.requested[rows]
@@ -120,22 +140,32 @@ class NodeResourcesFit:
         assert pods_col is not None
         reasons = ["Too many pods"]
         mask = (requested[:, pods_col] + 1 > allocatable[:, pods_col]).astype(np.int64)
+        # Bit 0 of `key` is "some resource is beyond the node's allocatable" (v1.34).
+        unresolvable = np.zeros(len(rows), dtype=bool)
         for bit, resource in enumerate(request.checked, start=1):
             reasons.append(f"Insufficient {resource}")
             col = table.column(resource)
+            amount = request.requests[resource]
             if col is None:
                 short = np.ones(len(rows), dtype=bool)
+                beyond = short
             else:
-                short = allocatable[:, col] - requested[:, col] < request.requests[resource]
+                short = allocatable[:, col] - requested[:, col] < amount
+                beyond = short & (allocatable[:, col] < amount)
             mask |= short.astype(np.int64) << bit
+            if self.unresolvable:
+                unresolvable |= beyond
         if not mask.any():
             return BatchFilterResult.passing(len(rows))
+        key = mask << 1 | unresolvable.astype(np.int64)
         verdict = np.full(len(rows), -1, dtype=np.int64)
         statuses: list[Status] = []
-        for value in np.unique(mask[mask != 0]):
-            which = tuple(reasons[b] for b in range(len(reasons)) if int(value) >> b & 1)
-            verdict[mask == value] = len(statuses)
-            statuses.append(Status.unschedulable(*which))
+        for value in np.unique(key[mask != 0]):
+            bits = int(value) >> 1
+            which = tuple(reasons[b] for b in range(len(reasons)) if bits >> b & 1)
+            verdict[key == value] = len(statuses)
+            make = Status.unresolvable if int(value) & 1 else Status.unschedulable
+            statuses.append(make(*which))
         return BatchFilterResult(verdict, statuses)
 
     # -- score ------------------------------------------------------------------
@@ -181,6 +211,8 @@ class NodeResourcesFit:
         self, resource: str, pod: Pod, table: NodeTable, rows: Indexes
     ) -> tuple[IntArray, IntArray]:
         """Allocatable and requested-with-this-pod; cpu and memory count non-zero defaults."""
+        if pod.score_requests is not None:
+            return self._containers_scoring_columns(resource, pod.score_requests, table, rows)
         col = table.column(resource)
         if col is None or (
             pod.requests.get(resource, 0) == 0 and is_scalar_resource_name(resource)
@@ -195,6 +227,23 @@ class NodeResourcesFit:
         if resource == MEMORY:
             return allocatable, table.non_zero_requested[rows, 1] + pod.non_zero[1]
         return allocatable, table.requested[rows, col] + pod.requests.get(resource, 0)
+
+    def _containers_scoring_columns(
+        self, resource: str, asked: Mapping[str, int], table: NodeTable, rows: Indexes
+    ) -> tuple[IntArray, IntArray]:
+        """As `_scoring_columns`, the pod counted by `Pod.score_requests` (the node by
+        its non-zero and plain requests as ever)."""
+        col = table.column(resource)
+        amount = asked.get(resource, 0)
+        if col is None or (amount == 0 and is_scalar_resource_name(resource)):
+            zeros = np.zeros(len(rows), dtype=np.int64)
+            return zeros, zeros
+        allocatable = table.allocatable[rows, col]
+        if resource == CPU:
+            return allocatable, table.non_zero_requested[rows, 0] + amount
+        if resource == MEMORY:
+            return allocatable, table.non_zero_requested[rows, 1] + amount
+        return allocatable, table.requested[rows, col] + amount
 
     def _broken_linear(self, utilization: IntArray) -> IntArray:
         shape = self.shape

@@ -11,24 +11,42 @@ from __future__ import annotations
 import types
 import typing
 from collections.abc import Callable, Iterator, Mapping
+from functools import partial
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import given
 
 from eventsched.cluster.kube import slim
+from eventsched.config.featuregates import REFERENCES, features_for
 from eventsched.model import Node, Pod
+from eventsched.model.accounting import (
+    RESIZE_ACTUAL,
+    RESIZE_ALLOCATED,
+    Accounting,
+)
 from tests.fuzz.strategies import (
     NODE_PATHS,
     POD_PATHS,
+    RESOURCE_PATHS,
     RICH_NODE,
     RICH_POD,
     mutated,
+    resized_pod,
     valid_node,
     valid_pod,
 )
 
 Path = tuple[str, ...]
+
+#: Each reference version's accounting, and the older resize forms (v1.27-v1.32 read
+#: `status.resize`): every field any of them reads must be kept.
+ACCOUNTINGS = [
+    *(features_for(v, {"InPlacePodVerticalScaling": True}).accounting for v in REFERENCES),
+    Accounting(resize=RESIZE_ALLOCATED),
+    Accounting(resize=RESIZE_ACTUAL, non_missing=True),
+]
 EVERY_KEY = "*"  # a mapping read whole (iterated)
 ITEM = "[]"  # an element of a list
 
@@ -90,9 +108,13 @@ def kept(struct: Any, path: Path) -> bool:
     return False
 
 
-def test_every_field_the_scheduler_reads_of_a_pod_is_kept() -> None:
-    read = paths_read(Pod.from_manifest, RICH_POD) | set(ADAPTER_READS)
+@pytest.mark.parametrize("accounting", ACCOUNTINGS, ids=str)
+def test_every_field_the_scheduler_reads_of_a_pod_is_kept(accounting: Accounting) -> None:
+    reader = partial(Pod.from_manifest, accounting=accounting)
+    read = paths_read(reader, RICH_POD) | set(ADAPTER_READS)
     assert ("spec", "containers", ITEM, "resources") in read  # the recording works
+    if accounting.uses_status:
+        assert ("status", "containerStatuses", ITEM, "allocatedResources") in read
     missing = sorted(p for p in read if not kept(slim._Pod, p))
     assert missing == []
 
@@ -110,7 +132,11 @@ def test_what_no_decision_reads_is_left_out() -> None:
     assert "managedFields" not in pod["metadata"] and "qosClass" not in pod["status"]
     assert set(pod["spec"]["containers"][0]) == {"name", "image", "resources", "ports"}
     assert pod["status"]["conditions"] == RICH_POD["status"]["conditions"]  # nulls kept
-    assert Pod.from_manifest(pod) == Pod.from_manifest(RICH_POD)
+    assert set(pod["status"]["containerStatuses"][0]) == {"name", "allocatedResources", "resources"}
+    for accounting in ACCOUNTINGS:
+        assert Pod.from_manifest(pod, accounting=accounting) == Pod.from_manifest(
+            RICH_POD, accounting=accounting
+        )
     (node,) = slim.list_decoder("Node")(orjson.dumps({"items": [RICH_NODE]}))["items"]
     assert set(node["status"]) == {"capacity", "allocatable", "images"}
     assert Node.from_manifest(node) == Node.from_manifest(RICH_NODE)
@@ -139,6 +165,14 @@ def same_either_way(kind: str, reader: Callable[[Any], Any], manifest: Any) -> N
 @given(mutated(valid_pod("odd"), POD_PATHS))
 def test_any_pod_reads_the_same_slim_or_whole(manifest: dict[str, Any]) -> None:
     same_either_way("Pod", Pod.from_manifest, manifest)
+
+
+@given(mutated(resized_pod("odd"), RESOURCE_PATHS))
+def test_any_pod_counted_by_its_status_reads_the_same_slim_or_whole(
+    manifest: dict[str, Any],
+) -> None:
+    for accounting in ACCOUNTINGS:
+        same_either_way("Pod", partial(Pod.from_manifest, accounting=accounting), manifest)
 
 
 @given(mutated(valid_node("odd"), NODE_PATHS))

@@ -11,6 +11,7 @@ from eventsched.config.featuregates import (
     effective_gates,
     features_for,
     gate_specs,
+    graduated,
     parse_feature_gates,
     parse_version,
 )
@@ -158,3 +159,34 @@ def test_every_profile_of_a_configuration_decides_as_its_version(tmp_path) -> No
     assert {p.features for p in config.profiles} == {features}
     default = read_config(None, full_registry(), features)
     assert [p.features for p in default.profiles] == [features]
+
+
+@pytest.mark.parametrize(
+    ("version", "sidecars", "pod_level_resize"),
+    [
+        # SidecarContainers: alpha 1.28, beta (on) 1.29, GA locked 1.33, gone by 1.37 (then
+        # always on: graduated). InPlacePodLevelResourcesVerticalScaling: alpha 1.35, beta
+        # (on) 1.36 (pkg/features/kube_features.go, v1.34.4 and v1.37.2).
+        ("1.28", False, False),
+        ("1.29", True, False),
+        ("1.34", True, False),
+        ("1.35", True, False),
+        ("1.36", True, True),
+        ("1.37", True, True),
+    ],
+)
+def test_the_accounting_gates_take_upstreams_defaults(
+    version: str, sidecars: bool, pod_level_resize: bool
+) -> None:
+    features = features_for(version)
+    assert features.sidecar_containers is sidecars
+    assert features.in_place_pod_level_resources_vertical_scaling is pod_level_resize
+
+
+def test_a_gate_removed_after_ga_is_on_and_cannot_be_set() -> None:
+    assert "SidecarContainers" not in gate_specs("1.37")
+    assert graduated("SidecarContainers", "1.37")
+    assert not graduated("SidecarContainers", "1.34")  # still a gate there
+    assert not graduated("InPlacePodLevelResourcesVerticalScaling", "1.34")  # not yet one
+    with pytest.raises(VersionError, match="unrecognized feature gate: SidecarContainers"):
+        features_for("1.37", {"SidecarContainers": False})

@@ -92,6 +92,22 @@ POD_PATHS: list[tuple[str | int, ...]] = [
     ("status", "nominatedNodeName"),
 ]
 
+#: What the accounting of v1.32+ reads besides: pod-level requests, a resized pod's status.
+RESOURCE_PATHS: list[tuple[str | int, ...]] = [
+    ("spec", "containers", 0, "resources", "requests", "cpu"),
+    ("spec", "initContainers"),
+    ("spec", "resources"),
+    ("spec", "resources", "requests"),
+    ("spec", "resources", "requests", "cpu"),
+    ("status",),
+    ("status", "containerStatuses"),
+    ("status", "conditions"),
+    ("status", "resources"),
+    ("status", "resources", "requests"),
+    ("status", "allocatedResources"),
+    ("status", "resize"),
+]
+
 NODE_PATHS: list[tuple[str | int, ...]] = [
     ("metadata",),
     ("metadata", "name"),
@@ -147,6 +163,7 @@ RICH_POD: dict[str, Any] = {
         ],
         "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}],
         "overhead": {"cpu": "10m"},
+        "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "2"}},
         "initContainers": [
             {"name": "init", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}},
             {"name": "side", "restartPolicy": "Always", "resources": {"requests": {"cpu": "50m"}}},
@@ -172,8 +189,23 @@ RICH_POD: dict[str, Any] = {
         "conditions": [
             {"type": "PodScheduled", "status": "True", "lastProbeTime": None},
             {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"},
+            {"type": "PodResizePending", "status": "True", "reason": "Deferred"},
         ],
-        "containerStatuses": [{"name": "c", "ready": True, "restartCount": 0}],
+        "containerStatuses": [
+            {
+                "name": "c",
+                "ready": True,
+                "restartCount": 0,
+                "allocatedResources": {"cpu": "250m", "memory": "64Mi"},
+                "resources": {"requests": {"cpu": "300m", "memory": "64Mi"}},
+            }
+        ],
+        "initContainerStatuses": [
+            {"name": "side", "allocatedResources": {"cpu": "50m"}, "resources": {}},
+        ],
+        "allocatedResources": {"cpu": "1", "memory": "1Gi"},
+        "resources": {"requests": {"cpu": "1", "memory": "1Gi"}},
+        "resize": "InProgress",
         "qosClass": "Guaranteed",
     },
 }
@@ -217,6 +249,27 @@ def valid_pod(name: str) -> dict[str, Any]:
             ],
         },
     }
+
+
+def resized_pod(name: str) -> dict[str, Any]:
+    """A running pod with pod-level requests and a status that reports its resources."""
+    pod = valid_pod(name)
+    pod["spec"]["resources"] = {"requests": {"cpu": "300m"}}
+    pod["spec"]["initContainers"] = [{"name": "s", "restartPolicy": "Always"}]
+    pod["status"] = {
+        "phase": "Running",
+        "containerStatuses": [
+            {
+                "name": "c",
+                "allocatedResources": {"cpu": "200m"},
+                "resources": {"requests": {"cpu": "150m"}},
+            }
+        ],
+        "conditions": [{"type": "PodResizePending", "status": "True", "reason": "Infeasible"}],
+        "allocatedResources": {"cpu": "250m"},
+        "resources": {"requests": {"cpu": "250m"}},
+    }
+    return pod
 
 
 def valid_node(name: str) -> dict[str, Any]:

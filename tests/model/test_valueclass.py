@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from mypy import api as mypy_api
 
+from eventsched.model.accounting import Accounting
 from eventsched.model.containers import ContainerRequests
 from eventsched.model.pod import OwnerRef, Pod
 from eventsched.model.taints import Toleration
@@ -51,8 +52,10 @@ MANIFEST = {
             }
         ],
         "initContainers": [
-            {"name": "init", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}
+            {"name": "init", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}},
+            {"name": "side", "restartPolicy": "Always"},
         ],
+        "resources": {"requests": {"cpu": "2"}},
     },
     "status": {
         "phase": "Running",
@@ -70,9 +73,13 @@ MANIFEST = {
 }
 
 
+#: v1.34's: pod-level resources count (and NodeResourcesFit scores the containers').
+V134 = Accounting(pod_level=True, non_missing=True, fit_score_skips_pod_level=True)
+
+
 @pytest.fixture
 def pod() -> Pod:
-    return Pod.from_manifest(MANIFEST)
+    return Pod.from_manifest(MANIFEST, accounting=V134)
 
 
 def test_every_field_of_the_sample_pod_differs_from_its_default(pod: Pod) -> None:

@@ -30,6 +30,7 @@ from eventsched.cluster.kube.rest import RequestObserver, Rest, TransportError, 
 from eventsched.cluster.kube.slim import slim_decoders
 from eventsched.cluster.kube.volumes import VolumeRequests
 from eventsched.model import Node, Pod
+from eventsched.model.accounting import LEGACY_ACCOUNTING, Accounting
 from eventsched.model.changes import BindOutcome, ChangeType, ClusterChange
 from eventsched.model.customkinds import CUSTOM_KINDS, CustomKind
 from eventsched.model.objects import ClusterObject
@@ -76,12 +77,14 @@ class KubeCluster:
         custom_kinds: Collection[str] = (),
         observer: RequestObserver | None = None,
         prefetch: Prefetch | None = None,
+        accounting: Accounting = LEGACY_ACCOUNTING,
     ) -> None:
         """`request_threads`: the caller's threads that send requests through this cluster
         at once (the binders); `custom_kinds`: the custom kinds to watch as well, by name
         (`Registry.custom_kinds`: those the profiles' plugins read), as model/customkinds.py
         declares them; `observer`: told of every request (the rest_client metrics);
-        `prefetch`: the nodes' and pods' first lists, already asked for (`first_lists`)."""
+        `prefetch`: the nodes' and pods' first lists, already asked for (`first_lists`);
+        `accounting`: how a pod's resources count (the profiles' `Features.accounting`)."""
         connection = connection or ClientConnection()
         # A keep-alive connection for each: a connection returned to a full pool is
         # dropped, and the next request pays a new TLS handshake.
@@ -90,6 +93,7 @@ class KubeCluster:
         self._rest = Rest(api.configuration, pool_size)
         self._rest.observer = observer
         self._schedulers = frozenset(scheduler_names)
+        self._accounting = accounting
         self._limiter = rate_limiter(connection)
         self._on_change: OnChange | None = None
         self._stopped = threading.Event()
@@ -283,7 +287,7 @@ class KubeCluster:
         return handle
 
     def _pod(self, event_type: str, obj: dict[str, Any]) -> None:
-        pod = to_pod(obj)
+        pod = to_pod(obj, self._accounting)
         if pod is None:
             return
         if not pod.node_name and pod.scheduler_name not in self._schedulers:

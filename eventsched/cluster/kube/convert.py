@@ -13,15 +13,17 @@ from typing import Any
 import structlog
 
 from eventsched.model import Node, Pod
+from eventsched.model.accounting import LEGACY_ACCOUNTING, Accounting
 from eventsched.model.errors import ManifestError
 from eventsched.model.objects import ClusterObject, object_from_manifest
 
 log = structlog.get_logger(__name__)
 
 
-def to_pod(data: dict[str, Any]) -> Pod | None:
+def to_pod(data: dict[str, Any], accounting: Accounting = LEGACY_ACCOUNTING) -> Pod | None:
+    """The pod, its resources counted by `accounting`; None (reported) when unreadable."""
     try:
-        return Pod.from_manifest(data)
+        return Pod.from_manifest(data, accounting=accounting)
     except (ManifestError, ValueError, TypeError, AttributeError) as exc:
         meta = data.get("metadata") or {}
         log.warning(

@@ -67,14 +67,31 @@ class _PodSpec(TypedDict, total=False):
     topologySpreadConstraints: Any
     volumes: Any
     preemptionPolicy: Any
+    #: Pod-level resources (PodLevelResources, v1.34 accounting).
+    resources: Any
+
+
+class _ContainerStatus(TypedDict, total=False):
+    """What a resized container reports (the v1.33+ accounting of a resized pod)."""
+
+    name: Any
+    allocatedResources: Any
+    resources: Any
 
 
 class _PodStatus(TypedDict, total=False):
     phase: Any
     nominatedNodeName: Any
     startTime: Any
-    #: PodScheduled (the recorder's condition updates) and DisruptionTarget.
+    #: PodScheduled (the recorder's condition updates), DisruptionTarget and PodResizePending.
     conditions: Any
+    containerStatuses: list[_ContainerStatus] | None
+    initContainerStatuses: list[_ContainerStatus] | None
+    #: The pod's own allocated and actual resources (InPlacePodLevelResourcesVerticalScaling).
+    allocatedResources: Any
+    resources: Any
+    #: Infeasible marks a resize the node cannot take (v1.27-v1.32).
+    resize: Any
 
 
 class _Pod(TypedDict, total=False):

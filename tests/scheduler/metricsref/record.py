@@ -1,12 +1,13 @@
-"""Record kube-scheduler v1.28.0's metric families from a real scrape (run by hand).
+"""Record a kube-scheduler's metric families from a real scrape (run by hand).
 
     python -m tests.scheduler.metricsref.record [--kube-bin DIR]
+    python -m tests.scheduler.metricsref.record --kube-bin ~/.cache/eventsched/reference/v1.37.2
 
 One etcd + kube-apiserver and kube-scheduler (from --kube-bin, /work/shared/kube by
 default) with its default profile; two 2-cpu nodes, 30 small pods (so that the 10% of
 cycles that sample plugin durations are surely met), a pod that fits nowhere (an
 unschedulable pod and a preemption attempt) and a high-priority pod that preempts one
-(victims). Writes kube-scheduler-v1.28.0.json next to this file: each family's type,
+(victims). Writes kube-scheduler-<its version>.json next to this file: each family's type,
 HELP, label names and buckets as the scrape shows them (families.py), and the families
 the scrape cannot show because nothing observed them (`SOURCE_ONLY`, read off v1.28's
 pkg/scheduler/metrics/metrics.go).
@@ -34,9 +35,14 @@ from tests.differential.record import (
 from tests.scheduler.metricsref.families import families
 
 REFERENCE = Path(__file__).with_name("kube-scheduler-v1.28.0.json")
+
+
+def reference(version: str) -> Path:
+    """The recorded families of kube-scheduler `version` ("v1.37.2")."""
+    return Path(__file__).with_name(f"kube-scheduler-{version}.json")
 PODS = 30
 #: The whole scrape, for reading the label values (not committed).
-RAW = Path("/tmp/kube-scheduler-v1.28.0.metrics")
+RAW = Path("/tmp/kube-scheduler.metrics")
 BUCKETS_1MS_X2_15 = [0.001 * 2**i for i in range(15)] + [float("inf")]
 #: Observed only after a preemption, and in the sampled cycles (flushed once a second).
 AWAITED = ("scheduler_preemption_victims", "scheduler_plugin_execution_duration_seconds")
@@ -102,7 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print(f"now in the scrape, drop from SOURCE_ONLY: {missing}", file=sys.stderr)
     document = {"scheduler": version, "families": {**SOURCE_ONLY, **recorded}}
-    REFERENCE.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
+    written = reference(version.split()[-1])
+    written.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {written.name}")
     print(f"{len(recorded)} families from the scrape, {len(SOURCE_ONLY)} from the source")
     print(f"(the whole scrape: {RAW})")
     return 0

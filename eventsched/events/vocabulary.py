@@ -78,9 +78,11 @@ DECISION_KINDS: dict[str, str] = {
     "error?}; nothing is evicted by eventsched",
     "evicted": "one victim of a `preempted` decision, after the API answered; uid/namespace/"
     "name = the victim, node column = its node, attempt = the preemptor's attempt; data: "
-    "{preemptor{uid, namespace, name}, outcome: deleted|gone|rejected|failed|abandoned, code, "
-    "reason?, reconciled?} (gone: the victim no longer existed; rejected: it was waiting on "
-    "Permit and was rejected instead; failed: the API refused, reason says why, and the "
+    "{preemptor{uid, namespace, name}, outcome: deleted|gone|rejected|preemptedInMemory|"
+    "failed|abandoned, code, reason?, reconciled?} (gone: the victim no longer existed; "
+    "rejected: it was waiting on Permit and was rejected instead; preemptedInMemory: v1.37, "
+    "it was waiting on Permit and its wait was ended with an Error instead; failed: the API "
+    "refused, reason says why, and the "
     "decision's other victims are left alone; abandoned: a starting process found the "
     "preemptor gone or placed and evicted nothing; reconciled: settled by a starting process "
     "for a decision its predecessor did not finish)",

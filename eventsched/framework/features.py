@@ -36,6 +36,9 @@ class Features:
     #: A resized pod counts the larger of its spec's and its allocated resources (1.27 alpha,
     #: 1.33 beta, 1.35 GA).
     in_place_pod_vertical_scaling: bool = _gate("InPlacePodVerticalScaling", False)
+    #: The conditions the scheduler writes (PodScheduled, DisruptionTarget) carry the pod's
+    #: metadata.generation as observedGeneration (1.33 alpha, 1.34 beta, 1.35 GA).
+    pod_observed_generation_tracking: bool = _gate("PodObservedGenerationTracking", False)
 
     def since(self, minor: str) -> bool:
         """Whether the version decided as is `minor` ("1.34") or newer: behaviour upstream

@@ -379,4 +379,8 @@ def selection_reason(data: Mapping[str, Any]) -> str:
     if data.get("score") is None:
         return "only one feasible node"
     ties = int(data.get("tieCount", 1) or 1)
-    return "highest score" if ties == 1 else f"tie between {ties} nodes broken by seed"
+    if ties == 1:
+        return "highest score"
+    if data.get("tieBreak") == "heap":
+        return f"tie between {ties} nodes broken by kube-scheduler's heap order"
+    return f"tie between {ties} nodes broken by seed"

@@ -231,7 +231,8 @@ def _render_attempt(number: int, a: AttemptExplanation, max_rejections: int) -> 
         sel = a.selection or {}
         why = sel.get("reason", "")
         if sel.get("tieCount", 1) > 1:
-            why += f" (seed {sel.get('seed')}; tied: {', '.join(sel.get('ties', []))})"
+            by = "heap order" if sel.get("tieBreak") == "heap" else f"seed {sel.get('seed')}"
+            why += f" ({by}; tied: {', '.join(sel.get('ties', []))})"
         score = f" with score {sel['score']}" if sel.get("score") is not None else ""
         out.append(f"  Selected {a.selected}{score}: {why}")
     for step in a.steps:

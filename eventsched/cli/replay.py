@@ -18,8 +18,9 @@ from eventsched.cli.database import open_reader
 from eventsched.cli.progress import progress_bar
 from eventsched.cli.timebounds import FORMS, bound_parser
 from eventsched.config.file import load_config
-from eventsched.events import ChainReport
+from eventsched.events import ChainReport, EventReader
 from eventsched.events.slices import SliceOrigin, read_origin
+from eventsched.framework import LEGACY_FEATURES, Features, Profile
 from eventsched.plugins import full_registry
 
 
@@ -178,15 +179,28 @@ def describe(selection: Selection) -> str:
     return "attempts " + ", ".join(parts) if parts else ""
 
 
+def _recorded_features(reader: EventReader) -> Features:
+    """The Kubernetes version and gates of the last profile the log put in force (v1.28's
+    when it has none)."""
+    last = None
+    for event in reader.read(kinds=["config_loaded"]):
+        last = event
+    if last is None:
+        return LEGACY_FEATURES
+    return Profile.from_record(last.data["profile"]).features
+
+
 def _when(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat()
 
 
 def run_counterfactual(args: argparse.Namespace) -> int:
     registry = full_registry()
-    config = load_config(args.config, registry)
     reader = open_reader(args.db)
     try:
+        # The file decides as the version the log was recorded at (its last profile's):
+        # the same configuration must then change nothing.
+        config = load_config(args.config, registry, _recorded_features(reader))
         with _positions(reader.last_position()) as advance:
             report = counterfactual(reader, registry, config.profiles, advance)
     finally:

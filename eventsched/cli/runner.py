@@ -27,7 +27,7 @@ from eventsched.cluster.kube.prefetch import Prefetch
 from eventsched.config.file import SchedulerConfig
 from eventsched.events import EventStore, EventStoreError, SchemaOutdatedError, check_schema
 from eventsched.events.chainwatch import ChainCheck, ChainWatch
-from eventsched.framework import Registry
+from eventsched.framework import Features, Registry
 from eventsched.metrics import SchedulerMetrics
 from eventsched.scheduler import Scheduler, SchedulerOptions
 
@@ -246,6 +246,7 @@ class Runner:
             observer=self.metrics.api_request,
             prefetch=self.prefetch,
             accounting=self.config.features.accounting,
+            observed_generation_tracking=_observed_generation_gate(self.config.features),
         )
         self.prefetch = None
         scheduler = Scheduler(
@@ -279,3 +280,9 @@ class Runner:
             log.error("leaderelection lost; exiting so that a restart rejoins as a candidate")
             return EXIT_LEASE_LOST
         return 0
+
+
+def _observed_generation_gate(features: Features) -> bool | None:
+    """PodObservedGenerationTracking as the cluster is told it: None before v1.34, whose
+    kube-scheduler writes no observedGeneration (cluster/kube/observedgeneration.py)."""
+    return features.pod_observed_generation_tracking if features.since("1.34") else None

@@ -78,9 +78,11 @@ DECISION_KINDS: dict[str, str] = {
     "error?}; nothing is evicted by eventsched",
     "evicted": "one victim of a `preempted` decision, after the API answered; uid/namespace/"
     "name = the victim, node column = its node, attempt = the preemptor's attempt; data: "
-    "{preemptor{uid, namespace, name}, outcome: deleted|gone|rejected|failed|abandoned, code, "
-    "reason?, reconciled?} (gone: the victim no longer existed; rejected: it was waiting on "
-    "Permit and was rejected instead; failed: the API refused, reason says why, and the "
+    "{preemptor{uid, namespace, name}, outcome: deleted|gone|rejected|preemptedInMemory|"
+    "failed|abandoned, code, reason?, reconciled?} (gone: the victim no longer existed; "
+    "rejected: it was waiting on Permit and was rejected instead; preemptedInMemory: v1.37, "
+    "it was waiting on Permit and its wait was ended with an Error instead; failed: the API "
+    "refused, reason says why, and the "
     "decision's other victims are left alone; abandoned: a starting process found the "
     "preemptor gone or placed and evicted nothing; reconciled: settled by a starting process "
     "for a decision its predecessor did not finish)",
@@ -88,10 +90,12 @@ DECISION_KINDS: dict[str, str] = {
     "top[{node, total}], skipped[] (PreScore returned Skip), summary{max,min,mean}}: raw and "
     "normalized are aligned with top (the top K nodes, best first), weighted = normalized x "
     "weight (logs before migration 0004 kept scores[{node, plugin, raw, normalized, weighted}])",
-    "selected": "a node was chosen; node column set; data: {score, tieCount?} (score null: "
-    "the only feasible node; the tied nodes are the first tieCount of scored's top, the tie "
-    "broken by attempt_started's seed; logs before 2026-11-25 also wrote seed and reason, "
-    "and extender calls write reason)",
+    "selected": "a node was chosen; node column set; data: {score, tieCount?, tieBreak?} "
+    "(score null: the only feasible node; the tied nodes are the first tieCount of scored's "
+    'top, the tie broken by attempt_started\'s seed, or, tieBreak "heap" (v1.37), by '
+    "kube-scheduler's heap order over the scored nodes, a node an extender scored drawing its "
+    "Randomizer from that seed; logs before 2026-11-25 also wrote seed and reason, and "
+    "extender calls write reason)",
     "reserved": "Reserve succeeded and the pod is assumed on the node; node column set; "
     "data: {plugins[], identity?, volumes?[{name, claimRef{namespace, name, uid}} | "
     "{claimRef{namespace, name, uid}, selectedNode}]} (identity: the one a plugin such as "

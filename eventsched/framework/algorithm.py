@@ -7,13 +7,13 @@ snapshot and must get the same answer. Each stage records its decision.
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from eventsched.framework.cycle_state import CycleState
+from eventsched.framework.diagnosis import Diagnosis, FitError
 from eventsched.framework.extenders.cycle import (
     add_extender_scores,
     has_extender_filters,
@@ -29,8 +29,11 @@ from eventsched.framework.status import Status
 from eventsched.model import Indexes, NodeTable, Pod
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
+#: What v1.34 and later put in UnschedulablePlugins when an extender rejected a node.
+EXTENDER_NAME = "Extender"
+#: `selected`'s tieBreak when v1.37's heap broke a tie (absent: the seed's draw did).
+HEAP_TIE_BREAK = "heap"
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
-NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
 #: Fewest nodes evaluated per filter pass before checking whether enough are feasible.
 FILTER_CHUNK = 128
 
@@ -45,62 +48,6 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
     pct = min(pct, 100)
     num = num_all_nodes * pct // 100
     return max(num, MIN_FEASIBLE_NODES_TO_FIND)
-
-
-@dataclass(slots=True)
-class Diagnosis:
-    num_all_nodes: int
-    rejections: list[Rejection] = field(default_factory=list)
-    #: Status of nodes a PreFilter result left out, and how many there were.
-    absent_status: Status | None = None
-    absent_count: int = 0
-    #: Whether the absent nodes count in the message: they do when PreFilter rejected
-    #: the pod (every node has its status), not when a PreFilter result left them out
-    #: (kube-scheduler v1.28 does not report those nodes at all).
-    absent_in_message: bool = True
-    pre_filter_msg: str = ""
-    post_filter_msg: str = ""
-    unschedulable_plugins: set[str] = field(default_factory=set)
-
-    @property
-    def rejected(self) -> int:
-        return sum(len(r) for r in self.rejections)
-
-    def reason_histogram(self) -> Counter[str]:
-        counts: Counter[str] = Counter()
-        for rejection in self.rejections:
-            for status, n in zip(rejection.statuses, rejection.counts(), strict=True):
-                if not n:
-                    continue  # a status a plugin offered but gave no node: not in the message
-                for reason in status.reasons:
-                    counts[reason] += int(n)
-        if self.absent_status is not None and self.absent_count and self.absent_in_message:
-            for reason in self.absent_status.reasons:
-                counts[reason] += self.absent_count
-        return counts
-
-    def message(self) -> str:
-        """`FitError.Error()`, character for character."""
-        msg = NO_NODE_AVAILABLE_MSG.format(self.num_all_nodes) + ":"
-        if self.pre_filter_msg:
-            msg += f" {self.pre_filter_msg}."
-        else:
-            histogram = sorted(f"{n} {reason}" for reason, n in self.reason_histogram().items())
-            if histogram:
-                msg += f" {', '.join(histogram)}."
-        if self.post_filter_msg:
-            msg += f" {self.post_filter_msg}."
-        return msg
-
-
-class FitError(Exception):
-    """No node fits the pod; `next_start_index` is where the next attempt starts looking."""
-
-    def __init__(self, pod: Pod, diagnosis: Diagnosis, next_start_index: int) -> None:
-        self.pod = pod
-        self.diagnosis = diagnosis
-        self.next_start_index = next_start_index
-        super().__init__(diagnosis.message())
 
 
 class SchedulingError(Exception):
@@ -175,17 +122,18 @@ def schedule_pod(
         scores = add_extender_scores(fw, state, pod, table, scores)
     ranking = rank(scores)
     record_scores(state, table, scores, fw.profile.score_breakdown_top_k, state.skip_score, ranking)
-    row = select_host(scores, ranking, state.seed)
-    state.record(
-        "selected",
-        {
-            "score": ranking.best,
-            # The tied nodes are the first tieCount of `scored`'s top (stable order): not
-            # written twice.
-            "tieCount": ranking.tied,
-        },
-        node=table.names[row],
-    )
+    by_heap = fw.profile.features.since("1.37")
+    row = select_host(scores, ranking, state.seed, by_heap)
+    selected: dict[str, Any] = {
+        "score": ranking.best,
+        # The tied nodes are the first tieCount of `scored`'s top (stable order): not
+        # written twice.
+        "tieCount": ranking.tied,
+    }
+    if by_heap and ranking.tied > 1:
+        # v1.37 broke the tie by its heap's order, not by the seed (sortednodes.py).
+        selected["tieBreak"] = HEAP_TIE_BREAK
+    state.record("selected", selected, node=table.names[row])
     return ScheduleResult(table.names[row], evaluated, len(feasible), next_start, scores, diagnosis)
 
 
@@ -197,9 +145,11 @@ def _find_nodes_that_fit(
     fw: Framework, state: CycleState, pod: Pod, table: NodeTable, start: int
 ) -> _Feasible:
     num_all = len(table)
-    diagnosis = Diagnosis(num_all_nodes=num_all)
+    features = fw.profile.features
+    modern = features.since("1.34")
+    diagnosis = Diagnosis(num_all_nodes=num_all, features=features)
     pre_result, status, plugins = fw.run_pre_filter(state, pod, table)
-    diagnosis.unschedulable_plugins = set(plugins) if not status.is_success else set()
+    diagnosis.unschedulable_plugins = _pre_filter_plugins(status, plugins, modern)
     if fw.plugins_at("preFilter"):
         data: dict[str, Any] = prefilter_skips(fw.plugins_at("preFilter"), state.skip_filter)
         if pre_result is not None and pre_result.node_names is not None:
@@ -228,7 +178,7 @@ def _find_nodes_that_fit(
 
     if pre_result is not None and pre_result.node_names is not None:
         unknown = sorted(n for n in pre_result.node_names if table.row_of(n) is None)
-        if unknown:
+        if unknown and not modern:
             # kube-scheduler v1.28 looks each name up in its snapshot and fails the
             # attempt with the lookup's error (later versions skip the name).
             _raise_error(Status.as_error(f'nodeinfo not found for node name "{unknown[0]}"'), start)
@@ -240,7 +190,7 @@ def _find_nodes_that_fit(
             f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]"
         )
         diagnosis.absent_count = num_all - len(candidates)
-        diagnosis.absent_in_message = False
+        diagnosis.absent_in_message = modern
         order_start = 0
     else:
         candidates = np.arange(num_all, dtype=np.intp)
@@ -294,8 +244,15 @@ def _find_nodes_that_fit(
         if len(rejection):
             diagnosis.unschedulable_plugins.add(rejection.plugin)
     if fw.extenders:
-        # After the plugins' verdicts; v1.28 names no plugin for an extender's rejections.
+        # After the plugins' verdicts; v1.28 names no plugin for an extender's rejections,
+        # later versions name "Extender" when one rejected a node (kubernetes#122019).
+        before = len(feasible)
         feasible = _pass_extenders(fw, state, pod, table, feasible, diagnosis, start + processed)
+        if modern and len(feasible) != before:
+            diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
+    if modern and diagnosis.absent_status is not None:
+        # `NumAllNodes - NodeToStatus.Len()`: every node without a status of its own.
+        diagnosis.absent_count = diagnosis.counted_absent
     _record_filtered(
         state,
         table,
@@ -307,6 +264,19 @@ def _find_nodes_that_fit(
         first.record() if first is not None else None,
     )
     return _Feasible(feasible, diagnosis, processed, num_to_find)
+
+
+def _pre_filter_plugins(status: Status, narrowing: set[str], modern: bool) -> set[str]:
+    """The plugins PreFilter makes the pod unschedulable by. v1.28 (as eventsched decided):
+    the rejecting one, or those whose node sets did not intersect. v1.34 and later: the
+    plugins that narrowed the nodes, whatever the outcome, and the rejecting one
+    (`Diagnosis.AddPluginStatus`)."""
+    if not modern:
+        return set(narrowing) if not status.is_success else set()
+    plugins = set(narrowing)
+    if status.is_rejected and status.plugin:
+        plugins.add(status.plugin)
+    return plugins
 
 
 def _pass_extenders(

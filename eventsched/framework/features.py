@@ -54,6 +54,9 @@ class Features:
     #: alpha, 1.29 beta, 1.33 GA, gate gone in 1.36: always on). Off, NodeResourcesFit
     #: refuses a pod that has one.
     sidecar_containers: bool = _gate("SidecarContainers", False)
+    #: The conditions the scheduler writes (PodScheduled, DisruptionTarget) carry the pod's
+    #: metadata.generation as observedGeneration (1.33 alpha, 1.34 beta, 1.35 GA).
+    pod_observed_generation_tracking: bool = _gate("PodObservedGenerationTracking", False)
 
     def since(self, minor: str) -> bool:
         """Whether the version decided as is `minor` ("1.34") or newer: behaviour upstream

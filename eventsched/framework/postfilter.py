@@ -9,8 +9,8 @@ and, when a plugin preempts, `preempted` with its decision.
 
 from __future__ import annotations
 
-from eventsched.framework.algorithm import Diagnosis
 from eventsched.framework.cycle_state import CycleState
+from eventsched.framework.diagnosis import Diagnosis
 from eventsched.framework.runtime import Framework
 from eventsched.framework.types import PostFilterResult
 from eventsched.model import NodeTable, Pod
@@ -31,12 +31,7 @@ def run_post_filter(
     `preempted` is recorded: the caller records the result where it compares it."""
     if not fw.plugins_at("postFilter"):
         return None
-    names = table.names
-    statuses = {names[row]: status for r in diagnosis.rejections for row, status in r.status_of()}
-    if diagnosis.absent_in_message and diagnosis.absent_status is not None:
-        # PreFilter rejected the pod: v1.28 gives every node its status "so that they
-        # can be handled in the preemption" (nodes a PreFilter result left out get none).
-        statuses = dict.fromkeys(names, diagnosis.absent_status)
+    statuses = diagnosis.post_filter_statuses(table)
     result, status = fw.run_post_filter(state, pod, statuses)
     state.record(
         "post_filtered",
@@ -46,8 +41,9 @@ def run_post_filter(
         },
         plugin=status.plugin or None,
     )
-    if not status.is_success and status.message:
-        diagnosis.post_filter_msg = status.message
+    # `PostFilterMsg = status.Message()` whatever the code: since v1.37 a successful
+    # preemption says where it found room (no v1.28 or v1.34 PostFilter says anything then).
+    diagnosis.post_filter_msg = status.message
     if result is not None and result.record and not dry_run:
         state.record(
             "preempted",

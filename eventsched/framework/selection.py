@@ -1,9 +1,12 @@
 """Selection: the scored nodes ranked, the `scored` record, and the host chosen among the best.
 
-kube-scheduler's `selectHost` keeps the highest total and breaks ties by reservoir
-sampling; here the tie is broken by the attempt's recorded seed (`tiebreak.draw`: what
-numpy's default generator draws from it), so replay chooses the same node. The ranking
-(a stable sort of the totals) is made once and read by both the record and the choice.
+kube-scheduler's `selectHost` (v1.28, v1.34) keeps the highest total and breaks ties by
+reservoir sampling; here the tie is broken by the attempt's recorded seed (`tiebreak.draw`:
+what numpy's default generator draws from it), so replay chooses the same node. v1.37 takes
+the top of a heap instead (sortednodes.py): without extenders no randomness is involved,
+and the `Randomizer` of a node an extender scored is drawn from the same recorded seed, so
+replay chooses the same node there too. The ranking (a stable sort of the totals) is made
+once and read by both the record and the choice.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import numpy as np
 from eventsched.framework.runtime import ScoreTable
 from eventsched.framework.scoredrecord import scored_data
 from eventsched.framework.sink import DecisionSink
+from eventsched.framework.sortednodes import randomizer, select_by_heap
 from eventsched.framework.tiebreak import draw
 from eventsched.model import Indexes, NodeTable
 
@@ -75,10 +79,24 @@ def record_scores(
     )
 
 
-def select_host(scores: ScoreTable, ranking: Ranking, seed: int) -> int:
-    """Highest total wins; ties are broken by the attempt's recorded seed (upstream: reservoir
-    sampling), drawing among the tied rows in row order."""
+def select_host(scores: ScoreTable, ranking: Ranking, seed: int, by_heap: bool = False) -> int:
+    """Highest total wins. A tie is broken, up to v1.34, by the attempt's recorded seed
+    (upstream: reservoir sampling), drawing among the tied rows in row order; from v1.37
+    (`by_heap`) as `NewSortedScoredNodes(...).Pop()` breaks it (sortednodes.py)."""
     if ranking.tied == 1:
         return int(scores.rows[ranking.order[0]])
+    if by_heap:
+        return int(scores.rows[heap_choice(scores, seed)])
     tied = scores.rows[ranking.order[: ranking.tied]]
     return int(tied[draw(seed, ranking.tied)])
+
+
+def heap_choice(scores: ScoreTable, seed: int) -> int:
+    """The position in `scores` v1.37's heap puts on top: the nodes in scoring order, each
+    an extender scored with a `Randomizer` drawn from the seed, the others with 0."""
+    totals = scores.totals.tolist()
+    marked = scores.extender_scored
+    if marked is None:
+        return select_by_heap(totals)
+    randomizers = [randomizer(seed, i) if m else 0 for i, m in enumerate(marked.tolist())]
+    return select_by_heap(totals, randomizers)

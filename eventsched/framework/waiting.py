@@ -47,6 +47,16 @@ class WaitingPod:
                 self._status = Status(Code.UNSCHEDULABLE, (message,), plugin)
                 self._done.set()
 
+    def preempt(self, plugin: str, message: str) -> bool:
+        """v1.37's `waitingPod.Preempt`: stop the wait with an Error (the pod goes back to
+        be retried, not marked unschedulable); False when a verdict was given already."""
+        with self._lock:
+            if self._status is not None:
+                return False
+            self._status = Status(Code.ERROR, (message,), plugin, RuntimeError(message))
+            self._done.set()
+            return True
+
     def wait(self) -> Status:
         """Block the binding cycle until the verdict; a deadline passing is a rejection."""
         while True:

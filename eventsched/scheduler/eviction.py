@@ -20,13 +20,13 @@ and the preemptor of one it finishes waits for its victims' deletion (`await_vic
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import structlog
 
-from eventsched.framework import Handle
+from eventsched.framework import LEGACY_FEATURES, Features, Handle
 from eventsched.metrics import SchedulerMetrics
 from eventsched.model import Pod
 from eventsched.model.changes import ApiError
@@ -45,6 +45,8 @@ log = structlog.get_logger(__name__)
 PLUGIN = "DefaultPreemption"
 #: What a rejected waiting victim is told (upstream: `waitingPod.Reject(pluginName, "preempted")`).
 REJECTED_MESSAGE = "preempted"
+#: `evicted`'s outcome for a v1.37 victim preempted while waiting on Permit.
+PREEMPTED_IN_MEMORY = "preemptedInMemory"
 
 
 def evict_victims(
@@ -59,10 +61,14 @@ def evict_victims(
     victims: Sequence[Pod],
     lower_nominated: Sequence[Pod] = (),
     reconciled: bool = False,
+    features: Features = LEGACY_FEATURES,
 ) -> bool:
-    """Evict `victims` for `preemptor` (on `node`); True when every one is gone or rejected."""
+    """Evict `victims` for `preemptor` (on `node`); True when every one is gone or rejected.
+    `features`: the preemptor's profile's, which word the victims' Events."""
+    in_memory = features.since("1.37")
+    preemptor_uid = preemptor.uid if features.since("1.34") else None
     for victim in victims:
-        outcome = _evict_one(cluster, handle, preemptor, victim)
+        outcome = _evict_one(cluster, handle, preemptor, victim, in_memory)
         data: dict[str, Any] = {
             "preemptor": {
                 "uid": preemptor.uid,
@@ -89,7 +95,7 @@ def evict_victims(
             "Normal",
             PREEMPTED_REASON,
             PREEMPTING_ACTION,
-            preempted_event_message(node),
+            preempted_event_message(node, preemptor_uid, outcome["outcome"] == PREEMPTED_IN_MEMORY),
             related=preemptor,
         )
     if metrics is not None:
@@ -106,11 +112,19 @@ def evict_victims(
     return True
 
 
-def _evict_one(cluster: Cluster, handle: Handle, preemptor: Pod, victim: Pod) -> dict[str, Any]:
+def _evict_one(
+    cluster: Cluster, handle: Handle, preemptor: Pod, victim: Pod, in_memory: bool
+) -> dict[str, Any]:
+    """Up to v1.34 a victim waiting on Permit is rejected there (`waitingPod.Reject`); v1.37
+    preempts it there (`waitingPod.Preempt`, an Error, not a rejection) and deletes it
+    through the API only if its wait had ended already."""
     waiting = handle.waiting_pods.get(victim.uid)
     if waiting is not None:
-        waiting.reject(PLUGIN, REJECTED_MESSAGE)
-        return {"outcome": "rejected", "code": 0}
+        if not in_memory:
+            waiting.reject(PLUGIN, REJECTED_MESSAGE)
+            return {"outcome": "rejected", "code": 0}
+        if waiting.preempt(PLUGIN, REJECTED_MESSAGE):
+            return {"outcome": PREEMPTED_IN_MEMORY, "code": 0}
     try:
         cluster.preempt(victim, preemptor)
     except ApiError as exc:
@@ -130,7 +144,11 @@ class Finished:
 
 
 def settle_open_preemptions(
-    cluster: Cluster, journal: Journal, handle: Handle, metrics: SchedulerMetrics | None
+    cluster: Cluster,
+    journal: Journal,
+    handle: Handle,
+    metrics: SchedulerMetrics | None,
+    features: Mapping[str, Features] | None = None,
 ) -> list[Finished]:
     """Finish what a previous process decided and did not live to do, from what the
     cluster shows now (the view after the initial lists):
@@ -140,6 +158,7 @@ def settle_open_preemptions(
     - the preemptor gone or placed: the rest is `abandoned` (nothing evicted), and a
       preemptor still nominated loses its nomination.
 
+    `features`: each profile's, by scheduler name (v1.28's for a profile not named).
     Returns the preemptions whose victims were all evicted now. Their deletion
     reaches the view only through the watch: the caller must not let the
     preemptor be tried before then, or it would find the victims still there.
@@ -172,6 +191,7 @@ def settle_open_preemptions(
                 node,
                 present,
                 reconciled=True,
+                features=(features or {}).get(open_.scheduler, LEGACY_FEATURES),
             ):
                 finished.append(Finished(preemptor, attempt, node))
             continue

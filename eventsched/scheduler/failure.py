@@ -110,6 +110,7 @@ class Failures:
             result.nominated_node_name,
             result.victims,
             result.lower_nominated,
+            features=fw.profile.features,
         )
 
     def refused(

@@ -258,8 +258,9 @@ class Scheduler:
             return False
         record_listed(self.journal)
         reconcile_reservations(self.journal)
+        features = {name: fw.profile.features for name, fw in self.frameworks.items()}
         for finished in settle_open_preemptions(
-            self.cluster, self.journal, self.handle, self.metrics
+            self.cluster, self.journal, self.handle, self.metrics, features
         ):
             await_victims(finished, self.journal, self.queue, self.moves, self.cluster)
         self._flush_until_durable()

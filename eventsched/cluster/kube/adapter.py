@@ -23,6 +23,7 @@ from eventsched.cluster.kube.connection import Api, ClientConnection, rate_limit
 from eventsched.cluster.kube.convert import to_node, to_object, to_pod
 from eventsched.cluster.kube.evictions import Evictions
 from eventsched.cluster.kube.informer import DELETED, Informer, ListWatchError
+from eventsched.cluster.kube.observedgeneration import observed_generation
 from eventsched.cluster.kube.prefetch import POD_QUERY, Prefetch
 from eventsched.cluster.kube.recorder import WORKERS as RECORDER_WORKERS
 from eventsched.cluster.kube.recorder import Recorder, pod_reference
@@ -34,6 +35,7 @@ from eventsched.model.accounting import LEGACY_ACCOUNTING, Accounting
 from eventsched.model.changes import BindOutcome, ChangeType, ClusterChange
 from eventsched.model.customkinds import CUSTOM_KINDS, CustomKind
 from eventsched.model.objects import ClusterObject
+from eventsched.model.preemptionwrites import DISRUPTION_TARGET
 from eventsched.model.volumes import CSINode, PersistentVolume, PersistentVolumeClaim
 
 if TYPE_CHECKING:
@@ -78,13 +80,16 @@ class KubeCluster:
         observer: RequestObserver | None = None,
         prefetch: Prefetch | None = None,
         accounting: Accounting = LEGACY_ACCOUNTING,
+        observed_generation_tracking: bool | None = None,
     ) -> None:
         """`request_threads`: the caller's threads that send requests through this cluster
         at once (the binders); `custom_kinds`: the custom kinds to watch as well, by name
         (`Registry.custom_kinds`: those the profiles' plugins read), as model/customkinds.py
         declares them; `observer`: told of every request (the rest_client metrics);
         `prefetch`: the nodes' and pods' first lists, already asked for (`first_lists`);
-        `accounting`: how a pod's resources count (the profiles' `Features.accounting`)."""
+        `accounting`: how a pod's resources count (the profiles' `Features.accounting`);
+        `observed_generation_tracking`: the gate PodObservedGenerationTracking, with which
+        the conditions written carry the pod's generation (None: before v1.34, never)."""
         connection = connection or ClientConnection()
         # A keep-alive connection for each: a connection returned to a full pool is
         # dropped, and the next request pays a new TLS handshake.
@@ -134,10 +139,17 @@ class KubeCluster:
             kind: self._custom_informer(CUSTOM_KINDS[kind]) for kind in sorted(custom_kinds)
         }
         self.volumes = VolumeRequests(self._rest, self._limiter)
-        self.evictions = Evictions(self._rest, self._limiter)
+        self._tracking = observed_generation_tracking
+        self.evictions = Evictions(
+            self._rest, self._limiter, lambda pod: self._generation(pod, DISRUPTION_TARGET)
+        )
         # Events get a rate limit of their own, as kube-scheduler gives them a client of their own.
         self.recorder = Recorder(
-            self._rest, self._limiter, rate_limiter(connection), self._pod_condition
+            self._rest,
+            self._limiter,
+            rate_limiter(connection),
+            self._pod_condition,
+            observed_generation=lambda pod: self._generation(pod, "PodScheduled"),
         )
 
     # -- the protocol -----------------------------------------------------------
@@ -343,6 +355,10 @@ class KubeCluster:
     def _resource_version(self, pod: Pod) -> str:
         seen = self.pods.get(pod.key)
         return str((seen or {}).get("metadata", {}).get("resourceVersion") or "")
+
+    def _generation(self, pod: Pod, condition_type: str) -> int:
+        """The observedGeneration of a condition written to `pod` (observedgeneration.py)."""
+        return observed_generation(self.pods.get(pod.key), condition_type, self._tracking)
 
     def _pod_condition(self, pod: Pod) -> Mapping[str, Any] | None:
         """The pod's PodScheduled condition as the informer last saw it."""

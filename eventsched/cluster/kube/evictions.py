@@ -13,6 +13,7 @@ two-way merge patch of a field that went empty reads); a pod gone is no error.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -40,28 +41,41 @@ PODS = "pods"
 CLEAR_NOMINATION: dict[str, Any] = {"status": {"nominatedNodeName": None}}
 
 
-def disruption_patch(scheduler_name: str, now: datetime) -> dict[str, Any]:
-    """The status patch that marks a pod as a victim of preemption."""
-    condition = {
+def disruption_patch(
+    scheduler_name: str, now: datetime, observed_generation: int = 0
+) -> dict[str, Any]:
+    """The status patch that marks a pod as a victim of preemption (`observed_generation`:
+    v1.34+, written when not 0)."""
+    condition: dict[str, Any] = {
         "type": DISRUPTION_TARGET,
         "status": "True",
         "reason": PREEMPTION_BY_SCHEDULER,
         "message": disruption_message(scheduler_name),
         "lastTransitionTime": rfc3339(now),
     }
+    if observed_generation:
+        condition["observedGeneration"] = observed_generation
     return {"status": {"conditions": [condition]}}
 
 
 class Evictions:
     """The two requests, through the adapter's connection pool and rate limit."""
 
-    def __init__(self, rest: Rest, limiter: TokenBucket) -> None:
+    def __init__(
+        self,
+        rest: Rest,
+        limiter: TokenBucket,
+        observed_generation: Callable[[Pod], int] | None = None,
+    ) -> None:
+        """`observed_generation`: the DisruptionTarget condition's for a victim (v1.34+)."""
         self._rest = rest
         self._limiter = limiter
+        self._observed_generation = observed_generation
 
     def preempt(self, victim: Pod, preemptor: Pod) -> None:
         path = resource_path(PODS, victim.namespace, victim.name)
-        patch = disruption_patch(preemptor.scheduler_name, datetime.now(UTC))
+        generation = self._observed_generation(victim) if self._observed_generation else 0
+        patch = disruption_patch(preemptor.scheduler_name, datetime.now(UTC), generation)
         if self._patch_status(path + "/status", patch):
             self._request("DELETE", path)
 

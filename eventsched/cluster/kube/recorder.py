@@ -93,6 +93,7 @@ def unschedulable_patch(
     nomination: str | None,
     now: datetime,
     reason: str = "Unschedulable",
+    observed_generation: int = 0,
 ) -> dict[str, Any] | None:
     """The status patch for a failed attempt, or None when nothing would change.
 
@@ -101,9 +102,10 @@ def unschedulable_patch(
     status does. `nomination`: None leaves status.nominatedNodeName out of the
     patch, a name sets it, "" clears it (null, as CreateTwoWayMergePatch writes
     a field that went empty); the caller decides, as `updatePod` does, that it
-    differs from the pod's.
+    differs from the pod's. `observed_generation` (v1.34+, observedgeneration.py) is
+    written when not 0; whether anything changed does not look at it (`UpdatePodCondition`).
     """
-    condition = {
+    condition: dict[str, Any] = {
         "type": "PodScheduled",
         "status": "False",
         "reason": reason,
@@ -111,6 +113,8 @@ def unschedulable_patch(
         "lastProbeTime": None,
         "lastTransitionTime": rfc3339(now),
     }
+    if observed_generation:
+        condition["observedGeneration"] = observed_generation
     unchanged = False
     if current is not None and current.get("status") == "False":
         condition["lastTransitionTime"] = (
@@ -141,10 +145,13 @@ class Recorder:
         current_condition: Callable[[Pod], Mapping[str, Any] | None],
         workers: int = WORKERS,
         hostname: str | None = None,
+        observed_generation: Callable[[Pod], int] | None = None,
     ) -> None:
+        """`observed_generation`: the PodScheduled condition's for a pod (v1.34+; None: 0)."""
         self._rest = rest
         self._limiter = limiter
         self._current = current_condition
+        self._observed_generation = observed_generation
         self._hostname = hostname or socket.gethostname()
         self._events = EventBroadcaster(rest, event_limiter, workers)
         #: One single-thread worker per shard of pods: a pod's patches keep their order.
@@ -242,7 +249,10 @@ class Recorder:
 
     def _patch_status(self, pod: Pod, message: str, nomination: str | None, reason: str) -> None:
         current = self._current(pod)
-        patch = unschedulable_patch(current, message, nomination, datetime.now(UTC), reason)
+        generation = self._observed_generation(pod) if self._observed_generation else 0
+        patch = unschedulable_patch(
+            current, message, nomination, datetime.now(UTC), reason, generation
+        )
         if patch is None:
             return
         path = resource_path("pods", pod.namespace, pod.name) + "/status"

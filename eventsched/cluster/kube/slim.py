@@ -38,6 +38,8 @@ class _ObjectMeta(TypedDict, total=False):
     namespace: Any
     uid: Any
     resourceVersion: Any
+    #: The conditions the scheduler writes carry it as observedGeneration (v1.34+).
+    generation: Any
     labels: Any
     annotations: Any
     ownerReferences: Any

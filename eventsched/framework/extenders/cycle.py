@@ -109,10 +109,18 @@ def _rejection(extender: HTTPExtender, table: NodeTable, reply: FilterReply) -> 
 def add_extender_scores(
     fw: Framework, state: CycleState, pod: Pod, table: NodeTable, scores: ScoreTable
 ) -> ScoreTable:
-    """The prioritizing extenders' columns added to `scores` (a failed one adds nothing)."""
+    """The prioritizing extenders' columns added to `scores` (a failed one adds nothing).
+
+    `extender_scored` marks the rows an interested extender named in its answer; an
+    interested extender that does not prioritize names every row (upstream's
+    `HTTPExtender.Prioritize` answers 0 for each node without asking)."""
     nodes = None
+    scored_rows: np.ndarray | None = None
     for extender in fw.extenders:
-        if not extender.is_prioritizer or not extender.is_interested(pod):
+        if not extender.is_interested(pod):
+            continue
+        if not extender.is_prioritizer:
+            scored_rows = np.ones(len(scores.rows), dtype=bool)
             continue
         if nodes is None:
             nodes = [table.node(int(r)) for r in scores.rows.tolist()]
@@ -126,6 +134,8 @@ def add_extender_scores(
             )
             continue
         raw = np.array([given.get(n.name, 0) for n in nodes], dtype=np.int64)
+        named = np.array([n.name in given for n in nodes], dtype=bool)
+        scored_rows = named if scored_rows is None else scored_rows | named
         weight = extender.config.weight
         scores = ScoreTable(
             scores.rows,
@@ -135,6 +145,8 @@ def add_extender_scores(
             np.vstack([scores.normalized, raw[None, :] * EXTENDER_SCALE]),
             scores.totals + raw * EXTENDER_SCALE * weight,
         )
+    if scored_rows is not None:
+        scores.extender_scored = scored_rows
     return scores
 
 

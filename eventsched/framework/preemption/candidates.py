@@ -6,6 +6,7 @@
   potential node, as v1.28's `NodeToStatusMap` lookup of a missing node gives
   a nil, i.e. Success, status; kubernetes#125197, v1.31, made absence mean
   UnschedulableAndUnresolvable).
+- `nodes_for_status_code`: v1.34 and later, only the nodes found Unschedulable.
 - `dry_run_preemption`: `DryRunPreemption`, visiting the potential nodes in
   order from the offset (upstream checks them in parallel, so which nodes past
   the stopping point it also visited is not deterministic there).
@@ -112,6 +113,25 @@ def nodes_where_preemption_might_help(
             left_out[name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NOT_HELPFUL,))
         else:
             potential.append(name)
+    return PotentialNodes(tuple(potential), left_out)
+
+
+def nodes_for_status_code(
+    nodes: Sequence[str], statuses: Mapping[str, Status], code: Code = Code.UNSCHEDULABLE
+) -> PotentialNodes:
+    """v1.34 and later: `NodeToStatus.NodesForStatusCode(Unschedulable)`, the nodes whose
+    status is exactly Unschedulable (`statuses` gives every node its status, those without
+    one of their own the absent status). Every other node is, in the FitError when no
+    candidate is found, "Preemption is not helpful for scheduling" (the absent status
+    `Preempt` sets), as `nodes_where_preemption_might_help` leaves them out."""
+    potential: list[str] = []
+    left_out: dict[str, Status] = {}
+    for name in nodes:
+        status = statuses.get(name)
+        if status is not None and status.code == code:
+            potential.append(name)
+        else:
+            left_out[name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NOT_HELPFUL,))
     return PotentialNodes(tuple(potential), left_out)
 
 

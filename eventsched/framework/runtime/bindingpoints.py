@@ -98,6 +98,10 @@ class BindingPoints:
             self.handle.waiting_pods.remove(pod.uid)
         if self.observe_permit_wait is not None:
             self.observe_permit_wait(status.code.label, time.perf_counter() - started)
+        if not status.is_success and not status.is_rejected:
+            # Upstream wraps what is not a rejection (only v1.37's preemption of a waiting
+            # pod ends a wait so): "waiting on permit for pod: preempted".
+            return Status.as_error(f"waiting on permit for pod: {status.message}", status.plugin)
         return status
 
     def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:

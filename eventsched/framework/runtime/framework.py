@@ -35,6 +35,7 @@ from eventsched.framework.runtime.ignored import IgnoredField, ignored_fields
 from eventsched.framework.runtime.instrumented import PluginCaller, PluginMetrics
 from eventsched.framework.runtime.observers import FrameworkObservers
 from eventsched.framework.runtime.plugins import PluginSet
+from eventsched.framework.runtime.prefilter import run_pre_filter_plugins
 from eventsched.framework.runtime.results import Rejection, ScoreTable
 from eventsched.framework.runtime.scores import invalid_score, scored
 from eventsched.framework.runtime.timing import ExtensionPointObserver, timed
@@ -198,37 +199,17 @@ class Framework:
     def run_pre_filter(
         self, state: CycleState, pod: Pod, table: NodeTable
     ) -> tuple[PreFilterResult | None, Status, set[str]]:
-        """PreFilter in order; stops at the first rejection. Returns the merged node subset."""
-        merged: PreFilterResult | None = None
-        narrowing: list[str] = []
-        for plugin in self.plugins.pre_filter:
-            name = plugin.name
-            try:
-                result, status = self._call(
-                    state, "PreFilter", name, plugin.pre_filter, state, pod, table
-                )
-            except PluginFailed as failed:
-                return None, failed.status, set()
-            status = (status or SUCCESS).with_plugin(name)
-            if status.is_skip:
-                state.skip_filter.add(name)
-                continue
-            self._evaluated(name, "PreFilter", 1)
-            if not status.is_success:
-                if status.is_rejected:
-                    return None, status, {name}
-                return None, running_error("PreFilter", name, status), set()
-            if result is not None and result.node_names is not None:
-                narrowing.append(name)
-                merged = result.merge(merged) if merged is not None else result
-                if not merged.node_names:
-                    message = (
-                        f"node(s) didn't satisfy plugin {narrowing[0]}"
-                        if len(narrowing) == 1
-                        else f"node(s) didn't satisfy plugin(s) {_go_list(narrowing)} simultaneously"
-                    )
-                    return None, Status.unresolvable(message, plugin=name), set(narrowing)
-        return merged, SUCCESS, set(narrowing)
+        """PreFilter in order (prefilter.py: what stops the loop depends on the version).
+        Returns the merged node subset, the status and the plugins that narrowed it."""
+        return run_pre_filter_plugins(
+            self.plugins.pre_filter,
+            self._call,
+            self._evaluated,
+            state,
+            pod,
+            table,
+            unschedulable_continues=self.profile.features.since("1.34"),
+        )
 
     @timed("Filter")
     def run_filter(
@@ -396,8 +377,3 @@ class Framework:
     @timed("PostBind")
     def run_post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
         self.binding.run_post_bind(state, pod, node_name)
-
-
-def _go_list(items: list[str]) -> str:
-    """How Go's %v prints a []string: [a b c]."""
-    return "[" + " ".join(sorted(items)) + "]"

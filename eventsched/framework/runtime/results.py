@@ -46,3 +46,6 @@ class ScoreTable:
     raw: IntArray  # plugins x rows
     normalized: IntArray  # plugins x rows
     totals: IntArray  # rows: the weights times the normalized scores
+    #: The rows an interested extender gave a score (a non-prioritizing one gives every
+    #: row 0): v1.37 draws their `Randomizer`. None: no extender scored any row.
+    extender_scored: np.ndarray | None = None

@@ -1,4 +1,4 @@
-"""DefaultPreemption (kube-scheduler v1.28): the PostFilter plugin over the preemption
+"""DefaultPreemption (kube-scheduler v1.28, and v1.34/v1.37 where they differ): the PostFilter plugin over the preemption
 Evaluator's pure functions (eventsched/framework/preemption, re-exported here). The plugin
 decides; the scheduler acts once the decision is in the log (scheduler/eviction.py).
 
@@ -15,6 +15,7 @@ from eventsched.framework.preemption.candidates import (
     PotentialNodes,
     dry_run_preemption,
     fit_error_message,
+    nodes_for_status_code,
     nodes_where_preemption_might_help,
     pod_eligible_to_preempt_others,
 )
@@ -39,7 +40,7 @@ from eventsched.plugins.defaultpreemption.offset import (
     offset_and_num_candidates,
     preemption_offset,
 )
-from eventsched.plugins.defaultpreemption.plugin import DefaultPreemption
+from eventsched.plugins.defaultpreemption.plugin import DefaultPreemption, placement_message
 
 __all__ = [
     "DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE",
@@ -58,10 +59,12 @@ __all__ = [
     "filter_pods_with_pdb_violation",
     "fit_error_message",
     "more_important_pod",
+    "nodes_for_status_code",
     "nodes_where_preemption_might_help",
     "num_candidates",
     "offset_and_num_candidates",
     "parse_args",
+    "placement_message",
     "pod_eligible_to_preempt_others",
     "preemption_offset",
     "select_candidate",

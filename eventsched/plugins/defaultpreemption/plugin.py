@@ -1,4 +1,4 @@
-"""DefaultPreemption as a PostFilter plugin (v1.28 `DefaultPreemption.PostFilter`, `Evaluator.Preempt`).
+"""DefaultPreemption as a PostFilter plugin (`DefaultPreemption.PostFilter`, `Evaluator.Preempt`).
 
 The plugin decides; it does not act. Its result names the nominated node, the
 victims and the lower-priority pods whose nomination is cleared, with the
@@ -7,6 +7,12 @@ and only once it is durable deletes the victims (upstream's `prepareCandidate`,
 scheduler/eviction.py): a crash in between is settled on restart.
 
 Every message goes out prefixed "preemption: ", as upstream's PostFilter does.
+
+By version: v1.28 tries every node not found UnschedulableAndUnresolvable; v1.34 and
+later only the nodes found Unschedulable (`nodes_for_status_code`: a node without a
+status of its own has the absent one, UnschedulableAndUnresolvable unless PreFilter
+rejected the pod as Unschedulable). v1.37's success says where it found room
+(`placement_message`); earlier versions say nothing then.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from typing import Any
 
 from eventsched.framework import (
     LEGACY_FEATURES,
+    Code,
     CycleState,
     Features,
     FilterRunner,
@@ -31,6 +38,7 @@ from eventsched.framework.preemption.candidates import (
     NodeFits,
     dry_run_preemption,
     fit_error_message,
+    nodes_for_status_code,
     nodes_where_preemption_might_help,
     pod_eligible_to_preempt_others,
 )
@@ -44,6 +52,13 @@ from eventsched.plugins.defaultpreemption.reprieve import ReprieveOrders
 PREFIX = "preemption: "
 
 
+def placement_message(result: PostFilterResult) -> str:
+    """What a v1.37 preemption that found room says (`Evaluator.Preempt`'s Success status):
+    it ends the pod's FailedScheduling message, after the "preemption: " prefix."""
+    node, victims = result.nominated_node_name, len(result.victims)
+    return f"found a potential placement for pod on node {node}, preempting {victims} victims"
+
+
 class DefaultPreemption:
     name = NAME
     counts_preemption_attempts = True
@@ -53,6 +68,10 @@ class DefaultPreemption:
     ) -> None:
         self.args = parse_args(args)
         self.handle = handle
+        #: v1.34 and later try only the nodes found Unschedulable.
+        self._unschedulable_only = features.since("1.34")
+        #: v1.37 says where a preemption found room.
+        self._says_placement = features.since("1.37")
         self._filters: FilterRunner | None = None
         self._extenders: Sequence[HTTPExtender] = ()
         #: Each node's reprieve order, kept between preemptions (reprieve.py).
@@ -85,13 +104,19 @@ class DefaultPreemption:
             return None, Status.unschedulable(eligibility.reason)
         if len(table) == 0:
             return None, Status.as_error("no nodes available")
-        potential = nodes_where_preemption_might_help(table.names, statuses)
+        if self._unschedulable_only:
+            potential = nodes_for_status_code(table.names, statuses)
+        else:
+            potential = nodes_where_preemption_might_help(table.names, statuses)
         if not potential.nodes:
             return PostFilterResult(""), Status.unschedulable(fit_error_message(potential.statuses))
         offset, wanted = offset_and_num_candidates(state.seed, len(potential.nodes), self.args)
         dry = self._dry_run(state, pod, table, potential.nodes, offset, wanted)
         narrow = extender_narrowing(self._extenders, state, self.handle, pod, table)
-        return conclude(pod, table, dry, potential, offset, wanted, narrow)
+        result, status = conclude(pod, table, dry, potential, offset, wanted, narrow)
+        if self._says_placement and status.is_success and result is not None:
+            status = Status(Code.SUCCESS, (placement_message(result),))
+        return result, status
 
     def _dry_run(
         self,

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from eventsched.config import pluginsets
+from eventsched.config import pluginsets, upstreamplugins
 from eventsched.config.defaults import DEFAULT_SCHEDULER_NAME, default_profile
 from eventsched.config.extendercheck import extender_errors
 from eventsched.config.extenders import (
@@ -77,7 +77,11 @@ def read_config(path: str | Path | None, registry: Registry, features: Features)
     kube-scheduler's defaults, deciding as `features` say."""
     if path:
         return load_config(path, registry, features)
-    return SchedulerConfig(profiles=(default_profile(features=features),), features=features)
+    return SchedulerConfig(
+        profiles=(default_profile(features=features),),
+        features=features,
+        warnings=upstreamplugins.left_out_warnings(features, "the default profile"),
+    )
 
 
 def load_config(
@@ -228,6 +232,10 @@ class _Reader(FieldReader):
         instances = self.instantiate(args, f"{path}.pluginConfig")
         custom = self.plugin_sets(obj.get("plugins"), f"{path}.plugins")
         merged = pluginsets.merge(pluginsets.defaults(self.features), custom)
+        disabled = frozenset(custom.at(pluginsets.MULTI_POINT).disabled)
+        self.warnings += upstreamplugins.left_out_warnings(
+            self.features, f"{self.source}: {path}", disabled
+        )
 
         def implements_at(plugin: str, point: str) -> bool:
             return implements(self.instance(plugin, instances), point)
@@ -286,7 +294,15 @@ class _Reader(FieldReader):
         name = plugin.get("name")
         if not isinstance(name, str) or not name:
             raise self.fail(f"{where}.name", f"must be a plugin name (got {name!r})")
-        if name in self.registry or (name == "*" and not enabling):
+        if name == "*" and not enabling:
+            return name
+        if not upstreamplugins.has_plugin(name, self.features):
+            if not enabling:
+                return name  # disabling what the version does not have changes nothing
+            raise self.fail(
+                f"{where}.name", upstreamplugins.absent_plugin_problem(name, self.features)
+            )
+        if name in self.registry:
             return name
         if name in pluginsets.UPSTREAM_NOT_IMPLEMENTED:
             if not enabling:
@@ -324,6 +340,10 @@ class _Reader(FieldReader):
             if kind is not None and kind != f"{name}Args":
                 raise self.fail(f"{where}.args.kind", f"must be {name}Args (got {kind!r})")
             args.pop("apiVersion", None)
+            if not upstreamplugins.has_plugin(name, self.features):
+                raise self.fail(
+                    f"{where}.name", upstreamplugins.absent_plugin_problem(name, self.features)
+                )
             if name not in self.registry:
                 if name not in pluginsets.UPSTREAM_NOT_IMPLEMENTED:
                     raise self.fail(f"{where}.name", self.unknown(name))

@@ -36,6 +36,23 @@ class Features:
     #: A resized pod counts the larger of its spec's and its allocated resources (1.27 alpha,
     #: 1.33 beta, 1.35 GA).
     in_place_pod_vertical_scaling: bool = _gate("InPlacePodVerticalScaling", False)
+    #: DynamicResources is in the default profile (1.26 alpha, 1.32 beta, 1.34 GA); eventsched
+    #: does not implement it (config/pluginsets.py names it where it is left out).
+    dynamic_resource_allocation: bool = _gate("DynamicResourceAllocation", False)
+    #: NodeDeclaredFeatures is in the default profile and filters (1.35 alpha, 1.36 beta, 1.37 GA).
+    node_declared_features: bool = _gate("NodeDeclaredFeatures", False)
+    #: VolumeBinding scores by free storage capacity (1.33 alpha, 1.37 beta); it took over
+    #: VolumeCapacityPriority's shape argument, inverted.
+    storage_capacity_scoring: bool = _gate("StorageCapacityScoring", False)
+    #: NodeVolumeLimits refuses nodes without a CSI driver that says so (1.35 alpha, 1.37 beta).
+    volume_limit_scaling: bool = _gate("VolumeLimitScaling", False)
+    #: Gates that only add plugins eventsched does not implement to the default profile
+    #: (GangScheduling; TopologyPlacementGenerator and PodGroupPodsCount; DeferredPodScheduling).
+    generic_workload: bool = _gate("GenericWorkload", False)
+    topology_aware_workload_scheduling: bool = _gate("TopologyAwareWorkloadScheduling", False)
+    in_place_pod_vertical_scaling_scheduler_preemption: bool = _gate(
+        "InPlacePodVerticalScalingSchedulerPreemption", False
+    )
 
     def since(self, minor: str) -> bool:
         """Whether the version decided as is `minor` ("1.34") or newer: behaviour upstream

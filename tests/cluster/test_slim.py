@@ -112,7 +112,7 @@ def test_what_no_decision_reads_is_left_out() -> None:
     assert pod["status"]["conditions"] == RICH_POD["status"]["conditions"]  # nulls kept
     assert Pod.from_manifest(pod) == Pod.from_manifest(RICH_POD)
     (node,) = slim.list_decoder("Node")(orjson.dumps({"items": [RICH_NODE]}))["items"]
-    assert set(node["status"]) == {"capacity", "allocatable", "images"}
+    assert set(node["status"]) == {"capacity", "allocatable", "images", "declaredFeatures"}
     assert Node.from_manifest(node) == Node.from_manifest(RICH_NODE)
 
 

@@ -51,8 +51,14 @@ MANIFEST = {
             }
         ],
         "initContainers": [
-            {"name": "init", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}
+            {
+                "name": "init",
+                "image": "busybox",
+                "resources": {"requests": {"cpu": "1", "memory": "1Gi"}},
+                "restartPolicyRules": [{"action": "RestartAllContainers"}],
+            }
         ],
+        "volumes": [{"name": "model", "image": {"reference": "models/llm:1"}}],
     },
     "status": {
         "phase": "Running",

@@ -1,7 +1,8 @@
 """VolumeBinding's Filter: binder.go `FindPodVolumes`, per node, over the NodeTable at once.
 
 - a bound claim's volume must admit the node (`checkBoundClaims`): "node(s)
-  had volume node affinity conflict"; an in-tree volume is checked as CSI
+  had volume node affinity conflict" ("node(s) didn't match PersistentVolume's node
+  affinity" from 1.33); an in-tree volume is checked as CSI
   translation rewrites it on nodes whose CSINode lists its plugin as migrated
   (`tryTranslatePVToCSI`, model/csitopology.py), and a translation that fails
   there is the Filter's Error ("could not translate pv: ..."); a missing volume: "node(s) unavailable
@@ -44,6 +45,8 @@ from eventsched.plugins.volumebinding.claims import PodVolumeClaims
 
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
 ERR_REASON_NODE_CONFLICT = "node(s) had volume node affinity conflict"
+#: `ErrReasonNodeConflict` from 1.33 (kubernetes#129887).
+ERR_REASON_NODE_CONFLICT_1_33 = "node(s) didn't match PersistentVolume's node affinity"
 ERR_REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 ERR_REASON_PV_NOT_EXIST = (
     "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
@@ -84,8 +87,9 @@ class _Verdicts:
         no = np.zeros(count, dtype=bool)
         return cls(no, no.copy(), no.copy(), no.copy(), np.full(count, -1, dtype=np.int64), [])
 
-    def result(self) -> BatchFilterResult:
-        """An error wins; else the reasons (UnschedulableAndUnresolvable); else a refusal."""
+    def result(self, reasons: tuple[str, ...] = _REASONS) -> BatchFilterResult:
+        """An error wins; else the reasons (UnschedulableAndUnresolvable, `reasons` in
+        FindPodVolumes' order); else a refusal."""
         flags = (
             self.node_conflict.astype(np.int64)
             | (self.bind_conflict.astype(np.int64) << 1)
@@ -99,8 +103,8 @@ class _Verdicts:
         statuses = list(self.others)
         verdict = np.where(is_error | ((flags == 0) & (self.other >= 0)), self.other, -1)
         for combination in np.unique(flags[~is_error & (flags > 0)]):
-            reasons = [r for bit, r in enumerate(_REASONS) if combination >> bit & 1]
-            statuses.append(Status.unresolvable(*reasons))
+            said = [r for bit, r in enumerate(reasons) if combination >> bit & 1]
+            statuses.append(Status.unresolvable(*said))
             verdict[~is_error & (flags == combination)] = len(statuses) - 1
         return BatchFilterResult(verdict.astype(np.int64), statuses)
 
@@ -172,14 +176,20 @@ class Masks:
 
 
 def find_pod_volumes(
-    claims: PodVolumeClaims, table: NodeTable, rows: Indexes, masks: Masks, found: NodeBindings
+    claims: PodVolumeClaims,
+    table: NodeTable,
+    rows: Indexes,
+    masks: Masks,
+    found: NodeBindings,
+    node_conflict: str = ERR_REASON_NODE_CONFLICT,
 ) -> BatchFilterResult:
-    """`FindPodVolumes` on `rows`; the static bindings of the rows that pass go to `found`."""
+    """`FindPodVolumes` on `rows`; the static bindings of the rows that pass go to `found`.
+    `node_conflict` is the version's `ErrReasonNodeConflict`."""
     verdicts = _Verdicts.empty(len(rows))
     _check_bound(claims.bound, table, rows, masks, verdicts)
     if claims.delayed:
         _check_delayed(claims.delayed, table, rows, masks, verdicts, found)
-    return verdicts.result()
+    return verdicts.result((node_conflict, *_REASONS[1:]))
 
 
 def _check_bound(

@@ -24,11 +24,14 @@ from eventsched.cluster.naming import check_name, rfc3339, stable_token
 from eventsched.cluster.priorities import PriorityClasses
 from eventsched.cluster.types import LoadedCluster
 from eventsched.model import ManifestError, Node, Pod
+from eventsched.model.admission import Admission, admitted
 from eventsched.model.customkinds import CUSTOM_KINDS
 from eventsched.model.objects import object_from_manifest
 from eventsched.model.resources import PODS
 
 log = structlog.get_logger(__name__)
+
+NO_MERGE = Admission()
 
 #: What the kubelet reports as `pods` when `maxPods` is not configured. Hand-written
 #: Node manifests often leave it out, and a node without it would fit no pod at all.
@@ -69,6 +72,7 @@ def load_manifests(
     *,
     now: datetime | None = None,
     on_progress: Callable[[LoadProgress], None] | None = None,
+    admission: Admission = NO_MERGE,
 ) -> LoadedCluster:
     """Nodes and pods from files and directories (searched recursively, in sorted order).
 
@@ -78,11 +82,13 @@ def load_manifests(
     that loops among them) and `FileNotFoundError` for a path that does not exist or
     holds no manifests. `on_progress` is told how far the reading got as it goes
     (at once, then every 2,000 mappings or lists parsed, and after each file).
+    `admission`: the label-key merges the API server of the version decided as does when it
+    creates a pod (model/admission.py); none by default.
     """
     found = manifest_files(paths)
     created = rfc3339(now or datetime.now(UTC))
     reader = _FileReader(found.files, on_progress)
-    loaded = _build(reader, created, lambda _: str(uuid4()))
+    loaded = _build(reader, created, lambda _: str(uuid4()), admission)
     loaded.skipped[:0] = [*found.skipped, *reader.empty]
     log.info(
         "manifests loaded",
@@ -144,7 +150,9 @@ class _FileReader:
             )
 
 
-def _build(reader: _FileReader, created: str, new_uid: UidFactory) -> LoadedCluster:
+def _build(
+    reader: _FileReader, created: str, new_uid: UidFactory, admission: Admission = NO_MERGE
+) -> LoadedCluster:
     """Nodes and pods from the documents as they are read, refusing duplicates.
 
     Each object is built as soon as its document is parsed, so the parsed documents do
@@ -153,7 +161,7 @@ def _build(reader: _FileReader, created: str, new_uid: UidFactory) -> LoadedClus
     error or a bad PriorityClass after it is the one reported). A PriorityClass that
     comes after a pod (which may name it) has the files read again, classes known.
     """
-    builder = _Builder(LoadedCluster(), created, new_uid, PriorityClasses())
+    builder = _Builder(LoadedCluster(), created, new_uid, PriorityClasses(), admission)
     classes: list[tuple[str, Mapping[str, Any]]] = []
     failure: ManifestError | None = None
     late = False
@@ -173,7 +181,7 @@ def _build(reader: _FileReader, created: str, new_uid: UidFactory) -> LoadedClus
                 failure = exc
     priorities = PriorityClasses.from_objects(classes)
     if late:
-        builder = _Builder(LoadedCluster(), created, new_uid, priorities)
+        builder = _Builder(LoadedCluster(), created, new_uid, priorities, admission)
         for doc in _FileReader(reader.files, None).read_all():
             builder.add(doc)
     elif failure is not None:
@@ -189,6 +197,7 @@ class _Builder:
     created: str
     new_uid: UidFactory
     priorities: PriorityClasses
+    admission: Admission = NO_MERGE
     node_sources: dict[str, str] = field(default_factory=dict)
     pod_sources: dict[str, str] = field(default_factory=dict)
     #: Whether a pod was made (with the PriorityClasses known then).
@@ -220,14 +229,18 @@ class _Builder:
             loaded.nodes.append(node)
         elif kind == "Pod":
             self.made_pods = True
-            pod = _read_pod(doc.obj, doc.location, self.created, new_uid, self.priorities)
+            pod = _read_pod(
+                doc.obj, doc.location, self.created, new_uid, self.priorities, self.admission
+            )
             _register(self.pod_sources, pod.key, doc.location, f"Pod {pod.key}", "Pod")
             loaded.pods.append(pod)
         elif kind in WORKLOAD_KINDS:
             self.made_pods = True
             expansion = expand_workload(doc.obj, new_uid, self.priorities)
             for manifest in expansion.pods:
-                pod = _read_expanded_pod(manifest, expansion.where, self.created, new_uid)
+                pod = _read_expanded_pod(
+                    manifest, expansion.where, self.created, new_uid, self.admission
+                )
                 label = f"{expansion.where} (pod {pod.name})"
                 _register(self.pod_sources, pod.key, doc.location, label, "Pod")
                 loaded.pods.append(pod)
@@ -291,6 +304,7 @@ def _read_pod(
     created: str,
     new_uid: UidFactory,
     priorities: PriorityClasses,
+    admission: Admission = NO_MERGE,
 ) -> Pod:
     _require_mappings(obj, "Pod", "metadata", "spec", "status")
     meta = dict(obj.get("metadata") or {})
@@ -303,21 +317,30 @@ def _read_pod(
     )
     spec = obj.get("spec") or {}
     spec = priorities.resolve(spec, f"Pod {namespace}/{name}")
-    return Pod.from_manifest(_stamped({**obj, "metadata": meta, "spec": spec}, created, new_uid))
+    stamped = _stamped({**obj, "metadata": meta, "spec": spec}, created, new_uid, admission)
+    return Pod.from_manifest(stamped)
 
 
 def _read_expanded_pod(
-    manifest: dict[str, Any], controller: str, created: str, new_uid: UidFactory
+    manifest: dict[str, Any],
+    controller: str,
+    created: str,
+    new_uid: UidFactory,
+    admission: Admission = NO_MERGE,
 ) -> Pod:
     """A pod made from a template; its errors point into the controller's template."""
     try:
-        return Pod.from_manifest(_stamped(manifest, created, new_uid))
+        return Pod.from_manifest(_stamped(manifest, created, new_uid, admission))
     except ManifestError as exc:
         raise ManifestError(controller, f"spec.template.{exc.field}", exc.problem) from exc
 
 
-def _stamped(obj: dict[str, Any], created: str, new_uid: UidFactory) -> dict[str, Any]:
-    """What the API server adds on create: uid, creationTimestamp, requests from limits."""
+def _stamped(
+    obj: dict[str, Any], created: str, new_uid: UidFactory, admission: Admission = NO_MERGE
+) -> dict[str, Any]:
+    """What the API server adds on create: uid, creationTimestamp, requests from limits, and
+    the label keys merged into selectors where `admission` says its version does."""
+    obj = admitted(obj, admission)
     meta = dict(obj.get("metadata") or {})
     namespace = meta.get("namespace") or "default"
     meta.setdefault("creationTimestamp", created)

@@ -46,6 +46,16 @@ class Features:
     storage_capacity_scoring: bool = _gate("StorageCapacityScoring", False)
     #: NodeVolumeLimits refuses nodes without a CSI driver that says so (1.35 alpha, 1.37 beta).
     volume_limit_scaling: bool = _gate("VolumeLimitScaling", False)
+    #: PodTopologySpread merges a constraint's `matchLabelKeys` into its selector (1.27 beta);
+    #: the API server does too at creation with the SelectorMerge gate (1.34 beta), and so
+    #: does pod (anti-)affinity's with MatchLabelKeysInPodAffinity (1.31 beta, 1.33 GA):
+    #: `eventsched simulate` merges them into manifest pods as that API server would
+    #: (model/admission.py).
+    match_label_keys_in_pod_topology_spread: bool = _gate("MatchLabelKeysInPodTopologySpread", True)
+    match_label_keys_in_pod_topology_spread_selector_merge: bool = _gate(
+        "MatchLabelKeysInPodTopologySpreadSelectorMerge", False
+    )
+    match_label_keys_in_pod_affinity: bool = _gate("MatchLabelKeysInPodAffinity", False)
     #: Gates that only add plugins eventsched does not implement to the default profile
     #: (GangScheduling; TopologyPlacementGenerator and PodGroupPodsCount; DeferredPodScheduling).
     generic_workload: bool = _gate("GenericWorkload", False)

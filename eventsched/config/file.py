@@ -80,7 +80,7 @@ def read_config(path: str | Path | None, registry: Registry, features: Features)
     return SchedulerConfig(
         profiles=(default_profile(features=features),),
         features=features,
-        warnings=upstreamplugins.left_out_warnings(features, "the default profile"),
+        notes=upstreamplugins.left_out_notes(features, "the default profile"),
     )
 
 
@@ -142,6 +142,7 @@ def parse_config(
         parallelism=parallelism,
         extenders=extenders,
         warnings=tuple(reader.warnings),
+        notes=tuple(reader.notes),
         features=features,
     )
 
@@ -154,6 +155,7 @@ class _Reader(FieldReader):
         self.registry = registry
         self.features = features
         self.warnings: list[str] = []
+        self.notes: list[str] = []
 
     def client_connection(self, value: Any) -> ClientConnectionConfig:
         path = "clientConnection"
@@ -233,7 +235,7 @@ class _Reader(FieldReader):
         custom = self.plugin_sets(obj.get("plugins"), f"{path}.plugins")
         merged = pluginsets.merge(pluginsets.defaults(self.features), custom)
         disabled = frozenset(custom.at(pluginsets.MULTI_POINT).disabled)
-        self.warnings += upstreamplugins.left_out_warnings(
+        self.notes += upstreamplugins.left_out_notes(
             self.features, f"{self.source}: {path}", disabled
         )
 

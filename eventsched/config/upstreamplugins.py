@@ -19,7 +19,8 @@ name, read from each release's source (v1.28.0 to v1.37.2):
 
 The set includes the plugins eventsched does not implement (`NOT_IMPLEMENTED`):
 `config.pluginsets.defaults` leaves them out, and `left_out` names them so that a
-configuration can say what its default profile lacks. GangScheduling is keyed by
+configuration can say what its default profile lacks (`SchedulerConfig.notes`: a
+comment at the head of `config check`'s output, a line of `run`'s log). GangScheduling is keyed by
 GenericWorkload at every version: 1.35 and 1.36 read a gate named GangScheduling, which
 the gate table (from the 1.37 binary's) does not know.
 """
@@ -148,12 +149,12 @@ def absent_plugin_problem(name: str, features: Features) -> str:
     )
 
 
-def left_out_warnings(
+def left_out_notes(
     features: Features, where: str, disabled: frozenset[str] = frozenset()
 ) -> tuple[str, ...]:
     """What kube-scheduler's default profile at `features` has and `where` runs without,
     because eventsched does not implement it (DynamicResources from 1.34); none for what
-    its `plugins.multiPoint` disables."""
+    its `plugins.multiPoint` disables. `config check` prints them, `run` logs them."""
     if "*" in disabled:
         return ()
     return tuple(

@@ -39,7 +39,8 @@ def eventsched(*args: str, db: str | None = None) -> subprocess.CompletedProcess
 
 @pytest.mark.slow
 def test_simulate_examples_then_explain_then_run_again(db_url: str) -> None:
-    first = eventsched("simulate", str(EXAMPLES), db=db_url)
+    # v1.28's messages and score table (simulate decides as the newest version by default).
+    first = eventsched("simulate", str(EXAMPLES), "--kubernetes-version", "1.28", db=db_url)
     assert first.returncode == 0, first.stderr
     # The examples hold only what is simulated (their Namespace and Services are
     # observed for the plugins that read them) and a PriorityClass it reads.
@@ -83,7 +84,7 @@ def test_simulate_examples_then_explain_then_run_again(db_url: str) -> None:
     assert top["total"] == sum(v["weighted"] for v in top["plugins"].values())
     assert scored["selected"] == web["final_node"]
 
-    second = eventsched("simulate", str(EXAMPLES), db=db_url)
+    second = eventsched("simulate", str(EXAMPLES), "--kubernetes-version", "1.28", db=db_url)
     assert second.returncode == 0, second.stderr
     assert "state rebuilt from the log up to position" in second.stderr
     assert "9 first placements, 0 open reservations" in second.stderr

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from eventsched.cli.main import main
 from eventsched.config.defaults import default_profile
 from eventsched.config.featuregates import SUPPORTED, features_for
 from eventsched.config.file import load_config, read_config
@@ -185,15 +186,29 @@ def test_disabling_a_plugin_the_version_does_not_have_changes_nothing(tmp_path: 
 
 def test_the_default_profile_says_what_it_runs_without(tmp_path: Path) -> None:
     features = features_for("1.37")
-    (warning,) = read_config(None, full_registry(), features).warnings
-    assert warning == (
+    config = read_config(None, full_registry(), features)
+    assert config.warnings == ()
+    assert config.notes == (
         "the default profile: kube-scheduler 1.37's default profile has DynamicResources, "
         "which eventsched does not implement yet: the profile runs without it (disable it "
-        "in plugins.multiPoint to say so)"
+        "in plugins.multiPoint to say so)",
     )
-    assert read_config(None, full_registry(), features_for("1.28")).warnings == ()
+    assert read_config(None, full_registry(), features_for("1.28")).notes == ()
     silent = _write(tmp_path, "{multiPoint: {disabled: [{name: DynamicResources}]}}")
-    assert load_config(silent, full_registry(), features).warnings == ()
+    assert load_config(silent, full_registry(), features).notes == ()
     said = _write(tmp_path, "{}")
-    (warning,) = load_config(said, full_registry(), features).warnings
-    assert warning.startswith(f"{said}: profiles[0]: kube-scheduler 1.37's default profile")
+    (note,) = load_config(said, full_registry(), features).notes
+    assert note.startswith(f"{said}: profiles[0]: kube-scheduler 1.37's default profile")
+
+
+def test_config_check_says_it_in_a_comment_that_loads_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _write(tmp_path, "{}")
+    assert main(["config", "check", str(path), "--kubernetes-version", "1.37"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert out.startswith(f"# {path}: profiles[0]: kube-scheduler 1.37's default profile has ")
+    again = tmp_path / "again.yaml"
+    again.write_text(out)
+    load_config(again, full_registry(), features_for("1.37"))

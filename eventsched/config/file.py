@@ -323,7 +323,8 @@ class _Reader(FieldReader):
                 f"{name} is a scheduler-plugins plugin eventsched does not implement; of "
                 f"scheduler-plugins' it implements {', '.join(ours)}"
             )
-        return f"unknown plugin {name!r}; known plugins: {', '.join(sorted(self.registry))}"
+        known = (n for n in self.registry if upstreamplugins.has_plugin(n, self.features))
+        return f"unknown plugin {name!r}; known plugins: {', '.join(sorted(known))}"
 
     def plugin_config(self, value: Any, path: str) -> dict[str, tuple[dict[str, Any], str]]:
         """Plugin name to (args without apiVersion/kind, path of the args)."""

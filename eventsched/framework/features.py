@@ -44,6 +44,8 @@ class Features:
     #: VolumeBinding scores by free storage capacity (1.33 alpha, 1.37 beta); it took over
     #: VolumeCapacityPriority's shape argument, inverted.
     storage_capacity_scoring: bool = _gate("StorageCapacityScoring", False)
+    #: VolumeBinding matches a claim's volumeAttributesClassName (1.29 alpha, 1.34 GA).
+    volume_attributes_class: bool = _gate("VolumeAttributesClass", False)
     #: NodeVolumeLimits refuses nodes without a CSI driver that says so (1.35 alpha, 1.37 beta).
     volume_limit_scaling: bool = _gate("VolumeLimitScaling", False)
     #: PodTopologySpread merges a constraint's `matchLabelKeys` into its selector (1.27 beta);

@@ -57,7 +57,9 @@ every node for a pod without claims). With it off a `shape` is refused.
 
 Filter messages: from 1.33 a bound volume whose node affinity refuses the node says
 "node(s) didn't match PersistentVolume's node affinity" (kubernetes#129887), before it
-"node(s) had volume node affinity conflict".
+"node(s) had volume node affinity conflict". From 1.29 a volume matches a claim only
+with the same volume attributes class where the VolumeAttributesClass gate is on (GA in
+1.34), and only without one where it is off (model/volumematching.py).
 """
 
 from __future__ import annotations
@@ -118,6 +120,7 @@ from eventsched.plugins.volumebinding.filtering import (
     ERR_REASON_PV_NOT_EXIST,
     Masks,
     NodeBindings,
+    VersionRules,
     find_pod_volumes,
 )
 from eventsched.plugins.volumebinding.scoring import node_score, parse_shape, scaled
@@ -175,8 +178,9 @@ class VolumeBinding:
         self.bind_timeout_seconds = timeout
         self.handle = handle
         self._masks = Masks()
-        self.node_conflict = (
-            ERR_REASON_NODE_CONFLICT_1_33 if features.since("1.33") else ERR_REASON_NODE_CONFLICT
+        self.rules = VersionRules(
+            ERR_REASON_NODE_CONFLICT_1_33 if features.since("1.33") else ERR_REASON_NODE_CONFLICT,
+            features.volume_attributes_class if features.since("1.29") else None,
         )
         #: The shape as the args give it (0..10 scores), defaulted; () without a scorer.
         self.shape_args: tuple[tuple[int, int], ...] = ()
@@ -243,7 +247,7 @@ class VolumeBinding:
         s: _State | None = state.get(_STATE_KEY)
         if s is None or s.claims is None:
             return BatchFilterResult(np.full(len(rows), -1, dtype=np.int64), [])
-        return find_pod_volumes(s.claims, table, rows, self._masks, s.by_node, self.node_conflict)
+        return find_pod_volumes(s.claims, table, rows, self._masks, s.by_node, self.rules)
 
     # -- Score ---------------------------------------------------------------------------
 

@@ -37,7 +37,7 @@ import numpy as np
 from eventsched.framework import BatchFilterResult, Code, Status
 from eventsched.model import BoolArray, Indexes, IntArray, NodeTable
 from eventsched.model.csitopology import Untranslatable, migrated_plugin, translated_affinity
-from eventsched.model.volumematching import Matches, match_claims
+from eventsched.model.volumematching import Matches, match_claims, unsupported_attributes_class
 from eventsched.model.volumes import PersistentVolume, PersistentVolumeClaim, StorageClass
 from eventsched.model.volumetopology import NodeSelector, selector_mask, topology_mask
 from eventsched.plugins.volumebinding.binder import BindingInfo, PodVolumes
@@ -175,21 +175,29 @@ class Masks:
         return self.cached(table, f"translated/{volume.name}", compute)
 
 
+@dataclass(frozen=True, slots=True)
+class VersionRules:
+    """What changes with the version: `ErrReasonNodeConflict`'s words, and whether volume
+    attributes classes are matched (None: not at all, v1.28; else the gate's value)."""
+
+    node_conflict: str = ERR_REASON_NODE_CONFLICT
+    attributes_classes: bool | None = None
+
+
 def find_pod_volumes(
     claims: PodVolumeClaims,
     table: NodeTable,
     rows: Indexes,
     masks: Masks,
     found: NodeBindings,
-    node_conflict: str = ERR_REASON_NODE_CONFLICT,
+    rules: VersionRules = VersionRules(),
 ) -> BatchFilterResult:
-    """`FindPodVolumes` on `rows`; the static bindings of the rows that pass go to `found`.
-    `node_conflict` is the version's `ErrReasonNodeConflict`."""
+    """`FindPodVolumes` on `rows`; the static bindings of the rows that pass go to `found`."""
     verdicts = _Verdicts.empty(len(rows))
     _check_bound(claims.bound, table, rows, masks, verdicts)
     if claims.delayed:
-        _check_delayed(claims.delayed, table, rows, masks, verdicts, found)
-    return verdicts.result((node_conflict, *_REASONS[1:]))
+        _check_delayed(claims.delayed, table, rows, masks, verdicts, found, rules)
+    return verdicts.result((rules.node_conflict, *_REASONS[1:]))
 
 
 def _check_bound(
@@ -230,6 +238,7 @@ def _check_delayed(
     masks: Masks,
     verdicts: _Verdicts,
     found: NodeBindings,
+    rules: VersionRules,
 ) -> None:
     """The unbound WaitForFirstConsumer claims: the selected-node fast path, matching
     available volumes, then provisioning what found none."""
@@ -240,8 +249,16 @@ def _check_delayed(
         alive &= names == claim.selected_node
     verdicts.bind_conflict |= ~alive
     to_match = [c for c in delayed if not c.selected_node]
+    unsupported = unsupported_attributes_class(to_match, rules.attributes_classes)
+    if unsupported is not None:
+        verdicts.set_other(alive, Status.as_error(unsupported))
+        return
     matches = match_claims(
-        to_match, table.objects.storage, rows, lambda v: masks.affinity(table, v)
+        to_match,
+        table.objects.storage,
+        rows,
+        lambda v: masks.affinity(table, v),
+        rules.attributes_classes,
     )
     unmatched = np.array([picks < 0 for picks in matches.chosen], dtype=bool).reshape(
         len(matches.claims), len(rows)

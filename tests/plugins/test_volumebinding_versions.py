@@ -1,17 +1,19 @@
 """VolumeBinding's score under StorageCapacityScoring (volumebinding/scoring.py), after upstream's
-volume_binding_test.go TestVolumeBinding (v1.37.2) wantScores, and its args and messages by
-version."""
+volume_binding_test.go TestVolumeBinding (v1.37.2) wantScores; its args, messages and volume
+attributes classes by version."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pytest
 
 from eventsched.config.featuregates import features_for
-from eventsched.framework import CycleState, Features, PluginArgsError, Status
+from eventsched.framework import Code, CycleState, Features, PluginArgsError, Status
 from eventsched.model import NodeTable, Pod
+from eventsched.model.volumes import PersistentVolume, PersistentVolumeClaim
 from eventsched.plugins.volumebinding import (
     ERR_REASON_BIND_CONFLICT,
     ERR_REASON_NODE_CONFLICT,
@@ -260,3 +262,57 @@ def test_the_node_conflict_reason_of_each_version(version: str, reason: str) -> 
         "VolumeBinding", pod_with("p", pvc_volume("pvc-a")), table, features=features_for(version)
     )
     assert statuses == [Status.unresolvable(reason)]
+
+
+def vac_claim(name: str, vac: str = "") -> Any:
+    pvc = claim(name, "wait-sc", storage="50Gi")
+    return replace(pvc, volume_attributes_class=vac)
+
+
+def vac_volume(name: str, vac: str = "", **kw: Any) -> Any:
+    return replace(local(name, "wait-sc", "100Gi", "node-a", **kw), volume_attributes_class=vac)
+
+
+@pytest.mark.parametrize(
+    ("test", "version", "claim_vac", "volume_vac", "expected"),
+    [
+        # component-helpers pv_helpers_test.go TestFindMatchingVolume (VAC cases)
+        ("success-match-with-vac", "1.34", "gold", "gold", "static"),
+        ("fail-vac", "1.34", "silver", "", "provision"),
+        ("fail-prebound-vac-like: other class", "1.37", "silver", "gold", "provision"),
+        ("fail-volumes-vac", "1.33", "", "gold", "provision"),
+        ("no vac, gate off", "1.33", "", "", "static"),
+        ("v1.28 reads no class", "1.28", "", "gold", "static"),
+    ],
+)
+def test_volume_attributes_classes_match_from_1_29(
+    test: str, version: str, claim_vac: str, volume_vac: str, expected: str
+) -> None:
+    # binder.go findMatchingVolumes -> FindMatchingVolume(..., vacEnabled): a claim that
+    # finds no static volume is left to provision (here: no provisioner, a bind conflict).
+    objects = [vac_claim("pvc-a", claim_vac), vac_volume("pv-a", volume_vac)]
+    pod = pod_with("pod-a", pvc_volume("pvc-a"))
+    table = table_of([node("node-a")], [*CLASSES, *objects])
+    (status,) = run_filter("VolumeBinding", pod, table, features=features_for(version))
+    assert status == (None if expected == "static" else BIND_CONFLICT)
+
+
+def test_a_claim_with_a_class_is_an_error_where_the_gate_is_off() -> None:
+    # "fail-on-error": FindMatchingVolume's error, the Filter's Error status (AsStatus).
+    objects = [vac_claim("pvc-a", "gold"), vac_volume("pv-a")]
+    pod = pod_with("pod-a", pvc_volume("pvc-a"))
+    table = table_of([node("node-a")], [*CLASSES, *objects])
+    (status,) = run_filter("VolumeBinding", pod, table, features=features_for("1.33"))
+    assert status is not None and status.code == Code.ERROR
+    assert status.message == (
+        "unsupported volumeAttributesClassName is set on claim default/pvc-a when the "
+        "feature-gate VolumeAttributesClass is disabled"
+    )
+
+
+def test_a_volume_record_keeps_its_attributes_class() -> None:
+    pv = vac_volume("pv-a", "gold")
+    assert PersistentVolume.from_record(pv.to_record()) == pv
+    pvc = vac_claim("pvc-a", "gold")
+    assert PersistentVolumeClaim.from_record(pvc.to_record()) == pvc
+    assert "volumeAttributesClassName" not in vac_claim("pvc-b").to_record()

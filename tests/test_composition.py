@@ -34,6 +34,19 @@ ALLOWED: dict[tuple[str, str], str] = {
         ): "one plugin per in-tree volume type, as upstream's; it sets only class attributes"
         for name in ("EBSLimits", "GCEPDLimits", "AzureDiskLimits", "CinderLimits")
     },
+    **{
+        (
+            f"eventsched.plugins.{module}._{name}WithPreFilter",
+            f"eventsched.plugins.{module}.{name}",
+        ): "the plugin as kube-scheduler 1.37 has it, with a PreFilter: a plugin's extension "
+        "points are its class's (framework/interface.py answers once per class), so the "
+        "version's extra point is a class that adds that one method and nothing else"
+        for module, name in (
+            ("nodename", "NodeName"),
+            ("nodeunschedulable", "NodeUnschedulable"),
+            ("tainttoleration", "TaintToleration"),
+        )
+    },
 }
 
 

@@ -41,7 +41,11 @@ def run_check(args: argparse.Namespace) -> int:
         print(f"eventsched: warning: {warning}", file=sys.stderr)
     effective = effective_config(config)
     if args.json:
+        for note in config.notes:
+            print(f"eventsched: note: {note}", file=sys.stderr)
         print(json.dumps(effective, indent=2))
     else:
+        for note in config.notes:  # comments: the output still loads as it is
+            print(f"# {note}")
         print(yaml.safe_dump(effective, sort_keys=False), end="")
     return 0

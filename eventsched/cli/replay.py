@@ -17,6 +17,7 @@ from eventsched.cli.commands import summary
 from eventsched.cli.database import open_reader
 from eventsched.cli.progress import progress_bar
 from eventsched.cli.timebounds import FORMS, bound_parser
+from eventsched.cli.versionflags import add_version_arguments, features_from_args
 from eventsched.config.file import load_config
 from eventsched.events import ChainReport, EventReader
 from eventsched.events.slices import SliceOrigin, read_origin
@@ -56,6 +57,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="counterfactual: run this KubeSchedulerConfiguration over the recorded history "
         "and report what would have changed (writes nothing)",
     )
+    add_version_arguments(p, "with --config, the version the log's configuration decided as")
     p.set_defaults(func=run)
 
 
@@ -179,28 +181,21 @@ def describe(selection: Selection) -> str:
     return "attempts " + ", ".join(parts) if parts else ""
 
 
-def _recorded_features(reader: EventReader) -> Features:
-    """The Kubernetes version and gates of the last profile the log put in force (v1.28's
-    when it has none)."""
-    last = None
-    for event in reader.read(kinds=["config_loaded"]):
-        last = event
-    if last is None:
-        return LEGACY_FEATURES
-    return Profile.from_record(last.data["profile"]).features
-
-
 def _when(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat()
 
 
 def run_counterfactual(args: argparse.Namespace) -> int:
+    """`--config`: the file decides as `--kubernetes-version` and `--feature-gates` say, else
+    as the log's last configuration did, so that the same file changes nothing."""
     registry = full_registry()
     reader = open_reader(args.db)
     try:
-        # The file decides as the version the log was recorded at (its last profile's):
-        # the same configuration must then change nothing.
-        config = load_config(args.config, registry, _recorded_features(reader))
+        if args.kubernetes_version or args.feature_gates:
+            features = features_from_args(args)
+        else:
+            features = recorded_features(reader)
+        config = load_config(args.config, registry, features)
         with _positions(reader.last_position()) as advance:
             report = counterfactual(reader, registry, config.profiles, advance)
     finally:
@@ -248,3 +243,14 @@ def render_counterfactual(report: CounterfactualReport, source: str) -> str:
     for s in report.skipped:
         lines.append(f"  skipped attempt {s['attempt']} (position {s['position']}): {s['reason']}")
     return "\n".join(lines)
+
+
+def recorded_features(reader: EventReader) -> Features:
+    """The version and gates the log's last `config_loaded` profile decided as (v1.28's for
+    a log without one)."""
+    last = None
+    for event in reader.read(kinds=["config_loaded"]):
+        last = event
+    if last is None or not isinstance(last.data.get("profile"), dict):
+        return LEGACY_FEATURES
+    return Profile.from_record(last.data["profile"]).features

@@ -123,6 +123,8 @@ def _run(args: argparse.Namespace, stop: threading.Event) -> int:
     config = config_at(features, provisional, args, registry)
     for warning in config.warnings:
         structlog.get_logger("eventsched").warning("configuration", problem=warning)
+    for note in config.notes:
+        structlog.get_logger("eventsched").info("configuration", note=note)
     if args.leader_elect is not None:
         from dataclasses import replace
 

@@ -13,6 +13,7 @@ from eventsched.cli.database import open_store
 from eventsched.cli.progress import BYTES, DEFAULT_EVERY, Progress
 from eventsched.cli.versionflags import add_version_arguments, features_from_args
 from eventsched.cluster import SimulatedCluster, generate_cluster, load_manifests
+from eventsched.config.featuregates import admission_at
 from eventsched.config.file import read_config
 from eventsched.events import EventStore
 from eventsched.model import NodeTable
@@ -102,6 +103,7 @@ def _simulate(args: argparse.Namespace, store: EventStore) -> int:
                 args.paths,
                 on_progress=lambda p: reading.update(p.bytes, p.total_bytes),
                 accounting=accounting,
+                admission=admission_at(features),
             )
         _warn_skipped(loaded.skipped, loaded.unused)
     registry = full_registry()

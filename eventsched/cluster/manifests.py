@@ -25,11 +25,14 @@ from eventsched.cluster.priorities import PriorityClasses
 from eventsched.cluster.types import LoadedCluster
 from eventsched.model import ManifestError, Node, Pod
 from eventsched.model.accounting import LEGACY_ACCOUNTING, Accounting
+from eventsched.model.admission import Admission, admitted
 from eventsched.model.customkinds import CUSTOM_KINDS
 from eventsched.model.objects import object_from_manifest
 from eventsched.model.resources import PODS
 
 log = structlog.get_logger(__name__)
+
+NO_MERGE = Admission()
 
 #: What the kubelet reports as `pods` when `maxPods` is not configured. Hand-written
 #: Node manifests often leave it out, and a node without it would fit no pod at all.
@@ -71,6 +74,7 @@ def load_manifests(
     now: datetime | None = None,
     on_progress: Callable[[LoadProgress], None] | None = None,
     accounting: Accounting = LEGACY_ACCOUNTING,
+    admission: Admission = NO_MERGE,
 ) -> LoadedCluster:
     """Nodes and pods from files and directories (searched recursively, in sorted order).
 
@@ -81,11 +85,13 @@ def load_manifests(
     holds no manifests. `on_progress` is told how far the reading got as it goes
     (at once, then every 2,000 mappings or lists parsed, and after each file).
     `accounting`: how the pods' resources count (the profiles' `Features.accounting`).
+    `admission`: the label-key merges the API server of the version decided as does when it
+    creates a pod (model/admission.py); none by default.
     """
     found = manifest_files(paths)
     created = rfc3339(now or datetime.now(UTC))
     reader = _FileReader(found.files, on_progress)
-    loaded = _build(reader, created, lambda _: str(uuid4()), accounting)
+    loaded = _build(reader, created, lambda _: str(uuid4()), accounting, admission)
     loaded.skipped[:0] = [*found.skipped, *reader.empty]
     log.info(
         "manifests loaded",
@@ -148,7 +154,11 @@ class _FileReader:
 
 
 def _build(
-    reader: _FileReader, created: str, new_uid: UidFactory, accounting: Accounting
+    reader: _FileReader,
+    created: str,
+    new_uid: UidFactory,
+    accounting: Accounting,
+    admission: Admission = NO_MERGE,
 ) -> LoadedCluster:
     """Nodes and pods from the documents as they are read, refusing duplicates.
 
@@ -158,7 +168,7 @@ def _build(
     error or a bad PriorityClass after it is the one reported). A PriorityClass that
     comes after a pod (which may name it) has the files read again, classes known.
     """
-    builder = _Builder(LoadedCluster(), created, new_uid, PriorityClasses(), accounting)
+    builder = _Builder(LoadedCluster(), created, new_uid, PriorityClasses(), accounting, admission)
     classes: list[tuple[str, Mapping[str, Any]]] = []
     failure: ManifestError | None = None
     late = False
@@ -178,7 +188,7 @@ def _build(
                 failure = exc
     priorities = PriorityClasses.from_objects(classes)
     if late:
-        builder = _Builder(LoadedCluster(), created, new_uid, priorities, accounting)
+        builder = _Builder(LoadedCluster(), created, new_uid, priorities, accounting, admission)
         for doc in _FileReader(reader.files, None).read_all():
             builder.add(doc)
     elif failure is not None:
@@ -195,6 +205,7 @@ class _Builder:
     new_uid: UidFactory
     priorities: PriorityClasses
     accounting: Accounting = LEGACY_ACCOUNTING
+    admission: Admission = NO_MERGE
     node_sources: dict[str, str] = field(default_factory=dict)
     pod_sources: dict[str, str] = field(default_factory=dict)
     #: Whether a pod was made (with the PriorityClasses known then).
@@ -227,7 +238,13 @@ class _Builder:
         elif kind == "Pod":
             self.made_pods = True
             pod = _read_pod(
-                doc.obj, doc.location, self.created, new_uid, self.priorities, self.accounting
+                doc.obj,
+                doc.location,
+                self.created,
+                new_uid,
+                self.priorities,
+                self.accounting,
+                self.admission,
             )
             _register(self.pod_sources, pod.key, doc.location, f"Pod {pod.key}", "Pod")
             loaded.pods.append(pod)
@@ -236,7 +253,12 @@ class _Builder:
             expansion = expand_workload(doc.obj, new_uid, self.priorities)
             for manifest in expansion.pods:
                 pod = _read_expanded_pod(
-                    manifest, expansion.where, self.created, new_uid, self.accounting
+                    manifest,
+                    expansion.where,
+                    self.created,
+                    new_uid,
+                    self.accounting,
+                    self.admission,
                 )
                 label = f"{expansion.where} (pod {pod.name})"
                 _register(self.pod_sources, pod.key, doc.location, label, "Pod")
@@ -302,6 +324,7 @@ def _read_pod(
     new_uid: UidFactory,
     priorities: PriorityClasses,
     accounting: Accounting = LEGACY_ACCOUNTING,
+    admission: Admission = NO_MERGE,
 ) -> Pod:
     _require_mappings(obj, "Pod", "metadata", "spec", "status")
     meta = dict(obj.get("metadata") or {})
@@ -314,7 +337,7 @@ def _read_pod(
     )
     spec = obj.get("spec") or {}
     spec = priorities.resolve(spec, f"Pod {namespace}/{name}")
-    stamped = _stamped({**obj, "metadata": meta, "spec": spec}, created, new_uid)
+    stamped = _stamped({**obj, "metadata": meta, "spec": spec}, created, new_uid, admission)
     return Pod.from_manifest(stamped, accounting=accounting)
 
 
@@ -324,16 +347,23 @@ def _read_expanded_pod(
     created: str,
     new_uid: UidFactory,
     accounting: Accounting = LEGACY_ACCOUNTING,
+    admission: Admission = NO_MERGE,
 ) -> Pod:
     """A pod made from a template; its errors point into the controller's template."""
     try:
-        return Pod.from_manifest(_stamped(manifest, created, new_uid), accounting=accounting)
+        return Pod.from_manifest(
+            _stamped(manifest, created, new_uid, admission), accounting=accounting
+        )
     except ManifestError as exc:
         raise ManifestError(controller, f"spec.template.{exc.field}", exc.problem) from exc
 
 
-def _stamped(obj: dict[str, Any], created: str, new_uid: UidFactory) -> dict[str, Any]:
-    """What the API server adds on create: uid, creationTimestamp, requests from limits."""
+def _stamped(
+    obj: dict[str, Any], created: str, new_uid: UidFactory, admission: Admission = NO_MERGE
+) -> dict[str, Any]:
+    """What the API server adds on create: uid, creationTimestamp, requests from limits, and
+    the label keys merged into selectors where `admission` says its version does."""
+    obj = admitted(obj, admission)
     meta = dict(obj.get("metadata") or {})
     namespace = meta.get("namespace") or "default"
     meta.setdefault("creationTimestamp", created)

@@ -26,6 +26,7 @@ from importlib import resources
 from typing import Any
 
 from eventsched.framework.features import LEGACY, Features
+from eventsched.model.admission import Admission
 
 #: The oldest and newest minor versions eventsched decides as.
 OLDEST_MINOR = 28
@@ -199,3 +200,14 @@ def features_from_flags(version_text: str | None, gates_text: str | None) -> Fea
     """`--kubernetes-version` (newest when None) and `--feature-gates`, both checked."""
     version = parse_version(version_text) if version_text else newest()
     return features_for(version, parse_feature_gates(gates_text or ""))
+
+
+def admission_at(features: Features) -> Admission:
+    """The label-key merges the API server of `features`' version does when it creates a pod
+    (`PrepareForCreate`; model/admission.py): what `eventsched simulate` applies to the pods
+    of its manifests, which no API server created."""
+    return Admission(
+        topology_spread=features.match_label_keys_in_pod_topology_spread
+        and features.match_label_keys_in_pod_topology_spread_selector_merge,
+        pod_affinity=features.match_label_keys_in_pod_affinity,
+    )

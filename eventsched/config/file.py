@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from eventsched.config import pluginsets
+from eventsched.config import pluginsets, upstreamplugins
 from eventsched.config.defaults import DEFAULT_SCHEDULER_NAME, default_profile
 from eventsched.config.extendercheck import extender_errors
 from eventsched.config.extenders import (
@@ -77,7 +77,11 @@ def read_config(path: str | Path | None, registry: Registry, features: Features)
     kube-scheduler's defaults, deciding as `features` say."""
     if path:
         return load_config(path, registry, features)
-    return SchedulerConfig(profiles=(default_profile(features=features),), features=features)
+    return SchedulerConfig(
+        profiles=(default_profile(features=features),),
+        features=features,
+        notes=upstreamplugins.left_out_notes(features, "the default profile"),
+    )
 
 
 def load_config(
@@ -138,6 +142,7 @@ def parse_config(
         parallelism=parallelism,
         extenders=extenders,
         warnings=tuple(reader.warnings),
+        notes=tuple(reader.notes),
         features=features,
     )
 
@@ -150,6 +155,7 @@ class _Reader(FieldReader):
         self.registry = registry
         self.features = features
         self.warnings: list[str] = []
+        self.notes: list[str] = []
 
     def client_connection(self, value: Any) -> ClientConnectionConfig:
         path = "clientConnection"
@@ -228,6 +234,10 @@ class _Reader(FieldReader):
         instances = self.instantiate(args, f"{path}.pluginConfig")
         custom = self.plugin_sets(obj.get("plugins"), f"{path}.plugins")
         merged = pluginsets.merge(pluginsets.defaults(self.features), custom)
+        disabled = frozenset(custom.at(pluginsets.MULTI_POINT).disabled)
+        self.notes += upstreamplugins.left_out_notes(
+            self.features, f"{self.source}: {path}", disabled
+        )
 
         def implements_at(plugin: str, point: str) -> bool:
             return implements(self.instance(plugin, instances), point)
@@ -286,7 +296,15 @@ class _Reader(FieldReader):
         name = plugin.get("name")
         if not isinstance(name, str) or not name:
             raise self.fail(f"{where}.name", f"must be a plugin name (got {name!r})")
-        if name in self.registry or (name == "*" and not enabling):
+        if name == "*" and not enabling:
+            return name
+        if not upstreamplugins.has_plugin(name, self.features):
+            if not enabling:
+                return name  # disabling what the version does not have changes nothing
+            raise self.fail(
+                f"{where}.name", upstreamplugins.absent_plugin_problem(name, self.features)
+            )
+        if name in self.registry:
             return name
         if name in pluginsets.UPSTREAM_NOT_IMPLEMENTED:
             if not enabling:
@@ -305,7 +323,8 @@ class _Reader(FieldReader):
                 f"{name} is a scheduler-plugins plugin eventsched does not implement; of "
                 f"scheduler-plugins' it implements {', '.join(ours)}"
             )
-        return f"unknown plugin {name!r}; known plugins: {', '.join(sorted(self.registry))}"
+        known = (n for n in self.registry if upstreamplugins.has_plugin(n, self.features))
+        return f"unknown plugin {name!r}; known plugins: {', '.join(sorted(known))}"
 
     def plugin_config(self, value: Any, path: str) -> dict[str, tuple[dict[str, Any], str]]:
         """Plugin name to (args without apiVersion/kind, path of the args)."""
@@ -324,6 +343,10 @@ class _Reader(FieldReader):
             if kind is not None and kind != f"{name}Args":
                 raise self.fail(f"{where}.args.kind", f"must be {name}Args (got {kind!r})")
             args.pop("apiVersion", None)
+            if not upstreamplugins.has_plugin(name, self.features):
+                raise self.fail(
+                    f"{where}.name", upstreamplugins.absent_plugin_problem(name, self.features)
+                )
             if name not in self.registry:
                 if name not in pluginsets.UPSTREAM_NOT_IMPLEMENTED:
                     raise self.fail(f"{where}.name", self.unknown(name))

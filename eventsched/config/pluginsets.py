@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from eventsched.config import upstreamplugins
 from eventsched.framework import EXTENSION_POINTS, Features, PluginRef
 from eventsched.framework.features import LEGACY
 
@@ -41,40 +42,10 @@ POINTS: tuple[str, ...] = (
 )
 assert set(POINTS) == set(EXTENSION_POINTS)
 
-#: kube-scheduler's v1 default MultiPoint set (`getDefaultPlugins`), with weights.
-#: Those eventsched does not implement are in UPSTREAM_NOT_IMPLEMENTED instead.
-DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
-    PluginRef("SchedulingGates"),
-    PluginRef("PrioritySort"),
-    PluginRef("NodeUnschedulable"),
-    PluginRef("NodeName"),
-    PluginRef("TaintToleration", 3),
-    PluginRef("NodeAffinity", 2),
-    PluginRef("NodePorts"),
-    PluginRef("NodeResourcesFit", 1),
-    PluginRef("VolumeRestrictions"),
-    PluginRef("EBSLimits"),
-    PluginRef("GCEPDLimits"),
-    PluginRef("NodeVolumeLimits"),
-    PluginRef("AzureDiskLimits"),
-    PluginRef("VolumeBinding"),
-    PluginRef("VolumeZone"),
-    PluginRef("PodTopologySpread", 2),
-    PluginRef("InterPodAffinity", 2),
-    PluginRef("DefaultPreemption"),
-    PluginRef("NodeResourcesBalancedAllocation", 1),
-    PluginRef("ImageLocality", 1),
-    PluginRef("DefaultBinder"),
-)
-
-#: kube-scheduler plugins eventsched does not have yet (docs/status.md).
-#: Disabling one is accepted (it never runs); configuring one is a warning;
-#: enabling one is an error, because the profile would not do what it says.
-UPSTREAM_NOT_IMPLEMENTED: frozenset[str] = frozenset(
-    {
-        "DynamicResources",
-    }
-)
+#: kube-scheduler v1.28's default MultiPoint set, and the plugins eventsched lacks
+#: (config/upstreamplugins.py has every version's).
+DEFAULT_MULTI_POINT = upstreamplugins.DEFAULT_MULTI_POINT
+UPSTREAM_NOT_IMPLEMENTED = upstreamplugins.NOT_IMPLEMENTED
 
 #: The plugins kubernetes-sigs/scheduler-plugins v0.28.9 registers (cmd/scheduler/main.go).
 #: A configuration written for it that enables one eventsched lacks is refused by name.
@@ -130,11 +101,17 @@ class PluginSetError(ValueError):
 
 
 def defaults(features: Features = LEGACY) -> PluginSets:
-    """kube-scheduler's default plugin sets at the version `features` name."""
+    """kube-scheduler's default plugin sets at the version and gates `features` name, less
+    the plugins eventsched does not implement (`upstreamplugins.left_out` names them)."""
+    multi = upstreamplugins.upstream_default_multi_point(features)
     return PluginSets(
         {
             MULTI_POINT: PluginSet(
-                tuple(Entry(r.name, r.weight or None) for r in DEFAULT_MULTI_POINT)
+                tuple(
+                    Entry(r.name, r.weight or None)
+                    for r in multi
+                    if not upstreamplugins.not_implemented(r)
+                )
             )
         }
     )

@@ -51,6 +51,9 @@ class SchedulerConfig:
     extenders: tuple[ExtenderConfig, ...] = ()
     #: Things accepted but worth telling (a plugin configured that eventsched does not have).
     warnings: tuple[str, ...] = ()
+    #: What kube-scheduler's default profile at this version has and the profiles run
+    #: without, not implemented by eventsched yet (config/upstreamplugins.py).
+    notes: tuple[str, ...] = ()
     #: The Kubernetes version decided as and its feature gates; every profile carries them.
     features: Features = LEGACY
 

@@ -57,6 +57,35 @@ class Features:
     #: The conditions the scheduler writes (PodScheduled, DisruptionTarget) carry the pod's
     #: metadata.generation as observedGeneration (1.33 alpha, 1.34 beta, 1.35 GA).
     pod_observed_generation_tracking: bool = _gate("PodObservedGenerationTracking", False)
+    #: DynamicResources is in the default profile (1.26 alpha, 1.32 beta, 1.34 GA); eventsched
+    #: does not implement it (config/pluginsets.py names it where it is left out).
+    dynamic_resource_allocation: bool = _gate("DynamicResourceAllocation", False)
+    #: NodeDeclaredFeatures is in the default profile and filters (1.35 alpha, 1.36 beta, 1.37 GA).
+    node_declared_features: bool = _gate("NodeDeclaredFeatures", False)
+    #: VolumeBinding scores by free storage capacity (1.33 alpha, 1.37 beta); it took over
+    #: VolumeCapacityPriority's shape argument, inverted.
+    storage_capacity_scoring: bool = _gate("StorageCapacityScoring", False)
+    #: VolumeBinding matches a claim's volumeAttributesClassName (1.29 alpha, 1.34 GA).
+    volume_attributes_class: bool = _gate("VolumeAttributesClass", False)
+    #: NodeVolumeLimits refuses nodes without a CSI driver that says so (1.35 alpha, 1.37 beta).
+    volume_limit_scaling: bool = _gate("VolumeLimitScaling", False)
+    #: PodTopologySpread merges a constraint's `matchLabelKeys` into its selector (1.27 beta);
+    #: the API server does too at creation with the SelectorMerge gate (1.34 beta), and so
+    #: does pod (anti-)affinity's with MatchLabelKeysInPodAffinity (1.31 beta, 1.33 GA):
+    #: `eventsched simulate` merges them into manifest pods as that API server would
+    #: (model/admission.py).
+    match_label_keys_in_pod_topology_spread: bool = _gate("MatchLabelKeysInPodTopologySpread", True)
+    match_label_keys_in_pod_topology_spread_selector_merge: bool = _gate(
+        "MatchLabelKeysInPodTopologySpreadSelectorMerge", False
+    )
+    match_label_keys_in_pod_affinity: bool = _gate("MatchLabelKeysInPodAffinity", False)
+    #: Gates that only add plugins eventsched does not implement to the default profile
+    #: (GangScheduling; TopologyPlacementGenerator and PodGroupPodsCount; DeferredPodScheduling).
+    generic_workload: bool = _gate("GenericWorkload", False)
+    topology_aware_workload_scheduling: bool = _gate("TopologyAwareWorkloadScheduling", False)
+    in_place_pod_vertical_scaling_scheduler_preemption: bool = _gate(
+        "InPlacePodVerticalScalingSchedulerPreemption", False
+    )
 
     def since(self, minor: str) -> bool:
         """Whether the version decided as is `minor` ("1.34") or newer: behaviour upstream

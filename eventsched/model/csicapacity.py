@@ -28,22 +28,43 @@ class CSIDriver:
     #: spec.storageCapacity (absent: false).
     storage_capacity: bool = False
     kind: str = CSI_DRIVER
+    #: spec.preventPodSchedulingIfMissing (VolumeLimitScaling, 1.36 on; absent: false):
+    #: NodeVolumeLimits refuses nodes whose CSINode does not list the driver.
+    prevent_pod_scheduling_if_missing: bool = False
 
     @property
     def key(self) -> str:
         return f"{CSI_DRIVER}/{self.name}"
 
     def to_record(self) -> dict[str, Any]:
-        return {"kind": CSI_DRIVER, "name": self.name, "storageCapacity": self.storage_capacity}
+        record: dict[str, Any] = {
+            "kind": CSI_DRIVER,
+            "name": self.name,
+            "storageCapacity": self.storage_capacity,
+        }
+        if self.prevent_pod_scheduling_if_missing:
+            record["preventPodSchedulingIfMissing"] = True  # only when set: older records stay
+        return record
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> CSIDriver:
-        return cls(str(record["name"]), bool(record.get("storageCapacity", False)))
+        return cls(
+            str(record["name"]),
+            bool(record.get("storageCapacity", False)),
+            prevent_pod_scheduling_if_missing=bool(
+                record.get("preventPodSchedulingIfMissing", False)
+            ),
+        )
 
     @classmethod
     def from_manifest(cls, obj: Mapping[str, Any]) -> CSIDriver:
         name = str(_mapping(obj.get("metadata")).get("name") or "")
-        return cls(name, _mapping(obj.get("spec")).get("storageCapacity") is True)
+        spec = _mapping(obj.get("spec"))
+        return cls(
+            name,
+            spec.get("storageCapacity") is True,
+            prevent_pod_scheduling_if_missing=spec.get("preventPodSchedulingIfMissing") is True,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,8 @@ class Node:
     unschedulable: bool = False
     uid: str = ""
     images: tuple[NodeImage, ...] = ()
+    #: `status.declaredFeatures` as the kubelet publishes it, in its order (NodeDeclaredFeatures).
+    declared_features: tuple[str, ...] = ()
 
     @classmethod
     def from_manifest(cls, obj: Mapping[str, Any], where: str = "Node") -> Node:
@@ -69,6 +71,9 @@ class Node:
         raw_images = status.get("images") or []
         if not isinstance(raw_images, list) or not all(isinstance(i, Mapping) for i in raw_images):
             raise ManifestError(where, "status.images", "must be a list of {names, sizeBytes}")
+        declared = status.get("declaredFeatures") or []
+        if not isinstance(declared, list) or not all(isinstance(f, str) for f in declared):
+            raise ManifestError(where, "status.declaredFeatures", "must be a list of names")
         return cls(
             name=name,
             allocatable=allocatable,
@@ -77,6 +82,7 @@ class Node:
             unschedulable=bool(spec.get("unschedulable", False)),
             uid=str(meta.get("uid") or ""),
             images=tuple(NodeImage.from_dict(i) for i in raw_images),
+            declared_features=tuple(declared),
         )
 
     def to_record(self) -> dict[str, Any]:
@@ -91,6 +97,8 @@ class Node:
         }
         if self.images:
             record["images"] = [i.to_dict() for i in self.images]
+        if self.declared_features:
+            record["declaredFeatures"] = list(self.declared_features)
         return record
 
     @classmethod
@@ -103,4 +111,5 @@ class Node:
             taints=tuple(Taint.from_dict(t) for t in record.get("taints", [])),
             unschedulable=bool(record.get("unschedulable", False)),
             images=tuple(NodeImage.from_dict(i) for i in record.get("images", ())),
+            declared_features=tuple(record.get("declaredFeatures", ())),
         )

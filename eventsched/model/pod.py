@@ -65,7 +65,14 @@ _MAPS = (
     ("nodeSelector", "node_selector"),
     ("affinity", "affinity"),
 )
-_SEQUENCES = (("schedulingGates", "scheduling_gates"), ("images", "images"), ("uses", "uses"))
+_SEQUENCES = (
+    ("schedulingGates", "scheduling_gates"),
+    ("images", "images"),
+    ("initImages", "init_images"),
+    ("imageVolumes", "image_volumes"),
+    ("requiredNodeFeatures", "required_node_features"),
+    ("uses", "uses"),
+)
 
 
 @value_class
@@ -103,6 +110,11 @@ class Pod:
     host_ports: tuple[HostPort, ...] = ()
     #: Images of the regular containers (ImageLocality).
     images: tuple[str, ...] = ()
+    #: Images of the init containers, and references of the image volumes (ImageLocality).
+    init_images: tuple[str, ...] = ()
+    image_volumes: tuple[str, ...] = ()
+    #: The node declared features the spec requires (model/nodefeatures.py).
+    required_node_features: tuple[str, ...] = ()
     #: `spec.topologySpreadConstraints` as given (PodTopologySpread parses them).
     topology_spread: tuple[Mapping[str, Any], ...] = ()
     #: `spec.volumes` whose source a volume plugin reads, as given.
@@ -214,6 +226,9 @@ class Pod:
             nominated_node_name=str(status.get("nominatedNodeName") or ""),
             host_ports=host_ports,
             images=fields.images,
+            init_images=fields.init_images,
+            image_volumes=fields.image_volumes,
+            required_node_features=fields.required_node_features,
             topology_spread=fields.topology_spread,
             volumes=fields.volumes,
             uses=fields.uses,
@@ -313,6 +328,9 @@ class Pod:
             nominated_node_name=record.get("nominatedNodeName", ""),
             host_ports=tuple(HostPort.from_dict(p) for p in record.get("hostPorts", ())),
             images=tuple(record.get("images", ())),
+            init_images=tuple(record.get("initImages", ())),
+            image_volumes=tuple(record.get("imageVolumes", ())),
+            required_node_features=tuple(record.get("requiredNodeFeatures", ())),
             topology_spread=tuple(record.get("topologySpread", ())),
             volumes=tuple(record.get("volumes", ())),
             uses=tuple(record.get("uses", ())),

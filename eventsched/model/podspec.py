@@ -92,6 +92,15 @@ def images(containers: Sequence[Any]) -> tuple[str, ...]:
     return tuple(str(c["image"]) for c in containers if isinstance(c, Mapping) and c.get("image"))
 
 
+def image_volumes(raw: Any) -> tuple[str, ...]:
+    """`volumes[].image.reference` of the image volumes, in spec order (ImageLocality)."""
+    return tuple(
+        str(v["image"].get("reference") or "")
+        for v in raw or ()
+        if isinstance(v, Mapping) and isinstance(v.get("image"), Mapping)
+    )
+
+
 def maps(raw: Any, where: str, field: str) -> tuple[Mapping[str, Any], ...]:
     """A list of objects from the spec, kept as given (None and [] are no entries)."""
     if raw is None:

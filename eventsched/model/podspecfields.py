@@ -21,7 +21,15 @@ import orjson
 
 from eventsched.model.containers import ContainerRequests, pod_qos
 from eventsched.model.errors import ManifestError
-from eventsched.model.podspec import HostPort, host_ports, images, maps, scheduling_volumes
+from eventsched.model.nodefeatures import required_node_features
+from eventsched.model.podspec import (
+    HostPort,
+    host_ports,
+    image_volumes,
+    images,
+    maps,
+    scheduling_volumes,
+)
 from eventsched.model.quantity import QuantityError
 from eventsched.model.resources import (
     Resources,
@@ -59,6 +67,9 @@ class SpecFields:
     scheduling_gates: tuple[str, ...]
     host_ports: tuple[HostPort, ...]
     images: tuple[str, ...]
+    init_images: tuple[str, ...]
+    image_volumes: tuple[str, ...]
+    required_node_features: tuple[str, ...]
     topology_spread: tuple[Mapping[str, Any], ...]
     volumes: tuple[Mapping[str, Any], ...]
     uses: tuple[str, ...]
@@ -161,6 +172,9 @@ def read_spec(spec: Mapping[str, Any], where: str) -> SpecFields:
         scheduling_gates=tuple(str(g.get("name", "")) for g in spec.get("schedulingGates") or []),
         host_ports=host_ports(containers, where, "spec.containers"),
         images=images(containers),
+        init_images=images(init_specs),
+        image_volumes=image_volumes(spec.get("volumes")),
+        required_node_features=required_node_features(spec),
         topology_spread=maps(
             spec.get("topologySpreadConstraints"), where, "spec.topologySpreadConstraints"
         ),

@@ -11,6 +11,12 @@ claims by requested size and, per node, gives each the volume
   claimRef, matching the claim's selector and access modes, whose node
   affinity admits the node.
 
+From 1.29 the volume attributes class counts too (`FindMatchingVolume`'s vacEnabled):
+with the VolumeAttributesClass gate on (GA from 1.34) a volume matches only a claim of
+the same `volumeAttributesClassName` ("" for none); with it off a volume that names one
+matches nothing, and a claim that names one is an error
+(`unsupported_attributes_class`). v1.28 has no such field.
+
 Here each claim is matched on every candidate node at once: the node
 affinity of each volume is a boolean column over the NodeTable (the caller
 caches them), and a node's choice is the first volume in (size, name) order
@@ -62,8 +68,10 @@ def match_claims(
     storage: StorageObjects,
     rows: Indexes,
     affinity: AffinityMask,
+    attributes_classes: bool | None = None,
 ) -> Matches:
-    """`findMatchingVolumes` for every row of `rows`."""
+    """`findMatchingVolumes` for every row of `rows`; `attributes_classes`: whether the
+    VolumeAttributesClass gate is on (None: the version has no such check, v1.28)."""
     ordered = by_size(claims)
     volumes: list[PersistentVolume] = []
     index: dict[str, int] = {}
@@ -71,7 +79,7 @@ def match_claims(
     for claim in ordered:
         picks = np.full(len(rows), NO_VOLUME, dtype=np.int64)
         decided = np.zeros(len(rows), dtype=bool)
-        prebound, free = _candidates(claim, storage)
+        prebound, free = _candidates(claim, storage, attributes_classes)
         for volume in prebound:
             v = index.setdefault(volume.name, len(index))
             if v == len(volumes):
@@ -98,8 +106,25 @@ def _taken(chosen: Sequence[IntArray], volume: int, count: int) -> BoolArray:
     return taken
 
 
+def unsupported_attributes_class(
+    claims: Sequence[PersistentVolumeClaim], attributes_classes: bool | None
+) -> str | None:
+    """`FindMatchingVolume`'s error for the first claim that names a volume attributes class
+    while the gate is off, else None."""
+    if attributes_classes is not False:
+        return None
+    for claim in by_size(claims):
+        if claim.volume_attributes_class:
+            return (
+                f"unsupported volumeAttributesClassName is set on claim "
+                f"{claim.namespace}/{claim.name} when the feature-gate VolumeAttributesClass "
+                f"is disabled"
+            )
+    return None
+
+
 def _candidates(
-    claim: PersistentVolumeClaim, storage: StorageObjects
+    claim: PersistentVolumeClaim, storage: StorageObjects, attributes_classes: bool | None
 ) -> tuple[list[PersistentVolume], list[PersistentVolume]]:
     """The volumes of the claim's class that could match it on some node: those pre-bound
     to it, and the free ones, smallest first."""
@@ -109,6 +134,10 @@ def _candidates(
         if volume.claim_ref is not None and not volume.bound_to(claim):
             continue
         if volume.storage < claim.storage or volume.volume_mode != claim.volume_mode:
+            continue
+        if attributes_classes is not None and volume.volume_attributes_class != (
+            claim.volume_attributes_class if attributes_classes else ""
+        ):
             continue
         if volume.deleting:
             continue

@@ -108,6 +108,8 @@ class PersistentVolumeClaim:
     #: The UID of the controlling owner (a generic ephemeral volume's pod).
     owner_uid: str = ""
     kind: str = PVC
+    #: spec.volumeAttributesClassName ("" unset): VolumeBinding matches it from 1.29.
+    volume_attributes_class: str = ""
 
     @property
     def key(self) -> str:
@@ -131,6 +133,7 @@ class PersistentVolumeClaim:
             "bindCompleted": self.bind_completed,
             "deleting": self.deleting,
             "ownerUid": self.owner_uid,
+            "volumeAttributesClassName": self.volume_attributes_class,
         }
         record.update({k: v for k, v in optional.items() if v})
         record["volumeMode"] = self.volume_mode
@@ -158,6 +161,7 @@ class PersistentVolumeClaim:
             bind_completed=bool(record.get("bindCompleted", False)),
             deleting=bool(record.get("deleting", False)),
             owner_uid=str(record.get("ownerUid", "")),
+            volume_attributes_class=str(record.get("volumeAttributesClassName", "")),
         )
 
     @classmethod
@@ -187,6 +191,7 @@ class PersistentVolumeClaim:
             bind_completed=BIND_COMPLETED_ANNOTATION in annotations,
             deleting=bool(meta.get("deletionTimestamp")),
             owner_uid=_controller_uid(meta.get("ownerReferences")),
+            volume_attributes_class=str(spec.get("volumeAttributesClassName") or ""),
         )
 
 
@@ -224,6 +229,8 @@ class PersistentVolume:
     volume_id: str = ""
     deleting: bool = False
     kind: str = PV
+    #: spec.volumeAttributesClassName ("" unset).
+    volume_attributes_class: str = ""
 
     @property
     def key(self) -> str:
@@ -252,6 +259,7 @@ class PersistentVolume:
             "handle": self.handle,
             "volumeId": self.volume_id,
             "deleting": self.deleting,
+            "volumeAttributesClassName": self.volume_attributes_class,
         }
         record.update({k: v for k, v in optional.items() if v})
         if self.node_affinity is not None:
@@ -279,6 +287,7 @@ class PersistentVolume:
             handle=str(record.get("handle", "")),
             volume_id=str(record.get("volumeId", "")),
             deleting=bool(record.get("deleting", False)),
+            volume_attributes_class=str(record.get("volumeAttributesClassName", "")),
         )
 
     @classmethod
@@ -308,6 +317,7 @@ class PersistentVolume:
             handle=handle,
             volume_id=in_tree_volume_id(source, raw_source),
             deleting=bool(meta.get("deletionTimestamp")),
+            volume_attributes_class=str(spec.get("volumeAttributesClassName") or ""),
         )
 
 

@@ -5,9 +5,13 @@ Each image of the pod's regular containers found on a node (by its name as
 tag) adds `int64(size * numNodes / totalNumNodes)`: an image present
 everywhere counts fully, a rare one little, so image locality does not pile
 pods onto the few nodes that pulled an image first. The sum is clamped to
-[23MB, 1000MB x containers] and scaled to 0..100 with integer arithmetic.
-v1.28 reads `spec.containers` only (init containers count from v1.30) and has
-no PreScore or NormalizeScore.
+[23MB, 1000MB x images] and scaled to 0..100 with integer arithmetic.
+No PreScore or NormalizeScore. Which images (`sumImageScores`, by version):
+- v1.28, 1.29: `spec.containers`, counted as the images;
+- from 1.30: init containers too, before the containers, all counted;
+- 1.36: image volumes (`volumes[].image.reference`) add their score, not counted;
+- from 1.37: image volumes counted too (kubernetes#138951: 1.36 could score an image
+  volume above the same image in a container).
 
 `size` and `numNodes` are the node's own `ImageStateSummary` (upstream
 `sumImageScores` reads `nodeInfo.ImageStates`): kube-scheduler's cache made it
@@ -149,7 +153,8 @@ class ImageCodes:
 def calculate_priority(sum_scores: IntArray, num_containers: int) -> IntArray:
     """upstream `calculatePriority`: clamp to [min, max threshold], scale to 0..MaxNodeScore.
 
-    With no container (max threshold 0) every sum clamps to the minimum and
+    `num_containers` is the image count the version's threshold multiplies. With none (max
+    threshold 0) every sum clamps to the minimum and
     scores 0, as in Go; otherwise both operands are >= 0 and Go's truncating
     division is floor division.
     """
@@ -167,6 +172,9 @@ class ImageLocality:
         self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
     ) -> None:
         check_args(self.name, args)
+        self.init_containers = features.since("1.30")
+        self.image_volumes = features.since("1.36")
+        self.counts_image_volumes = features.since("1.37")
         self._codes = ImageCodes()
         self._index: ImageIndex | None = None
         self._indexed: NodeTable | None = None
@@ -183,10 +191,21 @@ class ImageLocality:
             self._indexed = table
         return index
 
+    def images(self, pod: Pod) -> tuple[tuple[str, ...], int]:
+        """The images whose scores add up, and how many images the threshold counts."""
+        images = (*pod.init_images, *pod.images) if self.init_containers else pod.images
+        count = len(images)
+        if self.image_volumes:
+            images = (*images, *pod.image_volumes)
+            if self.counts_image_volumes:
+                count += len(pod.image_volumes)
+        return images, count
+
     def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes) -> IntArray:
         index = self.image_index(table)
         sums: IntArray | None = None
-        for image in pod.images:
+        images, count = self.images(pod)
+        for image in images:
             found = index.holders(normalized_image_name(image))
             if found is not None:
                 holders, scaled = found
@@ -196,4 +215,4 @@ class ImageLocality:
         if sums is None:
             # No node has any of the images: every sum clamps to the minimum, which scores 0.
             return np.zeros(len(rows), dtype=np.int64)
-        return calculate_priority(sums[rows], len(pod.images))
+        return calculate_priority(sums[rows], count)

@@ -4,6 +4,11 @@ Filter: the node must match every nodeSelector label and one of the required
 nodeSelectorTerms. Score: the summed weights of the preferred terms a node
 matches, normalized so the best node gets 100. Matching is vectorized over
 the NodeTable's cached label columns.
+
+PreScore Skips a pod without preferred terms (its own or `addedAffinity`'s), so the
+plugin is not in its score table: upstream's since 1.30 (`node_affinity.go` PreScore).
+v1.28 and v1.29 score such a pod 0 on every node instead; eventsched has always Skipped,
+which changes no total, only the `scored` event (NodeAffinity listed as skipped).
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""NodeName (Filter): a pod that names its node (`spec.nodeName`) may only go there."""
+"""NodeName (Filter): a pod that names its node (`spec.nodeName`) may only go there.
+
+From 1.37 it has a PreFilter too, which names that node as the only candidate
+(`PreFilterResult{spec.nodeName}`; nothing for a pod that names none).
+"""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from eventsched.framework import (
     CycleState,
     Features,
     Handle,
+    PreFilterResult,
     Status,
     check_args,
 )
@@ -28,6 +33,12 @@ class NodeName:
     name = "NodeName"
     #: Its Filter reads the node and the requested/allocatable columns only (RequestedOnlyFilter).
     filter_reads_requested_only = True
+
+    def __new__(
+        cls, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> NodeName:
+        """From 1.37 the plugin serves PreFilter as well (the subclass that has it)."""
+        return super().__new__(_NodeNameWithPreFilter if features.since("1.37") else cls)
 
     def __init__(
         self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
@@ -45,3 +56,13 @@ class NodeName:
         wanted = table.row_of(pod.node_name)
         passed = rows == wanted if wanted is not None else np.zeros(len(rows), dtype=bool)
         return BatchFilterResult.from_mask(passed, Status.unresolvable(ERR_REASON))
+
+
+class _NodeNameWithPreFilter(NodeName):
+    def pre_filter(
+        self, state: CycleState, pod: Pod, table: NodeTable
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        """1.37: a pod that names its node has that node as its only candidate."""
+        if pod.node_name:
+            return PreFilterResult(frozenset({pod.node_name})), None
+        return None, None

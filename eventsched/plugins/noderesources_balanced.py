@@ -12,7 +12,15 @@ resource the pod does not request drops out of every node's.
 
 Everything runs over the candidate rows at once; the float operations are
 upstream's, in upstream's order, so the truncated scores match bit for bit.
-v1.28 has no PreScore Skip (best-effort pods are skipped only from v1.32).
+
+By version (`balanced_allocation.go`):
+- v1.28 has no PreScore Skip; from 1.33 (kubernetes#130260; v1.32.0 has none) PreScore
+  Skips a pod that requests none of the scored resources (`isBestEffortPod`), so the
+  plugin is not in its score table, and Score without PreScore gives it 0 everywhere.
+- From 1.36 (kubernetes#135573; v1.35.0 has v1.28's formula) the score is how much the
+  pod improves the node's balance: with `b` the formula above, `50 + (50 + b(node's
+  requests + pod's) - b(node's requests)) / 2` (Go's integer division), 75 for no change,
+  between 50 and 100.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ import numpy.typing as npt
 from eventsched.framework import (
     LEGACY_FEATURES,
     MAX_NODE_SCORE,
+    SKIP,
     CycleState,
     Features,
     Handle,
@@ -70,6 +79,8 @@ class NodeResourcesBalancedAllocation:
     ) -> None:
         check_args(self.name, args, ("resources",))
         self.resources = parse_resources(args.get("resources"))
+        self.skips_best_effort = features.since("1.33")
+        self.scores_improvement = features.since("1.36")
 
     def pod_requests(self, pod: Pod) -> PodRequests:
         return PodRequests(tuple(pod.requests.get(name, 0) for name in self.resources))
@@ -77,17 +88,35 @@ class NodeResourcesBalancedAllocation:
     def pre_score(
         self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
     ) -> Status | None:
-        state.write(PRE_SCORE_STATE_KEY, self.pod_requests(pod))
+        requests = self.pod_requests(pod)
+        if self.best_effort(requests):
+            return SKIP
+        state.write(PRE_SCORE_STATE_KEY, requests)
         return None
+
+    def best_effort(self, requests: PodRequests) -> bool:
+        """`isBestEffortPod` (1.33 on): the pod requests none of the scored resources."""
+        return self.skips_best_effort and not any(requests.amounts)
 
     def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes) -> IntArray:
         requests = state.get(PRE_SCORE_STATE_KEY)
         if not isinstance(requests, PodRequests):
             requests = self.pod_requests(pod)  # PreScore disabled: upstream computes it here
-        fractions = self.fractions(requests, table, rows)
-        return balanced_score(fractions, len(rows))
+            if self.best_effort(requests):
+                return np.zeros(len(rows), dtype=np.int64)
+        with_pod = balanced_score(self.fractions(requests, table, rows), len(rows))
+        if not self.scores_improvement:
+            return with_pod
+        without = balanced_score(self.fractions(requests, table, rows, False), len(rows))
+        half = MAX_NODE_SCORE // 2
+        # (50 + with - without) is 0..100: Go's truncating division is floor division.
+        return half + (half + with_pod - without) // 2
 
-    def fractions(self, requests: PodRequests, table: NodeTable, rows: Indexes) -> Fractions:
+    def fractions(
+        self, requests: PodRequests, table: NodeTable, rows: Indexes, with_pod: bool = True
+    ) -> Fractions:
+        """Per resource, each row's capped fraction of the node's requests, the pod's added
+        when `with_pod` (without it: 1.36's `allocated`, on the same resources)."""
         values: list[FloatArray] = []
         counted: list[BoolArray] = []
         everywhere = True
@@ -96,7 +125,7 @@ class NodeResourcesBalancedAllocation:
             if col is None:
                 continue
             allocatable = table.allocatable[rows, col]
-            requested = table.requested[rows, col] + pod_request
+            requested = table.requested[rows, col] + (pod_request if with_pod else 0)
             here = allocatable != 0
             if here.all():
                 safe = allocatable.astype(np.float64)

@@ -1,4 +1,9 @@
-"""NodeUnschedulable (Filter): cordoned nodes take only pods that tolerate the cordon."""
+"""NodeUnschedulable (Filter): cordoned nodes take only pods that tolerate the cordon.
+
+From 1.37 it has a PreFilter that does nothing for an ordinary pod (it Skips deferred
+resizes under InPlacePodVerticalScalingSchedulerPreemption, alpha and off, which eventsched
+does not implement).
+"""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from eventsched.framework import (
     CycleState,
     Features,
     Handle,
+    PreFilterResult,
     Status,
     check_args,
 )
@@ -27,6 +33,12 @@ class NodeUnschedulable:
     name = "NodeUnschedulable"
     #: Its Filter reads the node and the requested/allocatable columns only (RequestedOnlyFilter).
     filter_reads_requested_only = True
+
+    def __new__(
+        cls, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
+    ) -> NodeUnschedulable:
+        """From 1.37 the plugin serves PreFilter as well (the subclass that has it)."""
+        return super().__new__(_NodeUnschedulableWithPreFilter if features.since("1.37") else cls)
 
     def __init__(
         self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
@@ -45,3 +57,11 @@ class NodeUnschedulable:
         if not unschedulable.any():
             return BatchFilterResult.passing(len(rows))
         return BatchFilterResult.from_mask(~unschedulable, Status.unresolvable(ERR_REASON))
+
+
+class _NodeUnschedulableWithPreFilter(NodeUnschedulable):
+    def pre_filter(
+        self, state: CycleState, pod: Pod, table: NodeTable
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        """1.37: nothing to do for a pod whose resize is not deferred (every pod here)."""
+        return None, None

@@ -14,6 +14,7 @@ from eventsched.plugins.defaultpreemption import DefaultPreemption
 from eventsched.plugins.imagelocality import ImageLocality
 from eventsched.plugins.interpodaffinity import InterPodAffinity
 from eventsched.plugins.nodeaffinity import NodeAffinity
+from eventsched.plugins.nodedeclaredfeatures import NodeDeclaredFeatures
 from eventsched.plugins.nodename import NodeName
 from eventsched.plugins.nodeports import NodePorts
 from eventsched.plugins.noderesources_balanced import NodeResourcesBalancedAllocation
@@ -57,6 +58,7 @@ IN_TREE = (
     NodeResourcesBalancedAllocation,
     ImageLocality,
     DefaultBinder,
+    NodeDeclaredFeatures,
 )
 
 #: eventsched's own plugins (docs/plugins), enabled only where a profile names them: plugin

@@ -15,6 +15,10 @@ use anywhere fails every node ("node has pod using PersistentVolumeClaim with
 the same name and ReadWriteOncePod access mode"; Unschedulable, so that
 preemption could help, as v1.27+). The nodes with a conflicting disk are found
 in one pass over the placed pods that have volumes, not per node.
+
+From 1.34 (kubernetes#129145; v1.33.0 still has the old words) the ReadWriteOncePod
+reason is "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access
+mode already in-use by another pod"; the checks are v1.28's (ReadWriteOncePod is GA).
 """
 
 from __future__ import annotations
@@ -49,6 +53,10 @@ NAME = "VolumeRestrictions"
 ERR_REASON_DISK_CONFLICT = "node(s) had no available disk"
 ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT = (
     "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
+)
+ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_1_34 = (
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
+    "already in-use by another pod"
 )
 _STATE_KEY = "PreFilterVolumeRestrictions"
 
@@ -113,6 +121,11 @@ class VolumeRestrictions:
         self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
     ) -> None:
         check_args(NAME, args)
+        self.read_write_once_pod_reason = (
+            ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_1_34
+            if features.since("1.34")
+            else ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT
+        )
 
     def events_to_register(self) -> Sequence[ClusterEvent]:
         """v1.28: a pod deleted may release a disk, a node added may have none in use, a
@@ -153,7 +166,7 @@ class VolumeRestrictions:
         verdict = np.full(len(rows), -1, dtype=np.int64)
         statuses: list[Status] = []
         if found.conflicting_claims > 0:
-            statuses.append(Status.unschedulable(ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT))
+            statuses.append(Status.unschedulable(self.read_write_once_pod_reason))
             verdict[:] = 0
         if found.disks:
             conflicting = _rows_with_conflict(table, found.disks)[rows]

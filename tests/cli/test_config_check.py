@@ -46,7 +46,10 @@ def test_accepted_and_the_effective_config_reads_back_the_same(
     again.write_text(first.stdout)
     second = check(again)
     assert second.returncode == 0, second.stderr
-    assert second.stdout == first.stdout
+    # Comments aside: the first names what the default profile leaves out (DynamicResources
+    # at the newest version); the effective config disables every default, so has none.
+    uncommented = "".join(line for line in first.stdout.splitlines(True) if line[:1] != "#")
+    assert second.stdout == uncommented
 
 
 def test_effective_config_shows_expanded_plugins_and_weights(check: Callable[..., Done]) -> None:

@@ -138,7 +138,7 @@ def test_what_no_decision_reads_is_left_out() -> None:
             RICH_POD, accounting=accounting
         )
     (node,) = slim.list_decoder("Node")(orjson.dumps({"items": [RICH_NODE]}))["items"]
-    assert set(node["status"]) == {"capacity", "allocatable", "images"}
+    assert set(node["status"]) == {"capacity", "allocatable", "images", "declaredFeatures"}
     assert Node.from_manifest(node) == Node.from_manifest(RICH_NODE)
 
 

@@ -161,12 +161,27 @@ RICH_POD: dict[str, Any] = {
         "topologySpreadConstraints": [
             {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
         ],
-        "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}],
+        "volumes": [
+            {"name": "data", "persistentVolumeClaim": {"claimName": "data"}},
+            {"name": "model", "image": {"reference": "models/llm:1", "pullPolicy": "Always"}},
+        ],
         "overhead": {"cpu": "10m"},
         "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "2"}},
+        "hostNetwork": True,
+        "hostUsers": False,
         "initContainers": [
-            {"name": "init", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}},
+            {
+                "name": "init",
+                "image": "busybox",
+                "resources": {"requests": {"cpu": "1", "memory": "1Gi"}},
+                "restartPolicyRules": [
+                    {"action": "RestartAllContainers", "exitCodes": {"operator": "In"}}
+                ],
+            },
             {"name": "side", "restartPolicy": "Always", "resources": {"requests": {"cpu": "50m"}}},
+        ],
+        "ephemeralContainers": [
+            {"name": "debug", "volumeMounts": [{"name": "data", "bindMountOptions": ["rro"]}]}
         ],
         "containers": [
             {
@@ -230,6 +245,7 @@ RICH_NODE: dict[str, Any] = {
         "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"},
         "allocatable": {"cpu": "7500m", "memory": "30Gi", "pods": "110"},
         "images": [{"names": ["nginx:1", "nginx@sha256:00"], "sizeBytes": 1000}],
+        "declaredFeatures": ["RestartAllContainersOnContainerExits"],
         "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}],
         "addresses": [{"type": "InternalIP", "address": "10.0.0.1"}],
         "nodeInfo": {"kubeletVersion": "v1.28.0"},

@@ -52,10 +52,16 @@ MANIFEST = {
             }
         ],
         "initContainers": [
-            {"name": "init", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}},
+            {
+                "name": "init",
+                "image": "busybox",
+                "resources": {"requests": {"cpu": "1", "memory": "1Gi"}},
+                "restartPolicyRules": [{"action": "RestartAllContainers"}],
+            },
             {"name": "side", "restartPolicy": "Always"},
         ],
         "resources": {"requests": {"cpu": "2"}},
+        "volumes": [{"name": "model", "image": {"reference": "models/llm:1"}}],
     },
     "status": {
         "phase": "Running",

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from eventsched.framework import CycleState, Handle, Status
+from eventsched.framework import LEGACY_FEATURES, CycleState, Features, Handle, Status
 from eventsched.model import Node, NodeTable, Pod
 from eventsched.plugins import full_registry
 
@@ -33,15 +33,24 @@ def make_pod(name: str = "p", requests: dict[str, Any] | None = None, **spec: An
     return Pod.from_manifest({"metadata": meta, "spec": {"containers": [container], **spec}})
 
 
-def plugin(name: str, args: dict[str, Any] | None = None, table: NodeTable | None = None) -> Any:
-    return full_registry().factory(name)(args or {}, Handle(table))
+def plugin(
+    name: str,
+    args: dict[str, Any] | None = None,
+    table: NodeTable | None = None,
+    features: Features = LEGACY_FEATURES,
+) -> Any:
+    return full_registry().factory(name)(args or {}, Handle(table), features)
 
 
 def run_filter(
-    name: str, pod: Pod, table: NodeTable, args: dict[str, Any] | None = None
+    name: str,
+    pod: Pod,
+    table: NodeTable,
+    args: dict[str, Any] | None = None,
+    features: Features = LEGACY_FEATURES,
 ) -> list[Status | None]:
     """Per node: None when it passes, else its status (PreFilter run first, as the runtime does)."""
-    p = plugin(name, args, table)
+    p = plugin(name, args, table, features)
     state = CycleState()
     if hasattr(p, "pre_filter"):
         _, status = p.pre_filter(state, pod, table)
@@ -52,10 +61,14 @@ def run_filter(
 
 
 def run_score(
-    name: str, pod: Pod, table: NodeTable, args: dict[str, Any] | None = None
+    name: str,
+    pod: Pod,
+    table: NodeTable,
+    args: dict[str, Any] | None = None,
+    features: Features = LEGACY_FEATURES,
 ) -> tuple[list[int], list[int]]:
-    """Raw and normalized scores for every node."""
-    p = plugin(name, args, table)
+    """Raw and normalized scores for every node (both 0 where PreScore Skips)."""
+    p = plugin(name, args, table, features)
     state = CycleState()
     rows = np.arange(len(table))
     if hasattr(p, "pre_filter"):

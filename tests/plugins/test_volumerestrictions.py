@@ -6,11 +6,13 @@ from typing import Any
 
 import pytest
 
+from eventsched.config.featuregates import features_for
 from eventsched.framework import Code, CycleState, PluginArgsError, Status
 from eventsched.model import Pod
 from eventsched.plugins.volumerestrictions import (
     ERR_REASON_DISK_CONFLICT,
     ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT,
+    ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_1_34,
 )
 from tests.plugins.conftest import plugin, run_filter
 from tests.plugins.storage import claim, node, pod_with, pvc_volume, table_of
@@ -161,3 +163,33 @@ def test_malformed_volumes_do_not_raise() -> None:
 def test_args_are_refused() -> None:
     with pytest.raises(PluginArgsError, match="VolumeRestrictions takes no args"):
         plugin("VolumeRestrictions", {"x": 1})
+
+
+@pytest.mark.parametrize(
+    ("version", "reason"),
+    [
+        ("1.33", ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT),
+        ("1.34", ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_1_34),
+        ("1.37", ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT_1_34),
+    ],
+)
+def test_the_read_write_once_pod_reason_of_each_version(version: str, reason: str) -> None:
+    """volume_restrictions.go ErrReasonReadWriteOncePodConflict: v1.33.0 has v1.28's words,
+    v1.34.4 and v1.37.2 the new ones (TestAccessModeConflicts, "access mode conflict,
+    unschedulable", compares the status with the constant)."""
+    assert reason == (
+        "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
+        "already in-use by another pod"
+        if version != "1.33"
+        else "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod "
+        "access mode"
+    )
+    user = pod_with("user", pvc_volume("rwop"))
+    table = table_of([node("n1"), node("n2")], [rwop("rwop")], placed=[(user, "n1")])
+    statuses = run_filter(
+        "VolumeRestrictions",
+        pod_with("p", pvc_volume("rwop")),
+        table,
+        features=features_for(version),
+    )
+    assert statuses == [Status.unschedulable(reason)] * 2

@@ -47,17 +47,29 @@ class _ObjectMeta(TypedDict, total=False):
     deletionTimestamp: Any
 
 
+class _VolumeMount(TypedDict, total=False):
+    #: NodeDeclaredFeatures (VolumeBindMountOptions); nothing else of a mount is read.
+    bindMountOptions: Any
+
+
 class _Container(TypedDict, total=False):
     name: Any
     image: Any
     resources: Any
     ports: Any
     restartPolicy: Any
+    #: NodeDeclaredFeatures (RestartAllContainersOnContainerExits).
+    restartPolicyRules: Any
+    volumeMounts: list[_VolumeMount] | None
 
 
 class _PodSpec(TypedDict, total=False):
     containers: list[_Container] | None
     initContainers: list[_Container] | None
+    ephemeralContainers: list[_Container] | None
+    #: NodeDeclaredFeatures (UserNamespacesHostNetworkSupport).
+    hostNetwork: Any
+    hostUsers: Any
     overhead: Any
     priority: Any
     schedulerName: Any
@@ -118,6 +130,7 @@ class _NodeStatus(TypedDict, total=False):
     allocatable: Any
     capacity: Any
     images: Any
+    declaredFeatures: Any
 
 
 class _Node(TypedDict, total=False):

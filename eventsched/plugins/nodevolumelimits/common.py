@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from eventsched.framework import Status
 from eventsched.model import BoolArray, IntArray, NodeTable, Pod
 from eventsched.model.podvolumes import PVC_RESOURCE, PodClaim, not_found, not_owner_message
 from eventsched.model.storage import StorageObjects
@@ -34,14 +35,25 @@ class VolumeError(Exception):
     """A volume of a pod that cannot be read: the Filter's Error status."""
 
 
+class ClaimNotFound(VolumeError):
+    """The new pod's claim does not exist: an Error in v1.28 and v1.29, from v1.30
+    UnschedulableAndUnresolvable with the same words (`apierrors.IsNotFound`)."""
+
+
+def volume_error_status(exc: VolumeError, unresolvable_not_found: bool) -> Status:
+    """The Filter's status for a volume of the new pod that cannot be read."""
+    if unresolvable_not_found and isinstance(exc, ClaimNotFound):
+        return Status.unresolvable(str(exc))
+    return Status.as_error(str(exc))
+
+
 def lookup_claim(
     pod: Pod, ref: PodClaim, storage: StorageObjects, *, new_pod: bool
 ) -> PersistentVolumeClaim | None:
     """The claim a volume of the pod uses, as both Filters look it up.
 
     A claim without a name is an error. A claim that does not exist fails a
-    new pod ("looking up PVC NS/NAME: ...", an Error in v1.28; it became
-    UnschedulableAndUnresolvable in v1.30) and is not counted for a placed
+    new pod ("looking up PVC NS/NAME: ...", `ClaimNotFound`) and is not counted for a placed
     one (None). A generic ephemeral volume's claim must be the pod's own.
     """
     if not ref.claim:
@@ -49,7 +61,7 @@ def lookup_claim(
     claim = storage.claim(pod.namespace, ref.claim)
     if claim is None:
         if new_pod:
-            raise VolumeError(
+            raise ClaimNotFound(
                 f"looking up PVC {pod.namespace}/{ref.claim}: {not_found(PVC_RESOURCE, ref.claim)}"
             )
         return None

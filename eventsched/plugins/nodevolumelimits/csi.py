@@ -23,6 +23,20 @@ The in-tree EBSLimits, GCEPDLimits and AzureDiskLimits plugins, also in
 v1.28's default profile (intree.py), defer to this one on every node that
 has a CSINode object (their plugins are migrated there).
 
+By version (`csi.go`):
+- 1.30 on: a claim of the pod that does not exist is UnschedulableAndUnresolvable.
+- 1.32 on: the limits come from CSINode objects alone (`getVolumeLimits`), per driver
+  name; node allocatable `attachable-volumes-*` no longer counts. Upstream also counts
+  the VolumeAttachment objects naming the node (`getNodeVolumeAttachmentInfo`: an
+  attacher and the handle of a CSI PersistentVolume, once with the pods' volumes).
+  eventsched does not observe VolumeAttachments: it counts the volumes of the pods
+  placed on the node only, as v1.28 did, and so admits a pod that a node still
+  attached to a deleted pod's volumes would refuse upstream until they are detached.
+- VolumeLimitScaling (1.35 alpha, 1.37 beta and on): a driver of the pod's volumes
+  that has a CSIDriver object (1.36 on: one with `preventPodSchedulingIfMissing`) and
+  is not listed in the node's CSINode (or the node has none): "<driver> CSI driver is
+  not installed on the node" (Unschedulable), before the limits are looked at.
+
 Batch form: see common.py (the placed pods' volumes resolved once per change
 of the cluster, counts per node by `np.add.at`).
 """
@@ -60,7 +74,7 @@ from eventsched.model.csimigration import (
 )
 from eventsched.model.podvolumes import claim_of, source, volume_name
 from eventsched.model.storage import StorageObjects
-from eventsched.model.volumes import PersistentVolumeClaim
+from eventsched.model.volumes import CSINode, PersistentVolumeClaim
 from eventsched.plugins.nodevolumelimits.common import (
     ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,
     CSINodeColumn,
@@ -68,6 +82,7 @@ from eventsched.plugins.nodevolumelimits.common import (
     VolumeError,
     lookup_claim,
     unbound_name,
+    volume_error_status,
 )
 
 NAME = "NodeVolumeLimits"
@@ -80,9 +95,27 @@ class NodeVolumeLimits:
         self, args: Mapping[str, Any], handle: Handle, features: Features = LEGACY_FEATURES
     ) -> None:
         check_args(NAME, args)
-        self._placed = PlacedVolumes(_placed_volumes)
+        #: 1.32 on: limits from CSINode objects only, counted per driver name (v1.28: node
+        #: allocatable `attachable-volumes-csi-<driver>` too, overridden by the CSINode).
+        self.csinode_limits_only = features.since("1.32")
+        self.unresolvable_not_found = features.since("1.30")
+        #: VolumeLimitScaling (1.35 alpha, 1.37 beta): a driver the node's CSINode lacks.
+        self.checks_driver = features.since("1.35") and features.volume_limit_scaling
+        self.driver_opts_in = features.since("1.36")
+        self._placed = PlacedVolumes(self._placed_volumes)
         self._limits: dict[tuple[int, int, str], IntArray] = {}
         self._csi_nodes = CSINodeColumn()
+
+    def key_of(self, driver: str) -> str:
+        """What a driver's volumes are counted and limited under."""
+        return driver if self.csinode_limits_only else attach_limit_key(driver)
+
+    def _placed_volumes(self, pod: Pod, table: NodeTable, row: int) -> dict[str, str]:
+        """A placed pod's counted volumes (`filterAttachableVolumes` of an existing pod)."""
+        storage = table.objects.storage
+        migrated = table.names[row] in storage.csi_nodes
+        found = attachable_volumes(pod, storage, migrated=migrated, new_pod=False)
+        return {unique: self.key_of(driver) for unique, driver in found.items()}
 
     def events_to_register(self) -> Sequence[ClusterEvent]:
         """v1.28: a CSINode added (limits known), an assigned pod deleted (volumes freed)."""
@@ -108,14 +141,54 @@ class NodeVolumeLimits:
             if not variant.any():
                 continue
             try:
-                wanted = attachable_volumes(pod, storage, migrated=migrated, new_pod=True)
+                drivers = attachable_volumes(pod, storage, migrated=migrated, new_pod=True)
             except VolumeError as exc:
-                statuses.append(Status.as_error(str(exc)))
+                statuses.append(volume_error_status(exc, self.unresolvable_not_found))
                 verdict[variant] = len(statuses) - 1
                 continue
-            if wanted:
-                self._judge(table, rows, variant, wanted, verdict, statuses)
+            if not drivers:
+                continue
+            if self.checks_driver:
+                self._check_drivers(table, rows, variant, drivers, verdict, statuses)
+            wanted = {unique: self.key_of(driver) for unique, driver in drivers.items()}
+            self._judge(table, rows, variant, wanted, verdict, statuses)
         return BatchFilterResult(verdict, statuses)
+
+    def _check_drivers(
+        self,
+        table: NodeTable,
+        rows: Indexes,
+        variant: np.ndarray,
+        drivers: dict[str, str],
+        verdict: IntArray,
+        statuses: list[Status],
+    ) -> None:
+        """`checkCSIDriverOnNode` (VolumeLimitScaling): a driver with a CSIDriver object (from
+        1.36: one with `preventPodSchedulingIfMissing`) must be listed in the node's CSINode,
+        else "<driver> CSI driver is not installed on the node" (Unschedulable). Upstream
+        checks the pod's volumes in Go's map order; eventsched in the pod's volume order."""
+        storage = table.objects.storage
+        for driver in dict.fromkeys(drivers.values()):
+            csi_driver = storage.csi_drivers.get(driver)
+            if csi_driver is None:
+                continue
+            if self.driver_opts_in and not csi_driver.prevent_pod_scheduling_if_missing:
+                continue
+            missing = np.array(
+                [
+                    not any(
+                        d.name == driver for d in getattr(csi_nodes_of(table, r), "drivers", ())
+                    )
+                    for r in rows
+                ],
+                dtype=bool,
+            )
+            failing = variant & missing & (verdict < 0)
+            if failing.any():
+                statuses.append(
+                    Status.unschedulable(f"{driver} CSI driver is not installed on the node")
+                )
+                verdict[failing] = len(statuses) - 1
 
     def _judge(
         self,
@@ -141,7 +214,7 @@ class NodeVolumeLimits:
             limited = self._any_limit(table)[rows]
             for i, row in enumerate(rows):
                 message = attached.errors.get(int(row))
-                if message is not None and variant[i] and limited[i]:
+                if message is not None and variant[i] and limited[i] and verdict[i] < 0:
                     statuses.append(Status.as_error(message))
                     verdict[i] = len(statuses) - 1
         failing = variant & exceeded & (verdict < 0)
@@ -154,7 +227,10 @@ class NodeVolumeLimits:
         csi_nodes = table.objects.storage.csi_nodes
         return np.array(
             [
-                any(k.startswith(ATTACHABLE_PREFIX) for k in node.allocatable)
+                (
+                    not self.csinode_limits_only
+                    and any(k.startswith(ATTACHABLE_PREFIX) for k in node.allocatable)
+                )
                 or any(
                     d.count is not None for d in getattr(csi_nodes.get(node.name), "drivers", ())
                 )
@@ -170,27 +246,27 @@ class NodeVolumeLimits:
         limit = self._limits.get(stamp)
         if limit is None:
             self._limits = {k: v for k, v in self._limits.items() if k[:2] == stamp[:2]}
-            limit = np.array([_node_limit(table, row, key) for row in range(len(table))], np.int64)
+            limit = np.array(
+                [self._node_limit(table, row, key) for row in range(len(table))], np.int64
+            )
             self._limits[stamp] = limit
         return limit
 
+    def _node_limit(self, table: NodeTable, row: int, key: str) -> int:
+        """The node's limit for `key` (-1: none): its CSINode's `allocatable.count` (the last
+        entry of the driver), else, before 1.32, its allocatable `key`."""
+        csi_node = csi_nodes_of(table, row)
+        if csi_node is not None:
+            for driver in reversed(csi_node.drivers):
+                if driver.count is not None and self.key_of(driver.name) == key:
+                    return driver.count
+        if not self.csinode_limits_only and key.startswith(ATTACHABLE_PREFIX):
+            return int(table.nodes[row].allocatable.get(key, -1))
+        return -1
 
-def _node_limit(table: NodeTable, row: int, key: str) -> int:
-    csi_node = table.objects.storage.csi_nodes.get(table.names[row])
-    if csi_node is not None:
-        for driver in reversed(csi_node.drivers):
-            if driver.count is not None and attach_limit_key(driver.name) == key:
-                return driver.count
-    if key.startswith(ATTACHABLE_PREFIX):
-        return int(table.nodes[row].allocatable.get(key, -1))
-    return -1
 
-
-def _placed_volumes(pod: Pod, table: NodeTable, row: int) -> dict[str, str]:
-    """A placed pod's counted volumes (`filterAttachableVolumes` of an existing pod)."""
-    storage = table.objects.storage
-    migrated = table.names[row] in storage.csi_nodes
-    return attachable_volumes(pod, storage, migrated=migrated, new_pod=False)
+def csi_nodes_of(table: NodeTable, row: int) -> CSINode | None:
+    return table.objects.storage.csi_nodes.get(table.names[int(row)])
 
 
 def _in_tree_kind(volume: Mapping[str, Any]) -> str | None:
@@ -201,7 +277,7 @@ def _in_tree_kind(volume: Mapping[str, Any]) -> str | None:
 def attachable_volumes(
     pod: Pod, storage: StorageObjects, *, migrated: bool, new_pod: bool
 ) -> dict[str, str]:
-    """`filterAttachableVolumes`: the pod's counted volumes, `driver/handle` -> limit key.
+    """`filterAttachableVolumes`: the pod's counted volumes, `driver/handle` -> driver.
 
     `migrated`: the node has a CSINode object (in-tree volumes count). A claim
     that does not exist fails a new pod and is not counted for a placed one.
@@ -217,7 +293,7 @@ def attachable_volumes(
             continue
         driver, handle = _driver_info(claim, storage, migrated)
         if driver and handle:
-            result[f"{driver}/{handle}"] = attach_limit_key(driver)
+            result[f"{driver}/{handle}"] = driver
     return result
 
 
@@ -235,7 +311,7 @@ def _inline(volume: Mapping[str, Any], migrated: bool, result: dict[str, str]) -
             f"({raw.get('volumeID') if kind == AWS_EBS else ''})"
         )
     driver = IN_TREE[kind].driver
-    result[f"{driver}/{handle}"] = attach_limit_key(driver)
+    result[f"{driver}/{handle}"] = driver
 
 
 def _driver_info(

@@ -88,6 +88,7 @@ from eventsched.plugins.nodevolumelimits.common import (
     VolumeError,
     lookup_claim,
     unbound_name,
+    volume_error_status,
 )
 
 #: `volumeutil.EBSNitroLimitRegex`: Go's `regexp.MatchString`, an unanchored search.
@@ -187,6 +188,7 @@ class InTreeVolumeLimits:
         self._csi_nodes = CSINodeColumn()
         self._placed = PlacedVolumes(self._placed_volumes)
         self._limits: tuple[int, IntArray] | None = None
+        self.unresolvable_not_found = features.since("1.30")
 
     def events_to_register(self) -> Sequence[ClusterEvent]:
         """v1.28: a node added, an assigned pod deleted (volumes freed)."""
@@ -212,7 +214,8 @@ class InTreeVolumeLimits:
             mine = filter_volumes(pod, table.objects.storage, self.volume_type, new_pod=True)
         except VolumeError as exc:
             verdict[:] = 0
-            return BatchFilterResult(verdict, [Status.as_error(str(exc))])
+            status = volume_error_status(exc, self.unresolvable_not_found)
+            return BatchFilterResult(verdict, [status])
         if not mine:
             return BatchFilterResult(verdict, [])
         counted = ~self._csi_nodes.of(table)[rows]  # migrated nodes: NodeVolumeLimits counts

@@ -12,6 +12,17 @@ selects it.
 PreFilterExtensions (AddPod/RemovePod, for preemption and nominated pods) is
 `recount`: PreFilter again over the changed table. Not here: QueueingHints,
 which v1.28 does not have for this plugin.
+
+Versions. Each constraint is counted on its own, as v1.33 on count them
+(`TpValueToMatchNum` per constraint); v1.28 to v1.32 keyed the counts by topology key,
+so two constraints with one key shared them. Only two constraints with the same key and
+the same `whenUnsatisfiable` could tell the difference, and the API server refuses such a
+pod (as `constraints.py` does), so no version's decisions differ. From 1.34 the API
+server merges `matchLabelKeys` into the selector when it creates the pod
+(MatchLabelKeysInPodTopologySpreadSelectorMerge; model/admission.py, which `eventsched
+simulate` applies to manifest pods); the plugin merges them again as upstream's does (the
+same pods selected), and validates the constraints as that API server does
+(`ValidateMatchLabelKeysAndMismatchLabelKeys`: the merged key is not a duplicate).
 """
 
 from __future__ import annotations
@@ -72,6 +83,13 @@ class PodTopologySpread:
     ) -> None:
         check_args(self.name, args, ARGS)
         self.args = parse_args(args)
+        #: Pods come with matchLabelKeys merged into their selectors by the API server
+        #: (from 1.34; model/admission.py), and are validated as such.
+        self.merged_selectors = (
+            features.match_label_keys_in_pod_topology_spread
+            and features.match_label_keys_in_pod_topology_spread_selector_merge
+        )
+        self.merges_match_label_keys = features.match_label_keys_in_pod_topology_spread
 
     def events_to_register(self) -> Sequence[ClusterEvent]:
         """Pod All and Node Add|Delete|UpdateNodeLabel, as v1.28 (a node update covers labels)."""
@@ -88,10 +106,12 @@ class PodTopologySpread:
         self, pod: Pod, table: NodeTable, action: str
     ) -> tuple[tuple[Constraint, ...], Status | None]:
         try:
-            own: tuple[SpreadSpec, ...] = pod_specs(pod)
+            own: tuple[SpreadSpec, ...] = pod_specs(pod, self.merged_selectors)
         except SpreadError as exc:
             return (), Status.unresolvable(f"invalid topology spread constraint: {exc}")
-        return constraints_for(pod, own, self.args, table.objects, action), None
+        return constraints_for(
+            pod, own, self.args, table.objects, action, self.merges_match_label_keys
+        ), None
 
     # -- filter -----------------------------------------------------------------
 

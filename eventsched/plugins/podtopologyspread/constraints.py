@@ -133,23 +133,50 @@ def _selector(raw: Mapping[str, Any], where: str) -> LabelSelector:
 
 
 def _match_label_keys(
-    raw: Mapping[str, Any], where: str, selector: LabelSelector
+    raw: Mapping[str, Any], where: str, selector: LabelSelector, merged: bool
 ) -> tuple[str, ...]:
     keys = raw.get("matchLabelKeys") or []
     if not isinstance(keys, list):
         raise SpreadError(f"{where}.matchLabelKeys", "must be a list of label keys")
-    in_selector = {r.key for r in selector.requirements}
     for i, key in enumerate(keys):
         problem = label_key_problem(key) if isinstance(key, str) else "must be a label key"
-        if problem is None and key in in_selector:
-            problem = f"{key!r} exists in both matchLabelKeys and labelSelector"
         if problem is not None:
+            raise SpreadError(f"{where}.matchLabelKeys[{i}]", problem)
+    if merged:
+        _merged_keys_problem(raw.get("labelSelector"), keys, where)
+        return tuple(keys)
+    in_selector = {r.key for r in selector.requirements}
+    for i, key in enumerate(keys):
+        if key in in_selector:
+            problem = f"{key!r} exists in both matchLabelKeys and labelSelector"
             raise SpreadError(f"{where}.matchLabelKeys[{i}]", problem)
     return tuple(keys)
 
 
-def parse_spec(raw: Any, where: str) -> SpreadSpec:
-    """One constraint, checked as the API server checks a pod's.
+def _merged_keys_problem(selector: Any, keys: Sequence[str], where: str) -> None:
+    """`ValidateMatchLabelKeysAndMismatchLabelKeys` (the SelectorMerge gate on, from 1.34): the
+    API server has merged each key into `matchExpressions` already, so a key is refused
+    only where the user wrote it too (in matchLabels, or in an earlier expression); and
+    keys with no labelSelector are refused, as they select nothing."""
+    if not keys:
+        return
+    if not isinstance(selector, Mapping):
+        raise SpreadError(
+            f"{where}.matchLabelKeys", "must not be specified when labelSelector is not set"
+        )
+    index = {key: i for i, key in enumerate(keys)}
+    seen = set(selector.get("matchLabels") or ())
+    for expression in selector.get("matchExpressions") or ():
+        key = expression.get("key") if isinstance(expression, Mapping) else None
+        if key in index and key in seen:
+            problem = f"{key!r} exists in both matchLabelKeys and labelSelector"
+            raise SpreadError(f"{where}.matchLabelKeys[{index[key]}]", problem)
+        seen.add(key)
+
+
+def parse_spec(raw: Any, where: str, merged: bool = False) -> SpreadSpec:
+    """One constraint, checked as the API server checks a pod's; `merged`: as one that has
+    merged matchLabelKeys into the selector checks it (from 1.34, `_merged_keys_problem`).
 
     minDomains with ScheduleAnyway, which the API server refuses, is let
     through: kube-scheduler ignores it there, so nothing misbehaves.
@@ -165,7 +192,7 @@ def parse_spec(raw: Any, where: str) -> SpreadSpec:
     affinity_policy = _policy(raw, "nodeAffinityPolicy", where, HONOR)
     taints_policy = _policy(raw, "nodeTaintsPolicy", where, IGNORE)
     selector = _selector(raw, where)
-    keys = _match_label_keys(raw, where, selector)
+    keys = _match_label_keys(raw, where, selector, merged)
     return SpreadSpec(
         max_skew, key, action, selector, min_domains, affinity_policy, taints_policy, keys
     )
@@ -184,9 +211,12 @@ def _no_repeat(specs: Sequence[SpreadSpec], path: str) -> None:
         seen.add(pair)
 
 
-def pod_specs(pod: Pod) -> tuple[SpreadSpec, ...]:
-    """The pod's own constraints, validated as the API server validates them."""
-    specs = tuple(parse_spec(raw, f"{POD_FIELD}[{i}]") for i, raw in enumerate(pod.topology_spread))
+def pod_specs(pod: Pod, merged: bool = False) -> tuple[SpreadSpec, ...]:
+    """The pod's own constraints, validated as the API server validates them (`merged`: one
+    that merges matchLabelKeys into the selectors)."""
+    specs = tuple(
+        parse_spec(raw, f"{POD_FIELD}[{i}]", merged) for i, raw in enumerate(pod.topology_spread)
+    )
     _no_repeat(specs, POD_FIELD)
     return specs
 
@@ -275,11 +305,19 @@ def constraints_for(
     args: SpreadArgs,
     objects: ClusterObjects,
     action: str,
+    merge_match_label_keys: bool = True,
 ) -> tuple[Constraint, ...]:
-    """The pod's constraints with `action`; the defaults when it has none of its own."""
+    """The pod's constraints with `action`; the defaults when it has none of its own.
+    `merge_match_label_keys`: the MatchLabelKeysInPodTopologySpread gate (on at every version
+    eventsched decides as; off, matchLabelKeys are ignored)."""
     if own:
         return tuple(
-            _resolved(s, _merged(s.label_selector, s.match_label_keys, pod.labels))
+            _resolved(
+                s,
+                _merged(s.label_selector, s.match_label_keys, pod.labels)
+                if merge_match_label_keys
+                else s.label_selector,
+            )
             for s in own
             if s.when_unsatisfiable == action
         )

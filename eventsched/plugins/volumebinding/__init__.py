@@ -49,7 +49,17 @@ above for the external provisioner and the PV controller to bind the claim;
 a provisioner that removes the annotation fails the wait at once
 ("binding volumes: provisioning failed for PVC ...").
 
-Score: v1.28's VolumeCapacityPriority gate is off, so PreScore is Skip.
+Score: v1.28's VolumeCapacityPriority gate is off, so PreScore is Skip; so it is until
+1.32. From 1.33 the StorageCapacityScoring gate (alpha, off until 1.36; beta and on in 1.37)
+gives the plugin a scorer and a default `shape` (scoring.py); with it on PreScore never
+Skips, so every pod, with claims or without, has VolumeBinding in its score table (0 on
+every node for a pod without claims). With it off a `shape` is refused.
+
+Filter messages: from 1.33 a bound volume whose node affinity refuses the node says
+"node(s) didn't match PersistentVolume's node affinity" (kubernetes#129887), before it
+"node(s) had volume node affinity conflict". From 1.29 a volume matches a claim only
+with the same volume attributes class where the VolumeAttributesClass gate is on (GA in
+1.34), and only without one where it is off (model/volumematching.py).
 """
 
 from __future__ import annotations
@@ -105,12 +115,15 @@ from eventsched.plugins.volumebinding.claims import (
 from eventsched.plugins.volumebinding.filtering import (
     ERR_REASON_BIND_CONFLICT,
     ERR_REASON_NODE_CONFLICT,
+    ERR_REASON_NODE_CONFLICT_1_33,
     ERR_REASON_NOT_ENOUGH_SPACE,
     ERR_REASON_PV_NOT_EXIST,
     Masks,
     NodeBindings,
+    VersionRules,
     find_pod_volumes,
 )
+from eventsched.plugins.volumebinding.scoring import node_score, parse_shape, scaled
 
 NAME = "VolumeBinding"
 ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
@@ -121,6 +134,7 @@ __all__ = [
     "DEFAULT_BIND_TIMEOUT_SECONDS",
     "ERR_REASON_BIND_CONFLICT",
     "ERR_REASON_NODE_CONFLICT",
+    "ERR_REASON_NODE_CONFLICT_1_33",
     "ERR_REASON_NOT_ENOUGH_SPACE",
     "ERR_REASON_PV_NOT_EXIST",
     "ERR_UNBOUND_IMMEDIATE",
@@ -161,11 +175,32 @@ class VolumeBinding:
             raise PluginArgsError(
                 "bindTimeoutSeconds", "invalid BindTimeoutSeconds, should not be a negative value"
             )
-        if args.get("shape") is not None:
-            raise PluginArgsError("shape", "unsupported when VolumeCapacityPriority is disabled")
         self.bind_timeout_seconds = timeout
         self.handle = handle
         self._masks = Masks()
+        self.rules = VersionRules(
+            ERR_REASON_NODE_CONFLICT_1_33 if features.since("1.33") else ERR_REASON_NODE_CONFLICT,
+            features.volume_attributes_class if features.since("1.29") else None,
+        )
+        #: The shape as the args give it (0..10 scores), defaulted; () without a scorer.
+        self.shape_args: tuple[tuple[int, int], ...] = ()
+        self.scores = features.since("1.33") and features.storage_capacity_scoring
+        if self.scores:
+            sorted_reason = (
+                "values must be sorted in increasing order"
+                if features.since("1.34")
+                else "utilization values must be sorted in increasing order"
+            )
+            self.shape_args = parse_shape(args.get("shape"), sorted_reason=sorted_reason)
+        elif args.get("shape") is not None:
+            raise PluginArgsError(
+                "shape",
+                "unexpected field `shape`, remove it or turn on the feature gate "
+                "StorageCapacityScoring"
+                if features.since("1.33")
+                else "unsupported when VolumeCapacityPriority is disabled",
+            )
+        self._shape = scaled(self.shape_args)
 
     def events_to_register(self) -> Sequence[ClusterEvent]:
         """v1.28: classes, claims and volumes added or updated, nodes added or relabelled,
@@ -212,18 +247,33 @@ class VolumeBinding:
         s: _State | None = state.get(_STATE_KEY)
         if s is None or s.claims is None:
             return BatchFilterResult(np.full(len(rows), -1, dtype=np.int64), [])
-        return find_pod_volumes(s.claims, table, rows, self._masks, s.by_node)
+        return find_pod_volumes(s.claims, table, rows, self._masks, s.by_node, self.rules)
 
     # -- Score ---------------------------------------------------------------------------
 
     def pre_score(
         self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes
     ) -> Status | None:
-        """No scorer without the VolumeCapacityPriority gate (off in v1.28)."""
-        return SKIP
+        """Skip without a scorer (VolumeCapacityPriority off in v1.28, StorageCapacityScoring
+        off before 1.37); with one, never (upstream Skips only when the gate is off)."""
+        if not self.scores:
+            return SKIP
+        if state.get(_STATE_KEY) is None:
+            return Status.as_error(f"{_STATE_KEY!r} not found in CycleState")
+        return None
 
     def score_batch(self, state: CycleState, pod: Pod, table: NodeTable, rows: Indexes) -> IntArray:
-        return np.zeros(len(rows), dtype=np.int64)
+        scores = np.zeros(len(rows), dtype=np.int64)
+        s: _State | None = state.get(_STATE_KEY)
+        if not self.scores or s is None or not s.by_node:
+            return scores
+        storage = table.objects.storage
+        for i, row in enumerate(rows):
+            node = table.node(int(row))
+            volumes = s.by_node.get(node.name)
+            if volumes is not None:
+                scores[i] = node_score(self._shape, volumes, node, storage)
+        return scores
 
     # -- Reserve, PreBind ----------------------------------------------------------------
 

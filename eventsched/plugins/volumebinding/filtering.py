@@ -1,7 +1,8 @@
 """VolumeBinding's Filter: binder.go `FindPodVolumes`, per node, over the NodeTable at once.
 
 - a bound claim's volume must admit the node (`checkBoundClaims`): "node(s)
-  had volume node affinity conflict"; an in-tree volume is checked as CSI
+  had volume node affinity conflict" ("node(s) didn't match PersistentVolume's node
+  affinity" from 1.33); an in-tree volume is checked as CSI
   translation rewrites it on nodes whose CSINode lists its plugin as migrated
   (`tryTranslatePVToCSI`, model/csitopology.py), and a translation that fails
   there is the Filter's Error ("could not translate pv: ..."); a missing volume: "node(s) unavailable
@@ -36,7 +37,7 @@ import numpy as np
 from eventsched.framework import BatchFilterResult, Code, Status
 from eventsched.model import BoolArray, Indexes, IntArray, NodeTable
 from eventsched.model.csitopology import Untranslatable, migrated_plugin, translated_affinity
-from eventsched.model.volumematching import Matches, match_claims
+from eventsched.model.volumematching import Matches, match_claims, unsupported_attributes_class
 from eventsched.model.volumes import PersistentVolume, PersistentVolumeClaim, StorageClass
 from eventsched.model.volumetopology import NodeSelector, selector_mask, topology_mask
 from eventsched.plugins.volumebinding.binder import BindingInfo, PodVolumes
@@ -44,6 +45,8 @@ from eventsched.plugins.volumebinding.claims import PodVolumeClaims
 
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
 ERR_REASON_NODE_CONFLICT = "node(s) had volume node affinity conflict"
+#: `ErrReasonNodeConflict` from 1.33 (kubernetes#129887).
+ERR_REASON_NODE_CONFLICT_1_33 = "node(s) didn't match PersistentVolume's node affinity"
 ERR_REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 ERR_REASON_PV_NOT_EXIST = (
     "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
@@ -84,8 +87,9 @@ class _Verdicts:
         no = np.zeros(count, dtype=bool)
         return cls(no, no.copy(), no.copy(), no.copy(), np.full(count, -1, dtype=np.int64), [])
 
-    def result(self) -> BatchFilterResult:
-        """An error wins; else the reasons (UnschedulableAndUnresolvable); else a refusal."""
+    def result(self, reasons: tuple[str, ...] = _REASONS) -> BatchFilterResult:
+        """An error wins; else the reasons (UnschedulableAndUnresolvable, `reasons` in
+        FindPodVolumes' order); else a refusal."""
         flags = (
             self.node_conflict.astype(np.int64)
             | (self.bind_conflict.astype(np.int64) << 1)
@@ -99,8 +103,8 @@ class _Verdicts:
         statuses = list(self.others)
         verdict = np.where(is_error | ((flags == 0) & (self.other >= 0)), self.other, -1)
         for combination in np.unique(flags[~is_error & (flags > 0)]):
-            reasons = [r for bit, r in enumerate(_REASONS) if combination >> bit & 1]
-            statuses.append(Status.unresolvable(*reasons))
+            said = [r for bit, r in enumerate(reasons) if combination >> bit & 1]
+            statuses.append(Status.unresolvable(*said))
             verdict[~is_error & (flags == combination)] = len(statuses) - 1
         return BatchFilterResult(verdict.astype(np.int64), statuses)
 
@@ -171,15 +175,29 @@ class Masks:
         return self.cached(table, f"translated/{volume.name}", compute)
 
 
+@dataclass(frozen=True, slots=True)
+class VersionRules:
+    """What changes with the version: `ErrReasonNodeConflict`'s words, and whether volume
+    attributes classes are matched (None: not at all, v1.28; else the gate's value)."""
+
+    node_conflict: str = ERR_REASON_NODE_CONFLICT
+    attributes_classes: bool | None = None
+
+
 def find_pod_volumes(
-    claims: PodVolumeClaims, table: NodeTable, rows: Indexes, masks: Masks, found: NodeBindings
+    claims: PodVolumeClaims,
+    table: NodeTable,
+    rows: Indexes,
+    masks: Masks,
+    found: NodeBindings,
+    rules: VersionRules = VersionRules(),
 ) -> BatchFilterResult:
     """`FindPodVolumes` on `rows`; the static bindings of the rows that pass go to `found`."""
     verdicts = _Verdicts.empty(len(rows))
     _check_bound(claims.bound, table, rows, masks, verdicts)
     if claims.delayed:
-        _check_delayed(claims.delayed, table, rows, masks, verdicts, found)
-    return verdicts.result()
+        _check_delayed(claims.delayed, table, rows, masks, verdicts, found, rules)
+    return verdicts.result((rules.node_conflict, *_REASONS[1:]))
 
 
 def _check_bound(
@@ -220,6 +238,7 @@ def _check_delayed(
     masks: Masks,
     verdicts: _Verdicts,
     found: NodeBindings,
+    rules: VersionRules,
 ) -> None:
     """The unbound WaitForFirstConsumer claims: the selected-node fast path, matching
     available volumes, then provisioning what found none."""
@@ -230,8 +249,16 @@ def _check_delayed(
         alive &= names == claim.selected_node
     verdicts.bind_conflict |= ~alive
     to_match = [c for c in delayed if not c.selected_node]
+    unsupported = unsupported_attributes_class(to_match, rules.attributes_classes)
+    if unsupported is not None:
+        verdicts.set_other(alive, Status.as_error(unsupported))
+        return
     matches = match_claims(
-        to_match, table.objects.storage, rows, lambda v: masks.affinity(table, v)
+        to_match,
+        table.objects.storage,
+        rows,
+        lambda v: masks.affinity(table, v),
+        rules.attributes_classes,
     )
     unmatched = np.array([picks < 0 for picks in matches.chosen], dtype=bool).reshape(
         len(matches.claims), len(rows)

@@ -40,6 +40,8 @@ REFERENCE = Path(__file__).with_name("kube-scheduler-v1.28.0.json")
 def reference(version: str) -> Path:
     """The recorded families of kube-scheduler `version` ("v1.37.2")."""
     return Path(__file__).with_name(f"kube-scheduler-{version}.json")
+
+
 PODS = 30
 #: The whole scrape, for reading the label values (not committed).
 RAW = Path("/tmp/kube-scheduler.metrics")

@@ -150,8 +150,12 @@ def cache_size(metrics_url: str) -> dict[str, int]:
     the cache refreshes these once a second (cleanupAssumedPods)."""
     context = ssl._create_unverified_context()  # loopback, kube-scheduler's in-memory cert
     with urllib.request.urlopen(metrics_url, context=context, timeout=5) as response:
-        text = response.read().decode()
-    return {kind: int(n) for kind, n in _CACHE_SIZE.findall(text)}
+        return cache_size_in(response.read().decode())
+
+
+def cache_size_in(metrics: str) -> dict[str, int]:
+    """The cache size by type in a metrics page (either name)."""
+    return {kind: int(n) for kind, n in _CACHE_SIZE.findall(metrics)}
 
 
 _PENDING = re.compile(r'^scheduler_pending_pods\{queue="(\w+)"\} (\d+)', re.M)

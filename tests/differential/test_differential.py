@@ -35,7 +35,7 @@ import pytest
 from tests.differential import report
 from tests.differential.causes import classify
 from tests.differential.eventsched_run import run_scenario, template_database
-from tests.differential.known import command, known
+from tests.differential.knownlist import command, known
 from tests.differential.scenario import load_family, recorded_families
 from tests.differential.verdict import (
     ExplainedDisagreement,

@@ -9,7 +9,7 @@ import json
 from tests.differential.causes import classify, message_causes
 from tests.differential.eventsched_run import Outcome
 from tests.differential.generate import generate
-from tests.differential.known import document, dump, known
+from tests.differential.knownlist import document, dump, known
 from tests.differential.kubeapi import cache_size_in
 from tests.differential.recorder import _not_ready, _taint_keys
 from tests.differential.report import Results, table, version_of

@@ -110,13 +110,13 @@ def message_causes(theirs: str, ours: str) -> set[str]:
 def _histogram(message: str) -> tuple[str, Counter[str], str] | None:
     """(prefix, reason counts, the rest after the histogram) of `0/N nodes are available:
     <count reason, ...>.<rest>`; None when the message has no histogram."""
-    match = re.match(
-        r"(0/\d+ nodes are available: )((?:\d+ [^,]+?)(?:, \d+ [^,]+?)*)\.(.*)$", message
-    )
+    # The histogram ends at the first '.' that ends the message or precedes a space (a
+    # reason may hold a '.': `Insufficient example.com/gpu`).
+    match = re.match(r"(0/\d+ nodes are available: )(\d+ .+?)\.(?=$| )(.*)$", message)
     if match is None:
         return None
     counts: Counter[str] = Counter()
-    for item in match.group(2).split(", "):
+    for item in re.split(r", (?=\d+ )", match.group(2)):
         count, _, reason = item.partition(" ")
         counts[reason] += int(count)
     return match.group(1), counts, match.group(3)

@@ -180,3 +180,15 @@ def test_the_agreement_table_has_a_section_per_version() -> None:
     text = table(results)
     assert text.index("kube-scheduler v1.28:") < text.index("kube-scheduler v1.37:")
     assert "     1  taint message" in text and "v1.37/a/1: y" in text
+
+
+def test_a_reason_with_a_dot_is_one_reason() -> None:
+    ours = (
+        "0/3 nodes are available: 1 Insufficient example.com/gpu, 2 node(s) had untolerated "
+        "taint {dedicated: infra}."
+    )
+    theirs = (
+        "0/3 nodes are available: 1 Insufficient example.com/gpu, 2 node(s) had untolerated "
+        "taint(s)."
+    )
+    assert message_causes(theirs, ours) == {"taint message"}

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tests.differential.eventsched_run import Outcome
-from tests.differential.scenario import Answer, ablation_key, is_unique, uses
+from tests.differential.scenario import LEGACY_VERSION, Answer, ablation_key, is_unique, uses
 
 
 @dataclass(frozen=True)
@@ -100,10 +100,12 @@ def _diff(theirs: Mapping[str, int], ours: Mapping[str, int]) -> str:
     return "vs eventsched (kube/eventsched): " + ", ".join(cells)
 
 
-def expected(scenario: Mapping[str, Any], missing: Collection[str]) -> Answer | None:
-    """kube-scheduler's answer without the `missing` plugins; None when that needs an
-    ablation that was not recorded."""
-    ablated = set(missing) & uses(scenario)
+def expected(
+    scenario: Mapping[str, Any], missing: Collection[str], version: str = LEGACY_VERSION
+) -> Answer | None:
+    """kube-scheduler `version`'s answer without the `missing` plugins; None when that
+    needs an ablation that was not recorded."""
+    ablated = set(missing) & uses(scenario, version)
     if ablated:
         raw = (scenario.get("ablations") or {}).get(ablation_key(ablated))
         if raw is None:
@@ -141,13 +143,16 @@ def as_outcome(answer: Answer) -> Outcome:
 
 
 def missing_matters(
-    scenario: Mapping[str, Any], missing: Collection[str], plugins: Collection[str]
+    scenario: Mapping[str, Any],
+    missing: Collection[str],
+    plugins: Collection[str],
+    version: str = LEGACY_VERSION,
 ) -> bool | None:
     """Whether lacking `missing` changes the answer (by the recording); None when unknown."""
     answer = scenario.get("answer")
     if answer is None:
         return False
-    without = expected(scenario, missing)
+    without = expected(scenario, missing, version)
     if without is None:
         return None
     return bool(compare(as_outcome(without), Answer.from_json(answer), plugins))

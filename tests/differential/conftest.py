@@ -25,7 +25,7 @@ def agreement_table(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if not report.RESULTS.status:
         return
-    terminalreporter.section("differential: eventsched vs kube-scheduler v1.28")
+    terminalreporter.section("differential: eventsched vs kube-scheduler, per version")
     terminalreporter.write_line(report.table())
     for path in _WRITTEN:
         terminalreporter.write_line(f"(written to {path})")

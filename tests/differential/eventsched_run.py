@@ -45,6 +45,8 @@ class Outcome:
     skipped: list[str] = field(default_factory=list)
     #: A SchedulingError's message (the scheduler's fault, not the pod's).
     error: str | None = None
+    #: node -> (the plugin that rejected it, its reasons), from the `filtered` event.
+    rejections: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
 
 
 def template_database(directory: Path) -> Path:
@@ -132,6 +134,12 @@ def _first_attempt(events: list[StoredEvent]) -> Outcome:
     mine = [e for e in events if e.attempt == started.attempt]
     by_kind = {e.kind: e for e in mine}
     outcome = Outcome(node=None)
+    filtered = by_kind.get("filtered")
+    if filtered is not None:
+        for rejection in filtered.data.get("rejections") or []:
+            for node in rejection["nodes"]:
+                reasons = tuple(str(r) for r in rejection.get("reasons") or ())
+                outcome.rejections[node] = (str(rejection["plugin"]), reasons)
     scored = by_kind.get("scored")
     if scored is not None:
         for plugin in scored.data.get("plugins", []):

@@ -139,16 +139,23 @@ def wait_for(
         time.sleep(every)
 
 
-_CACHE_SIZE = re.compile(r'^scheduler_scheduler_cache_size\{type="(\w+)"\} (\d+)', re.M)
+#: v1.28's `scheduler_scheduler_cache_size` (pkg/scheduler/metrics/metrics.go: subsystem
+#: `scheduler`, `Name: "scheduler_cache_size"`) is `scheduler_cache_size` in v1.34 and v1.37
+#: (`Name: "cache_size"`).
+_CACHE_SIZE = re.compile(r'^scheduler_(?:scheduler_)?cache_size\{type="(\w+)"\} (\d+)', re.M)
 
 
 def cache_size(metrics_url: str) -> dict[str, int]:
-    """kube-scheduler's `scheduler_scheduler_cache_size` by type (nodes, pods, assumed_pods);
+    """kube-scheduler's cache size by type (nodes, pods, assumed_pods), under either name;
     the cache refreshes these once a second (cleanupAssumedPods)."""
     context = ssl._create_unverified_context()  # loopback, kube-scheduler's in-memory cert
     with urllib.request.urlopen(metrics_url, context=context, timeout=5) as response:
-        text = response.read().decode()
-    return {kind: int(n) for kind, n in _CACHE_SIZE.findall(text)}
+        return cache_size_in(response.read().decode())
+
+
+def cache_size_in(metrics: str) -> dict[str, int]:
+    """The cache size by type in a metrics page (either name)."""
+    return {kind: int(n) for kind, n in _CACHE_SIZE.findall(metrics)}
 
 
 _PENDING = re.compile(r'^scheduler_pending_pods\{queue="(\w+)"\} (\d+)', re.M)

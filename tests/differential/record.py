@@ -1,6 +1,13 @@
-"""Record kube-scheduler v1.28's answers to the generated scenarios (run by hand).
+"""Record kube-scheduler's answers to the generated scenarios (run by hand).
 
-    python -m tests.differential.record [--family F ...] [--limit N] [--preemption]
+    python -m tests.differential.record [--kubernetes-version V] [--family F ...] [--limit N]
+                                        [--preemption]
+
+Without --kubernetes-version: kube-scheduler v1.28 from --kube-bin (/work/shared/kube), into
+answers/<family>.json. With it (1.34, 1.37): the reference binaries of that version
+(`kubebinaries.reference_binaries`, built by tests/reference/build.sh), into
+answers/v<V>/<family>.json; the ablations are of the plugins that version has (its default
+profile has no in-tree volume limits: a profile disabling one would be refused).
 
 One etcd + kube-apiserver (eventsched/benchmarks/controlplane.py) and one kube-scheduler serve the
 whole run. kube-scheduler runs the default profile with DefaultPreemption disabled (or
@@ -9,7 +16,7 @@ scenario is ablated by ("without.<plugins>": the default with those plugins disa
 -v=10 so its log holds every plugin's weighted score per node and each node's total.
 
 Per scenario: namespaces, extra objects, ready nodes and assigned pods are created; the
-scheduler's cache is waited for (its `scheduler_scheduler_cache_size` metric shows exactly
+scheduler's cache is waited for (its cache-size metric shows exactly
 the scenario's nodes and pods, and a probe pod that fits nowhere reports every node without
 the not-ready taint the API server adds, i.e. each node's last update seen); the pending
 pod is created under each ablation profile and then under default-scheduler, each time
@@ -23,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -32,15 +40,17 @@ from pathlib import Path
 from typing import TypeVar
 
 from eventsched.benchmarks.controlplane import ControlPlane
-from eventsched.benchmarks.kubebinaries import KubeBinaries, kube_binaries
+from eventsched.benchmarks.kubebinaries import KubeBinaries, kube_binaries, reference_binaries
 from eventsched.benchmarks.processes import free_port, spawn_logged
 from tests.differential.generate import FAMILIES, generate
 from tests.differential.kubeapi import KubeApi, cache_size, wait_for
 from tests.differential.kubelog import LogReader
 from tests.differential.recorder import Recorder
 from tests.differential.scenario import (
-    ANSWERS,
+    LEGACY_VERSION,
+    UPSTREAM_DEFAULTS,
     ablation_sets,
+    answers_dir,
     dump_family,
     family_path,
     profile_name,
@@ -81,20 +91,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--family", action="append", choices=sorted(FAMILIES))
     parser.add_argument("--limit", type=int, default=None, help="first N scenarios per family")
     parser.add_argument("--preemption", action="store_true", help="keep DefaultPreemption")
-    parser.add_argument("--kube-bin", default=DEFAULT_BIN)
-    parser.add_argument("--out", type=Path, default=None, help="directory (default: answers/)")
+    parser.add_argument("--kube-bin", default=None, help=f"default: {DEFAULT_BIN} (v1.28)")
+    parser.add_argument(
+        "--kubernetes-version",
+        choices=sorted(UPSTREAM_DEFAULTS),
+        default=None,
+        help="record this version's reference kube-scheduler into answers/v<V>/",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=None, help="directory (default: the version's answers/)"
+    )
     args = parser.parse_args(argv)
+    # SIGTERM unwinds like Ctrl-C: the control plane's context stops etcd, kube-apiserver
+    # and kube-scheduler instead of leaving them running.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    kube_version = args.kubernetes_version or LEGACY_VERSION
     families = args.family or list(FAMILIES)
     scenarios = {f: generate(f)[: args.limit] for f in families}
     ablations = sorted(
-        {a for ss in scenarios.values() for s in ss for a in ablation_sets(uses(s))},
+        {a for ss in scenarios.values() for s in ss for a in ablation_sets(uses(s, kube_version))},
         key=lambda a: (len(a), sorted(a)),
     )
-    found = scheduler_binaries(args.kube_bin)
+    found = version_binaries(args.kubernetes_version, args.kube_bin)
     if found is None:
         return 2
     binaries, version = found
-    out = args.out or (ANSWERS / "preemption" if args.preemption else ANSWERS)
+    answers = answers_dir(kube_version)
+    out = args.out or (answers / "preemption" if args.preemption else answers)
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     timings: dict[str, float] = {}
@@ -102,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         binaries,
         lambda path, kubeconfig: scheduler_config(path, kubeconfig, ablations, args.preemption),
         "kube-scheduler-differential.log",
-        Recorder,
+        lambda cp, api, log, url: Recorder(cp, api, log, url, kube_version),
     ) as recorder:
         for family, items in scenarios.items():
             began = time.monotonic()
@@ -115,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
             document = {
                 "family": family,
                 "kubeScheduler": version,
+                "kubernetesVersion": kube_version,
                 "profile": "default-scheduler: kube-scheduler's v1 default plugins"
                 + ("" if args.preemption else ", DefaultPreemption disabled"),
                 "preemption": args.preemption,
@@ -133,6 +157,30 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def version_binaries(
+    kubernetes_version: str | None, kube_bin: str | None
+) -> tuple[KubeBinaries, str] | None:
+    """The binaries to record with: `kube_bin` (v1.28's /work/shared/kube by default), or
+    the reference binaries of `kubernetes_version`, checked to be of that version."""
+    version = kubernetes_version or LEGACY_VERSION
+    if version == LEGACY_VERSION or kube_bin is not None:
+        found = scheduler_binaries(kube_bin or DEFAULT_BIN)
+    else:
+        binaries = reference_binaries(version)
+        if binaries is None or binaries.scheduler is None:
+            print(
+                f"no reference binaries of Kubernetes {version} "
+                "(tests/reference/build.sh builds them), or no etcd",
+                file=sys.stderr,
+            )
+            return None
+        found = binaries, _scheduler_version(binaries)
+    if found is not None and found[0].minor != version:
+        print(f"{found[0].apiserver} is {found[0].version}, not {version}", file=sys.stderr)
+        return None
+    return found
+
+
 def scheduler_binaries(kube_bin: str) -> tuple[KubeBinaries, str] | None:
     """The binaries in `kube_bin` and kube-scheduler's `--version`; None (said on stderr)
     without kube-apiserver, kube-scheduler or etcd."""
@@ -140,10 +188,15 @@ def scheduler_binaries(kube_bin: str) -> tuple[KubeBinaries, str] | None:
     if binaries is None or binaries.scheduler is None:
         print(f"no kube-apiserver/kube-scheduler in {kube_bin}, or no etcd", file=sys.stderr)
         return None
-    version = subprocess.run(
+    return binaries, _scheduler_version(binaries)
+
+
+def _scheduler_version(binaries: KubeBinaries) -> str:
+    """What kube-scheduler `--version` prints ("Kubernetes v1.37.2")."""
+    assert binaries.scheduler is not None
+    return subprocess.run(
         [str(binaries.scheduler), "--version"], capture_output=True, text=True, check=True
     ).stdout.strip()
-    return binaries, version
 
 
 R = TypeVar("R", bound=Recorder)

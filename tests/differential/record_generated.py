@@ -16,6 +16,10 @@ preemption recorder, kube-scheduler running its default profile with DefaultPree
 recorded: every plugin of kube-scheduler's default profile is in eventsched's
 `default_profile()`, so there is nothing to explain away (record.py records them for the
 families).
+
+With --kubernetes-version V (1.34, 1.37): that version's reference binaries, into
+answers/v<V>/generated/; only the scenarios before gen/4000 (the preemption recorder reads
+v1.28's preemption messages and Events).
 """
 
 from __future__ import annotations
@@ -40,10 +44,11 @@ from tests.differential.generated import (
     recorded,
     scheduler_document,
 )
-from tests.differential.generated_preemption import is_preemption
+from tests.differential.generated_preemption import PREEMPTION_START, is_preemption
 from tests.differential.preemption.record import preemption_recording
-from tests.differential.record import DEFAULT_BIN, recording, scheduler_binaries
+from tests.differential.record import recording, version_binaries
 from tests.differential.recorder import Recorder
+from tests.differential.scenario import LEGACY_VERSION, UPSTREAM_DEFAULTS, answers_dir
 
 
 def pending_scenarios(start: int, count: int, directory: Path) -> list[dict[str, Any]]:
@@ -108,16 +113,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--count", type=int, default=COUNT, help="record gen/0 .. gen/N-1")
     parser.add_argument("--start", type=int, default=0, help="begin at gen/START")
     parser.add_argument("--batch", type=int, default=250, help="scenarios per control plane")
-    parser.add_argument("--kube-bin", default=DEFAULT_BIN)
-    parser.add_argument("--out", type=Path, default=DIRECTORY)
+    parser.add_argument("--kube-bin", default=None, help="default: /work/shared/kube (v1.28)")
+    parser.add_argument(
+        "--kubernetes-version",
+        choices=sorted(UPSTREAM_DEFAULTS),
+        default=None,
+        help="record this version's reference kube-scheduler into answers/v<V>/generated/",
+    )
+    parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     # SIGTERM unwinds like Ctrl-C: the control plane's context stops etcd, kube-apiserver
     # and kube-scheduler instead of leaving them running.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    found = scheduler_binaries(args.kube_bin)
+    version = args.kubernetes_version or LEGACY_VERSION
+    if version != LEGACY_VERSION and args.count > PREEMPTION_START:
+        print(
+            f"at {version}, gen/{PREEMPTION_START} on (preemption) are not recorded: "
+            f"give --count {PREEMPTION_START} or less",
+            file=sys.stderr,
+        )
+        return 2
+    found = version_binaries(args.kubernetes_version, args.kube_bin)
     if found is None:
         return 2
     binaries, _version = found
+    if args.out is None:
+        args.out = DIRECTORY if version == LEGACY_VERSION else answers_dir(version) / "generated"
     args.out.mkdir(parents=True, exist_ok=True)
     todo = pending_scenarios(args.start, args.count, args.out)
     print(f"{len(todo)} of gen/{args.start}..gen/{args.count - 1} to record", flush=True)

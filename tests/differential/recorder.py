@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import sys
 import time
+from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -15,6 +16,7 @@ from tests.differential.builders import admitted
 from tests.differential.kubeapi import GRACE_0, MERGE_PATCH, KubeApi, cache_size, wait_for
 from tests.differential.kubelog import LogReader
 from tests.differential.scenario import (
+    LEGACY_VERSION,
     Answer,
     ablation_key,
     ablation_sets,
@@ -45,11 +47,20 @@ OBJECT_ORDER = (
 
 
 class Recorder:
-    def __init__(self, cp: ControlPlane, api: KubeApi, log: LogReader, metrics_url: str) -> None:
+    def __init__(
+        self,
+        cp: ControlPlane,
+        api: KubeApi,
+        log: LogReader,
+        metrics_url: str,
+        version: str = LEGACY_VERSION,
+    ) -> None:
         self.cp = cp
         self.api = api
         self.log = log
         self.metrics_url = metrics_url
+        #: The Kubernetes version recorded: which plugins the ablation profiles disable.
+        self.version = version
         self.probes = 0
 
     # -- one scenario -------------------------------------------------------------------
@@ -57,7 +68,7 @@ class Recorder:
     def record(self, s: dict[str, Any]) -> dict[str, Any]:
         self.setup(s)
         ablations: dict[str, Any] = {}
-        for k, plugins in enumerate(ablation_sets(uses(s))):
+        for k, plugins in enumerate(ablation_sets(uses(s, self.version))):
             answer = self.run(s, profile_name(plugins), f"-x{k}")
             ablations[ablation_key(plugins)] = answer.to_json()
             if answer.node is not None:
@@ -110,7 +121,7 @@ class Recorder:
         with ThreadPoolExecutor(max_workers=8) as pool:
             list(pool.map(self._create_pod, s["pods"]))
         self.wait_cache(len(s["nodes"]), len(s["pods"]))
-        self.sync_probe(len(s["nodes"]))
+        self.sync_probe(len(s["nodes"]), _taint_keys(s["nodes"]))
 
     def teardown(self, s: dict[str, Any]) -> None:
         spaces = _namespaces(s)
@@ -238,31 +249,40 @@ class Recorder:
 
         wait_for(seen, 60, f"kube-scheduler's cache holding {want}", every=0.1)
 
-    def sync_probe(self, nodes: int) -> None:
+    def sync_probe(self, nodes: int, taint_keys: Collection[str] = ()) -> None:
         """A pod that fits nowhere: its FailedScheduling message must count every node and
-        show none still tainted not-ready (so the scheduler saw each node's last update)."""
+        show none still tainted not-ready (so the scheduler saw each node's last update).
+
+        The probe tolerates the scenario's own taints (`taint_keys`), so an untolerated
+        taint in its message is the not-ready one: v1.28 names it
+        (`node(s) had untolerated taint {node.kubernetes.io/not-ready: }`), v1.34 and
+        v1.37 do not (`node(s) had untolerated taint(s)`)."""
+        tolerations = [{"key": k, "operator": "Exists"} for k in sorted(taint_keys)]
         for _ in range(100):
             self.probes += 1
             name = f"sync-probe-{self.probes}"
+            spec: dict[str, Any] = {
+                "containers": [
+                    {
+                        "name": "c",
+                        "image": "registry.k8s.io/pause:3.9",
+                        "resources": {
+                            "requests": {PROBE_RESOURCE: "1"},
+                            "limits": {PROBE_RESOURCE: "1"},
+                        },
+                    }
+                ]
+            }
+            if tolerations:
+                spec["tolerations"] = tolerations
             probe = {
                 "apiVersion": "v1",
                 "kind": "Pod",
                 "metadata": {"name": name, "namespace": "default"},
-                "spec": {
-                    "containers": [
-                        {
-                            "name": "c",
-                            "image": "registry.k8s.io/pause:3.9",
-                            "resources": {
-                                "requests": {PROBE_RESOURCE: "1"},
-                                "limits": {PROBE_RESOURCE: "1"},
-                            },
-                        }
-                    ]
-                },
+                "spec": spec,
             }
             message = self._probe_message(probe)
-            if message.startswith(f"0/{nodes} nodes are available") and NOT_READY not in message:
+            if message.startswith(f"0/{nodes} nodes are available") and not _not_ready(message):
                 return
             time.sleep(0.05)
         raise TimeoutError(f"kube-scheduler never saw the {nodes} nodes ready")
@@ -290,6 +310,18 @@ class Recorder:
 
     def _create_pod(self, manifest: dict[str, Any]) -> None:
         _check_stored(manifest, self.api.create({"apiVersion": "v1", "kind": "Pod", **manifest}))
+
+
+def _taint_keys(nodes: list[dict[str, Any]]) -> set[str]:
+    """The keys of the scenario's own node taints (never the not-ready one)."""
+    keys = {t["key"] for n in nodes for t in (n.get("spec") or {}).get("taints") or []}
+    return keys - {NOT_READY}
+
+
+def _not_ready(message: str) -> bool:
+    """Whether a probe's message (which tolerates every other taint) shows a node still
+    tainted not-ready, in v1.28's words or v1.34's."""
+    return NOT_READY in message or "untolerated taint" in message
 
 
 def _namespaces(s: dict[str, Any]) -> list[str]:

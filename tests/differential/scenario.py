@@ -3,9 +3,12 @@
 A scenario is plain JSON: `namespaces`, `objects` (anything else to create first: Services,
 ReplicaSets, PriorityClasses, StorageClasses, PersistentVolumes, claims, CSINodes, ...),
 `nodes`, `pods` (already assigned: `spec.nodeName` set) and one `pending` pod. The recorder
-adds `answer` (kube-scheduler v1.28 with the default profile) and `ablations` (the same
+adds `answer` (kube-scheduler with the default profile) and `ablations` (the same
 pending pod scheduled by profiles without some of the plugins the scenario uses, which
 tells the comparison what a scheduler lacking those plugins should answer).
+
+Answers are kept per Kubernetes version: v1.28's in `answers/<family>.json` (recorded
+first, before there were others), every other version's in `answers/v<version>/`.
 """
 
 from __future__ import annotations
@@ -40,6 +43,50 @@ UPSTREAM_DEFAULT = (
     "NodeResourcesBalancedAllocation",
     "ImageLocality",
 )
+#: The same at each reference version (`getDefaultPlugins` and `applyFeatureGates` with
+#: the version's default gates): the in-tree volume limits are gone by v1.34, whose
+#: DynamicResourceAllocation (GA) adds DynamicResources; v1.37 runs NodeName before
+#: NodeUnschedulable and appends NodeDeclaredFeatures (GA).
+UPSTREAM_DEFAULTS: dict[str, tuple[str, ...]] = {
+    "1.28": UPSTREAM_DEFAULT,
+    "1.34": (
+        "NodeUnschedulable",
+        "NodeName",
+        "TaintToleration",
+        "NodeAffinity",
+        "NodePorts",
+        "NodeResourcesFit",
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeZone",
+        "PodTopologySpread",
+        "InterPodAffinity",
+        "DynamicResources",
+        "NodeResourcesBalancedAllocation",
+        "ImageLocality",
+    ),
+    "1.37": (
+        "NodeName",
+        "NodeUnschedulable",
+        "TaintToleration",
+        "NodeAffinity",
+        "NodePorts",
+        "NodeResourcesFit",
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeZone",
+        "PodTopologySpread",
+        "InterPodAffinity",
+        "DynamicResources",
+        "NodeResourcesBalancedAllocation",
+        "ImageLocality",
+        "NodeDeclaredFeatures",
+    ),
+}
+#: The version whose answers are in answers/ itself (every other one's in answers/v<V>/).
+LEGACY_VERSION = "1.28"
 #: Plugins that can reject nodes and that only some scenarios use: ablated when used.
 ABLATABLE = (
     "NodePorts",
@@ -117,9 +164,19 @@ def scenario_id(scenario: Mapping[str, Any]) -> str:
 # -- which optional plugins a scenario uses --------------------------------------------
 
 
-def uses(scenario: Mapping[str, Any]) -> frozenset[str]:
-    """The ABLATABLE plugins whose inputs the scenario sets (the pending pod's host ports,
-    spread constraints or default spreading, any pod's inter-pod (anti-)affinity, volumes)."""
+def upstream_default(version: str = LEGACY_VERSION) -> tuple[str, ...]:
+    """kube-scheduler's default plugins at `version` (a reference version)."""
+    return UPSTREAM_DEFAULTS[version]
+
+
+def uses(scenario: Mapping[str, Any], version: str = LEGACY_VERSION) -> frozenset[str]:
+    """The ABLATABLE plugins (and in-tree volume limits) whose inputs the scenario sets (the
+    pending pod's host ports, spread constraints or default spreading, any pod's inter-pod
+    (anti-)affinity, volumes), among those kube-scheduler `version` has."""
+    return _uses(scenario) & frozenset(upstream_default(version))
+
+
+def _uses(scenario: Mapping[str, Any]) -> frozenset[str]:
     pending = scenario["pending"]
     spec = pending.get("spec") or {}
     used: set[str] = set()
@@ -200,6 +257,22 @@ def profile_name(plugins: Iterable[str]) -> str:
 
 
 # -- answers files ------------------------------------------------------------------------
+
+
+def answers_dir(version: str = LEGACY_VERSION) -> Path:
+    """Where the families' answers recorded with kube-scheduler `version` are."""
+    return ANSWERS if version == LEGACY_VERSION else ANSWERS / f"v{version}"
+
+
+def recorded_versions() -> list[str]:
+    """The versions with recorded families: v1.28, then each answers/v<V>/ holding some."""
+    found = [LEGACY_VERSION] if recorded_families(ANSWERS) else []
+    newer = [
+        d.name[1:]
+        for d in ANSWERS.glob("v*")
+        if d.is_dir() and d.name[1:] in UPSTREAM_DEFAULTS and recorded_families(d)
+    ]
+    return found + sorted(newer, key=lambda v: int(v.split(".")[1]))
 
 
 def family_path(family: str, directory: Path = ANSWERS) -> Path:

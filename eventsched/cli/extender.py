@@ -88,7 +88,7 @@ def _serve(
         ClientConnection(kubeconfig=args.kubeconfig or cc.kubeconfig, qps=cc.qps, burst=cc.burst)
     )
     store = open_store(args.db, require_schema=False)
-    metrics = SchedulerMetrics()
+    metrics = SchedulerMetrics(version=config.features.version)
 
     servers = extenderlisteners.start_servers(
         serving, api, lambda: state.scheduler, metrics.registry, state.readiness

@@ -85,7 +85,7 @@ class Runner:
             initial_backoff=config.pod_initial_backoff_seconds,
             max_backoff=config.pod_max_backoff_seconds,
         )
-        self.metrics = SchedulerMetrics()
+        self.metrics = SchedulerMetrics(version=config.features.version)
         self.chain_watch = (
             ChainWatch(store, verify_chain_every, self._chain_checked)
             if verify_chain_every > 0

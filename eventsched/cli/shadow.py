@@ -127,7 +127,7 @@ def _shadow(
     )
     api = api_client(connection)
     store = open_store(args.db, require_schema=False)
-    metrics = SchedulerMetrics()
+    metrics = SchedulerMetrics(version=config.features.version)
 
     endpoints = listeners.start_endpoints(serving, api, metrics.registry, state.readiness)
     try:

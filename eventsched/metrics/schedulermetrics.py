@@ -7,11 +7,36 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from eventsched.metrics import eventlog, kubescheduler, leaderelection, restclient
-from eventsched.metrics.builder import register
-from eventsched.metrics.family import M
+from eventsched.metrics import eventlog, kubescheduler, kubeversions, leaderelection, restclient
+from eventsched.metrics.builder import Registered, register
+from eventsched.metrics.family import Family, M
 from eventsched.metrics.process import register_process_collector
 from eventsched.model.cache import CacheSizes
+
+#: The version eventsched decided as before versions (framework.LEGACY_VERSION; the
+#: metrics import nothing of the framework).
+LEGACY_VERSION = "1.28"
+
+
+class _ByRow:
+    """The collectors registered, kube-scheduler's found by v1.28's row for each family
+    (`rows`: what the version exports for it), the others by their own row."""
+
+    def __init__(self, registered: Registered, rows: dict[Family[Any], Family[Any]]) -> None:
+        self._registered = registered
+        self._rows = rows
+
+    def __getitem__(self, row: Family[M]) -> M:
+        found = self.get(row)
+        if found is None:
+            raise KeyError(f"{row.name} is not exported at this version")
+        return found
+
+    def get(self, row: Family[M]) -> M | None:
+        if row in kubescheduler.TABLE or row is kubeversions.CACHE_SIZE_133:
+            exported = self._rows.get(row)
+            return None if exported is None else self._registered[exported]
+        return self._registered[row]
 
 
 class SchedulerMetrics:
@@ -21,21 +46,28 @@ class SchedulerMetrics:
     queue's `QueueObserver`, the journal's, the API client's `RequestObserver`, the chain
     watch's and the lease's."""
 
-    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+    def __init__(
+        self, registry: CollectorRegistry | None = None, version: str = LEGACY_VERSION
+    ) -> None:
+        """`version`: the Kubernetes version decided as, whose kube-scheduler's family
+        names, stability and HELP the scrape shows (kubeversions.py)."""
         self.registry = registry or CollectorRegistry()
         register_process_collector(self.registry)
-        families = register(
+        rows = kubeversions.table_at(version)
+        registered = register(
             self.registry,
-            kubescheduler.TABLE,
+            rows.values(),
             restclient.TABLE,
             leaderelection.TABLE,
             eventlog.TABLE,
         )
+        families = _ByRow(registered, rows)
         self.schedule_attempts = families[kubescheduler.SCHEDULE_ATTEMPTS]
         self.attempt_duration = families[kubescheduler.ATTEMPT_DURATION]
         self.algorithm_duration = families[kubescheduler.ALGORITHM_DURATION]
         self.pending_pods = families[kubescheduler.PENDING_PODS]
-        self.pod_scheduling_duration = families[kubescheduler.POD_SCHEDULING_DURATION]
+        #: None from 1.29, which no longer shows it.
+        self.pod_scheduling_duration = families.get(kubescheduler.POD_SCHEDULING_DURATION)
         self.pod_scheduling_sli_duration = families[kubescheduler.POD_SCHEDULING_SLI_DURATION]
         self.pod_scheduling_attempts = families[kubescheduler.POD_SCHEDULING_ATTEMPTS]
         self.extension_point_duration = families[kubescheduler.EXTENSION_POINT_DURATION]
@@ -43,7 +75,12 @@ class SchedulerMetrics:
         self.plugin_execution_duration = families[kubescheduler.PLUGIN_EXECUTION_DURATION]
         self.queue_incoming_pods = families[kubescheduler.QUEUE_INCOMING_PODS]
         self.permit_wait_duration = families[kubescheduler.PERMIT_WAIT_DURATION]
-        self.cache_size = families[kubescheduler.CACHE_SIZE]
+        #: The cache's sizes under each name the version shows (both in 1.33).
+        self.cache_sizes = [
+            family
+            for row in (kubescheduler.CACHE_SIZE, kubeversions.CACHE_SIZE_133)
+            if (family := families.get(row)) is not None
+        ]
         self.unschedulable_pods = families[kubescheduler.UNSCHEDULABLE_PODS]
         self.preemption_attempts = families[kubescheduler.PREEMPTION_ATTEMPTS]
         self.preemption_victims = families[kubescheduler.PREEMPTION_VICTIMS]
@@ -112,10 +149,12 @@ class SchedulerMetrics:
             self.child(self.pending_pods, queue).set(counts.get(queue, 0))
 
     def watch_cache(self, sizes: Callable[[], CacheSizes]) -> None:
-        """`scheduler_scheduler_cache_size` read from the cache at each scrape."""
-        self.cache_size.labels("nodes").set_function(lambda: sizes().nodes)
-        self.cache_size.labels("pods").set_function(lambda: sizes().pods)
-        self.cache_size.labels("assumed_pods").set_function(lambda: sizes().assumed_pods)
+        """`scheduler_scheduler_cache_size` (`scheduler_cache_size` from 1.33) read from the
+        cache at each scrape."""
+        for family in self.cache_sizes:
+            family.labels("nodes").set_function(lambda: sizes().nodes)
+            family.labels("pods").set_function(lambda: sizes().pods)
+            family.labels("assumed_pods").set_function(lambda: sizes().assumed_pods)
 
     def pod_scheduled(self, attempts: int, seconds_since_first_attempt: float | None) -> None:
         """A pod bound: its attempts, and the time since its first attempt (v1.28.0 measures
@@ -124,7 +163,8 @@ class SchedulerMetrics:
         if seconds_since_first_attempt is None:
             return
         label = "15+" if attempts >= 15 else str(attempts)
-        self.child(self.pod_scheduling_duration, label).observe(seconds_since_first_attempt)
+        if self.pod_scheduling_duration is not None:
+            self.child(self.pod_scheduling_duration, label).observe(seconds_since_first_attempt)
         self.child(self.pod_scheduling_sli_duration, label).observe(seconds_since_first_attempt)
 
     # -- the queue's observer (scheduler/queue.py's QueueObserver) ----------------------

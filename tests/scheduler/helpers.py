@@ -94,10 +94,12 @@ def metered(
     profile: Profile | None = None,
     registry: Registry | None = None,
     backoff: float = 30,
+    version: str = "1.28",
 ) -> tuple[Scheduler, SchedulerMetrics]:
     """A started Scheduler with its own SchedulerMetrics (the default profile and in-tree
-    plugins unless given; `backoff`: initial and maximum backoff in seconds)."""
-    metrics = SchedulerMetrics()
+    plugins unless given; `backoff`: initial and maximum backoff in seconds; `version`: the
+    Kubernetes version whose families the metrics show)."""
+    metrics = SchedulerMetrics(version=version)
     scheduler = Scheduler(
         store,
         cluster,
@@ -115,9 +117,10 @@ def metered_run(
     cluster: SimulatedCluster,
     profile: Profile | None = None,
     registry: Registry | None = None,
+    version: str = "1.28",
 ) -> SchedulerMetrics:
     """`metered`, run until idle and stopped: the metrics of that run."""
-    scheduler, metrics = metered(store, cluster, profile, registry)
+    scheduler, metrics = metered(store, cluster, profile, registry, version=version)
     scheduler.run(until_idle=True)
     scheduler.stop()
     return metrics

@@ -9,7 +9,7 @@ cycles that sample plugin durations are surely met), a pod that fits nowhere (an
 unschedulable pod and a preemption attempt) and a high-priority pod that preempts one
 (victims). Writes kube-scheduler-<its version>.json next to this file: each family's type,
 HELP, label names and buckets as the scrape shows them (families.py), and the families
-the scrape cannot show because nothing observed them (`SOURCE_ONLY`, read off v1.28's
+the scrape cannot show because nothing observed them (`source_only`, read off the version's
 pkg/scheduler/metrics/metrics.go).
 """
 
@@ -48,16 +48,19 @@ RAW = Path("/tmp/kube-scheduler.metrics")
 BUCKETS_1MS_X2_15 = [0.001 * 2**i for i in range(15)] + [float("inf")]
 #: Observed only after a preemption, and in the sampled cycles (flushed once a second).
 AWAITED = ("scheduler_preemption_victims", "scheduler_plugin_execution_duration_seconds")
-#: Registered by v1.28 but observed only when a Permit plugin makes a pod wait (none of
-#: the default plugins does), so no scrape of the default profile shows it.
-SOURCE_ONLY: dict[str, dict[str, Any]] = {
-    "scheduler_permit_wait_duration_seconds": {
-        "type": "histogram",
-        "help": "[ALPHA] Duration of waiting on permit.",
-        "labels": ["result"],
-        "buckets": BUCKETS_1MS_X2_15,
-    },
-}
+#: Registered by kube-scheduler but observed only when a Permit plugin makes a pod wait
+#: (none of the default plugins does), so no scrape of the default profile shows it; read
+#: off pkg/scheduler/metrics/metrics.go (ALPHA to 1.35, BETA from 1.36).
+def source_only(version: str) -> dict[str, dict[str, Any]]:
+    minor = int(version.lstrip("v").split(".")[1])
+    return {
+        "scheduler_permit_wait_duration_seconds": {
+            "type": "histogram",
+            "help": f"[{'BETA' if minor >= 36 else 'ALPHA'}] Duration of waiting on permit.",
+            "labels": ["result"],
+            "buckets": BUCKETS_1MS_X2_15,
+        },
+    }
 
 
 def scrape(metrics_url: str) -> str:
@@ -106,14 +109,15 @@ def main(argv: list[str] | None = None) -> int:
             text = scrape(url)
     RAW.write_text(text)
     recorded = families(text)
-    missing = [name for name in SOURCE_ONLY if name in recorded]
+    source = source_only(version.split()[-1])
+    missing = [name for name in source if name in recorded]
     if missing:
-        print(f"now in the scrape, drop from SOURCE_ONLY: {missing}", file=sys.stderr)
-    document = {"scheduler": version, "families": {**SOURCE_ONLY, **recorded}}
+        print(f"now in the scrape, drop from source_only: {missing}", file=sys.stderr)
+    document = {"scheduler": version, "families": {**source, **recorded}}
     written = reference(version.split()[-1])
     written.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
     print(f"wrote {written.name}")
-    print(f"{len(recorded)} families from the scrape, {len(SOURCE_ONLY)} from the source")
+    print(f"{len(recorded)} families from the scrape, {len(source)} from the source")
     print(f"(the whole scrape: {RAW})")
     return 0
 

@@ -12,6 +12,7 @@ from eventsched.cli.commands import summary
 from eventsched.cli.versionflags import add_version_arguments, features_from_args
 from eventsched.config.effective import effective_config
 from eventsched.config.file import load_config
+from eventsched.framework import Features
 from eventsched.plugins import full_registry
 
 
@@ -40,12 +41,19 @@ def run_check(args: argparse.Namespace) -> int:
     for warning in config.warnings:
         print(f"eventsched: warning: {warning}", file=sys.stderr)
     effective = effective_config(config)
+    notes = [_deciding_as(config.features), *config.notes]
     if args.json:
-        for note in config.notes:
+        for note in notes:
             print(f"eventsched: note: {note}", file=sys.stderr)
         print(json.dumps(effective, indent=2))
     else:
-        for note in config.notes:  # comments: the output still loads as it is
+        for note in notes:  # comments: the output still loads as it is
             print(f"# {note}")
         print(yaml.safe_dump(effective, sort_keys=False), end="")
     return 0
+
+
+def _deciding_as(features: Features) -> str:
+    """The version and the values of the gates eventsched reads, as the log will keep them."""
+    gates = ", ".join(f"{name}={str(on).lower()}" for name, on in sorted(features.gates().items()))
+    return f"deciding as Kubernetes {features.version}; feature gates eventsched reads: {gates}"

@@ -46,10 +46,15 @@ def test_accepted_and_the_effective_config_reads_back_the_same(
     again.write_text(first.stdout)
     second = check(again)
     assert second.returncode == 0, second.stderr
-    # Comments aside: the first names what the default profile leaves out (DynamicResources
-    # at the newest version); the effective config disables every default, so has none.
-    uncommented = "".join(line for line in first.stdout.splitlines(True) if line[:1] != "#")
-    assert second.stdout == uncommented
+    # Comments aside: each says the version and gates it decides as, and the first names
+    # what the default profile leaves out (DynamicResources at the newest version); the
+    # effective config disables every default, so the second leaves nothing out.
+    def uncommented(text: str) -> str:
+        return "".join(line for line in text.splitlines(True) if line[:1] != "#")
+
+    assert first.stdout.startswith("# deciding as Kubernetes 1.37; feature gates ")
+    assert second.stdout.splitlines()[0] == first.stdout.splitlines()[0]
+    assert uncommented(second.stdout) == uncommented(first.stdout)
 
 
 def test_effective_config_shows_expanded_plugins_and_weights(check: Callable[..., Done]) -> None:

@@ -208,7 +208,10 @@ def test_config_check_says_it_in_a_comment_that_loads_again(
     assert main(["config", "check", str(path), "--kubernetes-version", "1.37"]) == 0
     out, err = capsys.readouterr()
     assert err == ""
-    assert out.startswith(f"# {path}: profiles[0]: kube-scheduler 1.37's default profile has ")
+    first, second = out.splitlines()[:2]
+    assert first.startswith("# deciding as Kubernetes 1.37; feature gates eventsched reads: ")
+    assert "PodLevelResources=true" in first
+    assert second.startswith(f"# {path}: profiles[0]: kube-scheduler 1.37's default profile has ")
     again = tmp_path / "again.yaml"
     again.write_text(out)
     load_config(again, full_registry(), features_for("1.37"))
